@@ -1,0 +1,39 @@
+"""Pooled Spearman correlation on the paper's x100 scale (CriticBench feedback / meta-feedback).
+
+    rho = pearson(rank(pred), rank(human)) * 100        (ties get average ranks)
+
+Pooled means one correlation over every item of every domain, exactly as the
+paper's Table 2 (not a mean of per-domain values). A constant side has no
+defined correlation: we return 0.0 and say so, instead of NaN (which is not
+valid JSON in harness outputs).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Sequence
+
+from scipy import stats
+
+
+def spearman_x100(predictions: Sequence[float], references: Sequence[float]) -> tuple[float, str | None]:
+    """Return ``(rho * 100, warning)``; ``warning`` is None unless rho was undefined."""
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
+    if len(predictions) < 2:
+        return 0.0, f"Spearman needs at least 2 items, got {len(predictions)}; reported 0"
+    if len(set(predictions)) < 2 or len(set(references)) < 2:
+        side = "predictions" if len(set(predictions)) < 2 else "human scores"
+        return 0.0, f"constant {side} over {len(predictions)} items: Spearman undefined, reported 0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rho = stats.spearmanr(predictions, references).statistic
+    if math.isnan(rho):  # defensive: scipy found no variance after all
+        return 0.0, "Spearman undefined (no variance), reported 0"
+    return float(rho) * 100.0, None
+
+
+def likert_score(spearman: float) -> float:
+    """The paper's normalisation of a x100 correlation onto 0..100: (rho + 100) / 2."""
+    return (spearman + 100.0) / 2.0

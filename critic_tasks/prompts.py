@@ -1,0 +1,107 @@
+"""Critic prompts: one template per dimension, filled from the domain table.
+
+Wording is ours; the structure, section headers and output markers follow
+CriticBench / CriticEval (Lan et al. 2024, arXiv:2402.13764) so that replies
+parse the same way and scores stay comparable: ``Decision: x`` (feedback, 1-7),
+``Decision: A/B/C`` (comparison), ``Score: x`` (meta-feedback, 1-7).
+"""
+
+from __future__ import annotations
+
+from critic_tasks.domains import DOMAINS, Domain
+
+
+def _section(header: str, text: str) -> str:
+    return f"{header}\n{text}\n"
+
+
+def _inputs(domain: Domain, doc: dict) -> str:
+    parts = []
+    if domain.has_article:
+        parts.append(_section("### Article:", doc["article"]))
+    parts.append(_section(domain.input_header, doc["question"]))
+    if domain.has_unit_test:
+        parts.append(_section("### Unit Test:", doc["unit_test"]))
+    return "".join(parts)
+
+
+def _response(domain: Domain, doc: dict, suffix: str = "") -> str:
+    key = f"generation{'_' + suffix.lower() if suffix else ''}"
+    text = _section(f"{domain.response_header[:-1]}{' ' + suffix if suffix else ''}:", doc[key])
+    if domain.has_exec_result:
+        exec_key = f"exec_rest{'_' + suffix.lower() if suffix else ''}"
+        text += _section(f"### Execution Result{' ' + suffix if suffix else ''}:", doc.get(exec_key) or "")
+    return text
+
+
+def feedback_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return (
+        f"You will see {d.task_noun} and a response written for it. Judge how good the response is, "
+        f"paying attention to {d.criteria}.\n---\n"
+        f"{_inputs(d, doc)}{_response(d, doc)}---\n"
+        "Rate the response on a 1-7 Likert scale, where 1 means very poor and 7 means flawless. "
+        "Write the rating on the first line exactly as `Decision: x` (x is an integer from 1 to 7), "
+        "then give a brief justification."
+    )
+
+
+def comparison_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return (
+        f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
+        f"paying attention to {d.criteria}.\n---\n"
+        f"{_inputs(d, doc)}{_response(d, doc, 'A')}{_response(d, doc, 'B')}---\n"
+        "Which response is better? Answer on the first line exactly as `Decision: A`, `Decision: B` or "
+        "`Decision: C`: A if response A is clearly better, B if response B is clearly better, C if neither "
+        "is clearly better than the other. Then give a brief justification."
+    )
+
+
+def meta_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return (
+        f"You will see {d.task_noun}, a response to it, a high-quality reference critique of that response, "
+        "and a second critique to evaluate. Judge the second critique: are its points accurate, does it find "
+        "the real flaws, are its suggestions useful and specific, and does it avoid nitpicking a good response?"
+        f"\n---\n{_inputs(d, doc)}{_response(d, doc)}"
+        f"{_section('### Reference high-quality Feedback', doc['ground_truth_feedback'])}"
+        f"{_section('### Feedback To be Evaluated', doc['evaluated_feedback'])}---\n"
+        "The reference critique deserves a 7. On the same 1-7 scale, rate the critique to be evaluated. "
+        "Write the rating on the first line exactly as `Score: x` (x is an integer from 1 to 7), "
+        "then give a brief justification."
+    )
+
+
+def correction_prompt(doc: dict, with_feedback: bool = True) -> str:
+    d = DOMAINS[doc["domain"]]
+    code_like = d.name == "math_pot" or d.has_unit_test
+    fmt = (
+        "Return the complete corrected program in a single ```python code block"
+        + (" (keep `class Solution` with its `solution(self)` method)" if d.name == "math_pot" else "")
+        + (" and do not include the unit test" if d.has_unit_test else "")
+        + "."
+        if code_like
+        else "End with the final answer on its own line as `#### RESULT: x`."
+        if d.name == "math_cot"
+        else "Return only the revised response."
+    )
+    feedback = _section("### Feedback:", doc["feedback"]) if with_feedback else ""
+    ask = "using the feedback" if with_feedback else "fixing any problems you find"
+    return (
+        f"You will see {d.task_noun} and a response written for it"
+        + (", followed by feedback on that response" if with_feedback else "")
+        + f". Revise the response {ask}, paying attention to {d.criteria}.\n---\n"
+        f"{_inputs(d, doc)}{_response(d, doc)}{feedback}---\n"
+        f"Now write your revised response. {fmt}"
+    )
+
+
+PROMPTS = {"feedback": feedback_prompt, "comparison": comparison_prompt, "meta": meta_prompt}
+
+
+def critic_prompt(doc: dict) -> str:
+    """The prompt for any document produced by ``critic_tasks.data``."""
+    if doc["dimension"] == "correction":
+        return correction_prompt(doc, with_feedback=doc.get("with_feedback", True))
+    return PROMPTS[doc["dimension"]](doc)
