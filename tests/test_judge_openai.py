@@ -464,3 +464,35 @@ def test_third_party_backend_plugin(tmp_path):
             get_backend(JudgeSettings(backend="nope", cache=None))
     finally:
         pm.unregister(name="echo-plugin")
+
+
+def test_vllm_backend_makes_one_batched_call(monkeypatch):
+    """vLLM isn't installable here: a fake module checks that all prompts go to the engine in one chat() call."""
+    import importlib.machinery
+    import types
+
+    calls = []
+
+    class FakeLLM:
+        def __init__(self, model):
+            self.model = model
+
+        def chat(self, conversations, params, use_tqdm=True):
+            calls.append((conversations, params))
+            out = lambda text: types.SimpleNamespace(outputs=[types.SimpleNamespace(text=text)])
+            return [out(f"Score: {len(c[0]['content'])}") for c in conversations]
+
+    fake = types.ModuleType("vllm")
+    fake.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
+    fake.LLM, fake.SamplingParams = FakeLLM, lambda **kw: kw
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    judge_mod._load_vllm.cache_clear()
+    try:
+        s = JudgeSettings(backend="vllm", model="some/model", cache=None, max_tokens=99)
+        results = run(["abc", "abcdefg", "ab"], s)
+    finally:
+        judge_mod._load_vllm.cache_clear()
+    assert [r.score for r in results] == [3.0, 7.0, 2.0]
+    [(conversations, params)] = calls
+    assert conversations == [[{"role": "user", "content": p}] for p in ["abc", "abcdefg", "ab"]]
+    assert params == {"temperature": 0.0, "max_tokens": 99}

@@ -10,10 +10,13 @@ Isolation is layered by what works on this machine (detected once, cached; see `
 
 * ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, read-only ``/``, private ``/tmp``, the
   caller's ``$HOME`` hidden, only the work dir writable, no capabilities; a PID namespace, so nothing escapes.
-* ``unshare-net`` -- ``unshare`` (root only): new net/pid/ipc/uts namespaces, so no network and no signals out;
-  the filesystem stays writable.
-* ``rlimits``     -- plain subprocess with rlimits; when we are root and ``nobody`` can run the interpreter, the
-  program runs as ``nobody`` (cannot write our files or signal our processes). No network isolation.
+* ``unshare-net`` -- ``unshare`` (root only): new net/pid/mount/ipc/uts namespaces and a private ``/proc``, so no
+  network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
+* ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
+
+Without bwrap, when we are root and an unprivileged uid can run the interpreter, each worker slot runs its programs
+as its own uid (``SANDBOX_UID + slot``): no writing our files, no signalling us or the programs running beside it,
+and RLIMIT_NPROC binds.
 
 On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
 delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root)
@@ -30,6 +33,7 @@ import glob
 import itertools
 import math
 import os
+import queue
 import resource
 import selectors
 import shutil
@@ -43,7 +47,7 @@ from typing import Protocol, Sequence
 from critic_tasks.plugins.hookspecs import hookimpl
 
 LAYERS = ("bwrap", "unshare-net", "rlimits")
-NOBODY = 65534
+SANDBOX_UID = 64000  # + worker slot; an unused uid range (no passwd entry needed)
 
 
 @dataclasses.dataclass
@@ -96,7 +100,7 @@ def _bwrap_prefix(python: str, workdir: str) -> list[str]:
     return args + ["--bind", workdir, workdir, "--chdir", workdir, "--"]
 
 
-_UNSHARE = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--"]
+_UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", "--"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,8 +116,9 @@ def detect_isolation(python: str = sys.executable) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _nobody_can_run(python: str) -> bool:
-    return os.geteuid() == 0 and _works([python, "-c", "pass"], user=NOBODY, group=NOBODY, extra_groups=[], cwd="/")
+def _unprivileged_can_run(python: str) -> bool:
+    uid = SANDBOX_UID
+    return os.geteuid() == 0 and _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/")
 
 
 @functools.lru_cache(maxsize=1)
@@ -208,8 +213,11 @@ class SandboxExecutor:
         self.isolation = isolation or detected
         self.cgroup = _cgroup_base() if use_cgroup else None
         # bwrap drops all capabilities itself; the other layers drop root when the interpreter allows it
-        self.run_as = NOBODY if self.isolation != "bwrap" and _nobody_can_run(self.python) else None
+        self.run_as = SANDBOX_UID if self.isolation != "bwrap" and _unprivileged_can_run(self.python) else None
         self._ids = itertools.count()
+        self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one uid per concurrently running program
+        for slot in range(self.max_workers):
+            self._slots.put(slot)
 
     def run(self, programs: Sequence[Program]) -> list[ExecResult]:
         if not programs:
@@ -224,12 +232,12 @@ class SandboxExecutor:
         except Exception as err:  # a harness-side failure: report it, never raise out of run()
             return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
 
-    def _command(self, workdir: str) -> list[str]:
+    def _command(self, workdir: str, uid: int | None) -> list[str]:
         cmd = [self.python, "-B", "-s", "main.py"]  # -s: no user site; env is ours, so PYTHONHASHSEED applies
         if self.isolation == "bwrap":
             return _bwrap_prefix(self.python, workdir) + cmd
-        if self.isolation == "unshare-net":  # unshare needs root: it switches to nobody itself, after unsharing
-            drop = ["--setgid", str(self.run_as), "--setuid", str(self.run_as)] if self.run_as is not None else []
+        if self.isolation == "unshare-net":  # unshare needs root: it switches to the slot uid itself, after unsharing
+            drop = ["--setgid", str(uid), "--setuid", str(uid)] if uid is not None else []
             return _UNSHARE[:-1] + drop + ["--"] + cmd
         return cmd
 
@@ -246,20 +254,21 @@ class SandboxExecutor:
                   (resource.RLIMIT_AS, self.memory_mb << 20, self.memory_mb << 20),
                   (resource.RLIMIT_FSIZE, self.max_file_mb << 20, self.max_file_mb << 20),
                   (resource.RLIMIT_NOFILE, self.max_open_files, self.max_open_files)]
-        if self.run_as is not None:  # counted per uid: shared by the programs running side by side
-            n = self.max_processes * self.max_workers
-            limits.append((resource.RLIMIT_NPROC, n, n))
+        if self.run_as is not None:  # counted per uid, and each running program has its own
+            limits.append((resource.RLIMIT_NPROC, self.max_processes, self.max_processes))
         return limits
 
     def _run_one(self, program: Program, start: float) -> ExecResult:
+        slot = self._slots.get()
+        uid = None if self.run_as is None else self.run_as + slot
         workdir = tempfile.mkdtemp(prefix="critic-sbx-")
         cgroup = None
         try:
             with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
                 f.write(program.source)
-            if self.run_as is not None:
-                os.chown(workdir, self.run_as, self.run_as)
-                os.chown(os.path.join(workdir, "main.py"), self.run_as, self.run_as)
+            if uid is not None:
+                os.chown(workdir, uid, uid)
+                os.chown(os.path.join(workdir, "main.py"), uid, uid)
             if self.cgroup:
                 cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
                 os.mkdir(cgroup)
@@ -268,12 +277,12 @@ class SandboxExecutor:
                 stdin.write(program.stdin.encode())
                 stdin.seek(0)
                 proc = subprocess.Popen(
-                    self._command(workdir), cwd=workdir, env=self._env(workdir), stdin=stdin,
+                    self._command(workdir, uid), cwd=workdir, env=self._env(workdir), stdin=stdin,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
                     preexec_fn=functools.partial(
                         _limit_child, self._limits(program.timeout_s),
                         os.fsencode(os.path.join(cgroup, "cgroup.procs")) if cgroup else None,
-                        self.run_as if self.isolation == "rlimits" else None))
+                        uid if self.isolation == "rlimits" else None))
             try:
                 out, err, why = self._collect(proc, start + program.timeout_s, cgroup)
             finally:
@@ -286,6 +295,7 @@ class SandboxExecutor:
             if cgroup:
                 _remove_cgroup(cgroup)
             shutil.rmtree(workdir, ignore_errors=True)
+            self._slots.put(slot)
         cpu_killed = returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU)  # bwrap reports 128+signal
         status = why or ("passed" if returncode == 0 else "timeout" if cpu_killed else "failed")
         if why == "overflow":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import importlib.util
 import json
 import os
@@ -216,6 +217,32 @@ def _retry_after(value: str | None) -> float | None:
         return None  # an HTTP date; rare for APIs, and our own backoff applies anyway
 
 
+@functools.lru_cache(maxsize=1)
+def _load_hf(name: str, device: str | None):
+    """Loaded once per process: judge_prompts is called per domain and must not reload the model each time."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source, kwargs = name, {}
+    if source.endswith(".gguf") and os.path.isfile(source):
+        source, kwargs["gguf_file"] = str(Path(source).parent), Path(source).name
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+    tokenizer.padding_side = "left"  # decoder-only batching: pad on the left so outputs follow prompts
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs).to(device).eval()
+    return tokenizer, model
+
+
+@functools.lru_cache(maxsize=1)
+def _load_vllm(name: str):
+    from vllm import LLM
+
+    return LLM(model=name)  # one engine per process: a second one would not fit next to the first
+
+
 class HFBackend:
     """transformers on CPU/GPU: batched generation with the model's chat template (greedy unless temperature > 0).
 
@@ -228,19 +255,7 @@ class HFBackend:
         self._model = self._tokenizer = None
 
     def _load(self):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        source, kwargs = self.model_name, {}
-        if source.endswith(".gguf") and os.path.isfile(source):
-            source, kwargs["gguf_file"] = str(Path(source).parent), Path(source).name
-        device = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-        self._tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-        self._tokenizer.padding_side = "left"  # decoder-only batching: pad on the left so outputs follow prompts
-        if self._tokenizer.pad_token is None:
-            self._tokenizer.pad_token = self._tokenizer.eos_token
-        self._model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs).to(device).eval()
+        self._tokenizer, self._model = _load_hf(self.model_name, self.settings.device)
 
     def _chat(self, prompt: str) -> str:
         if getattr(self._tokenizer, "chat_template", None):
@@ -289,17 +304,15 @@ class VLLMBackend:
                 "the 'vllm' judge backend needs vLLM (pip install vllm; Linux with a GPU). "
                 "Alternatively run `vllm serve MODEL` and use CRITIC_JUDGE_BACKEND=openai with CRITIC_JUDGE_BASE_URL."
             )
-        self._llm = None
 
     def generate(self, prompts: list[str], progress: bool = True, on_result: OnResult | None = None) -> list[JudgeReply]:
-        from vllm import LLM, SamplingParams
+        from vllm import SamplingParams
 
-        if self._llm is None:
-            self._llm = LLM(model=self.model_name)
+        llm = _load_vllm(self.model_name)  # a model that won't load is a setup error: raise, don't record
         params = SamplingParams(temperature=self.settings.temperature, max_tokens=self.settings.max_tokens)
         conversations = [[{"role": "user", "content": p}] for p in prompts]
         try:
-            outputs = self._llm.chat(conversations, params, use_tqdm=progress)
+            outputs = llm.chat(conversations, params, use_tqdm=progress)
             replies = [JudgeReply(out.outputs[0].text) for out in outputs]
         except Exception as exc:  # one batched call: if it fails, every item is a recorded failure
             replies = [JudgeReply(None, f"{type(exc).__name__}: {exc}")] * len(prompts)

