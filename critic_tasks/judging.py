@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import math
 import os
 import re
@@ -25,6 +26,8 @@ import time
 from dataclasses import dataclass
 
 from critic_tasks.plugins.judge import JudgeReply, JudgeSettings, get_backend
+
+log = logging.getLogger(__name__)
 
 __all__ = ["JudgeResult", "JudgeCache", "parse_judge_score", "judge_prompts", "summarize", "cache_key"]
 
@@ -63,6 +66,7 @@ class JudgeCache:
     lock makes the connection safe to share with a backend's worker thread. Several processes may share a file."""
 
     def __init__(self, path: str):
+        path = os.path.expanduser(path)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
@@ -119,6 +123,8 @@ def judge_prompts(prompts: list[str], settings: JudgeSettings | None = None, pro
         for i, k in enumerate(keys):
             if k not in hits:
                 misses.setdefault(k, []).append(i)
+        log.info("judge %s: %d prompts, %d cached, %d to judge", settings.model, len(prompts),
+                 len(prompts) - sum(map(len, misses.values())), len(misses))
         if misses:
             miss_keys = list(misses)
             delivered: set[int] = set()

@@ -33,8 +33,8 @@ from critic_tasks.plugins.hookspecs import hookimpl
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _CACHE_OFF = {"off", "none", "0", "false", "no", "disabled"}
-# Transient by nature: rate limiting, request timeout, server overload / restart.
-RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# Transient by nature (as the OpenAI client also treats them): timeout, conflict, rate limit; and any 5xx.
+RETRY_STATUS = {408, 409, 425, 429}
 
 OnResult = Callable[[int, "JudgeReply"], None]
 
@@ -60,7 +60,9 @@ class JudgeSettings:
     cache: str | None = field(default_factory=default_cache_path)  # None: no cache
     temperature: float = 0.0  # greedy: judgments must be reproducible
     max_tokens: int = 1024
-    timeout: float = 120.0  # seconds per HTTP request
+    # Seconds per HTTP request, queueing at the server included: a server with fewer slots than ``concurrency``
+    # holds the surplus requests before it starts them, so keep this generous (the OpenAI client's default).
+    timeout: float = 600.0
     max_tries: int = 6  # per item, first try included; then the item is a recorded failure
     backoff_base: float = 1.0  # seconds before the 2nd try; doubles each time, with jitter
     backoff_max: float = 60.0
@@ -195,7 +197,7 @@ class OpenAIBackend:
                     if resp.status == 200:
                         return JudgeReply(json.loads(body)["choices"][0]["message"]["content"] or "")
                     error = f"HTTP {resp.status}: {body[:500]}"
-                    if resp.status not in RETRY_STATUS:
+                    if resp.status not in RETRY_STATUS and resp.status < 500:
                         return JudgeReply(None, error)  # 400/401/404...: retrying won't help
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
             except (asyncio.TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
@@ -258,10 +260,8 @@ class HFBackend:
         self._tokenizer, self._model = _load_hf(self.model_name, self.settings.device)
 
     def _chat(self, prompt: str) -> str:
-        if getattr(self._tokenizer, "chat_template", None):
-            messages = [{"role": "user", "content": prompt}]
-            return self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return prompt
+        messages = [{"role": "user", "content": prompt}]
+        return self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     def generate(self, prompts: list[str], progress: bool = True, on_result: OnResult | None = None) -> list[JudgeReply]:
         import torch
@@ -270,6 +270,7 @@ class HFBackend:
         if self._model is None:
             self._load()
         s, tok = self.settings, self._tokenizer
+        templated = bool(getattr(tok, "chat_template", None))
         replies: list[JudgeReply | None] = [None] * len(prompts)
         # Longest first, so each batch holds similar lengths (less padding) and an OOM shows up at once.
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
@@ -277,13 +278,15 @@ class HFBackend:
         for start in tqdm(range(0, len(order), s.batch_size), desc="judge (hf)", disable=not progress):
             batch = order[start : start + s.batch_size]
             try:
-                enc = tok([self._chat(prompts[i]) for i in batch], return_tensors="pt", padding=True,
-                          add_special_tokens=False).to(self._model.device)  # the chat template adds them
+                texts = [self._chat(prompts[i]) if templated else prompts[i] for i in batch]
+                # The chat template already holds the special tokens (BOS...); a raw prompt needs them added.
+                enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=not templated)
+                enc = enc.to(self._model.device)
                 with torch.no_grad():
                     out = self._model.generate(**enc, max_new_tokens=s.max_tokens, pad_token_id=tok.pad_token_id,
                                                **sampling)
-                texts = tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
-                batch_replies = [JudgeReply(text.strip()) for text in texts]
+                new_tokens = out[:, enc["input_ids"].shape[1] :]  # left padding: every prompt ends at the same column
+                batch_replies = [JudgeReply(t.strip()) for t in tok.batch_decode(new_tokens, skip_special_tokens=True)]
             except Exception as exc:  # e.g. out of memory: this batch fails, the run goes on
                 batch_replies = [JudgeReply(None, f"{type(exc).__name__}: {exc}")] * len(batch)
             for i, reply in zip(batch, batch_replies):

@@ -1,0 +1,147 @@
+"""Scoring throughput on a CriticBench-sized workload (~6k items) from recorded model outputs.
+
+    python benchmarks/score_throughput.py [--items 6000]
+
+Replies are DeepSeek-67B-Chat's released CriticEval outputs (../shared/data/...), cycled up to
+the requested size; human labels are synthetic (seeded), since the released predictions carry
+none. Two ways of scoring the same records run side by side:
+
+* ours: the lm-eval path users run (process_results per item, then every metric key's
+  aggregation, including the per-quality / per-difficulty breakdowns);
+* baseline: the original toolkit's per-item parsing (regex + eval fallback) and one scipy
+  Spearman per dimension — what the published numbers were computed with.
+
+Target: ours under 30 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import time
+from pathlib import Path
+
+from scipy import stats
+
+from critic_tasks.task_configs import utils
+
+PRED_DIR = Path(__file__).resolve().parents[2] / "shared/data/criticeval/example-predictions/deepseek-67b-chat-hf"
+QUALITIES = ("low", "med", "high", "super-high")
+
+
+def load_workload(n_items: int, seed: int = 0):
+    rng = random.Random(seed)
+    replies = {"feedback": [], "meta": [], "comparison": []}
+    for path in sorted(PRED_DIR.glob("*_obj*.json")):
+        kind = "comparison" if "comp_feedback" in path.name else "meta" if "meta" in path.name else \
+            "feedback" if "feedback_obj" in path.name else None
+        if kind:
+            replies[kind] += [v["prediction"] for v in json.loads(path.read_text()).values()]
+    share = {"feedback": 0.4, "meta": 0.25, "comparison": 0.35}
+    docs = []
+    for dim, frac in share.items():
+        pool, count = replies[dim], int(n_items * frac)
+        for i in range(count):
+            text = pool[i % len(pool)]
+            if dim == "comparison":
+                pair = i // 2
+                doc = {"dimension": dim, "domain": "chat", "pair_id": f"p{pair}",
+                       "order": "forward" if i % 2 == 0 else "reverse",
+                       "preference": "ABC"[pair % 3], "difficulty": "easy" if pair % 3 == 0 else "hard"}
+            else:
+                key = "feedback_score" if dim == "feedback" else "meta_feedback_score"
+                doc = {"dimension": dim, "domain": "chat", key: float(rng.randint(1, 7)),
+                       ("quality" if dim == "feedback" else "raw_quality"): QUALITIES[rng.randrange(3)]}
+            docs.append((doc, text))
+    return docs
+
+
+def score_ours(workload):
+    keyed: dict[tuple[str, str], list] = {}
+    for doc, text in workload:
+        for key, rec in utils.process_results(doc, [text]).items():
+            keyed.setdefault((doc["dimension"], key), []).append(rec)
+    out = {}
+    for (dim, key), recs in keyed.items():
+        if dim == "comparison":
+            fn = {"accuracy": utils.agg_accuracy, "accuracy_loose": utils.agg_accuracy_loose,
+                  "consistency": utils.agg_consistency, "score": utils.agg_comparison_score,
+                  "parse_rate": utils.agg_comparison_parse_rate, "labels_available": utils.agg_labels_available
+                  }.get(key, utils.agg_accuracy)
+        else:
+            fn = {"score": utils.agg_likert_score, "parse_rate": utils.agg_likert_parse_rate,
+                  "labels_available": utils.agg_labels_available,
+                  "spearman_warnings": utils.agg_spearman_warnings}.get(key, utils.agg_spearman)
+        out[f"{dim}/{key}"] = fn(recs)
+    return out
+
+
+def _toolkit_number(s):
+    s = s.replace("\n", " ").replace("=", "= ")
+    for tok in reversed(s.split()):
+        try:
+            v = eval(tok, {"__builtins__": {}}, {})  # noqa: S307 - the toolkit's own rule, benchmark only
+        except Exception:
+            continue
+        if isinstance(v, (int, float)) and v:
+            return v
+    return ""
+
+
+def _toolkit_extract(s, marker):
+    found = re.findall(f".*({marker}: .+)", s)
+    if found:
+        rest = found[0].replace(f"{marker}:", "").strip()
+        for attempt in (lambda: float(rest), lambda: float(rest.split()[0])):
+            try:
+                return attempt()
+            except Exception:
+                pass
+    return _toolkit_number(s)
+
+
+def score_baseline(workload):
+    preds, gold, pairs = {"feedback": [], "meta": []}, {"feedback": [], "meta": []}, {}
+    for doc, text in workload:
+        dim = doc["dimension"]
+        if dim == "comparison":
+            found = re.findall(".*(Decision: .+)", text)
+            option = (found[0].replace("Decision:", "").strip() if found else text.replace(".", "").strip())[:1]
+            pairs.setdefault(doc["pair_id"], {})[doc["order"]] = (option, doc["preference"])
+        else:
+            value = _toolkit_extract(text, "Decision" if dim == "feedback" else "Score")
+            preds[dim].append(value if value != "" else 0.0)
+            gold[dim].append(doc["feedback_score" if dim == "feedback" else "meta_feedback_score"])
+    out = {f"{d}/spearman": stats.spearmanr(preds[d], gold[d]).statistic * 100 for d in preds}
+    hits = [p["forward"][0] == p["forward"][1] and p.get("reverse", ("",))[0] not in ("", p["forward"][0])
+            for p in pairs.values() if "forward" in p]
+    out["comparison/accuracy_loose"] = 100 * sum(hits) / len(hits)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=6000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    workload = load_workload(args.items)
+    timings = {}
+    for name, fn in (("ours", score_ours), ("toolkit baseline", score_baseline)):
+        best = min(_timed(fn, workload) for _ in range(args.repeats))
+        timings[name] = best
+        print(f"{name:18s} {len(workload)} items  {best:7.3f} s  {len(workload) / best:10.0f} items/s")
+    ratio = timings["toolkit baseline"] / timings["ours"]
+    print(f"ratio (baseline time / ours): {ratio:.2f}x   target: ours < 30 s -> "
+          f"{'met' if timings['ours'] < 30 else 'MISSED'}")
+
+
+def _timed(fn, workload):
+    start = time.perf_counter()
+    fn(workload)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    main()
