@@ -226,10 +226,11 @@ def gold_answer(item: dict) -> str:
 
 # ----------------------------------------------------------------------------- programs
 
-# The toolkit's import header minus ``from sympy import *`` (0.5 s per program, and it shadows names like N, S, E);
-# numpy is bound lazily so programs that never use ``np`` do not pay for importing it.
+# The toolkit's import header minus ``from sympy import *`` (0.5 s per program, and it shadows names like N, S, E).
+# Modules a program may use without importing are bound lazily (imported on first use, then swapped in), so a
+# program pays only for what it touches; names used at definition time (typing's List, ...) are real imports.
 HEADER = '''\
-import sys, time, datetime, itertools, collections, functools, math, fractions, heapq, random, re
+import sys, time, itertools, collections, functools, math, heapq
 from itertools import accumulate, product, permutations, combinations
 from collections import Counter, OrderedDict, deque, defaultdict, ChainMap
 from functools import lru_cache
@@ -239,15 +240,18 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 
 class _LazyModule:
-    def __init__(self, name):
-        self._name = name
+    def __init__(self, name, alias):
+        self._name, self._alias = name, alias
 
     def __getattr__(self, attr):
         import importlib
-        return getattr(importlib.import_module(self._name), attr)
+        module = importlib.import_module(self._name)
+        globals()[self._alias] = module
+        return getattr(module, attr)
 
 
-np = _LazyModule("numpy")
+datetime, fractions, random, re, np = (_LazyModule(name, alias) for name, alias in (
+    ("datetime", "datetime"), ("fractions", "fractions"), ("random", "random"), ("re", "re"), ("numpy", "np")))
 '''
 RESULT_MARKER = "__critic_result__:"
 
