@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from critic_tasks.domains import DOMAINS, resolve_domains
+from critic_tasks.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
 
 HUB_REPO = "opencompass/CriticBench"
 DATA_DIR_ENV = "CRITICBENCH_DATA_DIR"
@@ -272,7 +272,13 @@ def load_meta(split="dev", domains=None, data_dir=None) -> list[dict]:
 
 
 def load_correction(split="dev", domains=None, data_dir=None, fmt="obj") -> list[dict]:
-    """Items to revise: the main feedback file's responses, with the annotated feedback."""
+    """Items to revise: the main feedback file's responses, with the annotated feedback.
+
+    By default the objective format covers the four domains checked by answer or
+    execution, the subjective one the five text domains (judged), as in the paper.
+    """
+    if domains is None or domains == "all":
+        domains = OBJECTIVE_CORRECTION_DOMAINS if fmt == "obj" else TEXT_DOMAINS
     docs = load_feedback(split, domains, data_dir, fmt=fmt, parts=("main",))
     for doc in docs:
         doc["dimension"] = "correction"

@@ -9,6 +9,10 @@ contract, all on the paper's x100 scale:
   reported as 0);
 * comparison: ``accuracy``, ``accuracy_loose``, ``accuracy_<difficulty>``,
   ``consistency``, ``score`` = accuracy, ``parse_rate``;
+* correction: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper),
+  ``pass_rate_<quality>``, ``score`` = pass_rate, ``parse_rate`` (revisions with an
+  extractable answer / code block), ``pass@k`` when each item has at least k samples,
+  ``invalid_items`` (items whose gold answer or unit test is unusable; excluded, logged);
 * every dimension: ``labels_available`` (share of items with human labels; 0 on
   the test split, whose label-based metrics are then absent, not zero).
 
@@ -137,6 +141,48 @@ def comparison_pair_metrics(records: Sequence[dict]) -> dict[str, float]:
             [forward[i] for i in idx], [reverse[i] for i in idx], [gold[i] for i in idx]
         )["accuracy"]
     out["score"] = out["accuracy"]
+    return out
+
+
+def correction_record(doc: dict, outcomes: Sequence[dict]) -> dict:
+    """``outcomes``: one check result per sample of this item (see ``critic_tasks.correction``)."""
+    return {
+        "domain": doc["domain"],
+        "quality": doc.get("quality"),
+        "passed": [bool(o["passed"]) for o in outcomes],
+        "parsed": [bool(o["parsed"]) for o in outcomes],
+        "invalid": any(o["status"] == "invalid" for o in outcomes),
+    }
+
+
+def _domain_mean(records: Sequence[dict], item_value) -> float:
+    """Mean over domains of the mean over items: the paper averages the domains' pass rates unweighted."""
+    by_domain = defaultdict(list)
+    for r in records:
+        by_domain[r["domain"]].append(item_value(r))
+    return sum(sum(v) / len(v) for v in by_domain.values()) / len(by_domain) if by_domain else 0.0
+
+
+PASS_AT_K = (1, 5, 10)
+
+
+def correction_metrics(records: Sequence[dict]) -> dict[str, float]:
+    from critic_tasks.metrics.pass_at_k import pass_at_k
+
+    valid = [r for r in records if not r["invalid"]]
+    out = {
+        "parse_rate": _rate(p for r in records for p in r["parsed"]),
+        "invalid_items": float(len(records) - len(valid)),
+        "pass_rate": 100.0 * _domain_mean(valid, lambda r: sum(r["passed"]) / len(r["passed"])),
+    }
+    out["score"] = out["pass_rate"]
+    for quality in sorted({r["quality"] for r in valid}):
+        group = [r for r in valid if r["quality"] == quality]
+        out[f"pass_rate_{quality}"] = 100.0 * _domain_mean(group, lambda r: sum(r["passed"]) / len(r["passed"]))
+    n_min = min((len(r["passed"]) for r in valid), default=0)
+    for k in PASS_AT_K:
+        if k <= n_min:
+            out[f"pass@{k}"] = 100.0 * _domain_mean(valid, lambda r, k=k: pass_at_k(len(r["passed"]), sum(r["passed"]), k))
     return out
 
 

@@ -34,7 +34,8 @@ def test_generated_yaml_in_sync_with_generator():
 def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
     yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml"))
-    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2)
+    # 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test)
+    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12
     for name in yaml_tasks + ["critic", "critic_per_domain", "critic_test"]:
         assert name in manager.all_tasks, name
     loaded = manager.load(yaml_tasks)["tasks"]
@@ -45,8 +46,37 @@ def test_every_task_yaml_loads(manager):
         assert task.doc_to_text(docs[0]).strip(), name
 
 
+def _correction_reply(doc: dict) -> str:
+    """Revisions whose outcome is known from how the sample was written (see sample_data/README.md)."""
+    even = doc["item_index"] % 2 == 0
+    if doc["domain"] == "math_cot":
+        return f"Fixed.\n#### RESULT: {doc['ground_truth_answer']}" if even else "I am not sure."
+    if doc["domain"] == "math_pot" and even:
+        return f"```python\nclass Solution:\n    def solution(self):\n        return {doc['ground_truth_answer']}\n```"
+    return f"Revised:\n```python\n{doc['generation']}\n```"  # unchanged: passes only if it already did
+
+
+def _expected_pass(doc: dict) -> tuple[bool, bool]:
+    """(parsed, passed) for _correction_reply, from the sample's design: high-quality math_pot and
+    code_not_exec responses are correct, code_exec ones fail an edge case, low/med ones are wrong."""
+    even = doc["item_index"] % 2 == 0
+    if doc["domain"] == "math_cot":
+        return even, even
+    if doc["domain"] == "math_pot" and even:
+        return True, True
+    return True, doc["quality"] == "high" and doc["domain"] in ("math_pot", "code_not_exec")
+
+
+CORRECTION_DOCS = {
+    prompts.critic_prompt({**d, "with_feedback": wf}): d
+    for wf in (True, False) for d in data.load_docs("correction", "dev", data_dir="sample")
+}
+
+
 def _scripted_reply(prompt: str) -> str:
     """A deterministic critic: a pseudo-random reply derived from the prompt, sometimes unparseable."""
+    if prompt in CORRECTION_DOCS:
+        return _correction_reply(CORRECTION_DOCS[prompt])
     h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
     if h % 9 == 0:
         return "I cannot decide."
@@ -124,6 +154,23 @@ def _expected_comparison():
             "parse_rate": 100 * parsed / len(docs)}
 
 
+def _expected_correction():
+    docs = data.load_docs("correction", "dev", data_dir="sample")
+    outcomes = [_expected_pass(d) for d in docs]
+    by_domain, by_quality = {}, {}
+    for d, (_, passed) in zip(docs, outcomes):
+        by_domain.setdefault(d["domain"], []).append(passed)
+        by_quality.setdefault(d["quality"], {}).setdefault(d["domain"], []).append(passed)
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    out = {"pass_rate": 100 * mean([mean(v) for v in by_domain.values()]),
+           "parse_rate": 100 * mean([p for p, _ in outcomes]), "invalid_items": 0.0}
+    out["score"] = out["pass_rate"]
+    out["pass@1"] = out["pass_rate"]
+    for quality, domains in by_quality.items():
+        out[f"pass_rate_{quality}"] = 100 * mean([mean(v) for v in domains.values()])
+    return out
+
+
 def test_scripted_lm_gives_exact_metrics(manager):
     lm = ScriptedLM()
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic"], task_manager=manager, bootstrap_iters=0)
@@ -132,11 +179,13 @@ def test_scripted_lm_gives_exact_metrics(manager):
         "critic_feedback": _expected_likert("feedback", "feedback_score", "quality", "Decision"),
         "critic_meta": _expected_likert("meta", "meta_feedback_score", "raw_quality", "Score"),
         "critic_comparison": _expected_comparison(),
+        "critic_correction": _expected_correction(),
     }
     for task, metrics in expected.items():
         for key, value in metrics.items():
             assert results[task][f"{key},none"] == pytest.approx(value, abs=1e-9), (task, key)
-    overall = sum(expected[t]["score"] for t in expected) / 3
+    assert 0 < expected["critic_correction"]["pass_rate"] < 100  # the sample exercises both outcomes
+    overall = sum(expected[t]["score"] for t in expected) / 4
     assert results["critic"]["score,none"] == pytest.approx(overall, abs=1e-9)
     # Both orders of every pair were asked.
     n_pairs = len(data.load_docs("comparison", "dev", data_dir="sample", both_orders=False))

@@ -162,7 +162,10 @@ def _cgroup_base() -> str | None:
                 return base
             os.rmdir(base)
         except OSError:
-            continue
+            try:
+                os.rmdir(base)
+            except OSError:
+                pass
     return None
 
 
@@ -175,7 +178,7 @@ def _remove_cgroup(path: str) -> None:
     """Kill everything in ``path`` (and its children), then remove it; pids.max bounds the loop."""
     for sub in sorted(glob.glob(os.path.join(path, "*", "")), reverse=True):
         _remove_cgroup(sub.rstrip("/"))
-    for _ in range(100):
+    for attempt in range(100):
         try:
             pids = [int(p) for p in open(os.path.join(path, "cgroup.procs")).read().split()]
         except OSError:
@@ -188,8 +191,8 @@ def _remove_cgroup(path: str) -> None:
         try:
             os.rmdir(path)
             return
-        except OSError:
-            time.sleep(0.01)
+        except OSError:  # busy until the last member is reaped
+            time.sleep(min(0.001 * (attempt + 1), 0.02))
 
 
 # ----------------------------------------------------------------------------- the executor

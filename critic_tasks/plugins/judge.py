@@ -27,6 +27,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+from urllib.parse import urlsplit
 
 from critic_tasks.judge_prompts import PROMPT_VERSION
 from critic_tasks.plugins.hookspecs import hookimpl
@@ -161,7 +162,10 @@ class OpenAIBackend:
         connector = aiohttp.TCPConnector(limit=s.concurrency)
         timeout = aiohttp.ClientTimeout(total=s.timeout)
         with tqdm(total=len(prompts), desc=f"judge ({self.model})", disable=not progress) as bar:
-            async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers) as session:
+            # Honour HTTP(S)_PROXY for remote APIs, never for a server on this machine.
+            local = urlsplit(self.url).hostname in ("127.0.0.1", "localhost", "::1")
+            async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers,
+                                             trust_env=not local) as session:
 
                 async def worker():
                     # A fixed pool of workers pulling from one iterator bounds concurrency (and memory) exactly.

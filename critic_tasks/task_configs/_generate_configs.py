@@ -32,8 +32,11 @@ TEMPLATE = {
 }
 
 
+LOWER_IS_BETTER = ("spearman_warnings", "invalid_items")
+
+
 def _metric(name: str, agg: str) -> dict:
-    return {"metric": name, "aggregation": f"!function utils.{agg}", "higher_is_better": name != "spearman_warnings"}
+    return {"metric": name, "aggregation": f"!function utils.{agg}", "higher_is_better": name not in LOWER_IS_BETTER}
 
 
 LIKERT_METRICS = ["spearman", "score", "parse_rate", "labels_available", "spearman_warnings"]
@@ -62,15 +65,33 @@ DIMENSIONS = {
         + [_metric(f"spearman_{q}", "agg_spearman") for q in ("low", "med", "high")],
         DOMAIN_NAMES,
     ),
+    "correction": (
+        "load_correction",
+        [_metric("pass_rate", "agg_pass_rate"), _metric("score", "agg_pass_rate"),
+         _metric("parse_rate", "agg_correction_parse_rate"), _metric("invalid_items", "agg_invalid_items")]
+        + [_metric(f"pass_rate_{q}", "agg_pass_rate") for q in ("low", "med", "high")]
+        + [_metric(f"pass@{k}", f"agg_pass_at_{k}") for k in (1, 5, 10)],
+        OBJECTIVE_CORRECTION_DOMAINS,
+    ),
 }
 GROUP_MEMBERS = [f"critic_{d}" for d in DIMENSIONS]
-_ = OBJECTIVE_CORRECTION_DOMAINS  # correction joins DIMENSIONS when its tasks land
+# Correction revisions are checked all at once (answers, or programs in the sandbox) by a filter.
+CORRECTION_EXTRAS = {
+    "filter_list": [{"name": "none", "filter": [{"function": "!function utils.CorrectionCheck"}]}],
+    # Revisions are whole programs or derivations: the default budget of 512 tokens stays, code needs it.
+}
 
 
 def _dump(data: dict) -> str:
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
     # lm-eval resolves "!function" tags; safe_dump quotes them, so unquote.
     return HEADER + re.sub(r"'(!function [\w.]+)'", r"\1", text)
+
+
+def _task(dim: str, name: str, split: str, domains: str, tags: list[str] | None = None, **extra) -> str:
+    config = {"include": f"_{dim}_yaml", "task": name, **({"tag": tags} if tags else {}), **extra}
+    config["dataset_kwargs"] = {"split": split, "domains": domains, **config.pop("dataset_kwargs", {})}
+    return _dump(config)
 
 
 def render() -> dict[str, str]:
@@ -81,18 +102,25 @@ def render() -> dict[str, str]:
             "include": "_template_yaml",
             "custom_dataset": f"!function utils.{loader}",
             "metric_list": metrics,
+            **(CORRECTION_EXTRAS if dim == "correction" else {}),
         })
-        base = {"include": f"_{dim}_yaml"}
-        files[f"critic_{dim}.yaml"] = _dump(
-            {**base, "task": f"critic_{dim}", "dataset_kwargs": {"split": "dev", "domains": "all"}})
-        files[f"critic_{dim}_test.yaml"] = _dump(
-            {**base, "task": f"critic_{dim}_test", "tag": ["critic_test"],
-             "dataset_kwargs": {"split": "test", "domains": "all"}})
-        for domain in domains:
-            files[f"critic_{dim}_{domain}.yaml"] = _dump({
-                **base, "task": f"critic_{dim}_{domain}", "tag": ["critic_per_domain", f"critic_{dim}_per_domain"],
-                "dataset_kwargs": {"split": "dev", "domains": domain},
-            })
+        every = "all" if domains == DOMAIN_NAMES else ",".join(domains)
+        variants = [("", {})]
+        if dim == "correction":
+            # The paper's "empty feedback" column (EAvg): revise with no critique given.
+            variants.append(("_empty", {"dataset_kwargs": {"with_feedback": False}}))
+            # Sampling variant for unbiased pass@k (k = 1, 5; raise repeats for pass@10).
+            files["critic_correction_sampled.yaml"] = _task(
+                dim, "critic_correction_sampled", "dev", every, repeats=5,
+                generation_kwargs={"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.95,
+                                   "max_gen_toks": 512})
+        for suffix, extra in variants:
+            name = f"critic_{dim}{suffix}"
+            files[f"{name}.yaml"] = _task(dim, name, "dev", every, **extra)
+            for domain in domains:
+                files[f"{name}_{domain}.yaml"] = _task(
+                    dim, f"{name}_{domain}", "dev", domain, ["critic_per_domain", f"{name}_per_domain"], **extra)
+        files[f"critic_{dim}_test.yaml"] = _task(dim, f"critic_{dim}_test", "test", every, ["critic_test"])
     files["critic.yaml"] = _dump({
         "group": "critic",
         "task": GROUP_MEMBERS,

@@ -9,7 +9,13 @@ records and pooling across domains happens naturally.
 
 from __future__ import annotations
 
+import logging
+import os
+from collections import defaultdict
+
 from critic_tasks import data, prompts, scoring
+
+log = logging.getLogger("critic_tasks")
 
 _DATASET_KWARGS = ("split", "domains", "data_dir")
 
@@ -38,11 +44,53 @@ def load_meta(**kwargs):
     return _load("meta", **kwargs)
 
 
+def load_correction(**kwargs):
+    return _load("correction", **kwargs)
+
+
+class CorrectionCheck:
+    """lm-eval filter: check every revision of the task in one batch, so programs run in parallel.
+
+    Replaces each document's generations with their check results (dicts, kept in
+    ``--log_samples`` output). Items whose gold answer or unit test is unusable are
+    marked ``invalid``, excluded from pass rates and counted in ``invalid_items``.
+    """
+
+    def __init__(self, **kwargs):
+        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+
+    def apply(self, resps, docs):
+        from critic_tasks.correction import check_corrections
+        from critic_tasks.plugins.executor import get_executor
+
+        executor = get_executor(self.executor_name)
+        flat = [(i, text) for i, texts in enumerate(resps) for text in texts]
+        by_domain = defaultdict(list)
+        for position, (i, _) in enumerate(flat):
+            by_domain[docs[i]["domain"]].append(position)
+        outcomes = [None] * len(flat)
+        for domain, positions in by_domain.items():
+            checked = check_corrections(domain, [flat[p][1] for p in positions], [docs[flat[p][0]] for p in positions],
+                                        executor=executor, invalid="mark")
+            for p, outcome in zip(positions, checked):
+                if outcome["status"] == "invalid":
+                    doc = docs[flat[p][0]]
+                    log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
+                                outcome["detail"])
+                outcomes[p] = outcome
+        per_doc = [[] for _ in resps]
+        for (i, _), outcome in zip(flat, outcomes):
+            per_doc[i].append(outcome)
+        return per_doc
+
+
 doc_to_text = prompts.critic_prompt
 doc_to_target = scoring.gold_text
 
 
-def process_results(doc: dict, results: list[str]) -> dict:
+def process_results(doc: dict, results: list) -> dict:
+    if doc["dimension"] == "correction":
+        return _correction_results(doc, results[0])
     rec = scoring.record(doc, results[0] if results else None)
     out = {"parse_rate": rec, "labels_available": rec}
     if doc["dimension"] == "comparison":
@@ -51,6 +99,17 @@ def process_results(doc: dict, results: list[str]) -> dict:
             out.update({"accuracy": rec, "accuracy_loose": rec, f"accuracy_{rec['difficulty']}": rec, "score": rec})
     elif rec["gold"] is not None:
         out.update({"spearman": rec, f"spearman_{rec['quality']}": rec, "score": rec, "spearman_warnings": rec})
+    return out
+
+
+def _correction_results(doc: dict, outcomes) -> dict:
+    if isinstance(outcomes, dict) or isinstance(outcomes, str):  # one sample without our filter list
+        outcomes = [outcomes]
+    rec = scoring.correction_record(doc, outcomes)
+    out = {"parse_rate": rec, "invalid_items": rec}
+    if not rec["invalid"]:
+        out.update({"pass_rate": rec, f"pass_rate_{rec['quality']}": rec, "score": rec})
+        out.update({f"pass@{k}": rec for k in scoring.PASS_AT_K if k <= len(rec["passed"])})
     return out
 
 
@@ -88,3 +147,20 @@ agg_accuracy_loose = _comparison("accuracy_loose")
 agg_consistency = _comparison("consistency")
 agg_comparison_parse_rate = _comparison("parse_rate")
 agg_comparison_score = _comparison("score")
+
+
+def _correction(key):
+    def aggregate(records):
+        out = scoring.correction_metrics(records)
+        return out[key]
+
+    aggregate.__name__ = f"agg_correction_{key}"
+    return aggregate
+
+
+agg_pass_rate = _correction("pass_rate")
+agg_correction_parse_rate = _correction("parse_rate")
+agg_invalid_items = _correction("invalid_items")
+agg_pass_at_1 = _correction("pass@1")
+agg_pass_at_5 = _correction("pass@5")
+agg_pass_at_10 = _correction("pass@10")
