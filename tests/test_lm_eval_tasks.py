@@ -204,3 +204,53 @@ def test_test_split_generates_and_reports_labels_unavailable(manager):
         assert not any(k.startswith(("spearman,", "score,", "accuracy,")) for k in metrics), metrics
         assert len(out["samples"][task]) > 0  # generations kept for later scoring
     assert "consistency,none" in results["critic_comparison_test"]
+
+
+class SamplingScriptedLM(ScriptedLM):
+    """Sees each correction prompt `repeats` times; the first c_i replies for math_cot item i are right."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = {}
+
+    def generate_until(self, requests, disable_tqdm=False):
+        replies = []
+        for request in requests:
+            prompt = request.args[0]
+            j = self.seen[prompt] = self.seen.get(prompt, -1) + 1
+            doc = CORRECTION_DOCS[prompt]
+            if doc["domain"] == "math_cot":
+                right = j < doc["item_index"] + 1
+                replies.append(f"#### RESULT: {doc['ground_truth_answer']}" if right else "#### RESULT: -1")
+            else:
+                replies.append(_correction_reply(doc))
+        return replies
+
+
+def _brute_pass_at_k(n, c, k):
+    from itertools import combinations
+
+    draws = list(combinations(range(n), k))
+    return sum(any(i < c for i in draw) for draw in draws) / len(draws)
+
+
+def test_sampled_correction_reports_unbiased_pass_at_k(manager):
+    lm = SamplingScriptedLM()
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic_correction_sampled"], task_manager=manager,
+                                  bootstrap_iters=0)
+    metrics = out["results"]["critic_correction_sampled"]
+    docs = data.load_docs("correction", "dev", data_dir="sample")
+    n = 5
+    assert all(count == n - 1 for count in lm.seen.values())
+    for k in (1, 5):
+        per_domain = {}
+        for d in docs:
+            if d["domain"] == "math_cot":
+                c = min(d["item_index"] + 1, n)
+            else:
+                c = n * _expected_pass(d)[1]
+            per_domain.setdefault(d["domain"], []).append(_brute_pass_at_k(n, c, k))
+        expected = 100 * sum(sum(v) / len(v) for v in per_domain.values()) / len(per_domain)
+        assert metrics[f"pass@{k},none"] == pytest.approx(expected, abs=1e-9), k
+    assert metrics["pass_rate,none"] == pytest.approx(metrics["pass@1,none"])
+    assert "pass@10,none" not in metrics  # only 5 samples per item
