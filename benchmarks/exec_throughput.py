@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,12 @@ def make_programs(n: int, seed: int = 0) -> list[tuple[str, str]]:
     return [(kind, build_code_test_program(BODIES[kind], UNIT_TEST, "humaneval", "scale")) for kind in picked]
 
 
+def cpu_seconds() -> float:
+    """User + system time of this process and its reaped children (the programs, bwrap included)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_baseline(sources: list[str], timeout: float) -> list[str]:
     statuses = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,24 +80,24 @@ def main() -> None:
     expected = {"pass": "passed", "fail": "failed", "spin": "timeout", "block": "timeout"}
     sources = [source for _, source in programs]
     executor = SandboxExecutor(max_workers=args.workers)
-    print(f"{args.n} programs {dict(Counter(kind for kind, _ in programs))}, timeout {args.timeout}s, "
+    print(f"load average {os.getloadavg()[0]:.1f}; {args.n} programs {dict(Counter(kind for kind, _ in programs))}, timeout {args.timeout}s, "
           f"{os.cpu_count()} CPUs, sandbox: isolation={executor.isolation} cgroup={bool(executor.cgroup)} "
           f"workers={executor.max_workers}")
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     ours = executor.run([Program(source, timeout_s=args.timeout) for source in sources])
-    t_ours = time.perf_counter() - start
-    start = time.perf_counter()
+    t_ours, c_ours = time.perf_counter() - start, cpu_seconds() - cpu
+    start, cpu = time.perf_counter(), cpu_seconds()
     base = run_baseline(sources, args.timeout)
-    t_base = time.perf_counter() - start
+    t_base, c_base = time.perf_counter() - start, cpu_seconds() - cpu
 
     for name, statuses in (("sandbox", [r.status for r in ours]), ("baseline", base)):
         wrong = sum(s != expected[kind] for s, (kind, _) in zip(statuses, programs))
         print(f"  {name:9s} statuses {dict(Counter(statuses))}  unexpected: {wrong}")
-    print(f"  {'':9s} {'seconds':>9s} {'programs/s':>11s}")
-    print(f"  {'sandbox':9s} {t_ours:9.2f} {args.n / t_ours:11.1f}")
-    print(f"  {'baseline':9s} {t_base:9.2f} {args.n / t_base:11.1f}")
-    print(f"  speed-up {t_base / t_ours:.2f}x (target >= 2x)")
+    print(f"  {'':9s} {'seconds':>9s} {'programs/s':>11s} {'CPU-seconds':>12s}")
+    print(f"  {'sandbox':9s} {t_ours:9.2f} {args.n / t_ours:11.1f} {c_ours:12.2f}")
+    print(f"  {'baseline':9s} {t_base:9.2f} {args.n / t_base:11.1f} {c_base:12.2f}")
+    print(f"  speed-up {t_base / t_ours:.2f}x (target >= 2x); load average now {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 from critic_tasks import tasks_dir
 from critic_tasks.data import DATA_DIR_ENV, DataError
 
-OWN_COMMANDS = ("tasks-dir", "demo", "summary")
+OWN_COMMANDS = ("tasks-dir", "demo", "summary", "judge", "calibrate-judge")
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -25,11 +25,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in OWN_COMMANDS:
-            return {"tasks-dir": _tasks_dir, "demo": _demo, "summary": _summary}[argv[0]](argv[1:])
+            from critic_tasks import judge_cli
+
+            commands = {"tasks-dir": _tasks_dir, "demo": _demo, "summary": _summary,
+                        "judge": judge_cli.judge_command, "calibrate-judge": judge_cli.calibrate_command}
+            return commands[argv[0]](argv[1:])
         return _run_lm_eval(argv)
     except DataError as err:
         print(f"critic-eval: data error: {err}", file=sys.stderr)
         return 2
+    except ValueError as err:  # configuration problems (judge settings, task options): one line, no traceback
+        if argv and argv[0] in OWN_COMMANDS:
+            print(f"critic-eval: {err}", file=sys.stderr)
+            return 2
+        raise
 
 
 def _tasks_dir(argv: list[str]) -> int:

@@ -159,8 +159,9 @@ def _common(it: _Item, domain: str) -> dict:
     }
 
 
-def _meta_doc(domain: str, split: str, where: str, index: int, dimension: str) -> dict:
-    return {"domain": domain, "split": split, "dimension": dimension, "source_file": where, "item_index": index}
+def _meta_doc(domain: str, split: str, where: str, index: int, dimension: str, fmt: str = "obj") -> dict:
+    return {"domain": domain, "split": split, "dimension": dimension, "fmt": fmt, "source_file": where,
+            "item_index": index}
 
 
 # ----------------------------------------------------------------------------- dimensions
@@ -190,12 +191,13 @@ def load_feedback(split="dev", domains=None, data_dir=None, fmt="obj", parts=("m
             for i, raw in enumerate(items):
                 it = _Item(raw, f"{name}[{i}]")
                 docs.append({
-                    **_meta_doc(domain, split, name, i, "feedback"),
+                    **_meta_doc(domain, split, name, i, "feedback", fmt),
                     "part": part,
                     **_common(it, domain),
                     "generation": it.text("generation"),
                     "exec_rest": it.text("exec_rest", required=spec.has_exec_result and part == "main"),
-                    "feedback": it.text("feedback", required=False),
+                    # the human critique: the subjective judge's reference (and correction's input)
+                    "feedback": it.text("feedback", required=fmt == "sub" and labelled),
                     "feedback_score": it.number("feedback_score", required=labelled),
                     "quality": it.choice("metadata.quality", QUALITIES),
                     "llm_name": it.text("metadata.llm_name", required=False),
@@ -205,13 +207,15 @@ def load_feedback(split="dev", domains=None, data_dir=None, fmt="obj", parts=("m
     return docs
 
 
-def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_orders=True) -> list[dict]:
-    """Pair items; with ``both_orders`` each pair yields a forward and a swapped document.
+def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_orders=None) -> list[dict]:
+    """Pair items; with ``both_orders`` (default for the objective format) each pair yields a
+    forward and a swapped document; the subjective comparison is asked once, as in the paper.
 
     ``preference`` always holds the gold verdict for the *forward* order (its
     last character, as the toolkit reads it); scoring swaps it for the reverse.
     """
     _check_split(split)
+    both_orders = fmt == "obj" if both_orders is None else both_orders
     labelled = _labels_required(split) and fmt == "obj"
     docs = []
     for domain in resolve_domains(domains):
@@ -226,14 +230,14 @@ def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_or
                     raise DataError(f"{it.where}: field 'obj.preference' should end in A, B or C, got {raw[fmt]['preference']!r}")
             qa, qb = it.choice("metadata.quality_a_sub", QUALITIES), it.choice("metadata.quality_b_sub", QUALITIES)
             base = {
-                **_meta_doc(domain, split, name, i, "comparison"),
+                **_meta_doc(domain, split, name, i, "comparison", fmt),
                 "pair_id": f"{domain}/{i}",
                 **_common(it, domain),
                 "preference": pref,
                 "quality_a_sub": qa,
                 "quality_b_sub": qb,
                 "difficulty": "easy" if {qa, qb} == {"low", "high"} else "hard",
-                "sub_feedback": it.text("sub.feedback", required=False) if fmt == "sub" else "",
+                "sub_feedback": it.text("sub.feedback", required=_labels_required(split)) if fmt == "sub" else "",
             }
             a, b = it.text(f"{fmt}.generation_a"), it.text(f"{fmt}.generation_b")
             ea = it.text(f"{fmt}.exec_rest_a", required=spec.has_exec_result)
@@ -287,6 +291,8 @@ def load_correction(split="dev", domains=None, data_dir=None, fmt="obj") -> list
                 raise DataError(f"{doc['source_file']}[{doc['item_index']}]: missing field 'ground_truth_answer'")
             if doc["domain"].startswith("code") and not doc["unit_test"]:
                 raise DataError(f"{doc['source_file']}[{doc['item_index']}]: missing field 'unit_test'")
+        if fmt == "sub" and _labels_required(split) and not doc["correction"]:
+            raise DataError(f"{doc['source_file']}[{doc['item_index']}]: missing field 'correction'")
     return docs
 
 

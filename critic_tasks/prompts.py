@@ -97,11 +97,37 @@ def correction_prompt(doc: dict, with_feedback: bool = True) -> str:
     )
 
 
-PROMPTS = {"feedback": feedback_prompt, "comparison": comparison_prompt, "meta": meta_prompt}
+def feedback_sub_prompt(doc: dict) -> str:
+    """Subjective feedback: a free-text critique, graded later by a judge against the human one."""
+    d = DOMAINS[doc["domain"]]
+    return (
+        f"You will see {d.task_noun} and a response written for it. Write a critique of the response, "
+        f"paying attention to {d.criteria}.\n---\n"
+        f"{_inputs(d, doc)}{_response(d, doc)}---\n"
+        "Point out each real problem, explain why it is a problem, and say how to fix it; acknowledge what is "
+        "already right. If the response needs no revision, say so."
+    )
+
+
+def comparison_sub_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return (
+        f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
+        f"paying attention to {d.criteria}.\n---\n"
+        f"{_inputs(d, doc)}{_response(d, doc, 'A')}{_response(d, doc, 'B')}---\n"
+        "Critique both responses, weighing the strengths and flaws of each, then say which one is better "
+        "(or that neither is clearly better) and why."
+    )
+
+
+PROMPTS = {
+    ("feedback", "obj"): feedback_prompt, ("comparison", "obj"): comparison_prompt, ("meta", "obj"): meta_prompt,
+    ("feedback", "sub"): feedback_sub_prompt, ("comparison", "sub"): comparison_sub_prompt,
+}
 
 
 def critic_prompt(doc: dict) -> str:
     """The prompt for any document produced by ``critic_tasks.data``."""
     if doc["dimension"] == "correction":
         return correction_prompt(doc, with_feedback=doc.get("with_feedback", True))
-    return PROMPTS[doc["dimension"]](doc)
+    return PROMPTS[doc["dimension"], doc.get("fmt", "obj")](doc)

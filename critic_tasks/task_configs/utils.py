@@ -17,7 +17,7 @@ from critic_tasks import data, prompts, scoring
 
 log = logging.getLogger("critic_tasks")
 
-_DATASET_KWARGS = ("split", "domains", "data_dir")
+_DATASET_KWARGS = ("split", "domains", "data_dir", "fmt")
 
 
 def _load(dimension: str, **kwargs):
@@ -88,7 +88,34 @@ doc_to_text = prompts.critic_prompt
 doc_to_target = scoring.gold_text
 
 
+class JudgeFilter:
+    """lm-eval filter for the subjective tasks: judge every generation of the task concurrently.
+
+    Settings come from CRITIC_JUDGE_* (see ``critic_tasks.plugins.judge``). Without a judge model
+    configured, judging is deferred: the run keeps its generations (use ``--log_samples``) and
+    ``critic-eval judge <output dir>`` scores them later, with the same numbers.
+    """
+
+    def __init__(self, **kwargs):
+        pass
+
+    def apply(self, resps, docs):
+        from critic_tasks.plugins.judge import JudgeSettings
+        from critic_tasks.subjective import judge_docs
+
+        settings = JudgeSettings.from_env()
+        if not settings.model:
+            log.warning("critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): judging deferred; "
+                        "keep generations with --log_samples and run `critic-eval judge <output_path>`")
+            return [[{"deferred": True}] for _ in resps]
+        records = judge_docs(docs, [r[0] if r else None for r in resps], settings)
+        identity = settings.identity()
+        return [[{**rec, "judge": identity}] for rec in records]
+
+
 def process_results(doc: dict, results: list) -> dict:
+    if doc.get("fmt") == "sub":
+        return _judged_results(results[0][0])  # the JudgeFilter's record for this document
     if doc["dimension"] == "correction":
         return _correction_results(doc, results[0])
     rec = scoring.record(doc, results[0] if results else None)
@@ -110,6 +137,15 @@ def _correction_results(doc: dict, outcomes) -> dict:
     if not rec["invalid"]:
         out.update({"pass_rate": rec, f"pass_rate_{rec['quality']}": rec, "score": rec})
         out.update({f"pass@{k}": rec for k in scoring.PASS_AT_K if k <= len(rec["passed"])})
+    return out
+
+
+def _judged_results(rec: dict) -> dict:
+    if rec.get("deferred"):
+        return {"judge_deferred": 1.0}
+    out = {"judge_parse_rate": rec, "judge_failed": rec}
+    if rec["score"] is not None:  # no usable score: counted above, and absent from the means (not zero)
+        out.update({"judge_score": rec, f"judge_score_{rec['group']}": rec})
     return out
 
 
@@ -164,3 +200,23 @@ agg_invalid_items = _correction("invalid_items")
 agg_pass_at_1 = _correction("pass@1")
 agg_pass_at_5 = _correction("pass@5")
 agg_pass_at_10 = _correction("pass@10")
+
+
+def _judged(key):
+    def aggregate(records):
+        from critic_tasks.subjective import judge_metrics
+
+        # "judge_score_<group>" keys receive only their group's (scored) records.
+        return judge_metrics(records)[key]
+
+    aggregate.__name__ = f"agg_{key}"
+    return aggregate
+
+
+agg_judge_score = _judged("judge_score")
+agg_judge_parse_rate = _judged("judge_parse_rate")
+agg_judge_failed = _judged("judge_failed")
+
+
+def agg_count(values):
+    return float(sum(values))

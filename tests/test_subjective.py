@@ -1,0 +1,159 @@
+"""Subjective tasks: judged in the lm-eval run and afterwards from saved samples, with the same numbers."""
+
+import hashlib
+import json
+
+import pytest
+
+import critic_tasks
+from critic_tasks import cli, data, subjective
+from critic_tasks.plugins.hookspecs import hookimpl
+from critic_tasks.plugins.judge import JudgeReply
+from critic_tasks.plugins.manager import plugin_manager
+
+lm_eval = pytest.importorskip("lm_eval")
+from lm_eval.api.model import LM  # noqa: E402
+from lm_eval.loggers import EvaluationTracker  # noqa: E402
+
+
+def _judge_reply(prompt: str) -> str:
+    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    return "Hard to say." if h % 7 == 0 else f"Reasoning...\nScore: {h % 10 + 1}"
+
+
+class CountingJudge:
+    """An in-process judge backend plugin (what a third party would ship under the entry point)."""
+
+    calls = 0
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def generate(self, prompts, progress=True, on_result=None):
+        CountingJudge.calls += len(prompts)
+        replies = [JudgeReply(_judge_reply(p)) for p in prompts]
+        for i, reply in enumerate(replies):
+            if on_result:
+                on_result(i, reply)
+        return replies
+
+
+class CountingJudgePlugin:
+    @hookimpl
+    def critic_judge_backend(self, name, settings):
+        return CountingJudge(settings) if name == "counting" else None
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(data.DATA_DIR_ENV, "sample")
+    monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "counting")
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", "counting-judge")
+    monkeypatch.setenv("CRITIC_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
+    pm = plugin_manager()
+    plugin = CountingJudgePlugin()
+    pm.register(plugin, name="counting-judge")
+    CountingJudge.calls = 0
+    yield
+    pm.unregister(name="counting-judge")
+
+
+class EchoCritic(LM):
+    """A critic whose reply is derived from the prompt."""
+
+    def generate_until(self, requests, disable_tqdm=False):
+        return [f"Critique #{hashlib.md5(r.args[0].encode()).hexdigest()[:8]}" for r in requests]
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+def _expected(dimension):
+    """Independent: build the judge prompts, apply the scripted judge, average per domain then over domains."""
+    from critic_tasks.prompts import critic_prompt
+
+    docs = data.load_docs(dimension, "dev", data_dir="sample", fmt="sub")
+    per_domain, per_group, failed = {}, {}, 0
+    for doc in docs:
+        reply = EchoCritic().generate_until([type("R", (), {"args": (critic_prompt(doc),)})])[0]
+        judged = _judge_reply(subjective.judge_prompt(doc, reply))
+        if "Score:" not in judged:
+            failed += 1
+            continue
+        score = float(judged.rsplit("Score:", 1)[1])
+        group = doc["difficulty"] if dimension == "comparison" else doc["quality"]
+        per_domain.setdefault(doc["domain"], []).append(score)
+        per_group.setdefault(group, {}).setdefault(doc["domain"], []).append(score)
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    out = {"judge_score": mean([mean(v) for v in per_domain.values()]),
+           "judge_parse_rate": 100 * (len(docs) - failed) / len(docs), "judge_failed": float(failed)}
+    for group, domains in per_group.items():
+        out[f"judge_score_{group}"] = mean([mean(v) for v in domains.values()])
+    return out, len(docs)
+
+
+def test_in_run_and_afterwards_judging_agree(tmp_path, capsys):
+    out = lm_eval.simple_evaluate(model=EchoCritic(), tasks=["critic_sub"], task_manager=critic_tasks.task_manager(),
+                                  bootstrap_iters=0, log_samples=True)
+    results = out["results"]
+    n_total = 0
+    for task in ("critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub"):
+        expected, n = _expected(task.split("_")[1])
+        n_total += n
+        for key, value in expected.items():
+            assert results[task][f"{key},none"] == pytest.approx(value, abs=1e-9), (task, key)
+    assert CountingJudge.calls == n_total
+    assert results["critic_sub"]["judge_score,none"] == pytest.approx(
+        sum(results[t]["judge_score,none"] for t in ("critic_feedback_sub", "critic_comparison_sub",
+                                                      "critic_correction_sub")) / 3)
+
+    # Save the samples as lm-eval's CLI does, then judge them afterwards: same numbers, no new calls.
+    tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
+    tracker.general_config_tracker.model_name_sanitized = "echo"
+    tracker.date_id = "2026-11-21T10-00-00.000001"  # set by save_results_aggregated in a CLI run
+    for task, samples in out["samples"].items():
+        tracker.save_results_samples(task, samples)
+    report_path = tmp_path / "judged.json"
+    assert cli.main(["judge", str(tmp_path / "run"), "--output", str(report_path), "--no_progress"]) == 0
+    assert CountingJudge.calls == n_total  # all from the cache
+    report = json.loads(report_path.read_text())
+    for task, metrics in report["results"].items():
+        if task == "critic_sub":
+            assert metrics["judge_score"] == pytest.approx(results["critic_sub"]["judge_score,none"])
+            continue
+        for key, value in metrics.items():
+            assert results[task][f"{key},none"] == pytest.approx(value), (task, key)
+    assert report["judge"]["model"] == "counting-judge" and "api_key" not in report["judge"]
+    failures = sum(len(v) for v in report["failed"].values())
+    assert failures == sum(results[t]["judge_failed,none"] for t in report["failed"])
+    assert "critic_feedback_sub" in capsys.readouterr().out
+
+
+def test_without_a_judge_generation_is_kept_and_judging_deferred(monkeypatch):
+    monkeypatch.delenv("CRITIC_JUDGE_MODEL")
+    out = lm_eval.simple_evaluate(model=EchoCritic(), tasks=["critic_correction_sub_chat"],
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0, log_samples=True)
+    metrics = out["results"]["critic_correction_sub_chat"]
+    assert metrics["judge_deferred,none"] == len(data.load_docs("correction", "dev", "chat", "sample", fmt="sub"))
+    assert "judge_score,none" not in metrics
+    assert CountingJudge.calls == 0
+    assert all(s["resps"][0][0].startswith("Critique #") for s in out["samples"]["critic_correction_sub_chat"])
+
+
+def test_calibrate_judge_reports_spearman_with_humans(capsys):
+    from scipy import stats
+
+    assert cli.main(["calibrate-judge", "--data_dir", "sample", "--domains", "chat,qa,math_cot"]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    docs = data.load_meta("dev", "chat,qa,math_cot", "sample")
+    from critic_tasks.judge_prompts import feedback_judge_prompt
+
+    scores = []
+    for d in docs:
+        reply = _judge_reply(feedback_judge_prompt({**d, "feedback": d["ground_truth_feedback"]}, d["evaluated_feedback"]))
+        scores.append(float(reply.rsplit("Score:", 1)[1]) if "Score:" in reply else 5.5)
+    expected = stats.spearmanr(scores, [d["meta_feedback_score"] for d in docs]).statistic * 100
+    assert f"= {expected:.2f} over {len(docs)} critiques" in line
