@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,10 +29,11 @@ UNIT_TEST = """def check(candidate):
     assert candidate([-1, 0, 1], -3) == [3, 0, -3]
 """
 BODIES = {
-    "pass": "def scale(xs: List[int], k: int) -> List[int]:\n    out = []\n    for x in xs:\n        out.append(x * k)\n"
-            "    return out\n",
+    "pass": "def scale(xs: List[int], k: int) -> List[int]:\n    out = []\n    for x in xs:\n"
+            "        out.append(x * k)\n    return out\n",
     "fail": "def scale(xs: List[int], k: int) -> List[int]:\n    return [x + k for x in xs]\n",
-    "spin": "def scale(xs: List[int], k: int) -> List[int]:\n    i = 0\n    while i < len(xs) or True:\n        i += 1\n",
+    "spin": "def scale(xs: List[int], k: int) -> List[int]:\n    i = 0\n    while i < len(xs) or True:\n"
+            "        i += 1\n",
     "block": "import threading\n_lock = threading.Lock()\n\ndef scale(xs: List[int], k: int) -> List[int]:\n"
              "    with _lock:\n        with _lock:\n            return [x * k for x in xs]\n",
 }
@@ -45,12 +45,6 @@ def make_programs(n: int, seed: int = 0) -> list[tuple[str, str]]:
     picked = [kinds[i % 100] for i in range(n)]
     rng.shuffle(picked)
     return [(kind, build_code_test_program(BODIES[kind], UNIT_TEST, "humaneval", "scale")) for kind in picked]
-
-
-def cpu_seconds() -> float:
-    """User + system time of this process and its reaped children (the programs, bwrap included)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def run_baseline(sources: list[str], timeout: float) -> list[str]:
@@ -73,30 +67,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--timeout", type=float, default=1.0)
-    parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
+    parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: the executor's, 2 x CPUs)")
     args = parser.parse_args()
 
     programs = make_programs(args.n)
     expected = {"pass": "passed", "fail": "failed", "spin": "timeout", "block": "timeout"}
     sources = [source for _, source in programs]
     executor = SandboxExecutor(max_workers=args.workers)
-    print(f"load average {os.getloadavg()[0]:.1f}; {args.n} programs {dict(Counter(kind for kind, _ in programs))}, timeout {args.timeout}s, "
-          f"{os.cpu_count()} CPUs, sandbox: isolation={executor.isolation} cgroup={bool(executor.cgroup)} "
-          f"workers={executor.max_workers}")
+    print(f"{args.n} programs {dict(Counter(kind for kind, _ in programs))}, timeout {args.timeout}s, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; sandbox: isolation={executor.isolation} "
+          f"cgroup={bool(executor.cgroup)} workers={executor.max_workers}")
 
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start = time.perf_counter()
     ours = executor.run([Program(source, timeout_s=args.timeout) for source in sources])
-    t_ours, c_ours = time.perf_counter() - start, cpu_seconds() - cpu
-    start, cpu = time.perf_counter(), cpu_seconds()
+    t_ours = time.perf_counter() - start
+    start = time.perf_counter()
     base = run_baseline(sources, args.timeout)
-    t_base, c_base = time.perf_counter() - start, cpu_seconds() - cpu
+    t_base = time.perf_counter() - start
 
     for name, statuses in (("sandbox", [r.status for r in ours]), ("baseline", base)):
         wrong = sum(s != expected[kind] for s, (kind, _) in zip(statuses, programs))
         print(f"  {name:9s} statuses {dict(Counter(statuses))}  unexpected: {wrong}")
-    print(f"  {'':9s} {'seconds':>9s} {'programs/s':>11s} {'CPU-seconds':>12s}")
-    print(f"  {'sandbox':9s} {t_ours:9.2f} {args.n / t_ours:11.1f} {c_ours:12.2f}")
-    print(f"  {'baseline':9s} {t_base:9.2f} {args.n / t_base:11.1f} {c_base:12.2f}")
+    print(f"  {'':9s} {'seconds':>9s} {'programs/s':>11s}")
+    print(f"  {'sandbox':9s} {t_ours:9.2f} {args.n / t_ours:11.1f}")
+    print(f"  {'baseline':9s} {t_base:9.2f} {args.n / t_base:11.1f}")
     print(f"  speed-up {t_base / t_ours:.2f}x (target >= 2x); load average now {os.getloadavg()[0]:.1f}")
 
 

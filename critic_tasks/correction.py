@@ -113,7 +113,7 @@ def _reduce(segment: str, options: dict[str, str], explicit: bool) -> str | None
     if "=" in seg:
         seg = seg.rsplit("=", 1)[1].strip()
     if seg and (_MATHY.fullmatch(seg) or "\\" in seg) and re.search(r"\d", seg):
-        return seg.strip(" ,;:")
+        return _strip_commas(seg.strip(" ,;:"))
     number = _NUMBER.search(seg)
     if number:
         return _strip_commas(number.group(0))
@@ -219,7 +219,8 @@ def gold_answer(item: dict) -> str:
         gold = repr(gold)
     answer = extract_final_answer(gold, item.get("question")) if isinstance(gold, str) else None
     if answer is None:
-        raise ValueError(f"field 'ground_truth_answer' has no parseable answer: {str(gold)[:200]!r}; the item is invalid")
+        raise ValueError(
+            f"field 'ground_truth_answer' has no parseable answer: {str(gold)[:200]!r}; the item is invalid")
     _parse_gold(answer)  # raises if math-verify and the number parser both fail
     return answer
 

@@ -225,7 +225,8 @@ def test_uncalled_check_is_called_whatever_the_source():
 
 
 def test_math_pot_program_prints_marked_value(executor):
-    code = "from __future__ import annotations\nclass Solution:\n    def solution(self):\n        return np.sqrt(16) / 2\n"
+    code = ("from __future__ import annotations\n"
+            "class Solution:\n    def solution(self):\n        return np.sqrt(16) / 2\n")
     program = build_math_pot_program(code)
     assert program.startswith("from __future__ import annotations")  # future imports stay first
     (result,) = executor.run([Program(program)])
@@ -263,7 +264,8 @@ def test_invalid_gold_raises_or_is_marked():
     results = check_corrections("math_cot", ["12", "12"], items, invalid="mark")
     assert results[0]["passed"] and results[1]["status"] == "invalid" and not results[1]["passed"]
     with pytest.raises(ValueError, match="unit_test"):
-        check_corrections("code_exec", ["```python\ndef f():\n    pass\n```"], [{"unit_test": "", "data_source": "mbpp"}])
+        check_corrections("code_exec", ["```python\ndef f():\n    pass\n```"],
+                          [{"unit_test": "", "data_source": "mbpp"}])
 
 
 def test_check_math_pot_in_one_batch(executor):

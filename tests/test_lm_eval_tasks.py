@@ -33,10 +33,12 @@ def test_generated_yaml_in_sync_with_generator():
 
 def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
-    yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml"))
-    # 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test)
-    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12
-    for name in yaml_tasks + ["critic", "critic_per_domain", "critic_test"]:
+    groups = ["critic", "critic_sub"]
+    yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml") if p.stem not in groups)
+    # objective: 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test);
+    # subjective: feedback and comparison x (all + 9 domains), correction x (all + 5 text domains)
+    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12 + 2 * (len(DOMAIN_NAMES) + 1) + 6
+    for name in yaml_tasks + groups + ["critic_per_domain", "critic_test", "critic_sub_per_domain"]:
         assert name in manager.all_tasks, name
     loaded = manager.load(yaml_tasks)["tasks"]
     assert sorted(loaded) == yaml_tasks

@@ -58,7 +58,8 @@ def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[
     unsafe = "root without PID namespace: the program could kill the test process" if _can_signal_us(ex) else None
     return {
         "infinite_loop": ("while True:\n    pass\n", None),
-        "fork_bomb": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", no_pids),
+        "fork_bomb": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+                      no_pids),
         "memory_bomb": ("blocks = []\nwhile True:\n    blocks.append(bytearray(1 << 26))\n", None),
         "huge_output": ("import sys\nfor _ in range(1 << 14):\n    sys.stdout.write('x' * 65536)\n", None),
         "write_outside": (
@@ -115,7 +116,8 @@ def hostile_run(request):
             f"secrets = {sorted(SECRETS.values())!r}\n"
             f"found = [k for k in {sorted(SECRETS)!r} if k in os.environ]\n"
             "for path in glob.glob('/proc/*/environ'):\n"
-            "    try:\n        blob = open(path, 'rb').read().decode('latin-1')\n    except OSError:\n        continue\n"
+            "    try:\n        blob = open(path, 'rb').read().decode('latin-1')\n"
+            "    except OSError:\n        continue\n"
             "    found += [path for s in secrets if s in blob]\n"
             "print(found)\nsys.exit(1 if found else 0)\n")
         runnable["secrets_probe"] = secrets_probe
@@ -163,7 +165,8 @@ def test_hostile_program_fails_and_harness_survives(hostile_run, name):
     assert isinstance(result, ExecResult)
     assert result.status != "passed", (name, result)
     assert result.duration_s < T + 3, (name, result.duration_s)
-    assert len(result.stdout) <= hostile_run["ex"].capture_bytes and len(result.stderr) <= hostile_run["ex"].capture_bytes
+    cap = hostile_run["ex"].capture_bytes
+    assert len(result.stdout) <= cap and len(result.stderr) <= cap
     if name == "write_outside":
         assert not hostile_run["leftovers"]
     if name == "socket_connect":
@@ -254,6 +257,26 @@ def test_every_layer_runs_normal_programs(variant):
     layer_ex = SandboxExecutor(**variant)
     ok, bad = layer_ex.run([Program("import json, os\nprint(json.dumps(sorted(os.environ)))"), Program("1/0")])
     assert ok.status == "passed" and "HF_TOKEN" not in ok.stdout and bad.status == "failed"
+
+
+@pytest.mark.parametrize("mode", ["cgroup-per-program", "preexec-rlimits"])
+def test_fallback_launch_paths(mode, monkeypatch):
+    """The paths this machine does not take by default: a cgroup per program (cgroup v2, entered from preexec_fn)
+    and rlimits set in preexec_fn (no ``prlimit``)."""
+    layer_ex = SandboxExecutor()
+    if mode == "cgroup-per-program":
+        if not layer_ex.cgroup:
+            pytest.skip("no writable pids cgroup here")
+        layer_ex.cgroup_mode = "process"
+    else:
+        monkeypatch.setattr("critic_tasks.plugins.executor._prlimit", lambda: None)
+    limits, bomb = layer_ex.run([
+        Program("import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)"),
+        Program("import os\nwhile True:\n    os.fork()\n", timeout_s=T)])
+    assert limits.status == "passed" and limits.stdout.strip() == str(layer_ex.memory_mb)
+    assert bomb.status != "passed"
+    if layer_ex.cgroup:
+        assert [d for d in os.listdir(layer_ex.cgroup) if os.path.isdir(os.path.join(layer_ex.cgroup, d))] == []
 
 
 # ----------------------------------------------------------------------------- plugin plumbing

@@ -1,4 +1,4 @@
-"""pass@k: the unbiased estimator of Chen et al. (2021), as one pure function (laid out like a HF ``evaluate`` metric)."""
+"""pass@k: the unbiased estimator of Chen et al. (2021) as one pure function, laid out like a HF ``evaluate`` metric."""
 
 from __future__ import annotations
 
