@@ -2,7 +2,8 @@
 
 Every program is treated as hostile. Each one gets its own session/process group, a fresh temporary working
 directory (deleted afterwards), a scrubbed environment (no API keys or tokens), rlimits (CPU, address space, file
-size, open files, core), a wall-clock timeout after which the *whole* group is SIGKILLed, and stdout/stderr read
+size, open files, core; set by util-linux ``prlimit`` when present, else in ``preexec_fn``), a wall-clock timeout
+after which the *whole* group is SIGKILLed, and stdout/stderr read
 incrementally: only the last ``capture_bytes`` of each are kept and a program that writes more than
 ``max_output_bytes`` in all is killed and fails. ``passed`` means exit status 0 within the time limit.
 
