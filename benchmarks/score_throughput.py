@@ -19,13 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
+import sys
 import time
 from pathlib import Path
 
 from scipy import stats
 
 from critic_tasks.task_configs import utils
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from toolkit_reference import toolkit_extract, toolkit_option  # noqa: E402  (shared with the parser tests)
 
 PRED_DIR = Path(__file__).resolve().parents[2] / "shared/data/criticeval/example-predictions/deepseek-67b-chat-hf"
 QUALITIES = ("low", "med", "high", "super-high")
@@ -78,40 +81,15 @@ def score_ours(workload):
     return out
 
 
-def _toolkit_number(s):
-    s = s.replace("\n", " ").replace("=", "= ")
-    for tok in reversed(s.split()):
-        try:
-            v = eval(tok, {"__builtins__": {}}, {})  # noqa: S307 - the toolkit's own rule, benchmark only
-        except Exception:
-            continue
-        if isinstance(v, (int, float)) and v:
-            return v
-    return ""
-
-
-def _toolkit_extract(s, marker):
-    found = re.findall(f".*({marker}: .+)", s)
-    if found:
-        rest = found[0].replace(f"{marker}:", "").strip()
-        for attempt in (lambda: float(rest), lambda: float(rest.split()[0])):
-            try:
-                return attempt()
-            except Exception:
-                pass
-    return _toolkit_number(s)
-
-
 def score_baseline(workload):
     preds, gold, pairs = {"feedback": [], "meta": []}, {"feedback": [], "meta": []}, {}
     for doc, text in workload:
         dim = doc["dimension"]
         if dim == "comparison":
-            found = re.findall(".*(Decision: .+)", text)
-            option = (found[0].replace("Decision:", "").strip() if found else text.replace(".", "").strip())[:1]
+            option = toolkit_option(text)
             pairs.setdefault(doc["pair_id"], {})[doc["order"]] = (option, doc["preference"])
         else:
-            value = _toolkit_extract(text, "Decision" if dim == "feedback" else "Score")
+            value = toolkit_extract(text, "Decision" if dim == "feedback" else "Score")
             preds[dim].append(value if value != "" else 0.0)
             gold[dim].append(doc["feedback_score" if dim == "feedback" else "meta_feedback_score"])
     out = {f"{d}/spearman": stats.spearmanr(preds[d], gold[d]).statistic * 100 for d in preds}

@@ -1,11 +1,11 @@
 """Parsers on hand-made strings and on real model outputs released with CriticEval."""
 
 import json
-import re
 
 import pytest
 
 from critic_tasks.parsing import parse_likert, parse_verdict
+from toolkit_reference import toolkit_extract, toolkit_option
 
 
 @pytest.mark.parametrize(
@@ -54,37 +54,7 @@ def test_parse_verdict(text, expected):
     assert parse_verdict(text) == expected
 
 
-# --- the original toolkit's parsers (SCHEMA.md 3.1), as the baseline rate ---------------------------
-
-
-def _toolkit_math_result(s):
-    s = s.replace("\n", " ").replace("=", "= ")
-    for token in reversed(s.split()):
-        try:
-            value = eval(token, {"__builtins__": {}}, {})  # noqa: S307 - the toolkit's own rule, test only
-        except Exception:
-            continue
-        if isinstance(value, (int, float)) and value:
-            return value
-    return ""
-
-
-def _toolkit_extract(s, marker):
-    found = re.findall(f".*({marker}: .+)", s)
-    if found:
-        rest = found[0].replace(f"{marker}:", "").strip()
-        for attempt in (lambda: float(rest), lambda: float(rest.split()[0])):
-            try:
-                return attempt()
-            except Exception:
-                pass
-    return _toolkit_math_result(s)
-
-
-def _toolkit_option(s):
-    found = re.findall(".*(Decision: .+)", s)
-    option = found[0].replace("Decision:", "").strip() if found else s.replace(".", "").strip()
-    return option[:1] if option[:1] in ("A", "B", "C") and option else ""
+# --- the original toolkit's parsers are the baseline rate (tests/toolkit_reference.py) ---------------------
 
 
 def _rates(path):
@@ -92,11 +62,11 @@ def _rates(path):
     name = path.name
     if "comp_feedback" in name:
         ours = sum(parse_verdict(p) is not None for p in preds)
-        toolkit = sum(_toolkit_option(p) != "" for p in preds)
+        toolkit = sum(toolkit_option(p) != "" for p in preds)
     else:
         marker = "Score" if "meta_feedback" in name else "Decision"
         ours = sum(parse_likert(p, marker) is not None for p in preds)
-        toolkit = sum(isinstance(v := _toolkit_extract(p, marker), (int, float)) and 1 <= v <= 7 for p in preds)
+        toolkit = sum(isinstance(v := toolkit_extract(p, marker), (int, float)) and 1 <= v <= 7 for p in preds)
     return ours, toolkit, len(preds)
 
 

@@ -149,73 +149,49 @@ def _judged_results(rec: dict) -> dict:
     return out
 
 
-# Aggregations: each gets the records emitted under its key.
+# Aggregations: each gets the records emitted under its key (a per-quality key only its quality's records).
+def _metric_of(metrics_fn, key: str, name: str):
+    def aggregate(records):
+        return metrics_fn(records)[key]
+
+    aggregate.__name__ = name
+    return aggregate
+
+
+def _judge_metrics(records):
+    from critic_tasks.subjective import judge_metrics
+
+    return judge_metrics(records)
+
+
 def agg_spearman(records):
     return scoring.likert_spearman(records)[0]
-
-
-def agg_likert_score(records):
-    return scoring.likert_metrics(records)["score"]
-
-
-def agg_spearman_warnings(records):
-    return scoring.likert_metrics(records)["spearman_warnings"]
-
-
-def agg_likert_parse_rate(records):
-    return scoring.likert_metrics(records)["parse_rate"]
 
 
 def agg_labels_available(records):
     return 100.0 * sum(r["gold"] is not None for r in records) / len(records) if records else 0.0
 
 
-def _comparison(key):
-    def aggregate(records):
-        return scoring.comparison_pair_metrics(records)[key]
+agg_likert_score = _metric_of(scoring.likert_metrics, "score", "agg_likert_score")
+agg_spearman_warnings = _metric_of(scoring.likert_metrics, "spearman_warnings", "agg_spearman_warnings")
+agg_likert_parse_rate = _metric_of(scoring.likert_metrics, "parse_rate", "agg_likert_parse_rate")
 
-    aggregate.__name__ = f"agg_comparison_{key}"
-    return aggregate
+agg_accuracy = _metric_of(scoring.comparison_pair_metrics, "accuracy", "agg_accuracy")
+agg_accuracy_loose = _metric_of(scoring.comparison_pair_metrics, "accuracy_loose", "agg_accuracy_loose")
+agg_consistency = _metric_of(scoring.comparison_pair_metrics, "consistency", "agg_consistency")
+agg_comparison_parse_rate = _metric_of(scoring.comparison_pair_metrics, "parse_rate", "agg_comparison_parse_rate")
+agg_comparison_score = _metric_of(scoring.comparison_pair_metrics, "score", "agg_comparison_score")
 
+agg_pass_rate = _metric_of(scoring.correction_metrics, "pass_rate", "agg_pass_rate")
+agg_correction_parse_rate = _metric_of(scoring.correction_metrics, "parse_rate", "agg_correction_parse_rate")
+agg_invalid_items = _metric_of(scoring.correction_metrics, "invalid_items", "agg_invalid_items")
+agg_pass_at_1 = _metric_of(scoring.correction_metrics, "pass@1", "agg_pass_at_1")
+agg_pass_at_5 = _metric_of(scoring.correction_metrics, "pass@5", "agg_pass_at_5")
+agg_pass_at_10 = _metric_of(scoring.correction_metrics, "pass@10", "agg_pass_at_10")
 
-agg_accuracy = _comparison("accuracy")
-agg_accuracy_loose = _comparison("accuracy_loose")
-agg_consistency = _comparison("consistency")
-agg_comparison_parse_rate = _comparison("parse_rate")
-agg_comparison_score = _comparison("score")
-
-
-def _correction(key):
-    def aggregate(records):
-        out = scoring.correction_metrics(records)
-        return out[key]
-
-    aggregate.__name__ = f"agg_correction_{key}"
-    return aggregate
-
-
-agg_pass_rate = _correction("pass_rate")
-agg_correction_parse_rate = _correction("parse_rate")
-agg_invalid_items = _correction("invalid_items")
-agg_pass_at_1 = _correction("pass@1")
-agg_pass_at_5 = _correction("pass@5")
-agg_pass_at_10 = _correction("pass@10")
-
-
-def _judged(key):
-    def aggregate(records):
-        from critic_tasks.subjective import judge_metrics
-
-        # "judge_score_<group>" keys receive only their group's (scored) records.
-        return judge_metrics(records)[key]
-
-    aggregate.__name__ = f"agg_{key}"
-    return aggregate
-
-
-agg_judge_score = _judged("judge_score")
-agg_judge_parse_rate = _judged("judge_parse_rate")
-agg_judge_failed = _judged("judge_failed")
+agg_judge_score = _metric_of(_judge_metrics, "judge_score", "agg_judge_score")
+agg_judge_parse_rate = _metric_of(_judge_metrics, "judge_parse_rate", "agg_judge_parse_rate")
+agg_judge_failed = _metric_of(_judge_metrics, "judge_failed", "agg_judge_failed")
 
 
 def agg_count(values):
