@@ -1,0 +1,58 @@
+"""critic-eval: lm_eval passthrough with our tasks, our own commands, one-line data errors."""
+
+import json
+
+import pytest
+
+import critic_tasks
+from critic_tasks import cli
+
+
+def test_tasks_dir(capsys):
+    assert cli.main(["tasks-dir"]) == 0
+    assert capsys.readouterr().out.strip() == critic_tasks.tasks_dir()
+
+
+def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    out = tmp_path / "out"
+    rc = cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat,critic_comparison_chat",
+                   "--output_path", str(out), "--log_samples"])
+    assert rc == 0
+    (results_file,) = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]
+    # lm-eval's dummy model answers "lol": nothing parses, every score is the midpoint -> constant -> 0.
+    assert results["critic_feedback_chat"]["parse_rate,none"] == 0.0
+    assert results["critic_feedback_chat"]["spearman,none"] == 0.0
+    assert results["critic_feedback_chat"]["spearman_warnings,none"] >= 1
+    assert results["critic_comparison_chat"]["accuracy,none"] == 0.0
+    assert len(list(out.rglob("samples_critic_feedback_chat_*.jsonl"))) == 1
+    capsys.readouterr()
+    assert cli.main(["summary", str(results_file)]) == 0
+
+
+def test_bad_data_is_one_line(tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "obj_dev_data" / "chat_feedback_correction.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('[{"question": 1')
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", str(tmp_path))
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"critic-eval: data error: {bad}: malformed JSON at line 1, column 16: Expecting ',' delimiter"
+
+
+def test_own_include_path_is_refused_with_advice(capsys):
+    assert cli.main(["--include_path", "/x", "--tasks", "critic"]) == 2
+    assert "lm_eval --include_path" in capsys.readouterr().err
+
+
+def test_judge_without_model_is_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("CRITIC_JUDGE_MODEL", raising=False)
+    assert cli.main(["judge", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == "critic-eval: no judge model: pass --model or set CRITIC_JUDGE_MODEL"
+
+
+@pytest.mark.parametrize("argv", [["judge", "/nonexistent", "--model", "m"]])
+def test_judge_on_missing_samples(argv, capsys):
+    assert cli.main(argv) == 2
+    assert "no lm-eval samples files found" in capsys.readouterr().err
