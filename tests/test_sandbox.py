@@ -44,7 +44,7 @@ def _contains_pids(ex) -> bool:
 
 
 def _can_signal_us(ex) -> bool:
-    """Root without a PID namespace can kill this test process: such programs must not be run at all."""
+    """Our uid without a PID namespace can kill this test process: such programs must not be run at all."""
     return ex.isolation == "rlimits" and ex.run_as is None
 
 
@@ -54,8 +54,8 @@ def _fs_writable(ex) -> bool:
 
 def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[str, str | None]]:
     """name -> (source, reason to skip on this executor or None)."""
-    no_pids = None if _contains_pids(ex) else "no pids cgroup and root: a fork bomb would not be contained"
-    unsafe = "root without PID namespace: the program could kill the test process" if _can_signal_us(ex) else None
+    no_pids = None if _contains_pids(ex) else "no pids cgroup nor uid of its own: a fork bomb would not be contained"
+    unsafe = "our uid, no PID namespace: the program could kill the test process" if _can_signal_us(ex) else None
     return {
         "infinite_loop": ("while True:\n    pass\n", None),
         "fork_bomb": ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
@@ -67,7 +67,7 @@ def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[
             f"for path in {outside!r}:\n"
             "    try:\n        open(path, 'w').write('pwned')\n        ok += 1\n    except OSError:\n        pass\n"
             "sys.exit(0 if ok else 1)\n",
-            "filesystem writable (root, no bwrap)" if _fs_writable(ex) else None),
+            "filesystem writable (no bwrap, no uid of its own)" if _fs_writable(ex) else None),
         "socket_connect": (
             f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\ns.sendall(b'pwned')\n",
             "isolation 'rlimits' has no network isolation" if ex.isolation == "rlimits" else None),
@@ -183,7 +183,7 @@ def test_hostile_batch_neighbour_and_secrets(hostile_run):
     results = hostile_run["results"]
     assert results["neighbour"].status == "passed" and results["neighbour"].stdout == "still here\n"
     probe = results["secrets_probe"]
-    if _can_signal_us(hostile_run["ex"]):  # root without PID namespace can read our /proc/<pid>/environ ...
+    if _can_signal_us(hostile_run["ex"]):  # our uid without PID namespace can read our /proc/<pid>/environ ...
         assert not any(k in probe.stdout for k in SECRETS)  # ... but never sees them in its own environment
     else:
         assert probe.status == "passed", probe
@@ -259,17 +259,10 @@ def test_every_layer_runs_normal_programs(variant):
     assert ok.status == "passed" and "HF_TOKEN" not in ok.stdout and bad.status == "failed"
 
 
-@pytest.mark.parametrize("mode", ["cgroup-per-program", "preexec-rlimits"])
-def test_fallback_launch_paths(mode, monkeypatch):
-    """The paths this machine does not take by default: a cgroup per program (cgroup v2, entered from preexec_fn)
-    and rlimits set in preexec_fn (no ``prlimit``)."""
+def test_preexec_fallback_launch(monkeypatch):
+    """Without ``prlimit`` the rlimits (and the cgroup) are set in preexec_fn: same limits, same containment."""
+    monkeypatch.setattr("critic_tasks.plugins.executor._prlimit", lambda: None)
     layer_ex = SandboxExecutor()
-    if mode == "cgroup-per-program":
-        if not layer_ex.cgroup:
-            pytest.skip("no writable pids cgroup here")
-        layer_ex.cgroup_mode = "process"
-    else:
-        monkeypatch.setattr("critic_tasks.plugins.executor._prlimit", lambda: None)
     limits, bomb = layer_ex.run([
         Program("import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)"),
         Program("import os\nwhile True:\n    os.fork()\n", timeout_s=T)])

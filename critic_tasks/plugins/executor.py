@@ -2,8 +2,7 @@
 
 Every program is treated as hostile. Each one gets its own session/process group, a fresh temporary working
 directory (deleted afterwards), a scrubbed environment (no API keys or tokens), rlimits (CPU, address space, file
-size, open files, core; set by util-linux ``prlimit`` when present, else in ``preexec_fn``), a wall-clock timeout
-after which the *whole* group is SIGKILLed, and stdout/stderr read
+size, open files, core), a wall-clock timeout after which the *whole* group is SIGKILLed, and stdout/stderr read
 incrementally: only the last ``capture_bytes`` of each are kept and a program that writes more than
 ``max_output_bytes`` in all is killed and fails. ``passed`` means exit status 0 within the time limit.
 
@@ -20,14 +19,19 @@ as its own uid (``SANDBOX_UID + slot``): no writing our files, no signalling us 
 and RLIMIT_NPROC binds.
 
 On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
-delegates ``pids``), programs run in a child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root): with v1
-each worker thread sits in its own cgroup, so the programs it starts are born there; with v2 each program moves
-itself into a fresh one. Whatever a program leaves behind in it is killed. Without such a controller, no cgroup.
+delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root);
+whatever it leaves behind there is killed before the cgroup is removed. Without such a controller, no cgroup.
+
+Launch chain: ``sh`` (moves itself into the cgroup) -> ``prlimit`` (sets the rlimits) -> ``bwrap``/``unshare`` ->
+``python``. Doing this in wrappers rather than ``preexec_fn`` lets Popen vfork instead of fork, which in a big harness
+process (torch loaded) saves ~10 ms per program, held under the GIL; ``preexec_fn`` is the fallback (no ``prlimit``,
+or a uid to drop).
 """
 
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import dataclasses
 import functools
 import glob
@@ -43,7 +47,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from typing import Protocol, Sequence
 
@@ -90,8 +93,8 @@ def _works(cmd: list[str], **kw) -> bool:
 
 
 def _bwrap_prefix(python: str, workdir: str) -> list[str]:
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", "--tmpfs", "/tmp"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
     home = os.path.realpath(os.path.expanduser("~"))
     if home != "/" and os.path.isdir(home):  # hide tokens kept on disk (~/.cache/huggingface, ~/.netrc, ...)
         args += ["--tmpfs", home]
@@ -178,15 +181,17 @@ def _write(path: str, text: str) -> None:
 
 
 def _members(path: str) -> list[int]:
-    """Processes in cgroup ``path`` other than us (a worker thread of ours may be in it)."""
+    """Processes in cgroup ``path`` other than us (never SIGKILL ourselves, whatever happened)."""
     try:
         return [int(p) for p in open(os.path.join(path, "cgroup.procs")).read().split() if int(p) != os.getpid()]
     except OSError:
         return []
 
 
-def _empty_cgroup(path: str, remove: bool = False) -> None:
-    """SIGKILL everything in ``path`` until it is empty (pids.max bounds the loop), then optionally remove it."""
+def _remove_cgroup(path: str) -> None:
+    """SIGKILL everything in ``path`` (and its children) until it can be removed; pids.max bounds the loop."""
+    for sub in sorted(glob.glob(os.path.join(path, "*", "")), reverse=True):
+        _remove_cgroup(sub.rstrip("/"))
     for attempt in range(100):
         for pid in _members(path):
             try:
@@ -194,22 +199,12 @@ def _empty_cgroup(path: str, remove: bool = False) -> None:
             except OSError:
                 pass
         try:
-            if remove:
-                os.rmdir(path)
-                return
-            if not _members(path):
-                return
+            os.rmdir(path)
+            return
         except FileNotFoundError:
             return
         except OSError:  # busy until the last member is gone
-            pass
-        time.sleep(min(0.001 * (attempt + 1), 0.02))
-
-
-def _remove_cgroup(path: str) -> None:
-    for sub in sorted(glob.glob(os.path.join(path, "*", "")), reverse=True):
-        _remove_cgroup(sub.rstrip("/"))
-    _empty_cgroup(path, remove=True)
+            time.sleep(min(0.001 * (attempt + 1), 0.02))
 
 
 # ----------------------------------------------------------------------------- the executor
@@ -221,8 +216,7 @@ _RLIMITS = {"cpu": resource.RLIMIT_CPU, "core": resource.RLIMIT_CORE, "as": reso
 
 @functools.lru_cache(maxsize=1)
 def _prlimit() -> str | None:
-    """util-linux ``prlimit``, if it works: setting rlimits through it keeps preexec_fn out of Popen, and so lets
-    Popen vfork instead of fork, which in a big harness process (torch loaded) saves ~10 ms per program."""
+    """util-linux ``prlimit``, if it works (see "Launch chain" above)."""
     tool = shutil.which("prlimit")
     return tool if tool and _works([tool, "--core=0:0", "--", "true"]) else None
 
@@ -242,14 +236,14 @@ def _limit_child(limits: list[tuple[str, int, int]], cgroup_procs: bytes | None,
 
 
 class SandboxExecutor:
-    """Runs programs in parallel (worker threads launching subprocesses), each in the sandbox described above."""
+    """Runs programs in parallel (a thread pool of subprocess launches), each in the sandbox described above."""
 
     def __init__(self, max_workers: int | None = None, memory_mb: int = 1024, max_processes: int = 64,
                  max_file_mb: int = 64, max_open_files: int = 256, capture_bytes: int = 64 << 10,
                  max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
                  use_cgroup: bool = True):
         self.python = python or sys.executable
-        # twice the cores: much of a program's wall time is start-up and teardown waiting in the kernel
+        # twice the cores: part of a program's wall time is spent waiting (kernel set-up/teardown, blocked programs)
         self.max_workers = max_workers or 2 * (os.cpu_count() or 1)
         self.memory_mb, self.max_processes, self.max_file_mb = memory_mb, max_processes, max_file_mb
         self.max_open_files, self.capture_bytes, self.max_output_bytes = max_open_files, capture_bytes, max_output_bytes
@@ -259,9 +253,6 @@ class SandboxExecutor:
                              f"choose one of {LAYERS[LAYERS.index(detected):]}")
         self.isolation = isolation or detected
         self.cgroup = _cgroup_base() if use_cgroup else None
-        # v1 can hold single threads: then each worker thread gets a cgroup ("thread"), else each program ("process")
-        threads_ok = bool(self.cgroup) and os.path.exists(os.path.join(self.cgroup, "tasks"))
-        self.cgroup_mode = None if not self.cgroup else "thread" if threads_ok else "process"
         # bwrap drops all capabilities itself; the other layers drop root when the interpreter allows it
         self.run_as = SANDBOX_UID if self.isolation != "bwrap" and _unprivileged_can_run(self.python) else None
         self._ids = itertools.count()
@@ -270,59 +261,19 @@ class SandboxExecutor:
             self._slots.put(slot)
 
     def run(self, programs: Sequence[Program]) -> list[ExecResult]:
-        results: list = [None] * len(programs)
-        todo: queue.SimpleQueue = queue.SimpleQueue()
-        for job in enumerate(programs):
-            todo.put(job)
-        workers = [threading.Thread(target=self._worker, args=(todo, results), daemon=True)
-                   for _ in range(min(self.max_workers, len(programs)))]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        return [r or ExecResult("error", None, "", "[sandbox] worker died", 0.0) for r in results]
+        if not programs:
+            return []
+        with concurrent.futures.ThreadPoolExecutor(min(self.max_workers, len(programs))) as pool:
+            return list(pool.map(self._run_safely, programs))
 
-    def _worker(self, todo: queue.SimpleQueue, results: list) -> None:
-        slot, box = self._slots.get(), None
+    def _run_safely(self, program: Program) -> ExecResult:
+        start, slot = time.monotonic(), self._slots.get()  # the slot picks the uid when we drop root
         try:
-            box = self._enter_cgroup()
-            while True:
-                try:
-                    index, program = todo.get_nowait()
-                except queue.Empty:
-                    return
-                start = time.monotonic()
-                try:
-                    results[index] = self._run_one(program, start, slot, box)
-                except Exception as err:  # a harness-side failure: report it, never raise out of run()
-                    results[index] = ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}",
-                                                time.monotonic() - start)
+            return self._run_one(program, start, slot)
+        except Exception as err:  # a harness-side failure: report it, never raise out of run()
+            return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
         finally:
-            if box:
-                self._leave_cgroup(box)
             self._slots.put(slot)
-
-    def _enter_cgroup(self) -> str | None:
-        """cgroup v1: put this worker *thread* in its own pids cgroup, once; the programs it forks are born there,
-        which spares a cgroup migration (an RCU grace period, ~10 ms) per program. None: use one per program."""
-        if self.cgroup_mode != "thread":
-            return None
-        box = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
-        try:
-            os.mkdir(box)
-            _write(os.path.join(box, "pids.max"), str(self.max_processes + 1))  # + this thread
-            _write(os.path.join(box, "tasks"), str(threading.get_native_id()))
-            return box
-        except OSError:
-            _remove_cgroup(box)
-            return None
-
-    def _leave_cgroup(self, box: str) -> None:
-        try:
-            _write(os.path.join(os.path.dirname(self.cgroup), "tasks"), str(threading.get_native_id()))
-        except OSError:
-            pass  # the thread is about to end, which also takes it out
-        _remove_cgroup(box)
 
     def _command(self, workdir: str, uid: int | None) -> list[str]:
         # -S then site-packages appended by hand: the same path without running .pth files (an editable install's
@@ -353,28 +304,33 @@ class SandboxExecutor:
             limits.append(("nproc", self.max_processes, self.max_processes))
         return limits
 
-    def _run_one(self, program: Program, start: float, slot: int, box: str | None) -> ExecResult:
+    def _launch(self, workdir: str, uid: int | None, cgroup: str | None, timeout_s: float):
+        """The command line and preexec_fn (None when wrappers do it all; see the module docstring)."""
+        cmd, limits = self._command(workdir, uid), self._limits(timeout_s)
+        procs = os.path.join(cgroup, "cgroup.procs") if cgroup else None
+        setuid = uid if self.isolation == "rlimits" else None  # bwrap/unshare change uid themselves
+        if not _prlimit() or setuid is not None:
+            return cmd, functools.partial(_limit_child, limits, procs and os.fsencode(procs), setuid)
+        cmd = [_prlimit(), *(f"--{name}={soft}:{hard}" for name, soft, hard in limits), "--", *cmd]
+        if procs:  # "0": the writing process itself, which then execs the rest of the chain
+            cmd = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, *cmd]
+        return cmd, None
+
+    def _run_one(self, program: Program, start: float, slot: int) -> ExecResult:
         uid = None if self.run_as is None else self.run_as + slot
         workdir = tempfile.mkdtemp(prefix="critic-sbx-")
-        cgroup, own_cgroup = box, False
+        cgroup = None
         try:
             with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
                 f.write(program.source)
             if uid is not None:
                 os.chown(workdir, uid, uid)
                 os.chown(os.path.join(workdir, "main.py"), uid, uid)
-            if self.cgroup and not box:  # a cgroup for this program; the child moves itself in (preexec)
-                cgroup, own_cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}"), True
+            if self.cgroup:
+                cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
                 os.mkdir(cgroup)
                 _write(os.path.join(cgroup, "pids.max"), str(self.max_processes))
-            cmd, limits, setuid = self._command(workdir, uid), self._limits(program.timeout_s), None
-            if uid is not None and self.isolation == "rlimits":
-                setuid = uid
-            if _prlimit() and not own_cgroup and setuid is None:
-                cmd, preexec = [_prlimit(), *(f"--{n}={soft}:{hard}" for n, soft, hard in limits), "--", *cmd], None
-            else:
-                preexec = functools.partial(_limit_child, limits, os.fsencode(os.path.join(cgroup, "cgroup.procs"))
-                                            if own_cgroup else None, setuid)
+            cmd, preexec = self._launch(workdir, uid, cgroup, program.timeout_s)
             with tempfile.TemporaryFile() as stdin:  # a file, so a program that never reads cannot block us
                 stdin.write(program.stdin.encode())
                 stdin.seek(0)
@@ -390,10 +346,8 @@ class SandboxExecutor:
                 except subprocess.TimeoutExpired:  # unkillable (D state): leave it, report what we have
                     returncode = None
         finally:
-            if own_cgroup:
+            if cgroup:
                 _remove_cgroup(cgroup)
-            elif box:
-                _empty_cgroup(box)  # the next program of this worker starts with a clean slate
             shutil.rmtree(workdir, ignore_errors=True)
         cpu_killed = returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU)  # bwrap reports 128+signal
         status = why or ("passed" if returncode == 0 else "timeout" if cpu_killed else "failed")
