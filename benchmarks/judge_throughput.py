@@ -31,6 +31,7 @@ import json
 import multiprocessing
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -138,9 +139,12 @@ def free_port() -> int:
 
 
 def start_server(args, port: int):
-    if args.llama_server:  # llama.cpp's C++ server: N slots share one context, so give each the full n_ctx
+    if args.llama_server:
+        # N slots share one context, so give each the full n_ctx. --cache-ram 0: no cross-request prompt cache,
+        # or a repeat (the same prompts) would be served from the first run's KV states.
         cmd = [args.llama_server, "-m", args.model, "--host", "127.0.0.1", "--port", str(port),
-               "-c", str(args.n_ctx * args.slots), "-np", str(args.slots), "-t", str(args.threads)]
+               "-c", str(args.n_ctx * args.slots), "-np", str(args.slots), "-t", str(args.threads),
+               "--cache-ram", "0"]
     else:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", args.model, "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads),
@@ -175,6 +179,7 @@ def main():
     ap.add_argument("--llama-server", help="path to llama.cpp's llama-server binary (default: llama-cpp-python)")
     ap.add_argument("--slots", type=int, default=None, help="server slots (default: 1, or 8 with --llama-server)")
     ap.add_argument("--base-url", help="use this running server instead of starting one (set --slots)")
+    ap.add_argument("--repeats", type=int, default=2, help="runs per side, in ABBA order")
     ap.add_argument("--json", help="also write the numbers here")
     args = ap.parse_args()
     args.slots = args.slots or (8 if args.llama_server else 1)
@@ -194,27 +199,39 @@ def main():
         payloads = [OpenAIBackend(settings)._payload(p) for p in prompts]
         run_ours(settings, prompts[:2])  # warm up (page in the weights) outside the timings
 
-        rows = {}
-        for name, fn, fargs in [
+        patterns = [
             (f"toolkit pattern (batches of {TOOLKIT_BATCH}, Pool({TOOLKIT_POOL}))", run_toolkit,
              (f"{base_url}/chat/completions", payloads)),
             (f"ours (concurrency {args.concurrency})", run_ours, (settings, prompts)),
-        ]:
-            texts, intervals, t0, t1 = timed(fn, *fargs)
-            busy, slot_share, mean_in_flight = capacity(intervals, t0, t1, args.slots)
-            rows[name] = {"wall_s": t1 - t0, "req_per_s": len(prompts) / (t1 - t0), "busy_share": busy,
-                          "slot_share": slot_share, "mean_in_flight": mean_in_flight, "texts": texts}
+        ]
+        runs = {name: [] for name, _, _ in patterns}
+        for rep in range(args.repeats):
+            # ABBA order, so a drift in machine load (shared CPUs) doesn't favour one side
+            for name, fn, fargs in patterns if rep % 2 == 0 else patterns[::-1]:
+                texts, intervals, t0, t1 = timed(fn, *fargs)
+                busy, slot_share, mean_in_flight = capacity(intervals, t0, t1, args.slots)
+                runs[name].append({"wall_s": t1 - t0, "req_per_s": len(prompts) / (t1 - t0), "busy_share": busy,
+                                   "slot_share": slot_share, "mean_in_flight": mean_in_flight, "texts": texts})
+                print(f"  run {rep + 1}: {name}: {t1 - t0:.1f} s", flush=True)
     finally:
         if proc:
             proc.terminate()
             proc.wait(timeout=30)
 
-    (base_name, base), (our_name, ours) = rows.items()
+    def pooled(rs):  # totals over repeats; shares averaged
+        wall = sum(r["wall_s"] for r in rs)
+        out = {"wall_s": wall / len(rs), "req_per_s": args.n * len(rs) / wall, "texts": rs[0]["texts"]}
+        out.update({k: statistics.fmean(r[k] for r in rs) for k in ("busy_share", "slot_share", "mean_in_flight")})
+        return out
+
+    rows = {name: pooled(rs) for name, rs in runs.items()}
+    (_, base), (_, ours) = rows.items()
     ratio = ours["req_per_s"] / base["req_per_s"]
     same = sum(a == b for a, b in zip(base["texts"], ours["texts"]))
-    print(f"server: {server}, {args.slots} slot(s), {args.threads} threads, model {os.path.basename(args.model or '?')}")
-    print(f"{args.n} prompts, max_tokens {args.max_tokens}, temperature 0; identical replies on both sides: "
-          f"{same}/{args.n}\n")
+    print(f"\nserver: {server}, {args.slots} slot(s), {args.threads} threads, "
+          f"model {os.path.basename(args.model or '?')}")
+    print(f"{args.n} prompts x {args.repeats} repeat(s), max_tokens {args.max_tokens}, temperature 0; "
+          f"identical replies on both sides: {same}/{args.n}\n")
     print(f"{'':44s} {'wall s':>8s} {'req/s':>7s} {'busy':>6s} {'slots':>6s} {'in flight':>9s}")
     for name, r in rows.items():
         print(f"{name:44s} {r['wall_s']:8.2f} {r['req_per_s']:7.2f} {r['busy_share']:6.0%} {r['slot_share']:6.0%} "
@@ -222,8 +239,9 @@ def main():
     print(f"\nspeed-up (ours / toolkit pattern): {ratio:.2f}x")
     if args.json:
         out = {k: {m: v for m, v in r.items() if m != "texts"} for k, r in rows.items()}
-        out.update(ratio=ratio, server=server, slots=args.slots, n=args.n, max_tokens=args.max_tokens,
-                   threads=args.threads, identical_replies=same)
+        out.update(ratio=ratio, server=server, slots=args.slots, n=args.n, repeats=args.repeats,
+                   max_tokens=args.max_tokens, threads=args.threads, identical_replies=same,
+                   runs={k: [{m: v for m, v in r.items() if m != "texts"} for r in rs] for k, rs in runs.items()})
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
 

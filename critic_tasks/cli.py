@@ -138,7 +138,13 @@ DIMENSION_KEYS = {
     "critic_feedback": ("spearman", "score", "parse_rate"),
     "critic_comparison": ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
     "critic_meta": ("spearman", "score", "parse_rate"),
+    "critic_correction": ("pass_rate", "score", "parse_rate"),
+    "critic_correction_empty": ("pass_rate", "parse_rate"),
+    "critic_feedback_sub": ("judge_score", "judge_parse_rate"),
+    "critic_comparison_sub": ("judge_score", "judge_parse_rate"),
+    "critic_correction_sub": ("judge_score", "judge_parse_rate"),
 }
+OVERALLS = {"critic": ("score", "overall"), "critic_sub": ("judge_score", "overall (judge, 1-10)")}
 
 
 def format_table(results: dict) -> str:
@@ -150,10 +156,11 @@ def format_table(results: dict) -> str:
             continue
         for key in keys:
             value = metrics.get(f"{key},none")
-            rows.append((task, key, "n/a (labels withheld)" if value is None else f"{value:.2f}"))
-    overall = results.get("critic", {}).get("score,none")
-    if overall is not None:
-        rows.append(("critic", "overall", f"{overall:.2f}"))
+            rows.append((task, key, "n/a" if value is None else f"{value:.2f}"))
+    for group, (key, label) in OVERALLS.items():
+        overall = results.get(group, {}).get(f"{key},none")
+        if overall is not None:
+            rows.append((group, label, f"{overall:.2f}"))
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows)
 

