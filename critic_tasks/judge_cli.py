@@ -27,6 +27,7 @@ def _judge_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--backend", help="openai | vllm | hf, or a plugin's name")
     group.add_argument("--model")
     group.add_argument("--base_url", help="OpenAI-style base, e.g. http://127.0.0.1:8000/v1")
+    group.add_argument("--api_key", help="prefer CRITIC_JUDGE_API_KEY: a flag is visible in the process list")
     group.add_argument("--concurrency", type=int)
     group.add_argument("--cache", help="cache file; 'off' disables")
     group.add_argument("--max_tokens", type=int)
@@ -35,7 +36,7 @@ def _judge_flags(parser: argparse.ArgumentParser) -> None:
 def _settings(args):
     from critic_tasks.plugins.judge import JudgeSettings
 
-    overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "concurrency", "max_tokens")
+    overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
                  if getattr(args, k) is not None}
     if args.cache is not None:
         overrides["cache"] = None if args.cache.lower() in ("off", "none", "0") else args.cache
