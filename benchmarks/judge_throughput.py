@@ -30,6 +30,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -183,6 +184,7 @@ def main():
     ap.add_argument("--json", help="also write the numbers here")
     args = ap.parse_args()
     args.slots = args.slots or (8 if args.llama_server else 1)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the server we started
 
     proc = None
     if args.base_url:

