@@ -110,7 +110,7 @@ def comparison_judge_prompt(item: Mapping, prediction: str) -> str:
 
 
 def correction_judge_prompt(item: Mapping, prediction: str) -> str:
-    """Grade a revised response; the critique it acts on is ``item['feedback']``, the reference ``item['correction']``."""
+    """Grade a revised response; it acts on the critique ``item['feedback']``; reference ``item['correction']``."""
     parts = [
         "You are grading a correction. An AI assistant's response was reviewed, and the response was then revised "
         "to fix the problems the review raised. A good correction fixes every real problem, keeps what was right, "

@@ -108,7 +108,8 @@ def _result(reply: JudgeReply, cached: bool) -> JudgeResult:
     return JudgeResult(score, reply.text, None if score is not None else PARSE_ERROR, cached)
 
 
-def judge_prompts(prompts: list[str], settings: JudgeSettings | None = None, progress: bool = True) -> list[JudgeResult]:
+def judge_prompts(prompts: list[str], settings: JudgeSettings | None = None,
+                  progress: bool = True) -> list[JudgeResult]:
     """Judge each prompt: cached replies first, then the misses through the backend (identical prompts once)."""
     settings = settings or JudgeSettings.from_env()
     identity = settings.identity()

@@ -16,7 +16,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -95,7 +95,9 @@ class JudgeSettings:
             try:
                 values["concurrency"] = int(env["CRITIC_JUDGE_CONCURRENCY"])
             except ValueError:
-                raise ValueError(f"CRITIC_JUDGE_CONCURRENCY must be an integer, got {env['CRITIC_JUDGE_CONCURRENCY']!r}")
+                raise ValueError(
+                    f"CRITIC_JUDGE_CONCURRENCY must be an integer, got {env['CRITIC_JUDGE_CONCURRENCY']!r}"
+                ) from None
         values.update(overrides)
         return cls(**values)
 
@@ -148,7 +150,8 @@ class OpenAIBackend:
         self.model = _require_model(settings)
         self.url = f"{settings.base_url}/chat/completions"
 
-    def generate(self, prompts: list[str], progress: bool = True, on_result: OnResult | None = None) -> list[JudgeReply]:
+    def generate(self, prompts: list[str], progress: bool = True,
+                 on_result: OnResult | None = None) -> list[JudgeReply]:
         return _run_coroutine(self._generate(list(prompts), progress, on_result))
 
     async def _generate(self, prompts, progress, on_result):
@@ -267,7 +270,8 @@ class HFBackend:
         messages = [{"role": "user", "content": prompt}]
         return self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
-    def generate(self, prompts: list[str], progress: bool = True, on_result: OnResult | None = None) -> list[JudgeReply]:
+    def generate(self, prompts: list[str], progress: bool = True,
+                 on_result: OnResult | None = None) -> list[JudgeReply]:
         import torch
         from tqdm.auto import tqdm
 
@@ -312,7 +316,8 @@ class VLLMBackend:
                 "Alternatively run `vllm serve MODEL` and use CRITIC_JUDGE_BACKEND=openai with CRITIC_JUDGE_BASE_URL."
             )
 
-    def generate(self, prompts: list[str], progress: bool = True, on_result: OnResult | None = None) -> list[JudgeReply]:
+    def generate(self, prompts: list[str], progress: bool = True,
+                 on_result: OnResult | None = None) -> list[JudgeReply]:
         from vllm import SamplingParams
 
         llm = _load_vllm(self.model_name)  # a model that won't load is a setup error: raise, don't record
@@ -347,9 +352,10 @@ def get_backend(settings: JudgeSettings | None = None):
     backend = pm.hook.critic_judge_backend(name=settings.backend, settings=settings)
     if backend is None:
         others = sorted(n for n, p in pm.list_name_plugin() if p is not None and not n.startswith("critic_tasks."))
+        loaded = f"; other plugins loaded: {', '.join(others)}" if others else ""
         raise ValueError(
-            f"unknown judge backend {settings.backend!r} (CRITIC_JUDGE_BACKEND); built-in: "
-            f"{', '.join(sorted(BUILTIN_BACKENDS))}" + (f"; other plugins loaded: {', '.join(others)}" if others else "")
+            f"unknown judge backend {settings.backend!r} (CRITIC_JUDGE_BACKEND); "
+            f"built-in: {', '.join(sorted(BUILTIN_BACKENDS))}{loaded}"
         )
     return backend
 
