@@ -34,42 +34,57 @@ def _response(domain: Domain, doc: dict, suffix: str = "") -> str:
     return text
 
 
+def _prompt(intro: str, body: str, ask: str) -> str:
+    """Every critic prompt has the paper's three parts: what is given, the inputs, what to output."""
+    return f"{intro}\n---\n{body}---\n{ask}"
+
+
+def _single(d: Domain, doc: dict) -> str:
+    return _inputs(d, doc) + _response(d, doc)
+
+
+def _pair(d: Domain, doc: dict) -> str:
+    return _inputs(d, doc) + _response(d, doc, "A") + _response(d, doc, "B")
+
+
+_LIKERT_ASK = ("Write the rating on the first line exactly as `{marker}: x` (x is an integer from 1 to 7), "
+               "then give a brief justification.")
+
+
 def feedback_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
-    return (
+    return _prompt(
         f"You will see {d.task_noun} and a response written for it. Judge how good the response is, "
-        f"paying attention to {d.criteria}.\n---\n"
-        f"{_inputs(d, doc)}{_response(d, doc)}---\n"
+        f"paying attention to {d.criteria}.",
+        _single(d, doc),
         "Rate the response on a 1-7 Likert scale, where 1 means very poor and 7 means flawless. "
-        "Write the rating on the first line exactly as `Decision: x` (x is an integer from 1 to 7), "
-        "then give a brief justification."
+        + _LIKERT_ASK.format(marker="Decision"),
     )
 
 
 def comparison_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
-    return (
+    return _prompt(
         f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
-        f"paying attention to {d.criteria}.\n---\n"
-        f"{_inputs(d, doc)}{_response(d, doc, 'A')}{_response(d, doc, 'B')}---\n"
+        f"paying attention to {d.criteria}.",
+        _pair(d, doc),
         "Which response is better? Answer on the first line exactly as `Decision: A`, `Decision: B` or "
         "`Decision: C`: A if response A is clearly better, B if response B is clearly better, C if neither "
-        "is clearly better than the other. Then give a brief justification."
+        "is clearly better than the other. Then give a brief justification.",
     )
 
 
 def meta_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
-    return (
+    return _prompt(
         f"You will see {d.task_noun}, a response to it, a high-quality reference critique of that response, "
         "and a second critique to evaluate. Judge the second critique: are its points accurate, does it find "
-        "the real flaws, are its suggestions useful and specific, and does it avoid nitpicking a good response?"
-        f"\n---\n{_inputs(d, doc)}{_response(d, doc)}"
-        f"{_section('### Reference high-quality Feedback', doc['ground_truth_feedback'])}"
-        f"{_section('### Feedback To be Evaluated', doc['evaluated_feedback'])}---\n"
+        "the real flaws, are its suggestions useful and specific, and does it avoid nitpicking a good response?",
+        _single(d, doc)
+        + _section("### Reference high-quality Feedback", doc["ground_truth_feedback"])
+        + _section("### Feedback To be Evaluated", doc["evaluated_feedback"]),
         "The reference critique deserves a 7. On the same 1-7 scale, rate the critique to be evaluated. "
-        "Write the rating on the first line exactly as `Score: x` (x is an integer from 1 to 7), "
-        "then give a brief justification."
+        + _LIKERT_ASK.format(marker="Score"),
     )
 
 
@@ -88,35 +103,35 @@ def correction_prompt(doc: dict, with_feedback: bool = True) -> str:
     )
     feedback = _section("### Feedback:", doc["feedback"]) if with_feedback else ""
     ask = "using the feedback" if with_feedback else "fixing any problems you find"
-    return (
+    return _prompt(
         f"You will see {d.task_noun} and a response written for it"
         + (", followed by feedback on that response" if with_feedback else "")
-        + f". Revise the response {ask}, paying attention to {d.criteria}.\n---\n"
-        f"{_inputs(d, doc)}{_response(d, doc)}{feedback}---\n"
-        f"Now write your revised response. {fmt}"
+        + f". Revise the response {ask}, paying attention to {d.criteria}.",
+        _single(d, doc) + feedback,
+        f"Now write your revised response. {fmt}",
     )
 
 
 def feedback_sub_prompt(doc: dict) -> str:
     """Subjective feedback: a free-text critique, graded later by a judge against the human one."""
     d = DOMAINS[doc["domain"]]
-    return (
+    return _prompt(
         f"You will see {d.task_noun} and a response written for it. Write a critique of the response, "
-        f"paying attention to {d.criteria}.\n---\n"
-        f"{_inputs(d, doc)}{_response(d, doc)}---\n"
+        f"paying attention to {d.criteria}.",
+        _single(d, doc),
         "Point out each real problem, explain why it is a problem, and say how to fix it; acknowledge what is "
-        "already right. If the response needs no revision, say so."
+        "already right. If the response needs no revision, say so.",
     )
 
 
 def comparison_sub_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
-    return (
+    return _prompt(
         f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
-        f"paying attention to {d.criteria}.\n---\n"
-        f"{_inputs(d, doc)}{_response(d, doc, 'A')}{_response(d, doc, 'B')}---\n"
+        f"paying attention to {d.criteria}.",
+        _pair(d, doc),
         "Critique both responses, weighing the strengths and flaws of each, then say which one is better "
-        "(or that neither is clearly better) and why."
+        "(or that neither is clearly better) and why.",
     )
 
 
