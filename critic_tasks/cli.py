@@ -134,11 +134,11 @@ def _demo(argv: list[str]) -> int:
 
 # ----------------------------------------------------------------------------- summary
 
-DIMENSION_KEYS = {
+DIMENSION_KEYS = {  # in the paper's order
     "critic_feedback": ("spearman", "score", "parse_rate"),
+    "critic_correction": ("pass_rate", "score", "parse_rate"),
     "critic_comparison": ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
     "critic_meta": ("spearman", "score", "parse_rate"),
-    "critic_correction": ("pass_rate", "score", "parse_rate"),
     "critic_correction_empty": ("pass_rate", "parse_rate"),
     "critic_feedback_sub": ("judge_score", "judge_parse_rate"),
     "critic_comparison_sub": ("judge_score", "judge_parse_rate"),
@@ -149,12 +149,17 @@ OVERALLS = {"critic": ("score", "overall"), "critic_sub": ("judge_score", "overa
 
 def format_table(results: dict) -> str:
     """The dimension table: one row per dimension, the paper's overall last."""
-    rows = [("dimension", "metric", "value")]
-    for task, keys in DIMENSION_KEYS.items():
-        metrics = results.get(task)
-        if metrics is None:
-            continue
-        for key in keys:
+    rows = [("task", "metric", "value")]
+    order = list(DIMENSION_KEYS)
+    tasks = []
+    for task in results:
+        bases = [b for b in DIMENSION_KEYS if task == b or task.startswith(b + "_")]
+        if bases and task not in OVERALLS:
+            base = max(bases, key=len)  # critic_feedback_sub_chat -> critic_feedback_sub
+            tasks.append((order.index(base), task, base))
+    for _, task, base in sorted(tasks):
+        metrics = results[task]
+        for key in DIMENSION_KEYS[base]:
             value = metrics.get(f"{key},none")
             rows.append((task, key, "n/a" if value is None else f"{value:.2f}"))
     for group, (key, label) in OVERALLS.items():

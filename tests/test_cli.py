@@ -56,3 +56,17 @@ def test_judge_without_model_is_one_line(monkeypatch, capsys, tmp_path):
 def test_judge_on_missing_samples(argv, capsys):
     assert cli.main(argv) == 2
     assert "no lm-eval samples files found" in capsys.readouterr().err
+
+
+def test_summary_table_orders_dimensions_and_marks_missing_labels():
+    results = {
+        "critic_meta": {"spearman,none": 10.0, "score,none": 55.0, "parse_rate,none": 100.0},
+        "critic_feedback_chat": {"spearman,none": 20.0, "score,none": 60.0, "parse_rate,none": 90.0},
+        "critic_feedback_test": {"parse_rate,none": 80.0, "labels_available,none": 0.0},
+        "critic": {"score,none": 57.5},
+    }
+    lines = cli.format_table(results).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["critic_feedback_chat"] * 3 + ["critic_feedback_test"] * 3 + [
+        "critic_meta"] * 3 + ["critic"]
+    assert lines[4].split() == ["critic_feedback_test", "spearman", "n/a"]
+    assert lines[-1].split() == ["critic", "overall", "57.50"]
