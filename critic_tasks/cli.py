@@ -166,8 +166,13 @@ def format_table(results: dict) -> str:
         overall = results.get(group, {}).get(f"{key},none")
         if overall is not None:
             rows.append((group, label, f"{overall:.2f}"))
-    width = [max(len(r[i]) for r in rows) for i in range(3)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows)
+    return render_rows(rows)
+
+
+def render_rows(rows: list[tuple[str, ...]]) -> str:
+    """Plain aligned columns (first row = header), for every table critic-eval prints."""
+    width = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, width)).rstrip() for r in rows)
 
 
 def _summary(argv: list[str]) -> int:

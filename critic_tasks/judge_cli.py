@@ -20,6 +20,7 @@ from critic_tasks.judge_prompts import feedback_judge_prompt
 
 SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 PAPER_GPT4_META_SPEARMAN = 62.90  # CriticEval: GPT-4's meta-feedback Spearman with humans, x100
+SUB_TASKS = tuple(f"critic_{d}_sub" for d in ("feedback", "comparison", "correction"))  # critic_sub's members
 
 
 def _judge_flags(parser: argparse.ArgumentParser) -> None:
@@ -109,8 +110,6 @@ def judge_command(argv: list[str]) -> int:
     return 0
 
 
-SUB_TASKS = ("critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub")
-
 
 def format_judge_table(results: dict) -> str:
     rows = [("task", "judge_score", "judge_parse_rate", "failed")]
@@ -119,8 +118,9 @@ def format_judge_table(results: dict) -> str:
         rows.append((task, "n/a" if score is None else f"{score:.2f}",
                      f"{m['judge_parse_rate']:.2f}" if "judge_parse_rate" in m else "",
                      f"{m['judge_failed']:.0f}" if "judge_failed" in m else ""))
-    width = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows)
+    from critic_tasks.cli import render_rows
+
+    return render_rows(rows)
 
 
 def calibrate_command(argv: list[str]) -> int:
