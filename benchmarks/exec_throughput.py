@@ -21,8 +21,8 @@ from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from critic_tasks.correction import build_code_test_program  # noqa: E402
-from critic_tasks.plugins.executor import Program, SandboxExecutor  # noqa: E402
+from critic_tasks.protocols.criticbench.correction import build_code_test_program  # noqa: E402
+from critic_tasks.sandbox.executor import Program, SandboxExecutor  # noqa: E402
 
 UNIT_TEST = """def check(candidate):
     assert candidate([1, 2, 3], 2) == [2, 4, 6]

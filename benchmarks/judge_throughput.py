@@ -40,7 +40,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from critic_tasks.judge_prompts import feedback_judge_prompt  # noqa: E402
+from critic_tasks.protocols.criticbench.judge_prompts import feedback_judge_prompt  # noqa: E402
 from critic_tasks.plugins.judge import JudgeSettings, OpenAIBackend  # noqa: E402
 
 TOOLKIT_BATCH, TOOLKIT_POOL = 8, 2

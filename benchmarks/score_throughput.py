@@ -25,7 +25,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from critic_tasks.task_configs import utils
+from critic_tasks.adapters.lm_eval import hooks as utils
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from toolkit_reference import toolkit_extract, toolkit_option  # noqa: E402  (shared with the parser tests)

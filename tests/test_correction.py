@@ -8,40 +8,22 @@ import re
 
 import pytest
 
-from critic_tasks.correction import (RESULT_MARKER, answers_match, build_code_test_program, build_math_pot_program,
-                                     check_corrections, extract_code, extract_final_answer, find_entry_point,
-                                     gold_answer)
-from critic_tasks.metrics.pass_at_k import pass_at_k
-from critic_tasks.plugins.executor import ExecResult, Program, SandboxExecutor
+from helpers import brute_force_pass_at_k
+from toolkit_reference import toolkit_math_result as toolkit_parse_math_result
+from toolkit_reference import toolkit_parse_code
+
+from critic_tasks.core.answers import answers_match, extract_final_answer
+from critic_tasks.core.code import extract_code
+from critic_tasks.core.metrics.pass_at_k import pass_at_k
+from critic_tasks.protocols.criticbench.correction import check_corrections, gold_answer
+from critic_tasks.protocols.criticbench.correction.programs import (PRELUDE, RESULT_MARKER, build_code_test_program,
+                                                                    build_math_pot_program, find_entry_point)
+from critic_tasks.sandbox.executor import ExecResult, Program, SandboxExecutor
 
 
 @pytest.fixture(scope="module")
 def executor():
     return SandboxExecutor()
-
-
-# ----------------------------------------------------------------------------- the toolkit's parsers (the baseline)
-
-
-def toolkit_parse_math_result(string):
-    """util_func.parse_math_result (SCHEMA §3.1): the last token that evals to a truthy int/float, else ''."""
-    string = string.replace("\n", " ").replace("=", "= ")
-    for token in reversed(string.split()):
-        try:
-            value = eval(token, {"__builtins__": {}})  # the toolkit's own rule; tokens have no spaces
-        except Exception:
-            continue
-        if value and type(value) in (int, float):
-            return value
-    return ""
-
-
-def toolkit_parse_code(text, lang="python"):
-    """util_func.parse_code: the first ```python block, else the whole text if it has no fence at all, else ''."""
-    match = re.search(rf"```{lang}.*?\s+(.*?)```", text, re.DOTALL)
-    if match:
-        return match.group(1)
-    return text if "```" not in text else ""
 
 
 # ----------------------------------------------------------------------------- code extraction
@@ -174,11 +156,11 @@ def test_real_code_not_exec_corrections_run(predictions_dir, executor):
     records = _load(predictions_dir, "code_not_exec")
     items = [_code_item(r["origin_prompt"]) for r in records]
     results = check_corrections("code_not_exec", [r["prediction"] for r in records], items, executor=executor)
-    assert len(results) == len(items) and all(r["parsed"] for r in results)
-    passed = sum(r["passed"] for r in results)
+    assert len(results) == len(items) and all(r.parsed for r in results)
+    passed = sum(r.passed for r in results)
     print(f"\ncode_not_exec: {passed}/{len(results)} revisions pass their unit tests")
     assert 0 < passed < len(results)
-    assert {r["status"] for r in results} <= {"passed", "failed", "timeout"}
+    assert {r.status for r in results} <= {"passed", "failed", "timeout"}
 
 
 # ----------------------------------------------------------------------------- programs against real unit tests
@@ -253,7 +235,7 @@ def test_check_math_cot():
              {"question": "q", "ground_truth_answer": "3/4"}]
     revisions = ["so the total is 0\n#### RESULT: 0", "The answer is 13.", "the answer is b", "no idea"]
     results = check_corrections("math_cot", revisions, items)
-    assert [(r["parsed"], r["passed"], r["status"]) for r in results] == [
+    assert [(r.parsed, r.passed, r.status) for r in results] == [
         (True, True, "passed"), (True, False, "wrong_answer"), (True, True, "passed"), (False, False, "unparsed")]
 
 
@@ -262,7 +244,7 @@ def test_invalid_gold_raises_or_is_marked():
     with pytest.raises(ValueError, match=r"item 1: .*ground_truth_answer"):
         check_corrections("math_cot", ["12", "12"], items)
     results = check_corrections("math_cot", ["12", "12"], items, invalid="mark")
-    assert results[0]["passed"] and results[1]["status"] == "invalid" and not results[1]["passed"]
+    assert results[0].passed and results[1].status == "invalid" and not results[1].passed
     with pytest.raises(ValueError, match="unit_test"):
         check_corrections("code_exec", ["```python\ndef f():\n    pass\n```"],
                           [{"unit_test": "", "data_source": "mbpp"}])
@@ -279,8 +261,8 @@ def test_check_math_pot_in_one_batch(executor):
     recording = RecordingExecutor(executor)
     results = check_corrections("math_pot", revisions, items, executor=recording)
     assert recording.calls == [5]  # one batched run, the unparsed revision never reaches the sandbox
-    assert [r["status"] for r in results] == ["passed", "passed", "wrong_answer", "unparsed", "failed", "no_result"]
-    assert [r["passed"] for r in results] == [True, True, False, False, False, False]
+    assert [r.status for r in results] == ["passed", "passed", "wrong_answer", "unparsed", "failed", "no_result"]
+    assert [r.passed for r in results] == [True, True, False, False, False, False]
 
 
 def test_check_code_domains(executor):
@@ -297,7 +279,7 @@ def test_check_code_domains(executor):
                  "```python\ndef cube(x):\n    while True:\n        pass\n```",
                  "Sorry, no code."]
     results = check_corrections("code_not_exec", revisions, items, executor=executor, timeout_s=1.5)
-    assert [(r["parsed"], r["passed"], r["status"]) for r in results] == [
+    assert [(r.parsed, r.passed, r.status) for r in results] == [
         (True, True, "passed"), (True, False, "failed"), (True, True, "passed"), (True, False, "timeout"),
         (False, False, "unparsed")]
 
@@ -312,17 +294,11 @@ def test_check_corrections_argument_errors():
 # ----------------------------------------------------------------------------- pass@k
 
 
-def _brute_force_pass_at_k(n, c, k):
-    samples = [True] * c + [False] * (n - c)
-    subsets = list(itertools.combinations(range(n), k))
-    return sum(any(samples[i] for i in subset) for subset in subsets) / len(subsets)
-
-
 @pytest.mark.parametrize("n", range(1, 9))
 def test_pass_at_k_matches_brute_force(n):
     for c in range(n + 1):
         for k in range(1, n + 1):
-            assert math.isclose(pass_at_k(n, c, k), _brute_force_pass_at_k(n, c, k), abs_tol=1e-12), (n, c, k)
+            assert math.isclose(pass_at_k(n, c, k), brute_force_pass_at_k(n, c, k), abs_tol=1e-12), (n, c, k)
 
 
 def test_pass_at_k_edges_and_large_n():

@@ -9,9 +9,12 @@ import os
 
 import pytest
 
-from critic_tasks.judging import judge_prompts
-from critic_tasks.plugins import judge as judge_mod
-from critic_tasks.plugins.judge import JudgeSettings, get_backend
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
+from critic_tasks.llm.backends import Reply as JudgeReply, hf_transformers, openai_compatible, vllm_engine  # noqa: F401
+from critic_tasks.protocols.criticbench.judge import judge_identity
+from critic_tasks.protocols.criticbench.judge_prompts import PROMPT_VERSION
+from critic_tasks.llm import LLMSettings as JudgeSettings
+from critic_tasks.llm.backends import get_backend
 
 pytestmark = pytest.mark.slow  # loads a real model
 
@@ -34,7 +37,7 @@ def test_hf_backend_batched_greedy_and_cached(gguf_path, tmp_path, monkeypatch):
     settings = JudgeSettings(backend="hf", model=gguf_path, device="cpu", max_tokens=12, batch_size=2,
                              cache=str(tmp_path / "judge.sqlite"))
     backend = get_backend(settings)
-    assert isinstance(backend, judge_mod.HFBackend)
+    assert isinstance(backend, hf_transformers.HFBackend)
     seen = []
     replies = backend.generate(PROMPTS, progress=False, on_result=lambda i, r: seen.append(i))
     assert sorted(seen) == [0, 1]
@@ -45,5 +48,5 @@ def test_hf_backend_batched_greedy_and_cached(gguf_path, tmp_path, monkeypatch):
     results = judge_prompts(PROMPTS, settings, progress=False)
     assert [r.text for r in results] == [r.text for r in replies]
     # A fully cached rerun never loads the model.
-    monkeypatch.setattr(judge_mod.HFBackend, "_load", lambda self: pytest.fail("model loaded on a cached rerun"))
+    monkeypatch.setattr(hf_transformers.HFBackend, "_load", lambda self: pytest.fail("model loaded on a cached rerun"))
     assert all(r.cached for r in judge_prompts(PROMPTS, settings, progress=False))

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from critic_tasks.judge_prompts import comparison_judge_prompt, correction_judge_prompt, feedback_judge_prompt
-from critic_tasks.judging import judge_prompts, summarize
-from critic_tasks.plugins import judge as judge_mod
-from critic_tasks.plugins.judge import JudgeSettings
+from critic_tasks.protocols.criticbench.judge_prompts import comparison_judge_prompt, correction_judge_prompt, feedback_judge_prompt
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
+from helpers import summarize
+from critic_tasks.llm.backends import openai_compatible
+from critic_tasks.protocols.criticbench.judge import judge_identity
+from critic_tasks.protocols.criticbench.judge_prompts import PROMPT_VERSION
+from critic_tasks.llm import LLMSettings as JudgeSettings
 
 
 pytestmark = pytest.mark.slow  # starts a real server with a real model
@@ -26,7 +29,7 @@ ITEM = {
     "correction": "Le chat dort sur le tapis.",
 }
 PAIR = {"question": "What is 12 * 12?",
-        "sub": {"generation_a": "144", "generation_b": "124", "feedback": "A is correct (144); B is wrong."}}
+        "generation_a": "144", "generation_b": "124", "sub_feedback": "A is correct (144); B is wrong."}
 
 
 def real_prompts():
@@ -41,13 +44,13 @@ def real_prompts():
 def count_calls(monkeypatch):
     """Counts HTTP requests the openai backend makes (each try of each item)."""
     calls = []
-    original = judge_mod.OpenAIBackend._request
+    original = openai_compatible.OpenAIBackend._request
 
     async def counting(self, session, prompt):
         calls.append(prompt)
         return await original(self, session, prompt)
 
-    monkeypatch.setattr(judge_mod.OpenAIBackend, "_request", counting)
+    monkeypatch.setattr(openai_compatible.OpenAIBackend, "_request", counting)
     return calls
 
 
@@ -65,11 +68,11 @@ def test_real_server_judges_then_cache_serves_rerun(llama_server, tmp_path, coun
     assert len(count_calls) == 3  # zero new HTTP calls
     assert all(r.cached for r in second) and [r.text for r in second] == [r.text for r in first]
 
-    summary = summarize(second, settings)
-    assert summary["n"] == 3 and summary["n_cached"] == 3 and summary["n_call_errors"] == 0
-    assert summary["judge"] == {"backend": "openai", "model": "smollm2-135m", "base_url": llama_server,
+    summary = summarize(second)
+    assert len(second) == 3 and summary["n_cached"] == 3 and summary["n_call_errors"] == 0
+    assert judge_identity(settings) == {"backend": "openai", "model": "smollm2-135m", "base_url": llama_server,
                                 "temperature": 0.0, "max_tokens": 48,
-                                "prompt_version": judge_mod.PROMPT_VERSION}
+                                "prompt_version": PROMPT_VERSION}
 
 
 def test_real_server_greedy_is_reproducible(llama_server, count_calls):

@@ -22,9 +22,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from critic_tasks.judging import judge_prompts, summarize
-from critic_tasks.plugins import judge as judge_mod
-from critic_tasks.plugins.judge import JudgeSettings, backoff_delay, get_backend
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
+from helpers import summarize
+from critic_tasks.llm.backends import Reply as JudgeReply, hf_transformers, openai_compatible, vllm_engine  # noqa: F401
+from critic_tasks.protocols.criticbench.judge import judge_identity
+from critic_tasks.protocols.criticbench.judge_prompts import PROMPT_VERSION
+from critic_tasks.llm import LLMSettings as JudgeSettings
+from critic_tasks.llm.backends import get_backend
+from critic_tasks.llm.backends.openai_compatible import backoff_delay
 
 def default_text(prompt: str) -> str:
     return f"The critique is fine. Score: {len(prompt) % 9 + 1}"
@@ -292,10 +297,10 @@ def test_identity_is_recorded_and_key_never_stored(settings):
     with StubServer() as stub:
         s = settings(stub, api_key="sk-secret-123")
         results = run(PROMPTS[:2], s)
-    identity = s.identity()
+    identity = judge_identity(s)
     assert identity == {"backend": "openai", "model": "stub-judge", "base_url": stub.base_url,
-                        "temperature": 0.0, "max_tokens": 1024, "prompt_version": judge_mod.PROMPT_VERSION}
-    assert summarize(results, s)["judge"] == identity
+                        "temperature": 0.0, "max_tokens": 1024, "prompt_version": PROMPT_VERSION}
+    assert len(results) == 2
     rows = cache_rows(s.cache)
     assert len(rows) == 2 and all(json.loads(ident) == identity for _, ident, _ in rows)
     with open(s.cache, "rb") as f:
@@ -342,8 +347,8 @@ def test_server_killed_mid_run_then_resume(settings):
 
 CLIENT = """
 import sys
-from critic_tasks.judging import judge_prompts
-from critic_tasks.plugins.judge import JudgeSettings
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
+from critic_tasks.llm import LLMSettings as JudgeSettings
 prompts = [f"judge prompt number {i}" for i in range(12)]
 judge_prompts(prompts, JudgeSettings(backend="openai", model="stub-judge", base_url=sys.argv[1], cache=sys.argv[2],
                                      concurrency=1), progress=False)
@@ -426,30 +431,30 @@ def test_no_cache_means_every_run_calls(settings):
 
 
 def test_unknown_backend_and_missing_model_are_clear_errors():
-    with pytest.raises(ValueError, match=r"unknown judge backend 'gpt5'.*hf, openai, vllm"):
+    with pytest.raises(ValueError, match=r"unknown judge backend 'gpt5' \(CRITIC_JUDGE_BACKEND\).*hf, openai, vllm"):
         get_backend(JudgeSettings(backend="gpt5", cache=None))
     with pytest.raises(ValueError, match="CRITIC_JUDGE_MODEL"):
         get_backend(JudgeSettings(backend="openai", cache=None))
 
 
 def test_vllm_backend_missing_library_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(judge_mod.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(vllm_engine.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match="pip install vllm"):
         get_backend(JudgeSettings(backend="vllm", model="m", cache=None))
 
 
 def test_third_party_backend_plugin(tmp_path):
     """A plugin (as an entry point would register it) adds a backend; one without on_result still works."""
-    from critic_tasks.plugins.hookspecs import hookimpl
-    from critic_tasks.plugins.manager import plugin_manager
+    from critic_tasks.hookspecs import hookimpl
+    from critic_tasks.plugins import plugin_manager
 
     class EchoBackend:
         def generate(self, prompts, progress=True):
-            return [judge_mod.JudgeReply(f"echo. Score: {len(p) % 10 + 1}") for p in prompts]
+            return [JudgeReply(f"echo. Score: {len(p) % 10 + 1}") for p in prompts]
 
     class EchoPlugin:
         @hookimpl
-        def critic_judge_backend(self, name, settings):
+        def critic_llm_backend(self, name, settings):
             return EchoBackend() if name == "echo" else None
 
     pm = plugin_manager()
@@ -485,12 +490,12 @@ def test_vllm_backend_makes_one_batched_call(monkeypatch):
     fake.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     fake.LLM, fake.SamplingParams = FakeLLM, lambda **kw: kw
     monkeypatch.setitem(sys.modules, "vllm", fake)
-    judge_mod._load_vllm.cache_clear()
+    vllm_engine._load_vllm.cache_clear()
     try:
         s = JudgeSettings(backend="vllm", model="some/model", cache=None, max_tokens=99)
         results = run(["abc", "abcdefg", "ab"], s)
     finally:
-        judge_mod._load_vllm.cache_clear()
+        vllm_engine._load_vllm.cache_clear()
     assert [r.score for r in results] == [3.0, 7.0, 2.0]
     [(conversations, params)] = calls
     assert conversations == [[{"role": "user", "content": p}] for p in ["abc", "abcdefg", "ab"]]

@@ -1,12 +1,15 @@
-"""parse_judge_score, summarize and the judge prompt builders: pure functions, hand-made inputs."""
+"""parse_grade, judge_metrics and the judge prompt builders: pure functions, hand-made inputs."""
 
 
 import pytest
 
-from critic_tasks.judge_prompts import (PROMPT_VERSION, comparison_judge_prompt, correction_judge_prompt,
+from critic_tasks.protocols.criticbench.judge_prompts import (PROMPT_VERSION, comparison_judge_prompt, correction_judge_prompt,
                                         feedback_judge_prompt)
-from critic_tasks.judging import JudgeResult, parse_judge_score, summarize
-from critic_tasks.plugins.judge import JudgeSettings
+from critic_tasks.core.parsing import parse_grade as parse_judge_score
+from critic_tasks.core.records import JudgedRecord
+from critic_tasks.llm import LLMSettings as JudgeSettings
+from critic_tasks.protocols.criticbench.judge import judge_identity
+from critic_tasks.protocols.criticbench.scoring import judge_metrics
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -35,30 +38,27 @@ def test_parse_judge_score_failures(text):
     assert parse_judge_score(text) is None
 
 
-def test_summarize_by_hand():
-    results = [
-        JudgeResult(8.0, "Score: 8", None, cached=True),
-        JudgeResult(None, "no score here", "unparseable", cached=False),
-        JudgeResult(5.5, "Score: 5.5", None, cached=False),
-        JudgeResult(None, None, "HTTP 503", cached=False),
-        JudgeResult(2.0, "Score: 2", None, cached=True),
-    ]
-    s = summarize(results)
-    assert s["judge_score"] == pytest.approx((8 + 5.5 + 2) / 3)  # 5.1666...
-    assert s["judge_parse_rate"] == pytest.approx(60.0)  # 3 of 5
-    assert (s["n"], s["n_failed"], s["failed_indices"]) == (5, 2, [1, 3])
-    assert (s["n_call_errors"], s["n_cached"]) == (1, 2)
-    assert "judge" not in s
-    settings = JudgeSettings(backend="hf", model="m", cache=None)
-    assert summarize(results, settings)["judge"] == settings.identity()
-    empty = summarize([])
-    assert (empty["judge_score"], empty["judge_parse_rate"], empty["n"], empty["n_failed"]) == (None, None, 0, 0)
+def test_judge_metrics_by_hand():
+    """judge_score is the mean of the domains' means (the paper's), not the plain mean over items."""
+    rec = lambda domain, group, score, **kw: JudgedRecord(domain=domain, group=group, score=score, **kw)
+    records = [rec("chat", "low", 8.0), rec("chat", "high", 6.0), rec("chat", "low", None, error="HTTP 503"),
+               rec("qa", "low", 2.0), rec("qa", "high", None, error="no score"), rec("qa", "low", 5.0, is_deferred=True)]
+    m = judge_metrics(records)
+    # domain means: chat (8 + 6) / 2 = 7, qa 2 / 1 = 2 -> 4.5 (the plain item mean would be 16 / 3)
+    assert m["judge_score"] == pytest.approx(4.5)
+    assert m["judge_score_low"] == pytest.approx((8 + 2) / 2)  # chat 8, qa 2
+    assert m["judge_score_high"] == pytest.approx(6.0)  # chat only
+    assert m["judge_parse_rate"] == pytest.approx(100 * 3 / 5)  # the deferred one is not judged yet
+    assert (m["judge_failed"], m["judge_deferred"]) == (2.0, 1.0)
+    assert "judge_deferred" not in judge_metrics(records[:2])  # as in lm-eval's results: absent when none is
+    assert judge_metrics([rec("qa", "low", None, is_deferred=True)]) == {"judge_deferred": 1.0}
+    assert "judge_score" not in judge_metrics([rec("qa", "low", None, error="x")])  # absent, never NaN
 
 
 def test_identity_has_prompt_version_and_no_key():
     s = JudgeSettings(backend="openai", model="gpt-4-1106-preview", api_key="sk-x", cache=None)
-    assert s.identity()["prompt_version"] == PROMPT_VERSION
-    assert "sk-x" not in str(s.identity()) and "api_key" not in s.identity()
+    assert judge_identity(s)["prompt_version"] == PROMPT_VERSION
+    assert "sk-x" not in str(judge_identity(s)) and "api_key" not in judge_identity(s) and "sk-x" not in repr(s)
 
 
 ITEM = {"question": "Translate: good morning", "generation": "Bonjour", "feedback": "Accurate; could add tone.",
@@ -66,8 +66,10 @@ ITEM = {"question": "Translate: good morning", "generation": "Bonjour", "feedbac
 
 
 def _ends_with_score_instruction(prompt):
+    """The prompt's last lines are the instruction to end with the grade, and it says the reference is worth 8."""
     lines = prompt.rstrip().splitlines()
-    assert "Score: x" in lines and "8" in prompt
+    assert lines[-2:] == ["Score: x", "where x is a number from 1 to 10."]
+    assert "worth exactly 8" in prompt and "(worth 8)" in prompt
 
 
 def test_feedback_prompt_structure():
@@ -92,17 +94,13 @@ def test_feedback_prompt_shows_article_tests_and_execution():
 
 
 def test_comparison_prompt_structure():
-    item = {"question": "Which is right?", "unit_test": "assert g() == 1",
-            "sub": {"generation_a": "answer A", "generation_b": "answer B", "feedback": "B is better.",
-                    "exec_rest_a": "PASSED"}}
+    item = {"question": "Which is right?", "unit_test": "assert g() == 1", "generation_a": "answer A",
+            "generation_b": "answer B", "sub_feedback": "B is better.", "exec_rest_a": "PASSED"}
     p = comparison_judge_prompt(item, "A is better.")
     order = [p.index(x) for x in ("Which is right?", "answer A", "PASSED", "answer B", "B is better.", "A is better.")]
     assert order == sorted(order)
     assert "Reference comparison (worth 8)" in p and "exec_rest_b" not in p
     _ends_with_score_instruction(p)
-    # fields lifted to the top level by a loader work too
-    flat = {"question": "q", **item["sub"]}
-    assert "answer B" in comparison_judge_prompt(flat, "x")
 
 
 def test_correction_prompt_structure():
@@ -120,4 +118,4 @@ def test_missing_reference_is_a_clear_error():
     with pytest.raises(ValueError, match="reference correction"):
         correction_judge_prompt(ITEM, "x")
     with pytest.raises(ValueError, match="reference comparison"):
-        comparison_judge_prompt({"question": "q", "sub": {"generation_a": "a", "generation_b": "b"}}, "x")
+        comparison_judge_prompt({"question": "q", "generation_a": "a", "generation_b": "b"}, "x")

@@ -7,9 +7,10 @@ import pytest
 from scipy import stats
 
 import critic_tasks
-from critic_tasks import data, prompts
-from critic_tasks.domains import DOMAIN_NAMES
-from critic_tasks.task_configs import _generate_configs
+from helpers import brute_force_pass_at_k
+from critic_tasks.protocols.criticbench import data, prompts
+from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
+from critic_tasks.adapters.lm_eval import generate as _generate_configs
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.api.model import LM  # noqa: E402
@@ -229,13 +230,6 @@ class SamplingScriptedLM(ScriptedLM):
         return replies
 
 
-def _brute_pass_at_k(n, c, k):
-    from itertools import combinations
-
-    draws = list(combinations(range(n), k))
-    return sum(any(i < c for i in draw) for draw in draws) / len(draws)
-
-
 def test_sampled_correction_reports_unbiased_pass_at_k(manager):
     lm = SamplingScriptedLM()
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic_correction_sampled"], task_manager=manager,
@@ -251,7 +245,7 @@ def test_sampled_correction_reports_unbiased_pass_at_k(manager):
                 c = min(d["item_index"] + 1, n)
             else:
                 c = n * _expected_pass(d)[1]
-            per_domain.setdefault(d["domain"], []).append(_brute_pass_at_k(n, c, k))
+            per_domain.setdefault(d["domain"], []).append(brute_force_pass_at_k(n, c, k))
         expected = 100 * sum(sum(v) / len(v) for v in per_domain.values()) / len(per_domain)
         assert metrics[f"pass@{k},none"] == pytest.approx(expected, abs=1e-9), k
     assert metrics["pass_rate,none"] == pytest.approx(metrics["pass@1,none"])

@@ -5,9 +5,11 @@ import math
 import pytest
 from scipy import stats
 
-from critic_tasks.metrics.comparison import comparison_metrics
-from critic_tasks.metrics.spearman import likert_score, spearman_x100
-from critic_tasks.scoring import comparison_pair_metrics, likert_metrics
+from critic_tasks.core.metrics.pairwise import pairwise_metrics as comparison_metrics
+from critic_tasks.core.metrics.spearman import likert_score, spearman_x100
+from critic_tasks.core.records import LikertRecord, VerdictRecord
+from critic_tasks.protocols.criticbench.scoring import likert_metrics
+from critic_tasks.protocols.criticbench.scoring import pairwise_family as comparison_pair_metrics
 
 
 def test_spearman_matches_scipy_with_ties():
@@ -33,11 +35,11 @@ def test_likert_score_is_paper_normalisation():
 
 def test_likert_metrics_pool_and_midpoint_for_unparsed():
     records = [
-        {"pred": 2.0, "parsed": True, "gold": 1.0, "quality": "low"},
-        {"pred": 4.0, "parsed": False, "gold": 3.0, "quality": "low"},  # unparsed -> midpoint
-        {"pred": 6.0, "parsed": True, "gold": 6.0, "quality": "high"},
-        {"pred": 5.0, "parsed": True, "gold": 7.0, "quality": "high"},
-        {"pred": 3.0, "parsed": True, "gold": 5.0, "quality": "med"},
+        LikertRecord(domain="chat", **{"pred": 2.0, "parsed": True, "gold": 1.0, "quality": "low"}),
+        LikertRecord(domain="chat", **{"pred": 4.0, "parsed": False, "gold": 3.0, "quality": "low"}),  # unparsed -> midpoint
+        LikertRecord(domain="chat", **{"pred": 6.0, "parsed": True, "gold": 6.0, "quality": "high"}),
+        LikertRecord(domain="chat", **{"pred": 5.0, "parsed": True, "gold": 7.0, "quality": "high"}),
+        LikertRecord(domain="chat", **{"pred": 3.0, "parsed": True, "gold": 5.0, "quality": "med"}),
     ]
     out = likert_metrics(records)
     pooled = stats.spearmanr([2, 4, 6, 5, 3], [1, 3, 6, 7, 5]).statistic * 100
@@ -52,7 +54,7 @@ def test_likert_metrics_pool_and_midpoint_for_unparsed():
 
 
 def test_unlabelled_records_report_no_label_metrics():
-    out = likert_metrics([{"pred": 3.0, "parsed": True, "gold": None, "quality": "low"}] * 3)
+    out = likert_metrics([LikertRecord(domain="chat", **{"pred": 3.0, "parsed": True, "gold": None, "quality": "low"})] * 3)
     assert out == {"parse_rate": 100.0, "labels_available": 0.0}
 
 
@@ -75,8 +77,8 @@ def test_comparison_rules(forward, reverse, gold, strict, loose, consistent):
 
 def test_comparison_pooling_and_difficulty():
     def rec(pair, order, verdict, gold, difficulty):
-        return {"pair_id": pair, "order": order, "verdict": verdict, "parsed": verdict is not None,
-                "gold": gold, "difficulty": difficulty}
+        return VerdictRecord(domain="chat", pair_id=pair, order=order, verdict=verdict, parsed=verdict is not None,
+                             gold=gold, difficulty=difficulty)
 
     records = [
         rec("x/0", "forward", "A", "A", "easy"), rec("x/0", "reverse", "B", "A", "easy"),

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from critic_tasks.parsing import parse_likert, parse_verdict
+from critic_tasks.core.parsing import parse_likert, parse_verdict
 from toolkit_reference import toolkit_extract, toolkit_option
 
 

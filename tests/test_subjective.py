@@ -6,10 +6,11 @@ import json
 import pytest
 
 import critic_tasks
-from critic_tasks import cli, data, subjective
-from critic_tasks.plugins.hookspecs import hookimpl
-from critic_tasks.plugins.judge import JudgeReply
-from critic_tasks.plugins.manager import plugin_manager
+from critic_tasks import cli
+from critic_tasks.protocols.criticbench import data
+from critic_tasks.hookspecs import hookimpl
+from critic_tasks.llm.backends import Reply as JudgeReply
+from critic_tasks.plugins import plugin_manager
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.api.model import LM  # noqa: E402
@@ -40,7 +41,7 @@ class CountingJudge:
 
 class CountingJudgePlugin:
     @hookimpl
-    def critic_judge_backend(self, name, settings):
+    def critic_llm_backend(self, name, settings):
         return CountingJudge(settings) if name == "counting" else None
 
 
@@ -73,13 +74,14 @@ class EchoCritic(LM):
 
 def _expected(dimension):
     """Independent: build the judge prompts, apply the scripted judge, average per domain then over domains."""
-    from critic_tasks.prompts import critic_prompt
+    from critic_tasks.protocols.criticbench.judge import judge_prompt
+    from critic_tasks.protocols.criticbench.prompts import critic_prompt
 
     docs = data.load_docs(dimension, "dev", data_dir="sample", fmt="sub")
     per_domain, per_group, failed = {}, {}, 0
     for doc in docs:
         reply = EchoCritic().generate_until([type("R", (), {"args": (critic_prompt(doc),)})])[0]
-        judged = _judge_reply(subjective.judge_prompt(doc, reply))
+        judged = _judge_reply(judge_prompt(doc, reply))
         if "Score:" not in judged:
             failed += 1
             continue
@@ -149,7 +151,7 @@ def test_calibrate_judge_reports_spearman_with_humans(capsys):
     assert cli.main(["calibrate-judge", "--data_dir", "sample", "--domains", "chat,qa,math_cot"]) == 0
     line = capsys.readouterr().out.splitlines()[0]
     docs = data.load_meta("dev", "chat,qa,math_cot", "sample")
-    from critic_tasks.judge_prompts import feedback_judge_prompt
+    from critic_tasks.protocols.criticbench.judge_prompts import feedback_judge_prompt
 
     scores = []
     for d in docs:

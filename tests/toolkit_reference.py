@@ -15,9 +15,17 @@ def toolkit_math_result(s):
             value = eval(token, {"__builtins__": {}}, {})  # noqa: S307 - the toolkit's own rule
         except Exception:
             continue
-        if isinstance(value, (int, float)) and value:
+        if value and type(value) in (int, float):  # the toolkit's type() test: True and False are not numbers
             return value
     return ""
+
+
+def toolkit_parse_code(text, lang="python"):
+    """``util_func.parse_code``: the first ```python block, else the whole text if it has no fence at all, else ''."""
+    match = re.search(rf"```{lang}.*?\s+(.*?)```", text, re.DOTALL)
+    if match:
+        return match.group(1)
+    return text if "```" not in text else ""
 
 
 def toolkit_extract(s, marker):

@@ -1,0 +1,1 @@
+"""Harness adapters: the only places that import a harness (one folder each)."""

@@ -1,0 +1,143 @@
+"""What the generated YAML files name (``!function utils.<name>``; ``tasks/utils.py`` re-exports this module).
+
+A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
+there. ``process_results`` turns each document's output into a record and hands it to exactly the metric keys the
+registry routes it to (a ``spearman_low`` key only for low-quality items, say), so every aggregation is one
+metric family over a list of records, and pooling across domains happens naturally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections import defaultdict
+
+from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
+from critic_tasks.protocols.criticbench import data, prompts, scoring
+from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
+from critic_tasks.sandbox import get_executor
+
+log = logging.getLogger("critic_tasks")
+
+_DATASET_KWARGS = ("split", "domains", "data_dir", "fmt")
+_DOC_OPTIONS = ("with_feedback",)
+
+
+def load_docs(**kwargs):
+    """``custom_dataset``: lm-eval passes the task's ``dataset_kwargs`` and ``metadata`` (``--metadata``) together."""
+    import datasets
+
+    dimension = kwargs.get("dimension")
+    if dimension is None:
+        raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
+    docs = data.load_docs(dimension, **{k: kwargs[k] for k in _DATASET_KWARGS if k in kwargs})
+    extra = {k: kwargs[k] for k in _DOC_OPTIONS if k in kwargs}
+    for doc in docs:
+        doc.update(extra)
+    return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
+
+
+doc_to_text = prompts.critic_prompt
+doc_to_target = scoring.gold_text
+
+
+def _record(doc: dict, results: list, scorer: str) -> Record:
+    if scorer == "judge":
+        return Record.from_dict(results[0][0])  # the JudgeFilter's record for this document
+    if scorer == "sandbox":
+        outcomes = results[0]
+        if isinstance(outcomes, dict):  # one sample
+            outcomes = [outcomes]
+        return scoring.correction_record(doc, [CheckOutcome(**o) for o in outcomes])
+    return scoring.record(doc, results[0] if results else None)
+
+
+def process_results(doc: dict, results: list) -> dict:
+    dim = registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
+    rec = _record(doc, results, dim.scorer)
+    row = rec.as_dict()  # plain JSON in --log_samples files
+    return {m.key: row for m in dim.metrics if m.accepts(rec)}
+
+
+# ----------------------------------------------------------------------------- aggregations
+
+
+def aggregation_name(family: str, base: str) -> str:
+    return "agg_" + "_".join(filter(None, (family, base.replace("@", "_at_").replace("-", "_"))))
+
+
+def _aggregation(family: str, base: str):
+    compute = scoring.FAMILIES[family]
+
+    def aggregate(rows):
+        return compute([Record.from_dict(r) for r in rows])[base]
+
+    aggregate.__name__ = aggregation_name(family, base)
+    return aggregate
+
+
+# One aggregation per (family, value) the registry's metrics report, e.g. agg_likert_spearman.
+for _family, _base in registry.aggregations():
+    globals()[aggregation_name(_family, _base)] = _aggregation(_family, _base)
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+class CorrectionCheck:
+    """lm-eval filter: check every revision of the task in one batch, so programs run in parallel.
+
+    Replaces each document's generations with their check outcomes (dicts, kept in ``--log_samples`` output).
+    Items whose gold answer or unit test is unusable are marked ``invalid``, excluded from pass rates and counted
+    in ``invalid_items``.
+    """
+
+    def __init__(self, **kwargs):
+        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+
+    def apply(self, resps, docs):
+        executor = get_executor(self.executor_name)
+        flat = [(i, text) for i, texts in enumerate(resps) for text in texts]
+        by_domain = defaultdict(list)
+        for position, (i, _) in enumerate(flat):
+            by_domain[docs[i]["domain"]].append(position)
+        outcomes: list = [None] * len(flat)
+        for domain, positions in by_domain.items():
+            checked = check_corrections(domain, [flat[p][1] for p in positions], [docs[flat[p][0]] for p in positions],
+                                        executor=executor, invalid="mark")
+            for p, outcome in zip(positions, checked):
+                if outcome.status == "invalid":
+                    doc = docs[flat[p][0]]
+                    log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
+                                outcome.detail)
+                outcomes[p] = dataclasses.asdict(outcome)
+        per_doc: list[list] = [[] for _ in resps]
+        for (i, _), outcome in zip(flat, outcomes):
+            per_doc[i].append(outcome)
+        return per_doc
+
+
+class JudgeFilter:
+    """lm-eval filter for the judge-scored tasks: judge every generation of the task concurrently.
+
+    Settings come from CRITIC_JUDGE_* (see ``critic_tasks.llm.settings``). Without a judge model configured,
+    judging is deferred: the run keeps its generations (use ``--log_samples``) and ``critic-eval judge <output
+    dir>`` scores them later, with the same numbers.
+    """
+
+    def __init__(self, **kwargs):
+        pass
+
+    def apply(self, resps, docs):
+        settings = judge_settings()
+        if not settings.model:
+            log.warning("critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): judging deferred; "
+                        "keep generations with --log_samples and run `critic-eval judge <output_path>`")
+            return [[deferred_record(doc).as_dict()] for doc in docs]
+        records: list[JudgedRecord] = judge_docs(docs, [r[0] if r else None for r in resps], settings)
+        identity = judge_identity(settings)
+        return [[{**rec.as_dict(), "judge": identity}] for rec in records]

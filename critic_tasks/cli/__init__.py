@@ -1,0 +1,94 @@
+"""``critic-eval``: the lm-eval CLI with the critic tasks on its path, plus commands of ours.
+
+    critic-eval --model vllm --model_args pretrained=Qwen/Qwen2.5-7B-Instruct \\
+        --batch_size auto --apply_chat_template --tasks critic_feedback,critic_meta
+    critic-eval tasks              # our tasks, groups and tags, one line each
+    critic-eval tasks-dir          # for: lm_eval --include_path "$(critic-eval tasks-dir)" ...
+    critic-eval demo               # our sample + SmolLM2-135M-Instruct, offline, CPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.reports.tables import format_table, format_task_list
+
+COMMANDS = {  # name -> one line of help; the functions are looked up in main()
+    "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
+    "summary": "print the dimension table of a saved lm-eval results JSON",
+    "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
+    "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
+    "tasks": "list our tasks, groups and tags",
+    "tasks-dir": "print the task directory, for lm_eval --include_path",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own = bool(argv) and argv[0] in COMMANDS
+    try:
+        if own:
+            from critic_tasks.cli import judge
+
+            commands = {"tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary,
+                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command}
+            return commands[argv[0]](argv[1:])
+        from critic_tasks.adapters.lm_eval.runner import run_cli
+
+        return run_cli(argv)
+    except DataError as err:
+        print(f"critic-eval: data error: {err}", file=sys.stderr)
+        return 2
+    except ConfigError as err:
+        print(f"critic-eval: {err}", file=sys.stderr)
+        return 2
+    except ValueError as err:  # other input problems of our own commands: one line, no traceback
+        if own:
+            print(f"critic-eval: {err}", file=sys.stderr)
+            return 2
+        raise
+
+
+def _tasks_dir(argv: list[str]) -> int:
+    from critic_tasks import tasks_dir
+
+    print(tasks_dir())
+    return 0
+
+
+def _tasks(argv: list[str]) -> int:
+    argparse.ArgumentParser(prog="critic-eval tasks", description=COMMANDS["tasks"]).parse_args(argv)
+    print(format_task_list())
+    return 0
+
+
+def _demo(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="critic-eval demo", description=COMMANDS["demo"] + ".")
+    parser.add_argument("--tasks", default="critic")
+    parser.add_argument("--max_gen_toks", type=int, default=32,
+                        help="generation budget per item (the tasks default to 512; the demo keeps it short)")
+    parser.add_argument("--batch_size", default="8")
+    parser.add_argument("--output_path", default=None, help="also write lm-eval's results JSON here")
+    args = parser.parse_args(argv)
+    from critic_tasks.adapters.lm_eval.runner import run_demo
+
+    results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path)
+    print(format_table(results))
+    return 0
+
+
+def _summary(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="critic-eval summary", description=COMMANDS["summary"] + ".")
+    parser.add_argument("results_json")
+    args = parser.parse_args(argv)
+    data = json.loads(Path(args.results_json).read_text())
+    print(format_table(data.get("results", data)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

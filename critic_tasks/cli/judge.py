@@ -1,0 +1,145 @@
+"""``critic-eval judge`` and ``critic-eval calibrate-judge``.
+
+    critic-eval judge OUTPUT_PATH [--model gpt-4-1106-preview --base_url ...]   # score saved generations
+    critic-eval calibrate-judge [--domains chat,qa]                          # judge vs humans on meta-feedback
+
+``judge`` reads lm-eval's ``--log_samples`` files (``samples_<task>_<time>.jsonl``) of the subjective
+tasks, judges every generation through the same cached, concurrent judge as an in-run evaluation, and
+prints/writes the same metrics. Flags override the CRITIC_JUDGE_* environment variables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.protocols.criticbench.judge_prompts import feedback_judge_prompt
+from critic_tasks.reports.tables import format_judge_table
+
+SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+PAPER_GPT4_META_SPEARMAN = 67.23  # CriticEval Table 12: GPT-4 as a meta-feedback critic, dev split, x100
+JUDGED_GROUP = registry.GROUPS["critic_sub"]
+
+
+def _judge_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("judge (defaults: CRITIC_JUDGE_* environment variables)")
+    group.add_argument("--backend", help="openai | vllm | hf, or a plugin's name")
+    group.add_argument("--model")
+    group.add_argument("--base_url", help="OpenAI-style base, e.g. http://127.0.0.1:8000/v1")
+    group.add_argument("--api_key", help="prefer CRITIC_JUDGE_API_KEY: a flag is visible in the process list")
+    group.add_argument("--concurrency", type=int)
+    group.add_argument("--cache", help="cache file; 'off' disables")
+    group.add_argument("--max_tokens", type=int)
+
+
+def _settings(args):
+    from critic_tasks.protocols.criticbench.judge import judge_settings
+
+    overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
+                 if getattr(args, k) is not None}
+    if args.cache is not None:
+        overrides["cache"] = None if args.cache.lower() in ("off", "none", "0") else args.cache
+    settings = judge_settings(**overrides)
+    if not settings.model:
+        raise ConfigError("no judge model: pass --model or set CRITIC_JUDGE_MODEL")
+    return settings
+
+
+def find_sample_files(path: Path) -> dict[str, Path]:
+    """Task name -> newest samples file under ``path`` (a file or an lm-eval output directory)."""
+    files = [path] if path.is_file() else sorted(path.rglob("samples_*.jsonl"))
+    newest: dict[str, tuple[str, Path]] = {}
+    for f in files:
+        m = SAMPLES_FILE.match(f.name)
+        if m is None:
+            raise ValueError(f"{f}: not an lm-eval samples file (samples_<task>_<time>.jsonl)")
+        if m["task"] not in newest or m["time"] > newest[m["task"]][0]:
+            newest[m["task"]] = (m["time"], f)
+    if not newest:
+        raise ValueError(f"{path}: no lm-eval samples files found (run lm-eval with --log_samples --output_path)")
+    return {task: f for task, (_, f) in sorted(newest.items())}
+
+
+def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
+    """The documents and first generations of one samples file (of a judge-scored task)."""
+    docs, predictions = [], []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                sample = json.loads(line)
+                doc, resps = sample["doc"], sample["resps"]
+            except (json.JSONDecodeError, KeyError, TypeError) as err:
+                raise ValueError(f"{path}:{n}: not an lm-eval sample line ({err})") from None
+            docs.append(doc)
+            predictions.append(resps[0][0] if resps and resps[0] else None)
+    return docs, predictions
+
+
+def judge_command(argv: list[str]) -> int:
+    from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity
+    from critic_tasks.protocols.criticbench.scoring import judge_metrics
+
+    parser = argparse.ArgumentParser(prog="critic-eval judge", description="Judge saved subjective generations.")
+    parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
+    parser.add_argument("--output", type=Path, help="write the results JSON here")
+    parser.add_argument("--no_progress", action="store_true")
+    _judge_flags(parser)
+    args = parser.parse_args(argv)
+    settings = _settings(args)
+
+    results, failed = {}, {}
+    for task, path in find_sample_files(args.path).items():
+        if task not in registry.TASKS or not registry.TASKS[task].judged:
+            continue
+        docs, predictions = read_samples(path)
+        if not docs:
+            continue
+        print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
+        records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
+        results[task] = judge_metrics(records)
+        failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]
+    if not results:
+        raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")
+    members = JUDGED_GROUP.members
+    overall = [results[t][JUDGED_GROUP.metric] for t in members if JUDGED_GROUP.metric in results.get(t, {})]
+    if len(overall) == len(members):
+        results[JUDGED_GROUP.name] = {JUDGED_GROUP.metric: sum(overall) / len(overall)}
+    report = {"results": results, "failed": failed, "judge": judge_identity(settings)}
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=2))
+    print(format_judge_table(results))
+    return 0
+
+
+
+def calibrate_command(argv: list[str]) -> int:
+    from critic_tasks.core.metrics import spearman_x100
+    from critic_tasks.protocols.criticbench import data
+    from critic_tasks.protocols.criticbench.judge import grade_prompts
+
+    parser = argparse.ArgumentParser(prog="critic-eval calibrate-judge", description=(
+        "Judge the meta-feedback critiques that have human scores and report the judge's Spearman with humans "
+        f"(the paper's GPT-4: {PAPER_GPT4_META_SPEARMAN})."))
+    parser.add_argument("--domains", default="all")
+    parser.add_argument("--data_dir", default=None, help="local dataset copy, or 'sample' (default: CRITICBENCH_DATA_DIR / Hub)")
+    parser.add_argument("--limit", type=int, default=None, help="first N items (a quick look)")
+    _judge_flags(parser)
+    args = parser.parse_args(argv)
+    settings = _settings(args)
+    docs = data.load_meta("dev", args.domains, args.data_dir)[: args.limit]
+    prompts = [feedback_judge_prompt({**d, "feedback": d["ground_truth_feedback"]}, d["evaluated_feedback"])
+               for d in docs]
+    grades = [g.score for g in grade_prompts(prompts, settings)]
+    scores = [g if g is not None else 5.5 for g in grades]  # failures: the 1-10 midpoint, counted
+    rho, warning = spearman_x100(scores, [d["meta_feedback_score"] for d in docs])
+    parsed = sum(g is not None for g in grades)
+    print(f"judge {settings.model} ({settings.backend}): Spearman with human meta-feedback scores = {rho:.2f} "
+          f"over {len(docs)} critiques (parse rate {100 * parsed / len(docs):.1f}%)"
+          + (f" [{warning}]" if warning else ""))
+    print(f"for reference, the paper's GPT-4 judge: {PAPER_GPT4_META_SPEARMAN:.2f}")
+    return 0

@@ -1,0 +1,164 @@
+"""Final answers of math replies: extraction from free text, and equality with a gold answer.
+
+Extraction (``extract_final_answer``) reads, in order, a ``#### RESULT: x`` marker, a bare ``#### x``, the last
+``\\boxed{x}``, "the (final) answer/result is x", a multiple-choice letter mapped to its option's value, and else the
+last number. Matching (``answers_match``) asks math-verify first (5 = 5.0, 3/4 = 0.75), then compares numbers with a
+relative tolerance of 1e-4; no ``eval``, no int truncation, and a gold answer that cannot be parsed is an error
+(the item is invalid), never a free pass.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+
+# a number not glued to a word ("H2O" has none); a minus sign only where it cannot be subtraction ("x-2" -> 2)
+_NUM = r"(?:(?<![\w)])-)?(?<![\w.])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = re.compile(rf"(?:{_NUM})(?:\s*/\s*(?:{_NUM}))?%?")
+_RESULT = re.compile(r"####\s*RESULT\s*[:：]?[ \t]*([^\n]*)", re.I)
+_HASHES = re.compile(r"(?<!#)####(?!#)[ \t]*([-+$\\(.]?\d[^\n]*)")
+_PHRASE = re.compile(
+    r"\b(?:final\s+answer|answer|final\s+result|result)\b\s*(?:is|would\s+be|will\s+be|[:：=])[ \t]*:?[ \t]*([^\n]+)",
+    re.I)
+_OPTION = re.compile(r"(?:^|(?<=[\s,;(\[]))\(?([a-eA-E])\s*\)\s*")
+_LETTER = re.compile(r"\(?([a-eA-E])\s*(?:\)|\.|:|,|$)")
+_LETTER_IN_TEXT = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?\(?([a-eA-E])\)?(?!\w)", re.I)
+_MATHY = re.compile(r"[\d\s.,+\-*/^()%!:]+")
+
+
+def _options(question: str | None) -> dict[str, str]:
+    """Multiple-choice options listed in a question (``a ) 12 , b ) 14`` or ``(A) 12 (B) 14``): letter -> value."""
+    marks = list(_OPTION.finditer(question or ""))
+    for start, mark in enumerate(marks):
+        if mark.group(1).lower() != "a":
+            continue
+        run = [mark]
+        for nxt in marks[start + 1:]:
+            if nxt.group(1).lower() == chr(ord(run[-1].group(1).lower()) + 1):
+                run.append(nxt)
+        if len(run) >= 2:
+            ends = [m.start() for m in run[1:]] + [len(question)]
+            return {m.group(1).lower(): question[m.end():end].strip(" ,;\n") for m, end in zip(run, ends)}
+    return {}
+
+
+def _boxed(text: str) -> list[str]:
+    """Contents of every ``\\boxed{...}`` (balanced braces)."""
+    found, i = [], text.find("\\boxed{")
+    while i != -1:
+        depth, j = 1, i + len("\\boxed{")
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        if depth == 0:
+            found.append(text[i + len("\\boxed{"): j - 1])
+        i = text.find("\\boxed{", j)
+    return found
+
+
+def _reduce(segment: str, options: dict[str, str], explicit: bool) -> str | None:
+    """A marker's text -> a short answer: option value, math expression, or its first number."""
+    seg = re.sub(r"\*\*|`|\\\$|\$|\\\(|\\\)", "", segment).strip()
+    seg = re.split(r"\.(?:\s|$)", seg)[0].strip()  # first sentence ("2.5 hours." keeps its decimal point)
+    letter = _LETTER.match(seg)
+    if options and letter and letter.group(1).lower() in options:
+        return _reduce(options[letter.group(1).lower()], {}, True) or options[letter.group(1).lower()]
+    if "=" in seg:
+        seg = seg.rsplit("=", 1)[1].strip()
+    if seg and (_MATHY.fullmatch(seg) or "\\" in seg) and re.search(r"\d", seg):
+        return _strip_commas(seg.strip(" ,;:"))
+    number = _NUMBER.search(seg)
+    if number:
+        return _strip_commas(number.group(0))
+    return seg if explicit and seg and len(seg) <= 30 else None  # "#### RESULT: t" is an answer, a wrong one
+
+
+def _strip_commas(number: str) -> str:
+    return re.sub(r"(?<=\d),(?=\d{3})", "", number)
+
+
+def extract_final_answer(text: str | None, question: str | None = None) -> str | None:
+    """The final answer of a math rationale, or None.
+
+    In order: the data's ``#### RESULT: x`` marker (last one; also a bare ``#### x``), the last ``\\boxed{x}``,
+    "the (final) answer/result is x" (last), for a multiple-choice question a chosen letter mapped to its option's
+    value, else the last number in the text.
+    """
+    if not text or not text.strip():
+        return None
+    options = _options(question)
+    for pattern, explicit in ((_RESULT, True), (_HASHES, True), (None, True), (_PHRASE, False)):
+        segments = _boxed(text) if pattern is None else pattern.findall(text)
+        for segment in reversed(segments):
+            answer = _reduce(segment, options, explicit)
+            if answer:
+                return answer
+    if options:
+        letters = [m for m in _LETTER_IN_TEXT.findall(text) if m.lower() in options]
+        if letters:
+            return _reduce(options[letters[-1].lower()], {}, True) or options[letters[-1].lower()]
+    if len(text) <= 40 and _MATHY.fullmatch(text.strip()) and re.search(r"\d", text):
+        return text.strip()  # the whole reply is the answer ("1 : 729", "3/4")
+    numbers = _NUMBER.findall(text)
+    return _strip_commas(numbers[-1]) if numbers else None
+
+
+# ----------------------------------------------------------------------------- answer matching
+
+
+def _last_number(text: str) -> float | None:
+    numbers = _NUMBER.findall(text or "")
+    if not numbers:
+        return None
+    parts = [float(_strip_commas(p).rstrip("%")) for p in numbers[-1].split("/")]
+    try:
+        return parts[0] / parts[1] if len(parts) == 2 else parts[0]
+    except ZeroDivisionError:
+        return None
+
+
+def _mv_timeout() -> int | None:
+    # math-verify times out with SIGALRM, which only works in the main thread
+    return 5 if threading.current_thread() is threading.main_thread() else None
+
+
+def _mv_parse(text: str) -> list:
+    from math_verify import parse
+
+    try:
+        return parse(text, parsing_timeout=_mv_timeout())
+    except Exception:
+        return []
+
+
+def parse_gold(gold: str) -> tuple[list, float | None]:
+    parsed, number = (_mv_parse(gold) if gold.strip() else []), _last_number(gold)
+    if not parsed and number is None:
+        raise ValueError(f"field 'ground_truth_answer' has no parseable answer: {gold[:200]!r}; the item is invalid")
+    return parsed, number
+
+
+def answers_match(pred: str | None, gold: str) -> bool:
+    """Does ``pred`` equal ``gold``? math-verify first, then numbers within a relative tolerance of 1e-4.
+
+    Raises ``ValueError`` when ``gold`` has no parseable answer: the item is invalid, not a free pass.
+    """
+    gold = "" if gold is None else str(gold)
+    gold_parsed, gold_number = parse_gold(gold)
+    if pred is None or not str(pred).strip():
+        return False
+    pred = str(pred)
+    if re.sub(r"\s+", "", pred).lower() == re.sub(r"\s+", "", gold).lower():
+        return True
+    if gold_parsed:
+        from math_verify import verify
+
+        try:
+            if verify(gold_parsed, _mv_parse(pred), timeout_seconds=_mv_timeout()):
+                return True
+        except Exception:
+            pass
+    pred_number = _last_number(pred)
+    return gold_number is not None and pred_number is not None and math.isclose(
+        pred_number, gold_number, rel_tol=1e-4, abs_tol=1e-9)

@@ -1,0 +1,52 @@
+"""Order-swapped comparison accuracy (CriticBench comparison dimension), x100.
+
+Each pair is asked twice: forward (A, B) and reverse (B, A). With gold label g
+for the forward order, f the forward verdict and r the reverse verdict, and
+swap(A)=B, swap(B)=A, swap(C)=C:
+
+    accuracy        = mean[ f == g  and  r == swap(g) ]                   (the paper's rule)
+    accuracy_loose  = mean[ f, r in {A,B,C}  and  f != r  and  f == g ]   (the released toolkit's rule)
+    consistency     = mean[ f, r in {A,B,C}  and  r == swap(f) ]
+
+A missing (unparsed) verdict makes the pair wrong and inconsistent.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+VALID = {"A", "B", "C"}
+SWAP = {"A": "B", "B": "A", "C": "C"}
+
+
+def swap_verdict(verdict: str | None) -> str | None:
+    """The same judgement after the two responses trade places."""
+    return SWAP.get(verdict) if verdict else None
+
+
+def pair_correct(forward: str | None, reverse: str | None, gold: str) -> bool:
+    return forward == gold and reverse == swap_verdict(gold)
+
+
+def pair_correct_loose(forward: str | None, reverse: str | None, gold: str) -> bool:
+    return forward in VALID and reverse in VALID and forward != reverse and forward == gold
+
+
+def pair_consistent(forward: str | None, reverse: str | None) -> bool:
+    return forward in VALID and reverse == swap_verdict(forward)
+
+
+def pairwise_metrics(
+    forward: Sequence[str | None], reverse: Sequence[str | None], gold: Sequence[str]
+) -> dict[str, float]:
+    """All three rates x100 over aligned lists of pairs."""
+    n = len(gold)
+    if not (len(forward) == len(reverse) == n):
+        raise ValueError("forward, reverse and gold must have one entry per pair")
+    if n == 0:
+        return {"accuracy": 0.0, "accuracy_loose": 0.0, "consistency": 0.0}
+    return {
+        "accuracy": 100.0 * sum(map(pair_correct, forward, reverse, gold)) / n,
+        "accuracy_loose": 100.0 * sum(map(pair_correct_loose, forward, reverse, gold)) / n,
+        "consistency": 100.0 * sum(map(pair_consistent, forward, reverse)) / n,
+    }

@@ -1,0 +1,90 @@
+"""Model output -> Likert score / comparison verdict.
+
+Rules (documented in the README, deterministic, never raising):
+
+* The paper's marker comes first (``Decision: 5`` for feedback, ``Score: 5`` for
+  meta-feedback, ``Decision: A`` for comparison). Markdown emphasis and a
+  ``/7`` denominator around the value are tolerated. A marker whose value is
+  out of range is a parse failure: the model did answer, just not validly.
+* Without a marker, a score falls back to the last in-range number in the text
+  (the original toolkit's fallback, minus its ``eval``), ignoring ``/7`` and
+  ``out of 7`` denominators; a verdict falls back to a bare leading ``A``/``B``/``C``
+  (the toolkit reads the first character of such replies).
+* Anything else returns ``None``; callers count it against ``parse_rate``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_EMPHASIS = r"[\s*_`'\"]*"
+_DENOMINATOR = re.compile(r"(?:\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?)")
+_FALLBACK_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)")
+
+
+# Models asked in English often answer translate items in Chinese, marker included
+# ("决策：B"); the toolkit counted those as unparsed, we read them.
+_MARKER_WORDS = {"Decision": "Decision|决策|決策|决定|決定", "Score": "Score|评分|評分|分数|分數"}
+
+
+def _marker(name: str) -> re.Pattern:
+    words = _MARKER_WORDS.get(name, re.escape(name))
+    return re.compile(rf"(?:{words}){_EMPHASIS}[:：]{_EMPHASIS}", re.IGNORECASE)
+
+
+SCORE_MARKERS = {name: _marker(name) for name in _MARKER_WORDS}
+
+
+def parse_likert(text: str | None, marker: str = "Decision", low: float = 1, high: float = 7) -> float | None:
+    """Score in ``[low, high]`` from ``text`` or ``None``."""
+    if not text:
+        return None
+    pattern = SCORE_MARKERS.get(marker) or _marker(marker)
+    hit = pattern.search(text)
+    if hit:
+        value = re.match(_NUMBER, text[hit.end():])
+        if value:
+            score = float(value.group(1))
+            return score if low <= score <= high else None
+        # "Decision:" followed by no number: fall through to the fallback
+    stripped = _DENOMINATOR.sub(" ", text)
+    for value in reversed(_FALLBACK_NUMBER.findall(stripped)):
+        score = float(value)
+        if low <= score <= high:
+            return score
+    return None
+
+
+_VERDICT_MARKER = re.compile(
+    rf"(?:{_MARKER_WORDS['Decision']}){_EMPHASIS}[:：]{_EMPHASIS}(?:(?:answer|response|option|output)\s+)?\(?([ABC])(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_LEADING_VERDICT = re.compile(rf"^{_EMPHASIS}\(?([ABC])(?![A-Za-z])")
+
+
+def parse_verdict(text: str | None) -> str | None:
+    """``"A"``/``"B"``/``"C"`` from a comparison reply, or ``None``."""
+    if not text:
+        return None
+    hit = _VERDICT_MARKER.search(text)
+    if hit:
+        return hit.group(1).upper()
+    hit = _LEADING_VERDICT.match(text.strip())
+    return hit.group(1) if hit else None
+
+
+# "Score: 7", "score: 7.5", "**Score:** 8", "Score: [[6]]", "Score: 9/10" -> the number after the marker.
+_GRADE = re.compile(r"\bscore\**\s*[:：]\s*\**\s*\[*\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def parse_grade(text: str | None, low: float = 1, high: float = 10) -> float | None:
+    """The last ``Score: x`` marker whose x is in [low, high]; None if there is none.
+
+    The last one, because a grader is told to end with its grade and may quote others (e.g. the reference's 8)
+    while reasoning; out-of-range markers (``Score: 0``, ``Score: 80``) are skipped."""
+    for match in reversed(list(_GRADE.finditer(text or ""))):
+        value = float(match.group(1))
+        if low <= value <= high:
+            return value
+    return None

@@ -1,0 +1,137 @@
+"""Typed per-item records: what scoring one model output yields, before any aggregation.
+
+Every protocol turns (item, output) into one of these and every metric family aggregates a list of them, in any
+harness. ``scored`` says whether the record enters label-based metrics (it has a human label, a usable gold answer,
+a judge score); ``deferred`` marks an item whose scoring was postponed (judging without a judge configured).
+Harness adapters pass records across their boundary as plain dicts (``as_dict`` / ``from_dict``), so that logged
+samples stay readable JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Record:
+    kind: ClassVar[str] = ""
+    domain: str
+
+    @property
+    def scored(self) -> bool:
+        return True
+
+    @property
+    def deferred(self) -> bool:
+        return False
+
+    @property
+    def n_samples(self) -> int:
+        return 1
+
+    def breakdown(self, field_name: str) -> Any:
+        """The value of the breakdown field a per-group metric is keyed by (quality, difficulty, ...)."""
+        return getattr(self, field_name)
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, **dataclasses.asdict(self)}
+
+    @staticmethod
+    def from_dict(data: "dict | Record") -> "Record":
+        if isinstance(data, Record):
+            return data
+        fields = dict(data)
+        cls = RECORD_TYPES[fields.pop("kind")]
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in fields.items() if k in names})
+
+
+@dataclass(frozen=True)
+class LikertRecord(Record):
+    """A score on a Likert scale against a human score (CriticBench feedback and meta-feedback)."""
+
+    kind: ClassVar[str] = "likert"
+    pred: float = 0.0  # the parsed score, or the scale midpoint when unparsed (so it is never dropped)
+    parsed: bool = False
+    gold: float | None = None
+    quality: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
+
+@dataclass(frozen=True)
+class VerdictRecord(Record):
+    """One order of a pairwise comparison: the verdict A/B/C given for that order (None when unparsed)."""
+
+    kind: ClassVar[str] = "verdict"
+    pair_id: str = ""
+    order: str = "forward"  # "forward" | "reverse"
+    verdict: str | None = None
+    parsed: bool = False
+    gold: str | None = None  # the gold verdict of the *forward* order
+    difficulty: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """How one revision fared: ``status`` is passed, wrong_answer, no_result, failed, timeout, error, unparsed or
+    invalid; ``detail`` holds the parsed answer or the program's last error line."""
+
+    parsed: bool
+    passed: bool
+    status: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class CorrectionRecord(Record):
+    """All samples of one item's revision (one per sample when pass@k is estimated)."""
+
+    kind: ClassVar[str] = "correction"
+    quality: str | None = None
+    passed: tuple[bool, ...] = field(default_factory=tuple)
+    parsed: tuple[bool, ...] = field(default_factory=tuple)
+    invalid: bool = False
+
+    @property
+    def scored(self) -> bool:
+        return not self.invalid
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.passed)
+
+
+@dataclass(frozen=True)
+class JudgedRecord(Record):
+    """A judge's grade of one output (None when the call failed or the reply had no score; the error says which)."""
+
+    kind: ClassVar[str] = "judged"
+    group: str | None = None
+    score: float | None = None
+    error: str | None = None
+    cached: bool = False
+    judge_text: str | None = None
+    item: str = ""
+    is_deferred: bool = False
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None and not self.is_deferred
+
+    @property
+    def deferred(self) -> bool:
+        return self.is_deferred
+
+
+RECORD_TYPES: dict[str, type[Record]] = {
+    cls.kind: cls for cls in (LikertRecord, VerdictRecord, CorrectionRecord, JudgedRecord)
+}

@@ -1,0 +1,6 @@
+"""The model-calling layer for every role (judge, reviser, extractor): settings, cache, backends, ``complete``."""
+
+from critic_tasks.llm.client import Completion, complete
+from critic_tasks.llm.settings import LLMSettings
+
+__all__ = ["Completion", "LLMSettings", "complete"]

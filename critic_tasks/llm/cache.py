@@ -1,0 +1,66 @@
+"""The persistent reply cache every model call goes through: cache-first, nothing asked twice, nothing lost.
+
+sqlite in WAL mode, one row per reply, keyed by sha256(identity of the model and prompt version, prompt). Each
+reply is written the moment it arrives, so a killed run resumes where it stopped and a rerun makes no calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+
+from critic_tasks.core.errors import ConfigError
+
+
+def cache_key(identity: dict, prompt: str) -> str:
+    payload = json.dumps(identity, sort_keys=True, ensure_ascii=False) + "\x00" + prompt
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """sqlite in WAL mode: readers don't block the writer, each insert commits at once (autocommit), and one
+    lock makes the connection safe to share with a backend's worker thread. Several processes may share a file."""
+
+    def __init__(self, path: str):
+        path = os.path.expanduser(path)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; fsync at checkpoints
+            # The table keeps its first name ("judgments") so caches written by earlier versions stay valid.
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
+                "text TEXT NOT NULL, created REAL NOT NULL)"
+            )
+        except sqlite3.Error as err:
+            raise ConfigError(f"reply cache {path}: unusable ({err}); point the CACHE setting elsewhere, or 'off'") \
+                from None
+
+    def get_many(self, keys: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            for start in range(0, len(unique), 500):  # stay under sqlite's bound-parameter limit
+                chunk = unique[start : start + 500]
+                rows = self._db.execute(
+                    f"SELECT key, text FROM judgments WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                )
+                found.update(rows)
+        return found
+
+    def put(self, key: str, identity: dict, text: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgments VALUES (?, ?, ?, ?)",
+                (key, json.dumps(identity, sort_keys=True), text, time.time()),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,110 @@
+"""Settings of a model that the package itself calls, for any role: judge, reviser (actor), extractor.
+
+Each role reads its own environment variables, ``CRITIC_<ROLE>_*`` (``CRITIC_JUDGE_MODEL``, ``CRITIC_REVISER_MODEL``,
+...): BACKEND (``openai`` = any OpenAI-compatible endpoint, ``vllm``, ``hf``, or a plugin's name), MODEL, BASE_URL,
+API_KEY (falls back to ``OPENAI_API_KEY``), CONCURRENCY, CACHE (a file, or a directory to keep ``<role>.sqlite`` in;
+``off`` disables) and MAX_TOKENS. Keyword overrides (command-line flags) win over the environment. Every problem is
+a ``ConfigError`` naming the variable, raised when the settings are built, before any model is called.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from critic_tasks.core.errors import ConfigError
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+CACHE_OFF = {"off", "none", "0", "false", "no", "disabled"}
+ROLES = ("judge", "reviser", "extractor")
+
+
+def default_cache_path(role: str = "judge") -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "critic_tasks", f"{role}.sqlite")
+
+
+def env_prefix(role: str) -> str:
+    return f"CRITIC_{role.upper()}_"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    backend: str = "openai"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never logged, never part of the identity
+    concurrency: int = 16
+    cache: str | None = field(default_factory=default_cache_path)  # None: no cache
+    temperature: float = 0.0  # greedy: judgments and revisions must be reproducible
+    max_tokens: int = 1024
+    # Seconds per HTTP request, queueing at the server included: a server with fewer slots than ``concurrency``
+    # holds the surplus requests before it starts them, so keep this generous (the OpenAI client's default).
+    timeout: float = 600.0
+    max_tries: int = 6  # per item, first try included; then the item is a recorded failure
+    backoff_base: float = 1.0  # seconds before the 2nd try; doubles each time, with jitter
+    backoff_max: float = 60.0
+    batch_size: int = 8  # hf backend
+    device: str | None = None  # hf backend; None: cuda if available, else cpu
+    role: str = "judge"
+
+    def __post_init__(self):
+        base_url = self.base_url or (OPENAI_BASE_URL if self.backend == "openai" else None)
+        object.__setattr__(self, "base_url", base_url.rstrip("/") if base_url else None)
+        prefix = env_prefix(self.role)
+        for name in ("concurrency", "max_tries", "batch_size", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{prefix}{name.upper()} must be >= 1, got {getattr(self, name)}")
+        if self.temperature < 0:
+            raise ConfigError(f"{self.role} temperature must be >= 0, got {self.temperature}")
+        if self.cache is not None:
+            object.__setattr__(self, "cache", _cache_file(self.cache, self.role))
+
+    @classmethod
+    def from_env(cls, role: str = "judge", **overrides) -> "LLMSettings":
+        """Settings for ``role`` from its ``CRITIC_<ROLE>_*`` variables; keyword overrides win."""
+        prefix, env = env_prefix(role), os.environ
+        cache = env.get(prefix + "CACHE", "").strip()
+        values: dict = {
+            "role": role,
+            "backend": env.get(prefix + "BACKEND") or "openai",
+            "model": env.get(prefix + "MODEL") or None,
+            "base_url": env.get(prefix + "BASE_URL") or None,
+            "api_key": env.get(prefix + "API_KEY") or env.get("OPENAI_API_KEY") or None,
+            "cache": None if cache.lower() in CACHE_OFF else os.path.expanduser(cache or default_cache_path(role)),
+        }
+        for name in ("max_tokens", "concurrency"):  # MAX_TOKENS: our extension of the judge contract
+            raw = env.get(prefix + name.upper())
+            if raw:
+                try:
+                    values[name] = int(raw)
+                except ValueError:
+                    raise ConfigError(f"{prefix}{name.upper()} must be an integer, got {raw!r}") from None
+        values.update(overrides)
+        return cls(**values)
+
+    def identity(self) -> dict:
+        """What determines a reply; recorded in results and hashed into cache keys. Never includes the key."""
+        return {"backend": self.backend, "model": self.model, "base_url": self.base_url,
+                "temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    def require_model(self) -> str:
+        if not self.model:
+            raise ConfigError(f"the {self.backend!r} {self.role} backend needs a model: set "
+                              f"{env_prefix(self.role)}MODEL")
+        return self.model
+
+
+def _cache_file(path: str, role: str) -> str:
+    """A directory holds ``<role>.sqlite``; a path whose folder cannot be made or written is refused here."""
+    path = os.path.expanduser(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, f"{role}.sqlite")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"{env_prefix(role)}CACHE={path}: cannot create its folder ({err.strerror})") from None
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ConfigError(f"{env_prefix(role)}CACHE={path}: not writable (set it to a writable file, or 'off')")
+    return path

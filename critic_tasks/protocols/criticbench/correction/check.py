@@ -1,0 +1,112 @@
+"""Objective correction checks for the domains whose ``Domain.correction_check`` is set (CriticBench).
+
+A model's revision is first *parsed* (a final answer, or a code block) and then *passed* if the answer matches the
+gold answer or the code passes the item's unit tests in the sandbox (``critic_tasks.sandbox``).
+
+Where we differ from the original toolkit, on purpose:
+
+* a gold answer that cannot be parsed makes the item invalid (``ValueError`` naming ``ground_truth_answer``), never a
+  free pass; likewise a code item without ``unit_test``;
+* a gold answer of 0 can be matched; answers are compared with math-verify, then numerically with a relative
+  tolerance of 1e-4 (no ``eval``, no int truncation);
+* math_pot compares only the value of ``Solution().solution()`` (printed behind a marker), not any stdout line;
+* HumanEval's entry point: see ``programs.find_entry_point``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from critic_tasks.core.answers import answers_match, extract_final_answer, parse_gold
+from critic_tasks.core.code import extract_code
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.records import CheckOutcome
+from critic_tasks.protocols.criticbench.correction.programs import (RESULT_MARKER, build_code_test_program,
+                                                                    build_math_pot_program, find_entry_point)
+from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
+from critic_tasks.sandbox import Program, get_executor
+
+
+def gold_answer(item: dict) -> str:
+    """The item's gold final answer (``ground_truth_answer``: a string, a number, or a dict with Answer/Rationale)."""
+    gold = item.get("ground_truth_answer")
+    if isinstance(gold, dict):
+        gold = next((gold[k] for k in ("Answer", "answer", "Rationale", "rationale") if gold.get(k)), None)
+    if isinstance(gold, (int, float)) and not isinstance(gold, bool):
+        gold = repr(gold)
+    answer = extract_final_answer(gold, item.get("question")) if isinstance(gold, str) else None
+    if answer is None:
+        raise ValueError(
+            f"field 'ground_truth_answer' has no parseable answer: {str(gold)[:200]!r}; the item is invalid")
+    parse_gold(answer)  # raises if math-verify and the number parser both fail
+    return answer
+
+
+
+def _unit_test(item: dict) -> str:
+    unit_test = item.get("unit_test")
+    if not isinstance(unit_test, str) or not unit_test.strip():
+        raise ValueError("field 'unit_test' is missing or empty; the item is invalid (it would pass any code)")
+    return unit_test
+
+
+def check_corrections(domain: str, revisions: Sequence[str | None], items: Sequence[dict], executor=None,
+                      timeout_s: float = 4.0, invalid: str = "raise") -> list[CheckOutcome]:
+    """Score each revision against its item; one ``CheckOutcome`` per item.
+
+    ``status`` is ``passed``, ``wrong_answer``, ``no_result`` (math_pot printed no value), ``failed``, ``timeout``,
+    ``error`` (the sandbox could not run it), ``unparsed`` or ``invalid`` (bad gold / unit test, with
+    ``invalid="mark"``; the default ``"raise"`` raises ``ValueError`` before anything runs). All programs of a call go
+    to the executor in one batch, so they run in parallel.
+    """
+    spec = DOMAINS.get(domain)
+    if spec is None or not spec.objective_correction:
+        raise ConfigError(f"domain {domain!r} has no objective correction check; choose one of "
+                          f"{list(OBJECTIVE_CORRECTION_DOMAINS)}")
+    if len(revisions) != len(items):
+        raise ValueError(f"{len(revisions)} revisions for {len(items)} items")
+    if invalid not in ("raise", "mark"):
+        raise ValueError("invalid must be 'raise' or 'mark'")
+    golds: list = [None] * len(items)
+    results: list = [None] * len(items)
+    for i, item in enumerate(items):
+        try:
+            golds[i] = gold_answer(item) if spec.needs_gold_answer else _unit_test(item)
+        except ValueError as err:
+            if invalid == "raise":
+                raise ValueError(f"item {i}: {err}") from None
+            results[i] = CheckOutcome(False, False, "invalid", str(err))
+
+    if spec.correction_check == "final_answer":
+        for i, (text, item) in enumerate(zip(revisions, items)):
+            if results[i] is None:
+                answer = extract_final_answer(text, item.get("question"))
+                ok = answer is not None and answers_match(answer, golds[i])
+                status = "unparsed" if answer is None else "passed" if ok else "wrong_answer"
+                results[i] = CheckOutcome(answer is not None, ok, status, answer or "")
+        return results
+
+    programs, slots = [], []
+    for i, (text, item) in enumerate(zip(revisions, items)):
+        code = extract_code(text) if results[i] is None else None
+        if results[i] is None and code is None:
+            results[i] = CheckOutcome(False, False, "unparsed")
+        elif code is not None:
+            if spec.correction_check == "program_value":
+                source = build_math_pot_program(code)
+            else:
+                entry = find_entry_point(code, item.get("question"), item.get("generation"), item.get("exec_rest"))
+                source = build_code_test_program(code, golds[i], item.get("data_source"), entry)
+            programs.append(Program(source, timeout_s=timeout_s))
+            slots.append(i)
+    runs = (executor or get_executor()).run(programs) if programs else []
+    for i, run in zip(slots, runs):
+        detail = run.stderr.strip().splitlines()[-1][:300] if run.stderr.strip() else ""
+        if spec.correction_check == "program_value" and run.status == "passed":
+            value = run.stdout.rsplit(RESULT_MARKER, 1)[1].strip() if RESULT_MARKER in run.stdout else None
+            ok = value is not None and answers_match(value, golds[i])
+            status = "passed" if ok else "no_result" if value is None else "wrong_answer"
+            results[i] = CheckOutcome(True, ok, status, value or "")
+        else:
+            results[i] = CheckOutcome(True, run.status == "passed", run.status, detail)
+    return results

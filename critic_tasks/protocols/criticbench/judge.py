@@ -1,0 +1,87 @@
+"""Subjective (judge-scored) evaluation: critic output -> judge prompt -> 1-10 grade -> ``JudgedRecord``.
+
+CriticBench's subjective protocol (Lan et al. 2024): a judge grades the critic's free-text feedback, comparison or
+correction against the human reference (worth 8). Both ways of running it use these functions, so they give the
+same numbers: inside an lm-eval run (the adapter's judge filter) and afterwards on saved generations
+(``critic-eval judge``). The judge is called through the model-calling layer (``critic_tasks.llm``: settings from
+``CRITIC_JUDGE_*``, cache, concurrency, retries); the metrics are ``scoring.judge_metrics``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Sequence
+
+from critic_tasks.core.parsing import parse_grade
+from critic_tasks.core.records import JudgedRecord
+from critic_tasks.llm import LLMSettings, complete
+from critic_tasks.llm.client import identity
+from critic_tasks.protocols.criticbench.judge_prompts import (PROMPT_VERSION, comparison_judge_prompt,
+                                                              correction_judge_prompt, feedback_judge_prompt)
+
+log = logging.getLogger("critic_tasks")
+JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,
+                 "correction": correction_judge_prompt}
+PARSE_ERROR = "no 'Score: x' with 1 <= x <= 10 in the judge's reply"
+
+
+def judge_settings(**overrides) -> LLMSettings:
+    return LLMSettings.from_env("judge", **overrides)
+
+
+def judge_identity(settings: LLMSettings) -> dict:
+    """What determined the grades (model, decoding, prompt version): recorded with every judged result."""
+    return identity(settings, PROMPT_VERSION)
+
+
+def judge_prompt(doc: dict, prediction: str | None) -> str:
+    return JUDGE_PROMPTS[doc["dimension"]](doc, prediction or "")
+
+
+def judge_group(doc: dict) -> str:
+    """The breakdown a judged item is reported under: difficulty for comparison, quality otherwise."""
+    return doc["difficulty"] if doc["dimension"] == "comparison" else doc["quality"]
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A judge's reply to one prompt: its 1-10 ``score``, or None with the ``error`` (call failed, or no score)."""
+
+    score: float | None
+    text: str | None
+    error: str | None
+    cached: bool
+
+
+def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool = True) -> list[Grade]:
+    """One ``Grade`` per prompt, through the cached judge: a reply without a usable score is a counted failure."""
+    out = []
+    for c in complete(list(prompts), settings, PROMPT_VERSION, progress=progress):
+        score = parse_grade(c.text)
+        error = c.error if c.text is None else None if score is not None else PARSE_ERROR
+        out.append(Grade(score, c.text, error, c.cached))
+    return out
+
+
+def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings: LLMSettings | None = None,
+               progress: bool = True) -> list[JudgedRecord]:
+    """Judge every (doc, prediction) concurrently through the cached judge; one record per doc."""
+    if len(docs) != len(predictions):
+        raise ValueError(f"{len(docs)} documents but {len(predictions)} predictions")
+    settings = settings or judge_settings()
+    graded = grade_prompts([judge_prompt(d, p) for d, p in zip(docs, predictions)], settings, progress)
+    records = []
+    for doc, g in zip(docs, graded):
+        where = f"{doc['source_file']}[{doc['item_index']}]"
+        if g.score is None:
+            log.warning("critic_tasks: judge failed on %s: %s", where, g.error)
+        records.append(JudgedRecord(domain=doc["domain"], group=judge_group(doc), score=g.score, error=g.error,
+                                    cached=g.cached, judge_text=g.text, item=where))
+    return records
+
+
+def deferred_record(doc: dict) -> JudgedRecord:
+    """An item generated without a judge configured: counted under ``judge_deferred`` until judged."""
+    return JudgedRecord(domain=doc["domain"], group=judge_group(doc),
+                        item=f"{doc['source_file']}[{doc['item_index']}]", is_deferred=True)

@@ -1,0 +1,147 @@
+"""Critic prompts: one template per dimension, filled from the domain table.
+
+Wording is ours; the structure, section headers and output markers follow
+CriticBench / CriticEval (Lan et al. 2024, arXiv:2402.13764) so that replies
+parse the same way and scores stay comparable: ``Decision: x`` (feedback, 1-7),
+``Decision: A/B/C`` (comparison), ``Score: x`` (meta-feedback, 1-7).
+"""
+
+from __future__ import annotations
+
+from critic_tasks.protocols.criticbench.domains import DOMAINS, Domain
+
+
+def _section(header: str, text: str) -> str:
+    return f"{header}\n{text}\n"
+
+
+def _inputs(domain: Domain, doc: dict) -> str:
+    parts = []
+    if domain.has_article:
+        parts.append(_section("### Article:", doc["article"]))
+    parts.append(_section(domain.input_header, doc["question"]))
+    if domain.has_unit_test:
+        parts.append(_section("### Unit Test:", doc["unit_test"]))
+    return "".join(parts)
+
+
+def _response(domain: Domain, doc: dict, suffix: str = "") -> str:
+    key = f"generation{'_' + suffix.lower() if suffix else ''}"
+    text = _section(f"{domain.response_header[:-1]}{' ' + suffix if suffix else ''}:", doc[key])
+    if domain.has_exec_result:
+        exec_key = f"exec_rest{'_' + suffix.lower() if suffix else ''}"
+        text += _section(f"### Execution Result{' ' + suffix if suffix else ''}:", doc.get(exec_key) or "")
+    return text
+
+
+def _prompt(intro: str, body: str, ask: str) -> str:
+    """Every critic prompt has the paper's three parts: what is given, the inputs, what to output."""
+    return f"{intro}\n---\n{body}---\n{ask}"
+
+
+def _single(d: Domain, doc: dict) -> str:
+    return _inputs(d, doc) + _response(d, doc)
+
+
+def _pair(d: Domain, doc: dict) -> str:
+    return _inputs(d, doc) + _response(d, doc, "A") + _response(d, doc, "B")
+
+
+_LIKERT_ASK = ("Write the rating on the first line exactly as `{marker}: x` (x is an integer from 1 to 7), "
+               "then give a brief justification.")
+
+
+def feedback_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return _prompt(
+        f"You will see {d.task_noun} and a response written for it. Judge how good the response is, "
+        f"paying attention to {d.criteria}.",
+        _single(d, doc),
+        "Rate the response on a 1-7 Likert scale, where 1 means very poor and 7 means flawless. "
+        + _LIKERT_ASK.format(marker="Decision"),
+    )
+
+
+def comparison_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return _prompt(
+        f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
+        f"paying attention to {d.criteria}.",
+        _pair(d, doc),
+        "Which response is better? Answer on the first line exactly as `Decision: A`, `Decision: B` or "
+        "`Decision: C`: A if response A is clearly better, B if response B is clearly better, C if neither "
+        "is clearly better than the other. Then give a brief justification.",
+    )
+
+
+def meta_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return _prompt(
+        f"You will see {d.task_noun}, a response to it, a high-quality reference critique of that response, "
+        "and a second critique to evaluate. Judge the second critique: are its points accurate, does it find "
+        "the real flaws, are its suggestions useful and specific, and does it avoid nitpicking a good response?",
+        _single(d, doc)
+        + _section("### Reference high-quality Feedback", doc["ground_truth_feedback"])
+        + _section("### Feedback To be Evaluated", doc["evaluated_feedback"]),
+        "The reference critique deserves a 7. On the same 1-7 scale, rate the critique to be evaluated. "
+        + _LIKERT_ASK.format(marker="Score"),
+    )
+
+
+def correction_prompt(doc: dict, with_feedback: bool = True) -> str:
+    d = DOMAINS[doc["domain"]]
+    fmt = (
+        "Return the complete corrected program in a single ```python code block"
+        + (" (keep `class Solution` with its `solution(self)` method)" if d.correction_check == "program_value" else "")
+        + (" and do not include the unit test" if d.has_unit_test else "")
+        + "."
+        if d.revision_is_code
+        else "End with the final answer on its own line as `#### RESULT: x`."
+        if d.correction_check == "final_answer"
+        else "Return only the revised response."
+    )
+    feedback = _section("### Feedback:", doc["feedback"]) if with_feedback else ""
+    ask = "using the feedback" if with_feedback else "fixing any problems you find"
+    return _prompt(
+        f"You will see {d.task_noun} and a response written for it"
+        + (", followed by feedback on that response" if with_feedback else "")
+        + f". Revise the response {ask}, paying attention to {d.criteria}.",
+        _single(d, doc) + feedback,
+        f"Now write your revised response. {fmt}",
+    )
+
+
+def feedback_sub_prompt(doc: dict) -> str:
+    """Subjective feedback: a free-text critique, graded later by a judge against the human one."""
+    d = DOMAINS[doc["domain"]]
+    return _prompt(
+        f"You will see {d.task_noun} and a response written for it. Write a critique of the response, "
+        f"paying attention to {d.criteria}.",
+        _single(d, doc),
+        "Point out each real problem, explain why it is a problem, and say how to fix it; acknowledge what is "
+        "already right. If the response needs no revision, say so.",
+    )
+
+
+def comparison_sub_prompt(doc: dict) -> str:
+    d = DOMAINS[doc["domain"]]
+    return _prompt(
+        f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
+        f"paying attention to {d.criteria}.",
+        _pair(d, doc),
+        "Critique both responses, weighing the strengths and flaws of each, then say which one is better "
+        "(or that neither is clearly better) and why.",
+    )
+
+
+PROMPTS = {
+    ("feedback", "obj"): feedback_prompt, ("comparison", "obj"): comparison_prompt, ("meta", "obj"): meta_prompt,
+    ("feedback", "sub"): feedback_sub_prompt, ("comparison", "sub"): comparison_sub_prompt,
+}
+
+
+def critic_prompt(doc: dict) -> str:
+    """The prompt for any document produced by ``critic_tasks.data``."""
+    if doc["dimension"] == "correction":
+        return correction_prompt(doc, with_feedback=doc.get("with_feedback", True))
+    return PROMPTS[doc["dimension"], doc.get("fmt", "obj")](doc)

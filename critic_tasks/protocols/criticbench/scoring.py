@@ -1,0 +1,194 @@
+"""CriticBench scoring, harness-free: (document, output) -> record, and records -> metrics.
+
+Both adapters (lm-eval, OpenCompass) and the offline scorer go through these functions, so a metric fixed here is
+fixed everywhere. The metric keys, their aggregation and direction are declared in ``critic_tasks.registry``; the
+families below compute them, all on the paper's x100 scale (shares included):
+
+* ``likert`` (feedback, meta-feedback): ``spearman`` pooled over domains, ``spearman_<quality>``,
+  ``score`` = (spearman + 100) / 2, ``parse_rate``, ``labels_available``, ``spearman_warnings`` (correlations that
+  were undefined and reported as 0). An unparseable reply takes the scale midpoint (4): never dropped.
+* ``pairwise`` (comparison): ``accuracy`` (paper's rule), ``accuracy_loose`` (toolkit's), ``accuracy_<difficulty>``,
+  ``consistency``, ``score`` = accuracy, ``parse_rate``, ``labels_available``.
+* ``correction``: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper), ``pass_rate_<quality>``,
+  ``score`` = pass_rate, ``parse_rate``, ``invalid_items`` (items whose gold answer or unit test is unusable;
+  excluded, logged), ``pass@k`` when every item has at least k samples.
+* ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
+  ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
+
+On the test split (no human labels) the label-based keys are absent, not zero, and ``labels_available`` is 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Callable, Sequence
+
+from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metrics, pass_at_k, rate, spearman_x100
+from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
+from critic_tasks.core.parsing import parse_likert, parse_verdict
+from critic_tasks.core.records import (CheckOutcome, CorrectionRecord, JudgedRecord, LikertRecord, Record,
+                                       VerdictRecord)
+
+log = logging.getLogger("critic_tasks")
+
+LIKERT_LOW, LIKERT_HIGH = 1, 7
+LIKERT_MIDPOINT = (LIKERT_LOW + LIKERT_HIGH) / 2
+PASS_AT_K = (1, 5, 10)
+_LIKERT = {  # dimension -> (marker, gold field, quality field)
+    "feedback": ("Decision", "feedback_score", "quality"),
+    "meta": ("Score", "meta_feedback_score", "raw_quality"),
+}
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def likert_record(doc: dict, text: str | None) -> LikertRecord:
+    marker, gold_key, quality_key = _LIKERT[doc["dimension"]]
+    value = parse_likert(text, marker, LIKERT_LOW, LIKERT_HIGH)
+    return LikertRecord(domain=doc["domain"], pred=LIKERT_MIDPOINT if value is None else value,
+                        parsed=value is not None, gold=doc.get(gold_key), quality=doc.get(quality_key))
+
+
+def verdict_record(doc: dict, text: str | None) -> VerdictRecord:
+    verdict = parse_verdict(text)
+    return VerdictRecord(domain=doc["domain"], pair_id=doc["pair_id"], order=doc["order"], verdict=verdict,
+                         parsed=verdict is not None, gold=doc.get("preference"), difficulty=doc["difficulty"])
+
+
+def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> CorrectionRecord:
+    """``outcomes``: one check result per sample of this item (see ``correction.check_corrections``)."""
+    return CorrectionRecord(domain=doc["domain"], quality=doc.get("quality"),
+                            passed=tuple(o.passed for o in outcomes), parsed=tuple(o.parsed for o in outcomes),
+                            invalid=any(o.status == "invalid" for o in outcomes))
+
+
+RECORDERS: dict[str, Callable[[dict, str | None], Record]] = {
+    "feedback": likert_record, "meta": likert_record, "comparison": verdict_record}
+
+
+def record(doc: dict, text: str | None) -> Record:
+    """The record of a reply to an objective feedback / meta / comparison document."""
+    return RECORDERS[doc["dimension"]](doc, text)
+
+
+# ----------------------------------------------------------------------------- metric families
+
+
+def likert_spearman(records: Sequence[LikertRecord]) -> tuple[float, list[str]]:
+    """Pooled Spearman x100 over labelled records, and any warnings."""
+    labelled = [r for r in records if r.gold is not None]
+    value, warning = spearman_x100([r.pred for r in labelled], [float(r.gold) for r in labelled])
+    if warning:
+        log.warning("critic_tasks: %s", warning)
+    return value, [warning] if warning else []
+
+
+def likert_metrics(records: Sequence[LikertRecord]) -> dict[str, float]:
+    """All feedback / meta-feedback metrics for one pool of records."""
+    out = {"parse_rate": rate(r.parsed for r in records), "labels_available": rate(r.scored for r in records)}
+    if not any(r.scored for r in records):
+        return out
+    warnings: list[str] = []
+    out["spearman"], w = likert_spearman(records)
+    warnings += w
+    by_quality = defaultdict(list)
+    for r in records:
+        by_quality[r.quality].append(r)
+    for quality, group in sorted(by_quality.items()):
+        out[f"spearman_{quality}"], w = likert_spearman(group)
+        warnings += w
+    out["score"] = likert_score(out["spearman"])
+    out["spearman_warnings"] = float(len(warnings))
+    return out
+
+
+def _pairs(records: Sequence[VerdictRecord]) -> tuple[list, list, list, list]:
+    """Align forward and reverse verdicts by pair; a missing half counts as unparsed."""
+    pairs: dict[str, dict] = {}
+    for r in records:
+        pairs.setdefault(r.pair_id, {"gold": r.gold, "difficulty": r.difficulty})[r.order] = r.verdict
+    ids = sorted(pairs)
+    return ([pairs[i].get("forward") for i in ids], [pairs[i].get("reverse") for i in ids],
+            [pairs[i]["gold"] for i in ids], [pairs[i]["difficulty"] for i in ids])
+
+
+def pairwise_family(records: Sequence[VerdictRecord]) -> dict[str, float]:
+    """Comparison metrics; label-free ones (parse_rate, consistency) always present."""
+    forward, reverse, gold, difficulty = _pairs(records)
+    out = {"parse_rate": rate(r.parsed for r in records), "labels_available": rate(g is not None for g in gold),
+           "consistency": rate(map(pair_consistent, forward, reverse))}
+    if any(g is None for g in gold):
+        return out
+    out.update(pairwise_metrics(forward, reverse, gold))
+    for level in sorted(set(difficulty)):
+        idx = [i for i, d in enumerate(difficulty) if d == level]
+        out[f"accuracy_{level}"] = pairwise_metrics(
+            [forward[i] for i in idx], [reverse[i] for i in idx], [gold[i] for i in idx])["accuracy"]
+    out["score"] = out["accuracy"]
+    return out
+
+
+def _pass_rate(records: Sequence[CorrectionRecord], item_value) -> float:
+    return 100.0 * (domain_mean((r.domain, item_value(r)) for r in records) or 0.0)
+
+
+def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
+    valid = [r for r in records if r.scored]
+    out = {
+        "parse_rate": rate(p for r in records for p in r.parsed),
+        "invalid_items": float(len(records) - len(valid)),
+        "pass_rate": _pass_rate(valid, lambda r: sum(r.passed) / len(r.passed)),
+    }
+    out["score"] = out["pass_rate"]
+    for quality in sorted({r.quality for r in valid}):
+        group = [r for r in valid if r.quality == quality]
+        out[f"pass_rate_{quality}"] = _pass_rate(group, lambda r: sum(r.passed) / len(r.passed))
+    n_min = min((r.n_samples for r in valid), default=0)
+    for k in PASS_AT_K:
+        if k <= n_min:
+            out[f"pass@{k}"] = _pass_rate(valid, lambda r, k=k: pass_at_k(r.n_samples, sum(r.passed), k))
+    return out
+
+
+def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
+    """Metrics over judged records; a score that cannot be computed is absent, never NaN."""
+    done = [r for r in records if not r.deferred]
+    out = {"judge_deferred": float(len(records) - len(done))} if len(done) < len(records) else {}
+    if not done:
+        return out
+    scored = [r for r in done if r.scored]
+    out["judge_parse_rate"] = rate(r.scored for r in done)
+    out["judge_failed"] = float(len(done) - len(scored))
+    overall = domain_mean((r.domain, r.score) for r in scored)
+    if overall is not None:
+        out["judge_score"] = overall
+    for group in sorted({r.group for r in done}):
+        value = domain_mean((r.domain, r.score) for r in scored if r.group == group)
+        if value is not None:
+            out[f"judge_score_{group}"] = value
+    return out
+
+
+# The metric families the registry's metrics name (``Metric.family``).
+FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {
+    "likert": likert_metrics, "pairwise": pairwise_family, "correction": correction_metrics, "judge": judge_metrics}
+
+
+def score_dimension(dimension: str, docs: Sequence[dict], generations: Sequence[str | None]) -> dict[str, float]:
+    """Score a whole objective dimension from its documents and the model's replies (same order)."""
+    if len(docs) != len(generations):
+        raise ValueError(f"{len(docs)} documents but {len(generations)} generations")
+    family = "pairwise" if dimension == "comparison" else "likert"
+    return FAMILIES[family]([record(d, g) for d, g in zip(docs, generations)])
+
+
+def gold_text(doc: dict) -> str:
+    """The human label as text, for logs (empty on the test split)."""
+    if doc["dimension"] == "comparison":
+        gold = doc.get("preference")
+        return (swap_verdict(gold) if doc["order"] == "reverse" else gold) or ""
+    _, gold_key, _ = _LIKERT.get(doc["dimension"], (None, None, None))
+    value = doc.get(gold_key) if gold_key else None
+    return "" if value is None else f"{value:g}"

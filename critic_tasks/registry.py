@@ -1,0 +1,249 @@
+"""The one registry: every protocol, dimension, task, group and metric key is declared here, once.
+
+Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generate.py``), the lm-eval hooks that
+route records to metric keys, the CLI's tables and ``critic-eval tasks``, the judge CLI (which tasks are judged),
+the benchmarks, and next the OpenCompass configs. Adding a metric or a task is one edit here plus the generator run
+(``python -m critic_tasks.adapters.lm_eval.generate``); a test keeps the generated files in sync.
+
+* A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it (the protocol's
+  ``scoring.FAMILIES``), the ``base`` value it reports, which records it is computed over (``when``: all records,
+  only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only ``deferred`` ones; and a
+  breakdown ``subset`` such as quality = low), and its direction.
+* A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
+  ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
+* A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
+from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
+from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
+
+WHEN = ("all", "scored", "deferred")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    title: str
+    reference: str
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    family: str
+    base: str = ""  # the family's output reported under this key (default: the key itself)
+    when: str = "all"
+    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
+    min_samples: int = 0  # only records with at least this many samples (pass@k)
+    higher_is_better: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", self.base or self.key)
+        if self.when not in WHEN:
+            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
+
+    def accepts(self, record: Any) -> bool:
+        """Does ``record`` (a ``core.records.Record``) enter this metric's aggregation?"""
+        if record.deferred != (self.when == "deferred"):
+            return False
+        if self.when == "scored" and not record.scored:
+            return False
+        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
+            return False
+        return record.n_samples >= self.min_samples
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    protocol: str
+    dimension: str  # the data's dimension: feedback | comparison | meta | correction
+    fmt: str  # "obj" (objective) | "sub" (judge-scored)
+    scorer: str  # "parse" | "sandbox" | "judge"
+    metrics: tuple[Metric, ...]
+    headline: tuple[str, ...]  # what the summary table shows, in order
+    about: str  # what the model is asked, in a few words
+
+    def metric(self, key: str) -> Metric:
+        return next(m for m in self.metrics if m.key == key)
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    dimension: str  # a Dimension's name
+    split: str = "dev"
+    domains: tuple[str, ...] = DOMAIN_NAMES
+    tags: tuple[str, ...] = ()
+    with_feedback: bool = True  # correction: revise with the annotated feedback (False: the paper's EAvg)
+    repeats: int = 1
+    generation_kwargs: dict | None = None  # overrides the template's greedy decoding
+    section: str = ""  # the summary table's row block (default: the dimension's all-domain task)
+    headline: tuple[str, ...] = ()  # overrides the dimension's headline keys
+
+    @property
+    def spec(self) -> Dimension:
+        return DIMENSIONS[self.dimension]
+
+    @property
+    def judged(self) -> bool:
+        return self.spec.scorer == "judge"
+
+    def headline_keys(self) -> tuple[str, ...]:
+        return self.headline or self.spec.headline
+
+    def description(self) -> str:
+        domains = "all 9 domains" if self.domains == DOMAIN_NAMES else ", ".join(self.domains)
+        extra = "" if self.with_feedback else "; no feedback given"
+        extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
+        return f"{self.spec.about} ({self.split} split, {domains}{extra})"
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    members: tuple[str, ...]
+    metric: str  # each member's headline value, averaged unweighted (the paper's overall)
+    label: str  # how the summary table names the overall
+    about: str
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def _breakdown(family: str, base: str, field_name: str, values, when: str = "scored") -> tuple[Metric, ...]:
+    return tuple(Metric(f"{base}_{v}", family, base, when, subset=(field_name, v)) for v in values)
+
+
+def _likert(qualities) -> tuple[Metric, ...]:
+    return (Metric("spearman", "likert", when="scored"), Metric("score", "likert", when="scored"),
+            Metric("parse_rate", "likert"), Metric("labels_available", "likert"),
+            Metric("spearman_warnings", "likert", when="scored", higher_is_better=False),
+            *_breakdown("likert", "spearman", "quality", qualities))
+
+
+PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
+            *_breakdown("pairwise", "accuracy", "difficulty", DIFFICULTIES),
+            Metric("consistency", "pairwise"), Metric("score", "pairwise", when="scored"),
+            Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"))
+
+CORRECTION = (Metric("pass_rate", "correction", when="scored"), Metric("score", "correction", when="scored"),
+              Metric("parse_rate", "correction"), Metric("invalid_items", "correction", higher_is_better=False),
+              *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES),
+              *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k) for k in PASS_AT_K))
+
+
+def _judged(groups) -> tuple[Metric, ...]:
+    return (Metric("judge_score", "judge", when="scored"), Metric("judge_parse_rate", "judge"),
+            Metric("judge_failed", "judge", higher_is_better=False),
+            Metric("judge_deferred", "judge", when="deferred", higher_is_better=False),
+            *_breakdown("judge", "judge_score", "group", groups))
+
+
+# ----------------------------------------------------------------------------- the catalogue
+
+PROTOCOLS = {
+    "criticbench": Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764"),
+}
+
+_LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
+_JUDGE_HEADLINE = ("judge_score", "judge_parse_rate")
+
+DIMENSIONS = {d.name: d for d in (
+    Dimension("feedback", "criticbench", "feedback", "obj", "parse", _likert(QUALITIES), _LIKERT_HEADLINE,
+              "feedback: rate one response 1-7; Spearman with human scores"),
+    Dimension("comparison", "criticbench", "comparison", "obj", "parse", PAIRWISE,
+              ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
+              "comparison: pick the better of two responses, asked in both orders"),
+    Dimension("meta", "criticbench", "meta", "obj", "parse", _likert(MAIN_QUALITIES), _LIKERT_HEADLINE,
+              "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores"),
+    Dimension("correction", "criticbench", "correction", "obj", "sandbox", CORRECTION,
+              ("pass_rate", "score", "parse_rate"),
+              "correction: revise a flawed answer; checked by answer or by running it in the sandbox"),
+    Dimension("feedback_sub", "criticbench", "feedback", "sub", "judge", _judged(QUALITIES), _JUDGE_HEADLINE,
+              "free-text critique of one response, graded 1-10 by a judge against the human one"),
+    Dimension("comparison_sub", "criticbench", "comparison", "sub", "judge", _judged(DIFFICULTIES),
+              _JUDGE_HEADLINE, "free-text comparison of two responses, graded 1-10 by a judge"),
+    Dimension("correction_sub", "criticbench", "correction", "sub", "judge", _judged(MAIN_QUALITIES),
+              _JUDGE_HEADLINE, "revision of a text response, graded 1-10 by a judge against the human one"),
+)}
+
+
+def _variants(root: str, dimension: str, domains: tuple[str, ...], per_domain_tag: str, **options) -> list[Task]:
+    """A task over every domain, plus one per domain tagged for the per-domain breakdown."""
+    tasks = [Task(root, dimension, domains=domains, section=root, **options)]
+    tasks += [Task(f"{root}_{d}", dimension, domains=(d,), tags=(per_domain_tag, f"{root}_per_domain"),
+                   section=root, **options) for d in domains]
+    return tasks
+
+
+def _catalogue() -> list[Task]:
+    tasks: list[Task] = []
+    objective = {"feedback": DOMAIN_NAMES, "comparison": DOMAIN_NAMES, "meta": DOMAIN_NAMES,
+                 "correction": OBJECTIVE_CORRECTION_DOMAINS}
+    for dim, domains in objective.items():
+        tasks += _variants(f"critic_{dim}", dim, domains, "critic_per_domain")
+        if dim == "correction":
+            # The paper's "empty feedback" column (EAvg): revise with no critique given.
+            tasks += _variants("critic_correction_empty", dim, domains, "critic_per_domain", with_feedback=False,
+                               headline=("pass_rate", "parse_rate"))
+            # Sampling variant for unbiased pass@k (k = 1, 5; raise repeats for pass@10).
+            tasks.append(Task("critic_correction_sampled", dim, domains=domains, repeats=5,
+                              section="critic_correction",
+                              generation_kwargs={"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.95,
+                                                 "max_gen_toks": 512}))
+        tasks.append(Task(f"critic_{dim}_test", dim, split="test", domains=domains, tags=("critic_test",),
+                          section=f"critic_{dim}"))
+    subjective = {"feedback": DOMAIN_NAMES, "comparison": DOMAIN_NAMES, "correction": TEXT_DOMAINS}
+    for dim, domains in subjective.items():
+        tasks += _variants(f"critic_{dim}_sub", f"{dim}_sub", domains, "critic_sub_per_domain")
+    return tasks
+
+
+TASKS: dict[str, Task] = {t.name: t for t in _catalogue()}
+
+GROUPS = {g.name: g for g in (
+    Group("critic", ("critic_feedback", "critic_comparison", "critic_meta", "critic_correction"), "score",
+          "overall", "the paper's objective overall: unweighted mean of the four dimensions' scores"),
+    Group("critic_sub", ("critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub"), "judge_score",
+          "overall (judge, 1-10)", "the paper's subjective overall (Table 1): mean of the three judge scores"),
+)}
+
+# The summary table's row blocks, in the paper's dimension order.
+SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic_meta", "critic_correction_empty",
+            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub")
+
+
+def tags() -> dict[str, list[str]]:
+    """Tag -> its tasks, in declaration order."""
+    out: dict[str, list[str]] = {}
+    for t in TASKS.values():
+        for tag in t.tags:
+            out.setdefault(tag, []).append(t.name)
+    return out
+
+
+def task(name: str) -> Task:
+    if name not in TASKS:
+        raise ConfigError(f"unknown critic task {name!r}; `critic-eval tasks` lists them")
+    return TASKS[name]
+
+
+def dimension_for(dimension: str, fmt: str) -> Dimension:
+    """The Dimension that scores documents of this data dimension and format."""
+    for d in DIMENSIONS.values():
+        if d.dimension == dimension and d.fmt == fmt:
+            return d
+    raise ConfigError(f"no registered dimension for {dimension!r} in format {fmt!r}")
+
+
+def aggregations() -> list[tuple[str, str]]:
+    """Every (family, base) pair some metric reports: one aggregation function each in a harness adapter."""
+    return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics))

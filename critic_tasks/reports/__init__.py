@@ -1,0 +1,1 @@
+"""What people read: tables of results (next: intervals, charts, HTML, the CI gate)."""

@@ -1,0 +1,55 @@
+"""Plain-text tables of lm-eval-shaped results (``{task: {"metric,none": value}}``), laid out by the registry."""
+
+from __future__ import annotations
+
+from critic_tasks import registry
+
+
+def render_rows(rows: list[tuple[str, ...]]) -> str:
+    """Plain aligned columns (first row = header), for every table critic-eval prints."""
+    width = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, width)).rstrip() for r in rows)
+
+
+def _value(metrics: dict, key: str) -> float | None:
+    value = metrics.get(f"{key},none", metrics.get(key))
+    return value if isinstance(value, (int, float)) else None
+
+
+def format_table(results: dict) -> str:
+    """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last.
+
+    Only registered critic tasks are shown; a label-based value that is absent (test split) reads ``n/a``."""
+    rows = [("task", "metric", "value")]
+    known = [registry.TASKS[t] for t in results if t in registry.TASKS]
+    for task in sorted(known, key=lambda t: (registry.SECTIONS.index(t.section), t.name)):
+        for key in task.headline_keys():
+            value = _value(results[task.name], key)
+            rows.append((task.name, key, "n/a" if value is None else f"{value:.2f}"))
+    for group in registry.GROUPS.values():
+        overall = _value(results.get(group.name, {}), group.metric)
+        if overall is not None:
+            rows.append((group.name, group.label, f"{overall:.2f}"))
+    return render_rows(rows)
+
+
+def format_judge_table(results: dict) -> str:
+    rows = [("task", "judge_score", "judge_parse_rate", "failed")]
+    for task, m in results.items():
+        score = m.get("judge_score")
+        rows.append((task, "n/a" if score is None else f"{score:.2f}",
+                     f"{m['judge_parse_rate']:.2f}" if "judge_parse_rate" in m else "",
+                     f"{m['judge_failed']:.0f}" if "judge_failed" in m else ""))
+    return render_rows(rows)
+
+
+def format_task_list() -> str:
+    """``critic-eval tasks``: groups, tasks and tags with one line each."""
+    rows = [("name", "kind", "what it measures")]
+    for g in registry.GROUPS.values():
+        rows.append((g.name, "group", f"{g.about} ({', '.join(g.members)})"))
+    for t in registry.TASKS.values():
+        rows.append((t.name, "task", t.description()))
+    for tag, members in registry.tags().items():
+        rows.append((tag, "tag", f"{len(members)} tasks: {', '.join(members[:3])}{', ...' if len(members) > 3 else ''}"))
+    return render_rows(rows)

@@ -1,0 +1,5 @@
+"""Running untrusted programs: the sandbox executor and its isolation layers (see ``executor``)."""
+
+from critic_tasks.sandbox.executor import ExecResult, Executor, Program, SandboxExecutor, get_executor
+
+__all__ = ["ExecResult", "Executor", "Program", "SandboxExecutor", "get_executor"]

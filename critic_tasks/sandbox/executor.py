@@ -1,0 +1,446 @@
+"""Run untrusted Python programs (model-written corrections, their unit tests) and report how each ended.
+
+Every program is treated as hostile. Each one gets its own session/process group, a fresh temporary working
+directory (deleted afterwards), a scrubbed environment (no API keys or tokens), rlimits (CPU, address space, file
+size, open files, core), a wall-clock timeout after which the *whole* group is SIGKILLed, and stdout/stderr read
+incrementally: only the last ``capture_bytes`` of each are kept and a program that writes more than
+``max_output_bytes`` in all is killed and fails. ``passed`` means exit status 0 within the time limit.
+
+Isolation is layered by what works on this machine (detected once, cached; see ``SandboxExecutor.isolation``):
+
+* ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, read-only ``/``, private ``/tmp``, the
+  caller's ``$HOME`` hidden, only the work dir writable, no capabilities; a PID namespace, so nothing escapes.
+* ``unshare-net`` -- ``unshare`` (root only): new net/pid/mount/ipc/uts namespaces and a private ``/proc``, so no
+  network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
+* ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
+
+Without bwrap, when we are root and an unprivileged uid can run the interpreter, each worker slot runs its programs
+as its own uid (``SANDBOX_UID + slot``): no writing our files, no signalling us or the programs running beside it,
+and RLIMIT_NPROC binds.
+
+On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
+delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root);
+whatever it leaves behind there is killed before the cgroup is removed. Without such a controller, no cgroup.
+
+Launch chain: ``sh`` (moves itself into the cgroup) -> ``prlimit`` (sets the rlimits) -> ``bwrap``/``unshare`` ->
+``python``. Doing this in wrappers rather than ``preexec_fn`` lets Popen vfork instead of fork, which in a big harness
+process (torch loaded) saves ~10 ms per program, held under the GIL; ``preexec_fn`` is the fallback (no ``prlimit``,
+or a uid to drop).
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import dataclasses
+import functools
+import glob
+import itertools
+import json
+import math
+import os
+import queue
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Protocol, Sequence
+
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.hookspecs import hookimpl
+
+LAYERS = ("bwrap", "unshare-net", "rlimits")
+SANDBOX_UID = 64000  # + worker slot; an unused uid range (no passwd entry needed)
+
+
+@dataclasses.dataclass
+class Program:
+    source: str
+    timeout_s: float = 4.0
+    stdin: str = ""
+
+
+@dataclasses.dataclass
+class ExecResult:
+    status: str  # "passed" | "failed" | "timeout" | "error"
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+class Executor(Protocol):
+    """What ``critic_executor`` hooks return: ``run`` keeps the order of ``programs`` and never raises per program."""
+
+    def run(self, programs: Sequence[Program]) -> list[ExecResult]: ...
+
+
+# ----------------------------------------------------------------------------- detection (once per process)
+
+
+def _works(cmd: list[str], **kw) -> bool:
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, **kw).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _bwrap_prefix(python: str, workdir: str) -> list[str]:
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", "--tmpfs", "/tmp"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
+    home = os.path.realpath(os.path.expanduser("~"))
+    if home != "/" and os.path.isdir(home):  # hide tokens kept on disk (~/.cache/huggingface, ~/.netrc, ...)
+        args += ["--tmpfs", home]
+        roots = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(python)))}
+        for root in sorted(os.path.realpath(r) for r in roots):  # ... but keep an interpreter installed there
+            if root.startswith(home + os.sep):
+                args += ["--ro-bind", root, root]
+        args += ["--remount-ro", home]
+    return args + ["--bind", workdir, workdir, "--chdir", workdir, "--"]
+
+
+_UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", "--"]
+
+
+@functools.lru_cache(maxsize=None)
+def detect_isolation(python: str = sys.executable) -> str:
+    """The strongest layer that can run ``python -c pass`` here."""
+    probe = [python, "-c", "pass"]
+    with tempfile.TemporaryDirectory(prefix="critic-sbx-") as wd:
+        if shutil.which("bwrap") and _works(_bwrap_prefix(python, wd) + probe, cwd=wd):
+            return "bwrap"
+    if shutil.which("unshare") and _works(_UNSHARE + probe):
+        return "unshare-net"
+    return "rlimits"
+
+
+@functools.lru_cache(maxsize=None)
+def _site_dirs(python: str) -> tuple[str, ...]:
+    """The directories ``site`` adds to ``python``'s path (site-packages), found once."""
+    code = "import json, sys; print(json.dumps(sys.path))"
+    try:
+        paths = [json.loads(subprocess.run([python, *flags, "-c", code], capture_output=True, text=True, timeout=30,
+                                           stdin=subprocess.DEVNULL).stdout) for flags in (["-s"], ["-S", "-s"])]
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return ()
+    return tuple(p for p in paths[0] if p not in paths[1] and os.path.isdir(p))
+
+
+@functools.lru_cache(maxsize=None)
+def _unprivileged_can_run(python: str) -> bool:
+    uid = SANDBOX_UID
+    return os.geteuid() == 0 and _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/")
+
+
+@functools.lru_cache(maxsize=1)
+def _cgroup_base() -> str | None:
+    """A per-process parent cgroup whose children get ``pids.max``; None when no pids controller is writable."""
+    try:
+        mounts = [line.split()[:4] for line in open("/proc/self/mounts")]
+        own = dict(line.rstrip("\n").split(":", 2)[1:] for line in open("/proc/self/cgroup"))
+    except OSError:
+        return None
+    parents = [mnt + own.get("pids", "/") for _, mnt, fs, opts in mounts
+               if fs == "cgroup" and "pids" in opts.split(",")]
+    parents += [mnt + own.get("", "/") for _, mnt, fs, _ in mounts if fs == "cgroup2"]
+    for parent in parents:
+        for stale in glob.glob(os.path.join(parent, "critic-tasks-*")):  # left by a crashed run
+            if not os.path.exists(f"/proc/{stale.rsplit('-', 1)[-1]}"):
+                _remove_cgroup(stale)
+        base = os.path.join(parent, f"critic-tasks-{os.getpid()}")
+        try:
+            os.makedirs(base, exist_ok=True)
+            if os.path.exists(os.path.join(base, "cgroup.subtree_control")):  # v2: delegate pids to children
+                _write(os.path.join(base, "cgroup.subtree_control"), "+pids")
+            probe = os.path.join(base, "probe")
+            os.mkdir(probe)
+            ok = os.path.exists(os.path.join(probe, "pids.max"))
+            os.rmdir(probe)
+            if ok:
+                atexit.register(_remove_cgroup, base)
+                return base
+            os.rmdir(base)
+        except OSError:
+            try:
+                os.rmdir(base)
+            except OSError:
+                pass
+    return None
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _members(path: str) -> list[int]:
+    """Processes in cgroup ``path`` other than us (never SIGKILL ourselves, whatever happened)."""
+    try:
+        return [int(p) for p in open(os.path.join(path, "cgroup.procs")).read().split() if int(p) != os.getpid()]
+    except OSError:
+        return []
+
+
+def _remove_cgroup(path: str) -> None:
+    """SIGKILL everything in ``path`` (and its children) until it can be removed; pids.max bounds the loop."""
+    for sub in sorted(glob.glob(os.path.join(path, "*", "")), reverse=True):
+        _remove_cgroup(sub.rstrip("/"))
+    for attempt in range(100):
+        for pid in _members(path):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # busy until the last member is gone
+            time.sleep(min(0.001 * (attempt + 1), 0.02))
+
+
+# ----------------------------------------------------------------------------- the executor
+
+
+_RLIMITS = {"cpu": resource.RLIMIT_CPU, "core": resource.RLIMIT_CORE, "as": resource.RLIMIT_AS,
+            "fsize": resource.RLIMIT_FSIZE, "nofile": resource.RLIMIT_NOFILE, "nproc": resource.RLIMIT_NPROC}
+
+
+@functools.lru_cache(maxsize=1)
+def _prlimit() -> str | None:
+    """util-linux ``prlimit``, if it works (see "Launch chain" above)."""
+    tool = shutil.which("prlimit")
+    return tool if tool and _works([tool, "--core=0:0", "--", "true"]) else None
+
+
+def _limit_child(limits: list[tuple[str, int, int]], cgroup_procs: bytes | None, uid: int | None) -> None:
+    """preexec_fn: runs in the forked child before exec; only async-signal-friendly calls, no Python locks."""
+    if cgroup_procs:
+        fd = os.open(cgroup_procs, os.O_WRONLY)
+        os.write(fd, b"0")  # "0" = the writing process itself
+        os.close(fd)
+    for name, soft, hard in limits:
+        resource.setrlimit(_RLIMITS[name], (soft, hard))
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+class SandboxExecutor:
+    """Runs programs in parallel (a thread pool of subprocess launches), each in the sandbox described above."""
+
+    def __init__(self, max_workers: int | None = None, memory_mb: int = 1024, max_processes: int = 64,
+                 max_file_mb: int = 64, max_open_files: int = 256, capture_bytes: int = 64 << 10,
+                 max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
+                 use_cgroup: bool = True):
+        self.python = python or sys.executable
+        # twice the cores: part of a program's wall time is spent waiting (kernel set-up/teardown, blocked programs)
+        self.max_workers = max_workers or 2 * (os.cpu_count() or 1)
+        self.memory_mb, self.max_processes, self.max_file_mb = memory_mb, max_processes, max_file_mb
+        self.max_open_files, self.capture_bytes, self.max_output_bytes = max_open_files, capture_bytes, max_output_bytes
+        detected = detect_isolation(self.python)
+        if isolation not in (None, *LAYERS) or (isolation and LAYERS.index(isolation) < LAYERS.index(detected)):
+            raise ConfigError(f"isolation {isolation!r} unavailable here; "
+                             f"choose one of {LAYERS[LAYERS.index(detected):]}")
+        self.isolation = isolation or detected
+        self.cgroup = _cgroup_base() if use_cgroup else None
+        # bwrap drops all capabilities itself; the other layers drop root when the interpreter allows it
+        self.run_as = SANDBOX_UID if self.isolation != "bwrap" and _unprivileged_can_run(self.python) else None
+        self._ids = itertools.count()
+        self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one uid per concurrently running program
+        for slot in range(self.max_workers):
+            self._slots.put(slot)
+
+    def run(self, programs: Sequence[Program]) -> list[ExecResult]:
+        if not programs:
+            return []
+        with concurrent.futures.ThreadPoolExecutor(min(self.max_workers, len(programs))) as pool:
+            return list(pool.map(self._run_safely, programs))
+
+    def _run_safely(self, program: Program) -> ExecResult:
+        start, slot = time.monotonic(), self._slots.get()  # the slot picks the uid when we drop root
+        try:
+            return self._run_one(program, start, slot)
+        except Exception as err:  # a harness-side failure: report it, never raise out of run()
+            return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
+        finally:
+            self._slots.put(slot)
+
+    def _command(self, workdir: str, uid: int | None) -> list[str]:
+        # -S then site-packages appended by hand: the same path without running .pth files (an editable install's
+        # finder alone costs ~20 ms per start); no user site; the env is ours, so PYTHONHASHSEED applies
+        boot = (f"import sys; sys.path.extend({list(_site_dirs(self.python))!r}); import runpy; "
+                "runpy.run_path('main.py', run_name='__main__')")
+        cmd = [self.python, "-S", "-B", "-c", boot]
+        if self.isolation == "bwrap":
+            return _bwrap_prefix(self.python, workdir) + cmd
+        if self.isolation == "unshare-net":  # unshare needs root: it switches to the slot uid itself, after unsharing
+            drop = ["--setgid", str(uid), "--setuid", str(uid)] if uid is not None else []
+            return _UNSHARE[:-1] + drop + ["--"] + cmd
+        return cmd
+
+    def _env(self, workdir: str) -> dict[str, str]:
+        # Built from scratch: nothing of ours (OPENAI_API_KEY, HF_TOKEN, CRITIC_JUDGE_API_KEY, ...) is inherited.
+        return {"PATH": f"{os.path.dirname(self.python)}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                "LC_ALL": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir, "PYTHONHASHSEED": "0",
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+
+    def _limits(self, timeout_s: float) -> list[tuple[str, int, int]]:
+        cpu = math.ceil(timeout_s) + 1  # SIGXCPU catches multi-threaded burners that outrun the wall clock
+        limits = [("cpu", cpu, cpu + 1), ("core", 0, 0), ("as", self.memory_mb << 20, self.memory_mb << 20),
+                  ("fsize", self.max_file_mb << 20, self.max_file_mb << 20),
+                  ("nofile", self.max_open_files, self.max_open_files)]
+        if self.run_as is not None:  # counted per uid, and each running program has its own
+            limits.append(("nproc", self.max_processes, self.max_processes))
+        return limits
+
+    def _launch(self, workdir: str, uid: int | None, cgroup: str | None, timeout_s: float):
+        """The command line and preexec_fn (None when wrappers do it all; see the module docstring)."""
+        cmd, limits = self._command(workdir, uid), self._limits(timeout_s)
+        procs = os.path.join(cgroup, "cgroup.procs") if cgroup else None
+        setuid = uid if self.isolation == "rlimits" else None  # bwrap/unshare change uid themselves
+        if not _prlimit() or setuid is not None:
+            return cmd, functools.partial(_limit_child, limits, procs and os.fsencode(procs), setuid)
+        cmd = [_prlimit(), *(f"--{name}={soft}:{hard}" for name, soft, hard in limits), "--", *cmd]
+        if procs:  # "0": the writing process itself, which then execs the rest of the chain
+            cmd = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, *cmd]
+        return cmd, None
+
+    def _run_one(self, program: Program, start: float, slot: int) -> ExecResult:
+        uid = None if self.run_as is None else self.run_as + slot
+        workdir = tempfile.mkdtemp(prefix="critic-sbx-")
+        cgroup = None
+        try:
+            with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
+                f.write(program.source)
+            if uid is not None:
+                os.chown(workdir, uid, uid)
+                os.chown(os.path.join(workdir, "main.py"), uid, uid)
+            if self.cgroup:
+                cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
+                os.mkdir(cgroup)
+                _write(os.path.join(cgroup, "pids.max"), str(self.max_processes))
+            cmd, preexec = self._launch(workdir, uid, cgroup, program.timeout_s)
+            with tempfile.TemporaryFile() as stdin:  # a file, so a program that never reads cannot block us
+                stdin.write(program.stdin.encode())
+                stdin.seek(0)
+                proc = subprocess.Popen(cmd, cwd=workdir, env=self._env(workdir), stdin=stdin, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                                        preexec_fn=preexec)
+            try:
+                out, err, why = self._collect(proc, start + program.timeout_s, cgroup)
+            finally:
+                _kill(proc, cgroup)
+                try:
+                    returncode = proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:  # unkillable (D state): leave it, report what we have
+                    returncode = None
+        finally:
+            if cgroup:
+                _remove_cgroup(cgroup)
+            shutil.rmtree(workdir, ignore_errors=True)
+        cpu_killed = returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU)  # bwrap reports 128+signal
+        status = why or ("passed" if returncode == 0 else "timeout" if cpu_killed else "failed")
+        if why == "overflow":
+            status, err = "failed", err + f"\n[sandbox] killed: more than {self.max_output_bytes} bytes of output"
+        return ExecResult(status, returncode, out, err, time.monotonic() - start)
+
+    def _collect(self, proc: subprocess.Popen, deadline: float, cgroup: str | None) -> tuple[str, str, str | None]:
+        """Read both pipes until EOF, the deadline, or too much output; returns (stdout, stderr, why-stopped)."""
+        bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+        total, why, exited = 0, None, False
+        with selectors.DefaultSelector() as sel:
+            for pipe in bufs:
+                os.set_blocking(pipe.fileno(), False)
+                sel.register(pipe, selectors.EVENT_READ)
+            while sel.get_map() and why is None:
+                now = time.monotonic()
+                if now >= deadline:
+                    why = None if exited else "timeout"
+                    break
+                if not exited and _exited(proc.pid):
+                    # main process is done: kill what it left behind (they may hold our pipes), drain briefly
+                    exited, deadline = True, min(deadline, now + 0.5)
+                    _kill(proc, cgroup)
+                for key, _ in sel.select(min(deadline - now, 0.1)):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        continue
+                    buf = bufs[key.fileobj]
+                    buf += chunk
+                    if len(buf) > 2 * self.capture_bytes:  # keep the tail (tracebacks, final answers)
+                        del buf[: -self.capture_bytes]
+                    total += len(chunk)
+                    if total > self.max_output_bytes:
+                        why = "overflow"
+                        break
+        if why is None and not exited:  # pipes closed early (e.g. os.close(1)): still bound by the deadline
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                why = "timeout"
+        for pipe in bufs:
+            pipe.close()
+        text = [bytes(b[-self.capture_bytes:]).decode("utf-8", "replace") for b in bufs.values()]
+        return text[0], text[1], why
+
+
+def _exited(pid: int) -> bool:
+    """True once ``pid`` has exited, without reaping it (so its pid, our pgid, cannot be reused yet)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill(proc: subprocess.Popen, cgroup: str | None) -> None:
+    """SIGKILL the child's process group (it leads its own session: pgid == pid) and all else in its cgroup."""
+    for kill, pid in [(os.killpg, proc.pid)] + [(os.kill, p) for p in (_members(cgroup) if cgroup else [])]:
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------------- plugin entry points
+
+
+def _option_names() -> list[str]:
+    import inspect
+
+    return [p for p in inspect.signature(SandboxExecutor).parameters]
+
+
+@hookimpl
+def critic_executor(name: str, options: dict):
+    if name != "sandbox":
+        return None
+    unknown = sorted(set(options) - set(_option_names()))
+    if unknown:
+        raise ConfigError(f"unknown sandbox executor option(s) {unknown}; available options: {_option_names()}")
+    return SandboxExecutor(**options)
+
+
+def get_executor(name: str = "sandbox", **options) -> Executor:
+    """The executor called ``name`` from the plugin manager (built-in ``sandbox``, or one from the entry point)."""
+    from critic_tasks.plugins import plugin_manager
+
+    pm = plugin_manager()
+    executor = pm.hook.critic_executor(name=name, options=options)
+    if executor is None:
+        plugins = sorted(n for n, _ in pm.list_name_plugin())
+        raise ConfigError(f"no code executor named {name!r} (CRITIC_EXECUTOR); built-in: 'sandbox' (options: {_option_names()}); "
+                         f"installed plugins: {plugins}")
+    return executor

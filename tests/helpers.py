@@ -1,0 +1,21 @@
+"""Test helpers shared by several test modules (one copy each)."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+
+def summarize(grades) -> dict:
+    """Hand-counted summary of a list of ``Grade``s: plain mean of the usable scores and the failures."""
+    scores = [g.score for g in grades if g.score is not None]
+    failed = [i for i, g in enumerate(grades) if g.score is None]
+    return {"judge_score": sum(scores) / len(scores) if scores else None,
+            "judge_parse_rate": 100.0 * len(scores) / len(grades) if grades else None,
+            "n_failed": len(failed), "failed_indices": failed,
+            "n_call_errors": sum(g.text is None for g in grades), "n_cached": sum(g.cached for g in grades)}
+
+
+def brute_force_pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k by enumeration: the share of k-subsets of n samples (the first c correct) holding a correct one."""
+    subsets = list(combinations(range(n), k))
+    return sum(any(i < c for i in subset) for subset in subsets) / len(subsets)
