@@ -40,8 +40,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from critic_tasks.llm import LLMSettings as JudgeSettings  # noqa: E402
+from critic_tasks.llm.backends.openai_compatible import OpenAIBackend  # noqa: E402
 from critic_tasks.protocols.criticbench.judge_prompts import feedback_judge_prompt  # noqa: E402
-from critic_tasks.plugins.judge import JudgeSettings, OpenAIBackend  # noqa: E402
 
 TOOLKIT_BATCH, TOOLKIT_POOL = 8, 2
 

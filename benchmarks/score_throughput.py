@@ -25,6 +25,7 @@ from pathlib import Path
 
 from scipy import stats
 
+from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import hooks as utils
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -62,22 +63,15 @@ def load_workload(n_items: int, seed: int = 0):
 
 
 def score_ours(workload):
+    """The lm-eval path: process_results per item, then every metric key's aggregation, as the registry routes them."""
     keyed: dict[tuple[str, str], list] = {}
     for doc, text in workload:
         for key, rec in utils.process_results(doc, [text]).items():
             keyed.setdefault((doc["dimension"], key), []).append(rec)
     out = {}
     for (dim, key), recs in keyed.items():
-        if dim == "comparison":
-            fn = {"accuracy": utils.agg_accuracy, "accuracy_loose": utils.agg_accuracy_loose,
-                  "consistency": utils.agg_consistency, "score": utils.agg_comparison_score,
-                  "parse_rate": utils.agg_comparison_parse_rate, "labels_available": utils.agg_labels_available
-                  }.get(key, utils.agg_accuracy)
-        else:
-            fn = {"score": utils.agg_likert_score, "parse_rate": utils.agg_likert_parse_rate,
-                  "labels_available": utils.agg_labels_available,
-                  "spearman_warnings": utils.agg_spearman_warnings}.get(key, utils.agg_spearman)
-        out[f"{dim}/{key}"] = fn(recs)
+        metric = registry.dimension_for(dim, "obj").metric(key)
+        out[f"{dim}/{key}"] = getattr(utils, utils.aggregation_name(metric.family, metric.base))(recs)
     return out
 
 

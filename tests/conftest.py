@@ -18,6 +18,19 @@ SHARED = REPO.parent / "shared"
 PREDICTIONS = SHARED / "data" / "criticeval" / "example-predictions" / "deepseek-67b-chat-hf"
 
 
+@pytest.fixture(scope="session")
+def executor():
+    """One sandbox executor (isolation detected once) for every test that runs programs."""
+    from critic_tasks.sandbox import SandboxExecutor
+
+    return SandboxExecutor()
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf_path():
+    return smollm2_gguf()
+
+
 @pytest.fixture
 def predictions_dir():
     if not PREDICTIONS.is_dir():

@@ -19,3 +19,25 @@ def brute_force_pass_at_k(n: int, c: int, k: int) -> float:
     """pass@k by enumeration: the share of k-subsets of n samples (the first c correct) holding a correct one."""
     subsets = list(combinations(range(n), k))
     return sum(any(i < c for i in subset) for subset in subsets) / len(subsets)
+
+
+def scripted_lm(reply):
+    """An lm-eval model whose answer to each prompt is ``reply(prompt)``; ``.prompts`` records what it was asked."""
+    from lm_eval.api.model import LM
+
+    class ScriptedLM(LM):
+        def __init__(self):
+            super().__init__()
+            self.prompts: list[str] = []
+
+        def generate_until(self, requests, disable_tqdm=False):
+            self.prompts += [r.args[0] for r in requests]
+            return [reply(r.args[0]) for r in requests]
+
+        def loglikelihood(self, requests, disable_tqdm=False):
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests, disable_tqdm=False):
+            raise NotImplementedError
+
+    return ScriptedLM()

@@ -1,6 +1,7 @@
 """critic-eval: lm_eval passthrough with our tasks, our own commands, one-line data errors."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,21 @@ from critic_tasks import cli
 
 def test_tasks_dir(capsys):
     assert cli.main(["tasks-dir"]) == 0
-    assert capsys.readouterr().out.strip() == critic_tasks.tasks_dir()
+    out = capsys.readouterr().out.strip()
+    assert out == critic_tasks.tasks_dir()
+    assert (Path(out) / "critic.yaml").is_file() and (Path(out) / "utils.py").is_file()
+
+
+def test_tasks_lists_every_registered_task_group_and_tag(capsys):
+    assert cli.main(["tasks"]) == 0
+    rows = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.strip().splitlines()[1:]}
+    yaml_tasks = {p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic*.yaml")}
+    assert {name for name, kind in rows.items() if kind in ("task", "group")} == yaml_tasks
+    assert {name for name, kind in rows.items() if kind == "tag"} == {
+        "critic_per_domain", "critic_sub_per_domain", "critic_test", "critic_feedback_per_domain",
+        "critic_comparison_per_domain", "critic_meta_per_domain", "critic_correction_per_domain",
+        "critic_correction_empty_per_domain", "critic_feedback_sub_per_domain", "critic_comparison_sub_per_domain",
+        "critic_correction_sub_per_domain"}
 
 
 def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
@@ -29,6 +44,15 @@ def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
     assert len(list(out.rglob("samples_critic_feedback_chat_*.jsonl"))) == 1
     capsys.readouterr()
     assert cli.main(["summary", str(results_file)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.strip().splitlines()]
+    assert rows[0] == ["task", "metric", "value"]
+    # the paper's order (feedback before comparison), each task's headline keys, values as lm-eval wrote them
+    assert rows[1:] == [
+        ["critic_feedback_chat", "spearman", "0.00"], ["critic_feedback_chat", "score", "50.00"],
+        ["critic_feedback_chat", "parse_rate", "0.00"],
+        ["critic_comparison_chat", "accuracy", "0.00"], ["critic_comparison_chat", "accuracy_loose", "0.00"],
+        ["critic_comparison_chat", "consistency", "0.00"], ["critic_comparison_chat", "score", "0.00"],
+        ["critic_comparison_chat", "parse_rate", "0.00"]]
 
 
 def test_bad_data_is_one_line(tmp_path, monkeypatch, capsys):

@@ -1,13 +1,10 @@
 """Correction checks: extraction (hand-made strings and every real correction prediction released with CriticEval),
 answer matching, program building against real unit tests, the batched check, and pass@k."""
 
-import itertools
 import json
 import math
-import re
 
 import pytest
-
 from helpers import brute_force_pass_at_k
 from toolkit_reference import toolkit_math_result as toolkit_parse_math_result
 from toolkit_reference import toolkit_parse_code
@@ -16,15 +13,13 @@ from critic_tasks.core.answers import answers_match, extract_final_answer
 from critic_tasks.core.code import extract_code
 from critic_tasks.core.metrics.pass_at_k import pass_at_k
 from critic_tasks.protocols.criticbench.correction import check_corrections, gold_answer
-from critic_tasks.protocols.criticbench.correction.programs import (PRELUDE, RESULT_MARKER, build_code_test_program,
-                                                                    build_math_pot_program, find_entry_point)
-from critic_tasks.sandbox.executor import ExecResult, Program, SandboxExecutor
-
-
-@pytest.fixture(scope="module")
-def executor():
-    return SandboxExecutor()
-
+from critic_tasks.protocols.criticbench.correction.programs import (
+    RESULT_MARKER,
+    build_code_test_program,
+    build_math_pot_program,
+    find_entry_point,
+)
+from critic_tasks.sandbox.executor import ExecResult, Program
 
 # ----------------------------------------------------------------------------- code extraction
 

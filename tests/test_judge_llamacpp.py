@@ -6,15 +6,18 @@ calls, greedy decoding is reproducible, and the judge identity is recorded."""
 from __future__ import annotations
 
 import pytest
-
-from critic_tasks.protocols.criticbench.judge_prompts import comparison_judge_prompt, correction_judge_prompt, feedback_judge_prompt
-from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
 from helpers import summarize
-from critic_tasks.llm.backends import openai_compatible
-from critic_tasks.protocols.criticbench.judge import judge_identity
-from critic_tasks.protocols.criticbench.judge_prompts import PROMPT_VERSION
-from critic_tasks.llm import LLMSettings as JudgeSettings
 
+from critic_tasks.llm import LLMSettings as JudgeSettings
+from critic_tasks.llm.backends import openai_compatible
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
+from critic_tasks.protocols.criticbench.judge import judge_identity
+from critic_tasks.protocols.criticbench.judge_prompts import (
+    PROMPT_VERSION,
+    comparison_judge_prompt,
+    correction_judge_prompt,
+    feedback_judge_prompt,
+)
 
 pytestmark = pytest.mark.slow  # starts a real server with a real model
 

@@ -21,15 +21,16 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
 from helpers import summarize
-from critic_tasks.llm.backends import Reply as JudgeReply, hf_transformers, openai_compatible, vllm_engine  # noqa: F401
+
+from critic_tasks.llm import LLMSettings as JudgeSettings
+from critic_tasks.llm.backends import Reply as JudgeReply  # noqa: F401
+from critic_tasks.llm.backends import get_backend, vllm_engine
+from critic_tasks.llm.backends.openai_compatible import backoff_delay
+from critic_tasks.protocols.criticbench.judge import grade_prompts as judge_prompts
 from critic_tasks.protocols.criticbench.judge import judge_identity
 from critic_tasks.protocols.criticbench.judge_prompts import PROMPT_VERSION
-from critic_tasks.llm import LLMSettings as JudgeSettings
-from critic_tasks.llm.backends import get_backend
-from critic_tasks.llm.backends.openai_compatible import backoff_delay
+
 
 def default_text(prompt: str) -> str:
     return f"The critique is fine. Score: {len(prompt) % 9 + 1}"

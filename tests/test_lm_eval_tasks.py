@@ -4,16 +4,15 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from helpers import brute_force_pass_at_k, scripted_lm
 from scipy import stats
 
 import critic_tasks
-from helpers import brute_force_pass_at_k
+from critic_tasks.adapters.lm_eval import generate as _generate_configs
 from critic_tasks.protocols.criticbench import data, prompts
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
-from critic_tasks.adapters.lm_eval import generate as _generate_configs
 
 lm_eval = pytest.importorskip("lm_eval")
-from lm_eval.api.model import LM  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +28,7 @@ def sample_data(monkeypatch):
 def test_generated_yaml_in_sync_with_generator():
     files = _generate_configs.render()
     on_disk = {p.name: p.read_text() for p in Path(critic_tasks.tasks_dir()).glob("*yaml")}
-    assert on_disk == files, "run: python -m critic_tasks.task_configs._generate_configs"
+    assert on_disk == files, "run: python -m critic_tasks.adapters.lm_eval.generate"
 
 
 def test_every_task_yaml_loads(manager):
@@ -87,26 +86,6 @@ def _scripted_reply(prompt: str) -> str:
         return f"Decision: {'ABC'[h % 3]}\nbecause"
     marker = "Score" if "`Score: x`" in prompt else "Decision"
     return f"{marker}: {h % 7 + 1}\nbecause"
-
-
-class ScriptedLM(LM):
-    def __init__(self):
-        super().__init__()
-        self.prompts = []
-
-    def generate_until(self, requests, disable_tqdm=False):
-        replies = []
-        for request in requests:
-            context = request.args[0]
-            self.prompts.append(context)
-            replies.append(_scripted_reply(context))
-        return replies
-
-    def loglikelihood(self, requests, disable_tqdm=False):
-        raise NotImplementedError
-
-    def loglikelihood_rolling(self, requests, disable_tqdm=False):
-        raise NotImplementedError
 
 
 def _expected_likert(dimension, gold_key, quality_key, marker):
@@ -175,7 +154,7 @@ def _expected_correction():
 
 
 def test_scripted_lm_gives_exact_metrics(manager):
-    lm = ScriptedLM()
+    lm = scripted_lm(_scripted_reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic"], task_manager=manager, bootstrap_iters=0)
     results = out["results"]
     expected = {
@@ -196,7 +175,7 @@ def test_scripted_lm_gives_exact_metrics(manager):
 
 
 def test_test_split_generates_and_reports_labels_unavailable(manager):
-    lm = ScriptedLM()
+    lm = scripted_lm(_scripted_reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic_test"], task_manager=manager,
                                   bootstrap_iters=0, log_samples=True)
     results = out["results"]
@@ -209,35 +188,29 @@ def test_test_split_generates_and_reports_labels_unavailable(manager):
     assert "consistency,none" in results["critic_comparison_test"]
 
 
-class SamplingScriptedLM(ScriptedLM):
-    """Sees each correction prompt `repeats` times; the first c_i replies for math_cot item i are right."""
+def sampling_reply():
+    """Each correction prompt comes `repeats` times; the first c_i replies for math_cot item i are right."""
+    seen: dict[str, int] = {}
 
-    def __init__(self):
-        super().__init__()
-        self.seen = {}
+    def reply(prompt):
+        j = seen[prompt] = seen.get(prompt, -1) + 1
+        doc = CORRECTION_DOCS[prompt]
+        if doc["domain"] == "math_cot":
+            return f"#### RESULT: {doc['ground_truth_answer']}" if j < doc["item_index"] + 1 else "#### RESULT: -1"
+        return _correction_reply(doc)
 
-    def generate_until(self, requests, disable_tqdm=False):
-        replies = []
-        for request in requests:
-            prompt = request.args[0]
-            j = self.seen[prompt] = self.seen.get(prompt, -1) + 1
-            doc = CORRECTION_DOCS[prompt]
-            if doc["domain"] == "math_cot":
-                right = j < doc["item_index"] + 1
-                replies.append(f"#### RESULT: {doc['ground_truth_answer']}" if right else "#### RESULT: -1")
-            else:
-                replies.append(_correction_reply(doc))
-        return replies
+    return reply, seen
 
 
 def test_sampled_correction_reports_unbiased_pass_at_k(manager):
-    lm = SamplingScriptedLM()
+    reply, seen = sampling_reply()
+    lm = scripted_lm(reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic_correction_sampled"], task_manager=manager,
                                   bootstrap_iters=0)
     metrics = out["results"]["critic_correction_sampled"]
     docs = data.load_docs("correction", "dev", data_dir="sample")
     n = 5
-    assert all(count == n - 1 for count in lm.seen.values())
+    assert all(count == n - 1 for count in seen.values())
     for k in (1, 5):
         per_domain = {}
         for d in docs:

@@ -3,9 +3,9 @@
 import json
 
 import pytest
+from toolkit_reference import toolkit_extract, toolkit_option
 
 from critic_tasks.core.parsing import parse_likert, parse_verdict
-from toolkit_reference import toolkit_extract, toolkit_option
 
 
 @pytest.mark.parametrize(

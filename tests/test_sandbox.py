@@ -15,14 +15,21 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import time
 import uuid
 
 import pytest
 
-from critic_tasks.sandbox.executor import (LAYERS, ExecResult, Program, SandboxExecutor, _unprivileged_can_run,
-                                           critic_executor, detect_isolation, get_executor)
+from critic_tasks.sandbox.executor import (
+    LAYERS,
+    ExecResult,
+    Program,
+    SandboxExecutor,
+    _unprivileged_can_run,
+    critic_executor,
+    detect_isolation,
+    get_executor,
+)
 
 SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + uuid.uuid4().hex,
            "CRITIC_JUDGE_API_KEY": "judge-" + uuid.uuid4().hex}
@@ -195,8 +202,8 @@ def test_hostile_batch_neighbour_and_secrets(hostile_run):
 
 
 @pytest.fixture(scope="module")
-def ex():
-    return SandboxExecutor()
+def ex(executor):
+    return executor
 
 
 def test_pass_fail_timeout_and_stdin(ex):
@@ -247,9 +254,10 @@ def test_closed_stdout_is_reported(ex):
 
 
 def test_no_cgroup_left_behind(ex):
+    if not ex.cgroup:
+        pytest.skip("no writable cgroup pids controller here: programs run without a per-program cgroup")
     ex.run([Program("import os\nos.fork()\n")] * 3)
-    if ex.cgroup:
-        assert [d for d in os.listdir(ex.cgroup) if os.path.isdir(os.path.join(ex.cgroup, d))] == []
+    assert [d for d in os.listdir(ex.cgroup) if os.path.isdir(os.path.join(ex.cgroup, d))] == []
 
 
 @pytest.mark.parametrize("variant", _variants())
@@ -261,7 +269,7 @@ def test_every_layer_runs_normal_programs(variant):
 
 def test_preexec_fallback_launch(monkeypatch):
     """Without ``prlimit`` the rlimits (and the cgroup) are set in preexec_fn: same limits, same containment."""
-    monkeypatch.setattr("critic_tasks.plugins.executor._prlimit", lambda: None)
+    monkeypatch.setattr("critic_tasks.sandbox.executor._prlimit", lambda: None)
     layer_ex = SandboxExecutor()
     limits, bomb = layer_ex.run([
         Program("import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)"),
@@ -296,6 +304,6 @@ def test_unavailable_isolation_is_refused():
 
 def test_harness_signal_state_untouched(ex):
     before = signal.getsignal(signal.SIGCHLD), signal.getsignal(signal.SIGALRM)
-    ex.run([Program("pass")])
+    (result,) = ex.run([Program("print('ok')")])
     assert (signal.getsignal(signal.SIGCHLD), signal.getsignal(signal.SIGALRM)) == before
-    assert sys.stdout is not None
+    assert (result.status, result.stdout) == ("passed", "ok\n")

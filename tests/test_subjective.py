@@ -4,16 +4,16 @@ import hashlib
 import json
 
 import pytest
+from helpers import scripted_lm
 
 import critic_tasks
 from critic_tasks import cli
-from critic_tasks.protocols.criticbench import data
 from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply as JudgeReply
 from critic_tasks.plugins import plugin_manager
+from critic_tasks.protocols.criticbench import data
 
 lm_eval = pytest.importorskip("lm_eval")
-from lm_eval.api.model import LM  # noqa: E402
 from lm_eval.loggers import EvaluationTracker  # noqa: E402
 
 
@@ -59,17 +59,9 @@ def environment(monkeypatch, tmp_path):
     pm.unregister(name="counting-judge")
 
 
-class EchoCritic(LM):
+def echo_critique(prompt: str) -> str:
     """A critic whose reply is derived from the prompt."""
-
-    def generate_until(self, requests, disable_tqdm=False):
-        return [f"Critique #{hashlib.md5(r.args[0].encode()).hexdigest()[:8]}" for r in requests]
-
-    def loglikelihood(self, requests, disable_tqdm=False):
-        raise NotImplementedError
-
-    def loglikelihood_rolling(self, requests, disable_tqdm=False):
-        raise NotImplementedError
+    return f"Critique #{hashlib.md5(prompt.encode()).hexdigest()[:8]}"
 
 
 def _expected(dimension):
@@ -80,7 +72,7 @@ def _expected(dimension):
     docs = data.load_docs(dimension, "dev", data_dir="sample", fmt="sub")
     per_domain, per_group, failed = {}, {}, 0
     for doc in docs:
-        reply = EchoCritic().generate_until([type("R", (), {"args": (critic_prompt(doc),)})])[0]
+        reply = echo_critique(critic_prompt(doc))
         judged = _judge_reply(judge_prompt(doc, reply))
         if "Score:" not in judged:
             failed += 1
@@ -98,7 +90,7 @@ def _expected(dimension):
 
 
 def test_in_run_and_afterwards_judging_agree(tmp_path, capsys):
-    out = lm_eval.simple_evaluate(model=EchoCritic(), tasks=["critic_sub"], task_manager=critic_tasks.task_manager(),
+    out = lm_eval.simple_evaluate(model=scripted_lm(echo_critique), tasks=["critic_sub"], task_manager=critic_tasks.task_manager(),
                                   bootstrap_iters=0, log_samples=True)
     results = out["results"]
     n_total = 0
@@ -136,7 +128,7 @@ def test_in_run_and_afterwards_judging_agree(tmp_path, capsys):
 
 def test_without_a_judge_generation_is_kept_and_judging_deferred(monkeypatch):
     monkeypatch.delenv("CRITIC_JUDGE_MODEL")
-    out = lm_eval.simple_evaluate(model=EchoCritic(), tasks=["critic_correction_sub_chat"],
+    out = lm_eval.simple_evaluate(model=scripted_lm(echo_critique), tasks=["critic_correction_sub_chat"],
                                   task_manager=critic_tasks.task_manager(), bootstrap_iters=0, log_samples=True)
     metrics = out["results"]["critic_correction_sub_chat"]
     assert metrics["judge_deferred,none"] == len(data.load_docs("correction", "dev", "chat", "sample", fmt="sub"))
@@ -169,7 +161,7 @@ def test_lm_eval_run_judged_by_a_real_server_then_rejudged_from_cache(llama_serv
     monkeypatch.setenv("CRITIC_JUDGE_MAX_TOKENS", "48")
     monkeypatch.setenv("CRITIC_JUDGE_API_KEY", "not-a-real-key")
     task = "critic_correction_sub_chat"
-    out = lm_eval.simple_evaluate(model=EchoCritic(), tasks=[task], task_manager=critic_tasks.task_manager(),
+    out = lm_eval.simple_evaluate(model=scripted_lm(echo_critique), tasks=[task], task_manager=critic_tasks.task_manager(),
                                   bootstrap_iters=0, log_samples=True)
     metrics = out["results"][task]
     n = len(data.load_docs("correction", "dev", "chat", "sample", fmt="sub"))

@@ -36,16 +36,15 @@ class Record:
         return getattr(self, field_name)
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, **dataclasses.asdict(self)}
+        return {"kind": self.kind, **vars(self)}  # the fields are flat values and tuples: no deep copy needed
 
     @staticmethod
     def from_dict(data: "dict | Record") -> "Record":
+        """The record back from ``as_dict`` (or from its JSON: lists become tuples again); extra keys are ignored."""
         if isinstance(data, Record):
             return data
-        fields = dict(data)
-        cls = RECORD_TYPES[fields.pop("kind")]
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in fields.items() if k in names})
+        cls = RECORD_TYPES[data["kind"]]
+        return cls(**{k: (tuple(v) if type(v) is list else v) for k, v in data.items() if k in _FIELDS[cls]})
 
 
 @dataclass(frozen=True)
@@ -135,3 +134,4 @@ class JudgedRecord(Record):
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.kind: cls for cls in (LikertRecord, VerdictRecord, CorrectionRecord, JudgedRecord)
 }
+_FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in RECORD_TYPES.values()}

@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
+from critic_tasks.protocols.criticbench.domains import (
+    DOMAINS,
+    OBJECTIVE_CORRECTION_DOMAINS,
+    TEXT_DOMAINS,
+    resolve_domains,
+)
 
 HUB_REPO = "opencompass/CriticBench"
 DATA_DIR_ENV = "CRITICBENCH_DATA_DIR"

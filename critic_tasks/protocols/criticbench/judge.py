@@ -17,8 +17,12 @@ from critic_tasks.core.parsing import parse_grade
 from critic_tasks.core.records import JudgedRecord
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.client import identity
-from critic_tasks.protocols.criticbench.judge_prompts import (PROMPT_VERSION, comparison_judge_prompt,
-                                                              correction_judge_prompt, feedback_judge_prompt)
+from critic_tasks.protocols.criticbench.judge_prompts import (
+    PROMPT_VERSION,
+    comparison_judge_prompt,
+    correction_judge_prompt,
+    feedback_judge_prompt,
+)
 
 log = logging.getLogger("critic_tasks")
 JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,

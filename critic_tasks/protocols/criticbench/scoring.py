@@ -27,8 +27,7 @@ from typing import Callable, Sequence
 from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metrics, pass_at_k, rate, spearman_x100
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
-from critic_tasks.core.records import (CheckOutcome, CorrectionRecord, JudgedRecord, LikertRecord, Record,
-                                       VerdictRecord)
+from critic_tasks.core.records import CheckOutcome, CorrectionRecord, JudgedRecord, LikertRecord, Record, VerdictRecord
 
 log = logging.getLogger("critic_tasks")
 

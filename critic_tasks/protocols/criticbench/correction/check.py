@@ -21,8 +21,12 @@ from critic_tasks.core.answers import answers_match, extract_final_answer, parse
 from critic_tasks.core.code import extract_code
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.records import CheckOutcome
-from critic_tasks.protocols.criticbench.correction.programs import (RESULT_MARKER, build_code_test_program,
-                                                                    build_math_pot_program, find_entry_point)
+from critic_tasks.protocols.criticbench.correction.programs import (
+    RESULT_MARKER,
+    build_code_test_program,
+    build_math_pot_program,
+    find_entry_point,
+)
 from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.sandbox import Program, get_executor
 

@@ -4,12 +4,12 @@
 # without importing are bound lazily (imported on first use, then swapped into the globals), so a program pays
 # only for what it touches; names used at definition time (typing's List, ...) are real imports.
 # This file is read as text (``programs.PRELUDE``), never imported by the package; tests run it.
-import sys, time, itertools, collections, functools, math, heapq  # noqa: E401, F401
-from itertools import accumulate, product, permutations, combinations  # noqa: F401
-from collections import Counter, OrderedDict, deque, defaultdict, ChainMap  # noqa: F401
+import sys  # noqa: E401, F401
+from collections import ChainMap, Counter, OrderedDict, defaultdict, deque  # noqa: F401
 from functools import lru_cache  # noqa: F401
-from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2  # noqa: F401
 from heapq import *  # noqa: F403
+from itertools import accumulate, combinations, permutations, product  # noqa: F401
+from math import ceil, cos, exp, fabs, floor, gcd, log, log2, sin, sqrt, tan  # noqa: F401
 from typing import Any, Dict, List, Optional, Tuple, Union  # noqa: F401
 
 
