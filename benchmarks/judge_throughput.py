@@ -12,7 +12,7 @@ retries. Only the calling pattern differs:
   batch_chat``): prompts go in batches of 8; each batch gets a fresh ``multiprocessing.Pool(2)``; every request
   builds a new client (here a fresh ``urllib`` connection, no keep-alive); the next batch starts only when the
   whole batch is back. So at most 2 requests are in flight, and fewer at each batch's tail.
-* ours: ``OpenAIBackend.generate`` with ``--concurrency`` requests in flight on one keep-alive session.
+* ours: ``OpenAIBackend.generate`` with ``--concurrency`` requests in flight (openai's async client, pooled).
 
 Capacity used, from client-side request intervals: ``busy`` = share of wall time with >= 1 request in flight (for
 a one-slot server, its utilisation); ``slots`` = time-average of min(in flight, slots) / slots.
@@ -94,9 +94,9 @@ class TimedBackend(OpenAIBackend):
 
     intervals: list
 
-    async def _request(self, session, prompt):
+    async def _request(self, client, prompt):
         start = time.monotonic()
-        reply = await super()._request(session, prompt)
+        reply = await super()._request(client, prompt)
         self.intervals.append((start, time.monotonic()))
         return reply
 

@@ -49,9 +49,9 @@ def count_calls(monkeypatch):
     calls = []
     original = openai_compatible.OpenAIBackend._request
 
-    async def counting(self, session, prompt):
+    async def counting(self, client, prompt):
         calls.append(prompt)
-        return await original(self, session, prompt)
+        return await original(self, client, prompt)
 
     monkeypatch.setattr(openai_compatible.OpenAIBackend, "_request", counting)
     return calls

@@ -65,7 +65,7 @@ class StubServer:
                     n = len(stub.log)
                     action = stub.behave(n, prompt)
                     stub.log.append((time.monotonic(), prompt, action[0]))
-                    stub.headers.append(dict(self.headers))
+                    stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                     stub.bodies.append(body)
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
@@ -181,7 +181,7 @@ def test_happy_path_scores_headers_and_payload(settings):
         results = run(PROMPTS[:3], s)
     assert [r.score for r in results] == [len(p) % 9 + 1 for p in PROMPTS[:3]]
     assert all(r.error is None and not r.cached for r in results)
-    assert all(h["Authorization"] == "Bearer sk-test" for h in stub.headers)
+    assert all(h["authorization"] == "Bearer sk-test" for h in stub.headers)
     for body in stub.bodies:  # greedy by default; one user turn holding the prompt
         assert (body["model"], body["temperature"], body["max_tokens"]) == ("stub-judge", 0.0, 1024)
         assert body["messages"] in [[{"role": "user", "content": p}] for p in PROMPTS[:3]]
