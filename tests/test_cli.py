@@ -44,10 +44,12 @@ def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
     assert len(list(out.rglob("samples_critic_feedback_chat_*.jsonl"))) == 1
     capsys.readouterr()
     assert cli.main(["summary", str(results_file)]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.strip().splitlines()]
-    assert rows[0] == ["task", "metric", "value"]
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split() == ["task", "metric", "value", "note"] and lines[-1].startswith("All values are x100")
+    rows = [line.split()[:3] for line in lines[1:-1]]
     # the paper's order (feedback before comparison), each task's headline keys, values as lm-eval wrote them
-    assert rows[1:] == [
+    assert "undefined correlation(s) reported as 0" in lines[1]
+    assert rows == [
         ["critic_feedback_chat", "spearman", "0.00"], ["critic_feedback_chat", "score", "50.00"],
         ["critic_feedback_chat", "parse_rate", "0.00"],
         ["critic_comparison_chat", "accuracy", "0.00"], ["critic_comparison_chat", "accuracy_loose", "0.00"],
@@ -92,5 +94,5 @@ def test_summary_table_orders_dimensions_and_marks_missing_labels():
     lines = cli.format_table(results).splitlines()
     assert [line.split()[0] for line in lines[1:]] == ["critic_feedback_chat"] * 3 + ["critic_feedback_test"] * 3 + [
         "critic_meta"] * 3 + ["critic"]
-    assert lines[4].split() == ["critic_feedback_test", "spearman", "n/a"]
+    assert lines[4].split() == ["critic_feedback_test", "spearman", "n/a", "no", "human", "labels", "in", "this", "split"]
     assert lines[-1].split() == ["critic", "overall", "57.50"]

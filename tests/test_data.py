@@ -70,6 +70,11 @@ def test_test_split_tolerates_withheld_labels(tmp_path):
         (json.dumps([{k: v for k, v in FEEDBACK_ITEM.items() if k != "feedback_score"}]),
          "[0]: missing field 'feedback_score'"),
         (json.dumps([{**FEEDBACK_ITEM, "feedback_score": "great"}]), "field 'feedback_score' should be a number"),
+        # labels are validated like every other field: not a number, or off the 1-7 scale
+        (json.dumps([{**FEEDBACK_ITEM, "feedback_score": "nan"}]),
+         "field 'feedback_score' is 'nan'; expected a number from 1 to 7"),
+        (json.dumps([{**FEEDBACK_ITEM, "feedback_score": 99}]), "field 'feedback_score' is 99; expected a number from 1 to 7"),
+        (json.dumps([{**FEEDBACK_ITEM, "feedback_score": True}]), "field 'feedback_score' should be a number, got True"),
         (json.dumps([{**FEEDBACK_ITEM, "metadata": {"quality": "meh"}}]), "field 'metadata.quality' is 'meh'"),
         (json.dumps([{**FEEDBACK_ITEM, "metadata": {}}]), "missing field 'metadata.quality'"),
     ],
@@ -96,6 +101,15 @@ def test_hub_is_default_and_offline_gives_clear_error(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DataError, match=r"hf://datasets/opencompass/CriticBench/obj_dev_data/chat_comp_feedback.json.*CRITICBENCH_DATA_DIR"):
         data.load_comparison("dev", "chat")
+
+
+def test_data_dir_error_names_the_setting_given(monkeypatch):
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR", raising=False)
+    with pytest.raises(DataError, match=r"^data_dir=/nope: not a directory$"):
+        data.load_meta("dev", data_dir="/nope")
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "/nope")
+    with pytest.raises(DataError, match=r"^CRITICBENCH_DATA_DIR=/nope: not a directory$"):
+        data.load_meta("dev")
 
 
 def test_unknown_split_and_domain():

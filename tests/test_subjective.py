@@ -111,7 +111,11 @@ def test_in_run_and_afterwards_judging_agree(tmp_path, capsys):
     for task, samples in out["samples"].items():
         tracker.save_results_samples(task, samples)
     report_path = tmp_path / "judged.json"
-    assert cli.main(["judge", str(tmp_path / "run"), "--output", str(report_path), "--no_progress"]) == 0
+    # Some scripted replies carry no score: without --allow_failures that is a non-zero exit, with it 0.
+    assert cli.main(["judge", str(tmp_path / "run"), "--output", str(report_path), "--no_progress"]) == 1
+    assert "items could not be judged" in capsys.readouterr().err
+    assert cli.main(["judge", str(tmp_path / "run"), "--output", str(report_path), "--no_progress",
+                     "--allow_failures"]) == 0
     assert CountingJudge.calls == n_total  # all from the cache
     report = json.loads(report_path.read_text())
     for task, metrics in report["results"].items():

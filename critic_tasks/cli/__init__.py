@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.reports.tables import format_table, format_task_list
+from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, has_critic_tasks
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
@@ -27,9 +27,25 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
 }
 
 
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: critic-eval COMMAND [options]     (critic-eval COMMAND --help for a command's options)", "",
+             "Our commands:"]
+    lines += [f"  {name.ljust(width)}  {about}" for name, about in COMMANDS.items()]
+    lines += ["", "Anything else runs lm-eval with the critic tasks on its path; every lm_eval flag passes through:",
+              "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
+              "  critic-eval run --help      lm-eval's own flags",
+              "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'); judge: CRITIC_JUDGE_*;",
+              "code execution: CRITIC_EXECUTOR. See the README."]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    own = bool(argv) and argv[0] in COMMANDS
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage(), file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    own = argv[0] in COMMANDS
     try:
         if own:
             from critic_tasks.cli import judge
@@ -78,15 +94,37 @@ def _demo(argv: list[str]) -> int:
 
     results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path)
     print(format_table(results))
+    print(SCALE_NOTE)
     return 0
+
+
+def read_results(path: Path) -> dict:
+    """``{task: metrics}`` from an lm-eval results JSON (or the newest ``results_*.json`` under an output dir)."""
+    if path.is_dir():
+        found = sorted(path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise ConfigError(f"{path}: a directory without lm-eval results_*.json files")
+        path = found[-1]
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such results file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a JSON results file ({err})") from None
+    results = data.get("results", data) if isinstance(data, dict) else None
+    if not isinstance(results, dict) or not all(isinstance(v, dict) for v in results.values()):
+        raise ConfigError(f"{path}: not lm-eval results (expected an object whose 'results' maps tasks to metrics)")
+    if not has_critic_tasks(results):
+        raise ConfigError(f"{path}: no critic task in these results (found: {', '.join(sorted(results)[:5]) or 'none'})")
+    return results
 
 
 def _summary(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="critic-eval summary", description=COMMANDS["summary"] + ".")
-    parser.add_argument("results_json")
+    parser.add_argument("results_json", type=Path, help="lm-eval's results JSON, or the --output_path directory")
     args = parser.parse_args(argv)
-    data = json.loads(Path(args.results_json).read_text())
-    print(format_table(data.get("results", data)))
+    print(format_table(read_results(args.results_json)))
+    print(SCALE_NOTE)
     return 0
 
 

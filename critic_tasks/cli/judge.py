@@ -88,15 +88,18 @@ def judge_command(argv: list[str]) -> int:
     parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
     parser.add_argument("--output", type=Path, help="write the results JSON here")
     parser.add_argument("--no_progress", action="store_true")
+    parser.add_argument("--allow_failures", action="store_true",
+                        help="exit 0 even when some items could not be judged (failed calls, replies without a score)")
     _judge_flags(parser)
     args = parser.parse_args(argv)
     settings = _settings(args)
 
-    results, failed = {}, {}
+    results, failed, n_items = {}, {}, 0
     for task, path in find_sample_files(args.path).items():
         if task not in registry.TASKS or not registry.TASKS[task].judged:
             continue
         docs, predictions = read_samples(path)
+        n_items += len(docs)
         if not docs:
             continue
         print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
@@ -113,6 +116,12 @@ def judge_command(argv: list[str]) -> int:
     if args.output:
         args.output.write_text(json.dumps(report, indent=2))
     print(format_judge_table(results))
+    n_failed = sum(map(len, failed.values()))
+    if n_failed and not args.allow_failures:
+        print(f"critic-eval judge: {n_failed} of {n_items} items could not be judged (see 'failed' in the output, "
+              "or the log); rerun to retry failed calls (replies are cached), or pass --allow_failures",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from critic_tasks import registry
 
+SCALE_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10. For scale, the published "
+              "CriticEval leaderboard (test split): GPT-4-turbo feedback 63.54, comparison 57.33, correction 69.67, "
+              "meta-feedback 62.90, overall 72.55.")
+
 
 def render_rows(rows: list[tuple[str, ...]]) -> str:
     """Plain aligned columns (first row = header), for every table critic-eval prints."""
@@ -16,20 +20,36 @@ def _value(metrics: dict, key: str) -> float | None:
     return value if isinstance(value, (int, float)) else None
 
 
+def _note(metrics: dict, key: str, value: float | None) -> str:
+    """Why a value is what it is, where the number alone would mislead."""
+    if key == "spearman" and (_value(metrics, "spearman_warnings") or 0) > 0:
+        return f"{_value(metrics, 'spearman_warnings'):.0f} undefined correlation(s) reported as 0 (constant scores)"
+    if key == "judge_score" and value is None and (_value(metrics, "judge_deferred") or 0) > 0:
+        return f"{_value(metrics, 'judge_deferred'):.0f} items not judged yet: run `critic-eval judge <output_path>`"
+    if value is None and key not in metrics and _value(metrics, "labels_available") == 0:
+        return "no human labels in this split"
+    return ""
+
+
+def has_critic_tasks(results: dict) -> bool:
+    return any(t in registry.TASKS or t in registry.GROUPS for t in results)
+
+
 def format_table(results: dict) -> str:
     """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last.
 
-    Only registered critic tasks are shown; a label-based value that is absent (test split) reads ``n/a``."""
-    rows = [("task", "metric", "value")]
+    Only registered critic tasks are shown; a value that is absent reads ``n/a``, with a note saying why."""
+    rows = [("task", "metric", "value", "note")]
     known = [registry.TASKS[t] for t in results if t in registry.TASKS]
     for task in sorted(known, key=lambda t: (registry.SECTIONS.index(t.section), t.name)):
         for key in task.headline_keys():
             value = _value(results[task.name], key)
-            rows.append((task.name, key, "n/a" if value is None else f"{value:.2f}"))
+            rows.append((task.name, key, "n/a" if value is None else f"{value:.2f}",
+                         _note(results[task.name], key, value)))
     for group in registry.GROUPS.values():
         overall = _value(results.get(group.name, {}), group.metric)
         if overall is not None:
-            rows.append((group.name, group.label, f"{overall:.2f}"))
+            rows.append((group.name, group.label, f"{overall:.2f}", ""))
     return render_rows(rows)
 
 

@@ -16,12 +16,33 @@ from collections import defaultdict
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
+from critic_tasks.preflight import check_scorer
 from critic_tasks.protocols.criticbench import data, prompts, scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
+
+class _ExpectedCountWarning(logging.Filter):
+    """lm-eval warns for every critic task that its metrics were "not scored on the same number of documents":
+    expected, since a per-quality key sees only its quality's items (and groups average only the headline metric,
+    unweighted). Dropped for our tasks, explained once."""
+
+    explained = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith("[critic_") and "not scored on the same number of documents" in message:
+            if not _ExpectedCountWarning.explained:
+                _ExpectedCountWarning.explained = True
+                log.info("critic_tasks: breakdown metrics (per quality, difficulty, ...) are computed on their own "
+                         "items, so lm-eval's 'not scored on the same number of documents' notes are expected")
+            return False
+        return True
+
+
+logging.getLogger("lm_eval.evaluator_utils").addFilter(_ExpectedCountWarning())
 
 _DATASET_KWARGS = ("split", "domains", "data_dir", "fmt")
 _DOC_OPTIONS = ("with_feedback",)
@@ -34,6 +55,8 @@ def load_docs(**kwargs):
     dimension = kwargs.get("dimension")
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
+    # Settings this task's scoring needs are checked now, while the task is built: before any generation.
+    check_scorer(registry.dimension_for(dimension, kwargs.get("fmt", "obj")).scorer)
     docs = data.load_docs(dimension, **{k: kwargs[k] for k in _DATASET_KWARGS if k in kwargs})
     extra = {k: kwargs[k] for k in _DOC_OPTIONS if k in kwargs}
     for doc in docs:

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from critic_tasks.adapters.lm_eval import task_manager, tasks_dir
-from critic_tasks.core.errors import DataError
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.preflight import check_tasks, expand
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
 
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -30,20 +31,44 @@ def run_cli(argv: list[str]) -> int:
         command, rest = argv[0], argv[1:]  # unknown word: let lm_eval explain
     else:
         command, rest = "run", argv
+    if command == "run":
+        preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
     sys.argv = ["lm_eval", command, *rest, "--include_path", tasks_dir()]
     try:
         cli_evaluate()
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
     except Exception as err:  # lm-eval wraps our loader's errors; show ours in one line
-        data_error = _find_cause(err, DataError)
-        if data_error is not None:
-            raise data_error from None
+        ours = _find_cause(err, (DataError, ConfigError))
+        if ours is not None:
+            raise ours from None
         raise
     return 0
 
 
-def _find_cause(err: BaseException | None, kind: type) -> BaseException | None:
+def _flag(argv: list[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def preflight(argv: list[str]) -> None:
+    """Check the settings our tasks among ``--tasks`` will need (judge, executor, data directory)."""
+    names = (_flag(argv, "--tasks") or "").split(",")
+    metadata = _flag(argv, "--metadata")
+    data_dir = None
+    if metadata:
+        try:
+            data_dir = json.loads(metadata).get("data_dir")
+        except (ValueError, AttributeError):
+            pass  # lm-eval reports a malformed --metadata itself
+    check_tasks(expand(n.strip() for n in names if n.strip()), data_dir)
+
+
+def _find_cause(err: BaseException | None, kind) -> BaseException | None:
     while err is not None:
         if isinstance(err, kind):
             return err

@@ -18,6 +18,7 @@ does. Every problem with a file becomes one ``DataError`` naming file and field.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -126,14 +127,20 @@ class _Item:
             raise DataError(f"{self.where}: field '{path}' should be text, got {type(value).__name__}")
         return value
 
-    def number(self, path: str, required: bool) -> float | None:
+    def number(self, path: str, required: bool, low: float = -math.inf, high: float = math.inf) -> float | None:
+        """A finite number in [low, high] (a numeric string is accepted; a bool, "nan" or 99 on a 1-7 scale is not)."""
         value = self.get(path, required)
         if value is None or (isinstance(value, str) and not value.strip() and not required):
             return None
         try:
-            return float(value)
+            if isinstance(value, bool):
+                raise TypeError
+            number = float(value)
         except (TypeError, ValueError):
             raise DataError(f"{self.where}: field '{path}' should be a number, got {value!r}") from None
+        if not math.isfinite(number) or not low <= number <= high:
+            raise DataError(f"{self.where}: field '{path}' is {value!r}; expected a number from {low:g} to {high:g}")
+        return number
 
     def choice(self, path: str, allowed: Iterable[str], required: bool = True) -> str | None:
         value = self.get(path, required)
@@ -206,7 +213,7 @@ def load_feedback(split="dev", domains=None, data_dir=None, fmt="obj", parts=("m
                     "exec_rest": it.text("exec_rest", required=spec.has_exec_result and part == "main"),
                     # the human critique: the subjective judge's reference (and correction's input)
                     "feedback": it.text("feedback", required=fmt == "sub" and labelled),
-                    "feedback_score": it.number("feedback_score", required=labelled),
+                    "feedback_score": it.number("feedback_score", required=labelled, low=1, high=7),
                     "quality": it.choice("metadata.quality", QUALITIES),
                     "llm_name": it.text("metadata.llm_name", required=False),
                     "correction": it.text("correction", required=False),
@@ -277,7 +284,7 @@ def load_meta(split="dev", domains=None, data_dir=None) -> list[dict]:
                 "exec_rest": it.text("exec_rest", required=False) if spec.has_exec_result else "",
                 "ground_truth_feedback": it.text("ground_truth_feedback"),
                 "evaluated_feedback": it.text("evaluated_feedback"),
-                "meta_feedback_score": it.number("meta_feedback_score", required=labelled),
+                "meta_feedback_score": it.number("meta_feedback_score", required=labelled, low=1, high=7),
                 "raw_quality": it.choice("raw_quality", MAIN_QUALITIES),
             })
     return docs

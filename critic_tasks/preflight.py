@@ -1,0 +1,49 @@
+"""Check every setting a run will need before any model is loaded or called.
+
+A bad judge setting, an unknown executor or a missing data directory used to surface only after all generation,
+in a filter, as a traceback. ``check_tasks`` runs when the critic tasks are built (and, under ``critic-eval``,
+before lm-eval even loads the model) and raises one ``ConfigError`` / ``DataError`` naming the setting.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from critic_tasks import registry
+from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.protocols.criticbench.data import resolve_data_dir
+from critic_tasks.protocols.criticbench.judge import judge_settings
+from critic_tasks.sandbox import get_executor
+
+EXECUTOR_ENV = "CRITIC_EXECUTOR"
+
+
+def check_scorer(scorer: str) -> None:
+    """The settings one way of scoring needs: the judge's for ``judge``, the executor for ``sandbox``."""
+    if scorer == "judge":
+        settings = judge_settings()  # validates every CRITIC_JUDGE_* value, the cache path included
+        check_backend_name(settings)
+    elif scorer == "sandbox":
+        get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
+
+
+def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
+    tasks = list(tasks)
+    if tasks:
+        resolve_data_dir(data_dir)
+    for scorer in sorted({t.spec.scorer for t in tasks}):
+        check_scorer(scorer)
+
+
+def expand(names: Iterable[str]) -> list[registry.Task]:
+    """Our tasks among lm-eval task names (groups and tags expanded); other names are lm-eval's business."""
+    tags, out = registry.tags(), []
+    for name in names:
+        if name in registry.GROUPS:
+            out += [registry.TASKS[m] for m in registry.GROUPS[name].members]
+        elif name in tags:
+            out += [registry.TASKS[m] for m in tags[name]]
+        elif name in registry.TASKS:
+            out.append(registry.TASKS[name])
+    return out

@@ -1,0 +1,94 @@
+"""Bad settings and bad input stop a run before the model generates anything, in one line, with a non-zero exit."""
+
+import json
+
+import pytest
+from helpers import scripted_lm
+
+import critic_tasks
+from critic_tasks import cli
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.llm import LLMSettings
+
+lm_eval = pytest.importorskip("lm_eval")
+
+
+@pytest.fixture(autouse=True)
+def sample_data(monkeypatch, tmp_path):
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITIC_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
+    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_JUDGE_BACKEND", "CRITIC_JUDGE_CONCURRENCY", "CRITIC_EXECUTOR"):
+        monkeypatch.delenv(var, raising=False)
+
+
+BAD_SETTINGS = [
+    ("critic_feedback_sub_chat", "CRITIC_JUDGE_CONCURRENCY", "abc", "CRITIC_JUDGE_CONCURRENCY must be an integer, got 'abc'"),
+    ("critic_feedback_sub_chat", "CRITIC_JUDGE_CONCURRENCY", "0", "CRITIC_JUDGE_CONCURRENCY must be >= 1, got 0"),
+    ("critic_feedback_sub_chat", "CRITIC_JUDGE_BACKEND", "bogus", "unknown judge backend 'bogus' (CRITIC_JUDGE_BACKEND)"),
+    ("critic_feedback_sub_chat", "CRITIC_JUDGE_CACHE", "/proc/version/judge.sqlite",
+     "CRITIC_JUDGE_CACHE=/proc/version/judge.sqlite"),
+    ("critic_correction_math_pot", "CRITIC_EXECUTOR", "bogus", "no code executor named 'bogus' (CRITIC_EXECUTOR)"),
+]
+
+
+@pytest.mark.parametrize("task,var,value,message", BAD_SETTINGS)
+def test_bad_setting_fails_while_tasks_are_built_before_any_generation(monkeypatch, task, var, value, message):
+    monkeypatch.setenv(var, value)
+    lm = scripted_lm(lambda prompt: "Decision: 4")
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        lm_eval.simple_evaluate(model=lm, tasks=[task], task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+    assert lm.prompts == []  # the model was never called
+
+
+@pytest.mark.parametrize("task,var,value,message", BAD_SETTINGS)
+def test_bad_setting_is_one_line_from_the_cli_before_lm_eval_starts(monkeypatch, capsys, task, var, value, message):
+    monkeypatch.setenv(var, value)
+    assert cli.main(["--model", "dummy", "--tasks", task]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("critic-eval: ") and message in err[0]
+
+
+def test_judge_cache_may_be_a_directory(tmp_path):
+    settings = LLMSettings(model="m", cache=str(tmp_path))
+    assert settings.cache == str(tmp_path / "judge.sqlite")
+
+
+def test_no_arguments_and_help_show_our_commands(capsys):
+    assert cli.main([]) == 2
+    err = capsys.readouterr().err
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out == err + "\n" or out.strip() == err.strip()
+    for command in ("demo", "summary", "judge", "calibrate-judge", "tasks", "tasks-dir"):
+        assert f"\n  {command} " in out
+    assert "critic-eval run --help" in out
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "no such results file"),
+    ("[1, 2]", "not lm-eval results"),
+    ("not json", "not a JSON results file"),
+    (json.dumps({"results": {"gsm8k": {"exact_match,none": 0.5}}}), "no critic task in these results (found: gsm8k)"),
+])
+def test_summary_bad_input_is_one_line(tmp_path, capsys, content, message):
+    path = tmp_path / "results.json"
+    if content is not None:
+        path.write_text(content)
+    assert cli.main(["summary", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"critic-eval: {path}: {message}"] or (len(err) == 1 and message in err[0] and str(path) in err[0])
+
+
+def test_summary_of_an_output_directory_explains_zeros_and_deferred_judging(tmp_path, capsys):
+    run = tmp_path / "out" / "model"
+    run.mkdir(parents=True)
+    (run / "results_2026-11-22T10-00-00.json").write_text(json.dumps({"results": {
+        "critic_feedback": {"spearman,none": 0.0, "score,none": 50.0, "parse_rate,none": 0.0,
+                            "spearman_warnings,none": 3.0},
+        "critic_feedback_sub": {"judge_deferred,none": 44.0}}}))
+    assert cli.main(["summary", str(tmp_path / "out")]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    spearman = next(r for r in rows if r.startswith("critic_feedback ") and " spearman " in r)
+    assert "0.00" in spearman and "3 undefined correlation(s) reported as 0" in spearman
+    judged = next(r for r in rows if r.startswith("critic_feedback_sub ") and " judge_score " in r)
+    assert "n/a" in judged and "44 items not judged yet: run `critic-eval judge <output_path>`" in judged
