@@ -92,3 +92,46 @@ def test_summary_of_an_output_directory_explains_zeros_and_deferred_judging(tmp_
     assert "0.00" in spearman and "3 undefined correlation(s) reported as 0" in spearman
     judged = next(r for r in rows if r.startswith("critic_feedback_sub ") and " judge_score " in r)
     assert "n/a" in judged and "44 items not judged yet: run `critic-eval judge <output_path>`" in judged
+
+
+def test_late_scoring_failure_saves_generations_and_says_how_to_rescore(monkeypatch, tmp_path, capsys):
+    """The judge fails only after all generation (a backend that breaks mid-run): nothing is lost."""
+    from critic_tasks.hookspecs import hookimpl
+    from critic_tasks.llm.backends import Reply
+    from critic_tasks.plugins import plugin_manager
+
+    class BrokenBackend:
+        def generate(self, prompts, progress=True, on_result=None):
+            raise RuntimeError("GPU fell off the bus")
+
+    class GoodBackend:
+        def generate(self, prompts, progress=True, on_result=None):
+            return [Reply(f"Fine. Score: {len(p) % 10 + 1}") for p in prompts]
+
+    class Plugin:
+        @hookimpl
+        def critic_llm_backend(self, name, settings):
+            return {"broken": BrokenBackend, "good": GoodBackend}.get(name, lambda: None)()
+
+    pm = plugin_manager()
+    pm.register(Plugin(), name="rescue-test")
+    try:
+        monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "broken")
+        monkeypatch.setenv("CRITIC_JUDGE_MODEL", "m")
+        monkeypatch.setenv("CRITIC_RESCUE_DIR", str(tmp_path / "rescue"))
+        lm = scripted_lm(lambda prompt: f"critique {len(prompt)}")
+        with pytest.raises(Exception) as err:
+            lm_eval.simple_evaluate(model=lm, tasks=["critic_feedback_sub_chat"],
+                                    task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+        message = str(err.value)
+        assert "GPU fell off the bus" in message and "critic-eval judge " in message
+        (saved,) = (tmp_path / "rescue").glob("samples_critic_feedback_sub_*.jsonl")
+        lines = [json.loads(line) for line in saved.read_text().splitlines()]
+        assert len(lines) == len(lm.prompts) > 0  # every generation, in order, with its document
+        assert [row["resps"][0][0] for row in lines] == [f"critique {len(p)}" for p in lm.prompts]
+
+        monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "good")
+        assert cli.main(["judge", str(saved), "--no_progress"]) == 0
+        assert "critic_feedback_sub" in capsys.readouterr().out
+    finally:
+        pm.unregister(name="rescue-test")

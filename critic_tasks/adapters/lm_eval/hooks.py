@@ -9,9 +9,13 @@ metric family over a list of records, and pooling across domains happens natural
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import json
 import logging
 import os
+import time
 from collections import defaultdict
+from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
@@ -111,6 +115,32 @@ for _family, _base in registry.aggregations():
 # ----------------------------------------------------------------------------- filters
 
 
+RESCUE_DIR_ENV = "CRITIC_RESCUE_DIR"
+_RESCUES = itertools.count()
+
+
+class ScoringFailed(RuntimeError):
+    """Scoring a task's generations failed after they were made; they were saved first (see the message)."""
+
+
+def _scored_or_rescued(kind: str, resps, docs, score):
+    """Run ``score()``; if it raises, first save every generation in lm-eval's samples format, then say how to
+    re-score them, so a late failure never throws away a finished generation run."""
+    try:
+        return score()
+    except Exception as err:
+        folder = Path(os.environ.get(RESCUE_DIR_ENV) or "critic-eval-rescue").resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        task = f"critic_{docs[0]['dimension']}{'_sub' if docs[0].get('fmt') == 'sub' else ''}"
+        path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for i, (doc, resp) in enumerate(zip(docs, resps)):
+                fh.write(json.dumps({"doc_id": i, "doc": doc, "resps": [list(resp)]}, default=str) + "\n")
+        how = ("critic-eval judge " + str(path)) if kind == "judge" else "the same command once the cause is fixed"
+        raise ScoringFailed(f"{kind} scoring failed ({type(err).__name__}: {err}); the {len(docs)} generations are "
+                            f"saved in {path}; re-score them with: {how}") from err
+
+
 class CorrectionCheck:
     """lm-eval filter: check every revision of the task in one batch, so programs run in parallel.
 
@@ -123,6 +153,9 @@ class CorrectionCheck:
         self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
 
     def apply(self, resps, docs):
+        return _scored_or_rescued("sandbox", resps, docs, lambda: self._check(resps, docs))
+
+    def _check(self, resps, docs):
         executor = get_executor(self.executor_name)
         flat = [(i, text) for i, texts in enumerate(resps) for text in texts]
         by_domain = defaultdict(list)
@@ -161,6 +194,7 @@ class JudgeFilter:
             log.warning("critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): judging deferred; "
                         "keep generations with --log_samples and run `critic-eval judge <output_path>`")
             return [[deferred_record(doc).as_dict()] for doc in docs]
-        records: list[JudgedRecord] = judge_docs(docs, [r[0] if r else None for r in resps], settings)
+        records: list[JudgedRecord] = _scored_or_rescued(
+            "judge", resps, docs, lambda: judge_docs(docs, [r[0] if r else None for r in resps], settings))
         identity = judge_identity(settings)
         return [[{**rec.as_dict(), "judge": identity}] for rec in records]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from critic_tasks.adapters.lm_eval import task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.preflight import check_tasks, expand
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
@@ -42,6 +43,10 @@ def run_cli(argv: list[str]) -> int:
         ours = _find_cause(err, (DataError, ConfigError))
         if ours is not None:
             raise ours from None
+        rescued = _find_cause(err, ScoringFailed)
+        if rescued is not None:  # the generations are safe on disk; the message says where and what to run
+            print(f"critic-eval: {rescued}", file=sys.stderr)
+            return 1
         raise
     return 0
 
