@@ -131,6 +131,7 @@ def _likert(qualities) -> tuple[Metric, ...]:
 
 PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
             *_breakdown("pairwise", "accuracy", "difficulty", DIFFICULTIES),
+            *_breakdown("pairwise", "accuracy_loose", "difficulty", DIFFICULTIES),
             Metric("consistency", "pairwise"), Metric("score", "pairwise", when="scored"),
             Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"))
 

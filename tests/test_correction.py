@@ -289,6 +289,19 @@ def test_check_corrections_argument_errors():
 # ----------------------------------------------------------------------------- pass@k
 
 
+@pytest.mark.parametrize("exec_rest", ["NameError: name 'check' is not defined\ncheck(check)", "check(candidate)", ""])
+def test_recorded_check_call_is_used_only_when_it_names_a_function_of_the_item(exec_rest):
+    question = "def _helper(x):\n    return x\n\n\ndef add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n"
+    revision = "def add(a, b):\n    return a + b\n"
+    assert find_entry_point(revision, question, revision, exec_rest) == "add"
+
+
+def test_recorded_check_call_naming_a_defined_function_wins():
+    question = "def first(x):\n    pass\n\n\ndef second(x):\n    pass\n"
+    assert find_entry_point("def first(x):\n    return x\n", question, None, "check(first)") == "first"
+    assert find_entry_point("def first(x):\n    return x\n", question, None, "check(unrelated)") == "second"
+
+
 @pytest.mark.parametrize("n", range(1, 9))
 def test_pass_at_k_matches_brute_force(n):
     for c in range(n + 1):

@@ -122,18 +122,22 @@ def _expected_comparison():
         verdicts.setdefault(doc["pair_id"], {"gold": doc["preference"], "difficulty": doc["difficulty"]})
         verdicts[doc["pair_id"]][doc["order"]] = verdict
     swap = {"A": "B", "B": "A", "C": "C"}
-    strict, loose, consistent, per = [], [], [], {"easy": [], "hard": []}
+    strict, loose, consistent = [], [], []
+    per = {"easy": ([], []), "hard": ([], [])}
     for pair in verdicts.values():
         f, r, g = pair["forward"], pair["reverse"], pair["gold"]
-        ok = f == g and r == swap[g]
+        ok = f != r and f == g and r == swap[g]  # paper §4.1: the verdicts differ and both match the label
+        ok_loose = f is not None and r is not None and f != r and f == g  # the toolkit's rule
         strict.append(ok)
-        per[pair["difficulty"]].append(ok)
-        loose.append(f is not None and r is not None and f != r and f == g)
+        loose.append(ok_loose)
+        per[pair["difficulty"]][0].append(ok)
+        per[pair["difficulty"]][1].append(ok_loose)
         consistent.append(f is not None and r == swap[f])
     pct = lambda xs: 100 * sum(xs) / len(xs)  # noqa: E731
     return {"accuracy": pct(strict), "accuracy_loose": pct(loose), "consistency": pct(consistent),
-            "accuracy_easy": pct(per["easy"]), "accuracy_hard": pct(per["hard"]), "score": pct(strict),
-            "parse_rate": 100 * parsed / len(docs)}
+            "accuracy_easy": pct(per["easy"][0]), "accuracy_hard": pct(per["hard"][0]),
+            "accuracy_loose_easy": pct(per["easy"][1]), "accuracy_loose_hard": pct(per["hard"][1]),
+            "score": pct(strict), "parse_rate": 100 * parsed / len(docs)}
 
 
 def _expected_correction():

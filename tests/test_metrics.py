@@ -63,7 +63,8 @@ def test_unlabelled_records_report_no_label_metrics():
     [
         ("A", "B", "A", 1, 1, 1),
         ("A", "C", "A", 0, 1, 0),  # the toolkit's rule lets A then C pass
-        ("C", "C", "C", 1, 0, 1),  # a consistent tie is right by the paper, never by the toolkit
+        ("C", "C", "C", 0, 0, 1),  # a gold tie never counts: the paper's verdicts must differ, so must the toolkit's
+        ("B", "A", "B", 1, 1, 1),
         ("B", "A", "A", 0, 0, 1),
         ("A", "A", "A", 0, 0, 0),
         (None, "B", "A", 0, 0, 0),

@@ -4,11 +4,13 @@ Each pair is asked twice: forward (A, B) and reverse (B, A). With gold label g
 for the forward order, f the forward verdict and r the reverse verdict, and
 swap(A)=B, swap(B)=A, swap(C)=C:
 
-    accuracy        = mean[ f == g  and  r == swap(g) ]                   (the paper's rule)
+    accuracy        = mean[ f != r  and  f == g  and  r == swap(g) ]      (the paper's rule, Lan et al. 2024 §4.1)
     accuracy_loose  = mean[ f, r in {A,B,C}  and  f != r  and  f == g ]   (the released toolkit's rule)
     consistency     = mean[ f, r in {A,B,C}  and  r == swap(f) ]
 
-A missing (unparsed) verdict makes the pair wrong and inconsistent.
+Under the paper's rule a pair counts only if the two verdicts differ and both match the label, so a gold tie
+(C, whose swap is C) never counts; the toolkit's rule, with which the published leaderboard was computed, also
+accepts "A then C" for gold A. A missing (unparsed) verdict makes the pair wrong and inconsistent.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def swap_verdict(verdict: str | None) -> str | None:
 
 
 def pair_correct(forward: str | None, reverse: str | None, gold: str) -> bool:
-    return forward == gold and reverse == swap_verdict(gold)
+    return forward != reverse and forward == gold and reverse == swap_verdict(gold)
 
 
 def pair_correct_loose(forward: str | None, reverse: str | None, gold: str) -> bool:

@@ -8,6 +8,7 @@ families below compute them, all on the paper's x100 scale (shares included):
   ``score`` = (spearman + 100) / 2, ``parse_rate``, ``labels_available``, ``spearman_warnings`` (correlations that
   were undefined and reported as 0). An unparseable reply takes the scale midpoint (4): never dropped.
 * ``pairwise`` (comparison): ``accuracy`` (paper's rule), ``accuracy_loose`` (toolkit's), ``accuracy_<difficulty>``,
+  ``accuracy_loose_<difficulty>``,
   ``consistency``, ``score`` = accuracy, ``parse_rate``, ``labels_available``.
 * ``correction``: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper), ``pass_rate_<quality>``,
   ``score`` = pass_rate, ``parse_rate``, ``invalid_items`` (items whose gold answer or unit test is unusable;
@@ -123,8 +124,8 @@ def pairwise_family(records: Sequence[VerdictRecord]) -> dict[str, float]:
     out.update(pairwise_metrics(forward, reverse, gold))
     for level in sorted(set(difficulty)):
         idx = [i for i, d in enumerate(difficulty) if d == level]
-        out[f"accuracy_{level}"] = pairwise_metrics(
-            [forward[i] for i in idx], [reverse[i] for i in idx], [gold[i] for i in idx])["accuracy"]
+        sub = pairwise_metrics([forward[i] for i in idx], [reverse[i] for i in idx], [gold[i] for i in idx])
+        out[f"accuracy_{level}"], out[f"accuracy_loose_{level}"] = sub["accuracy"], sub["accuracy_loose"]
     out["score"] = out["accuracy"]
     return out
 

@@ -32,15 +32,18 @@ def _defs(source: str | None) -> list[str]:
 
 def find_entry_point(code: str, question: str | None = None, generation: str | None = None,
                      exec_rest: str | None = None) -> str | None:
-    """The function a HumanEval ``check`` should be called on.
+    """The function a HumanEval ``check`` should be called on: one the item is about.
 
-    The ``check(f)`` call in the original execution result, else the question's last function (HumanEval prompts end
-    with the target; helpers come first), else the generation's first function, else the code's first function,
-    else (the toolkit's fallback) the callee of the first ``assert`` in the code.
+    The ``check(f)`` call recorded in the original execution result when ``f`` is a function defined in the
+    question, the generation or the revision (some records say ``check(check)`` or ``check(candidate)``); else the
+    question's last function (HumanEval prompts end with the target; helpers come first), else the generation's
+    first function, else the code's first function, else (the toolkit's fallback) the callee of the first
+    ``assert`` in the code.
     """
-    called = re.search(r"check\((\w+)\)", str(exec_rest or ""))
-    if called:
-        return called.group(1)
+    defined = set(_defs(question)) | set(_defs(generation)) | set(_defs(code))
+    for called in re.findall(r"check\((\w+)\)", str(exec_rest or "")):
+        if called in defined and called != "check":
+            return called
     for names in (_defs(question)[-1:], _defs(generation)[:1], _defs(code)[:1]):
         if names:
             return names[0]
