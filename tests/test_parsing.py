@@ -25,6 +25,14 @@ from critic_tasks.core.parsing import parse_likert, parse_verdict
         ("", None),
         (None, None),
         ("Scores 12 and 0 only", None),
+        # a stated scale or range, or a power, is not a score
+        ("I cannot give a score from 1 to 7.", None),
+        ("On a 1-7 scale this is hard to rate.", None),
+        ("Somewhere between 2 and 5, I think.", None),
+        ("The answer 1.8 x 10^7 is right.", None),
+        ("It is 2e7 metres.", None),
+        ("On a scale from 1 to 7, I give it a 3.", 3.0),
+        ("Accuracy 3 and fluency 5.", 5.0),  # "and" alone is no range
     ],
 )
 def test_parse_likert(text, expected):

@@ -7,8 +7,10 @@ Rules (documented in the README, deterministic, never raising):
   ``/7`` denominator around the value are tolerated. A marker whose value is
   out of range is a parse failure: the model did answer, just not validly.
 * Without a marker, a score falls back to the last in-range number in the text
-  (the original toolkit's fallback, minus its ``eval``), ignoring ``/7`` and
-  ``out of 7`` denominators; a verdict falls back to a bare leading ``A``/``B``/``C``
+  (the original toolkit's fallback, minus its ``eval``), ignoring numbers that are
+  not scores: ``/7`` and ``out of 7`` denominators, stated scales and ranges
+  ("from 1 to 7", "1-7", "between 1 and 7") and powers ("1.8 x 10^7", "2e7");
+  a verdict falls back to a bare leading ``A``/``B``/``C``
   (the toolkit reads the first character of such replies).
 * Anything else returns ``None``; callers count it against ``parse_rate``.
 """
@@ -20,6 +22,14 @@ import re
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _EMPHASIS = r"[\s*_`'\"]*"
 _DENOMINATOR = re.compile(r"(?:\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?)")
+# Numbers that are part of a stated scale or range, or of a power, are never the score ("I cannot give a score
+# from 1 to 7" is not a 7; "1.8 x 10^7" is not a 7).
+_NOT_A_SCORE = re.compile(
+    r"\b(?:from\s+)?\d+(?:\.\d+)?\s*(?:-|–|—|\bto\b)\s*\d+(?:\.\d+)?"
+    r"|\bbetween\s+\d+(?:\.\d+)?\s+and\s+\d+(?:\.\d+)?"
+    r"|\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+"
+    r"|(?:\^|\*\*)\s*[-+]?\d+(?:\.\d+)?"
+    r"|\d+(?:\.\d+)?[eE][-+]?\d+", re.IGNORECASE)
 _FALLBACK_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)")
 
 
@@ -48,7 +58,7 @@ def parse_likert(text: str | None, marker: str = "Decision", low: float = 1, hig
             score = float(value.group(1))
             return score if low <= score <= high else None
         # "Decision:" followed by no number: fall through to the fallback
-    stripped = _DENOMINATOR.sub(" ", text)
+    stripped = _NOT_A_SCORE.sub(" ", _DENOMINATOR.sub(" ", text))
     for value in reversed(_FALLBACK_NUMBER.findall(stripped)):
         score = float(value)
         if low <= score <= high:
