@@ -14,7 +14,9 @@ from critic_tasks.core.code import extract_code
 from critic_tasks.core.metrics.pass_at_k import pass_at_k
 from critic_tasks.protocols.criticbench.correction import check_corrections, gold_answer
 from critic_tasks.protocols.criticbench.correction.programs import (
+    PRELUDE,
     RESULT_MARKER,
+    TESTS_DONE_MARKER,
     build_code_test_program,
     build_math_pot_program,
     find_entry_point,
@@ -161,6 +163,16 @@ def test_real_code_not_exec_corrections_run(predictions_dir, executor):
 # ----------------------------------------------------------------------------- programs against real unit tests
 
 
+def test_prelude_binds_the_toolkit_names_and_loads_modules_lazily(executor):
+    """The prelude every program starts with (a real file, linted): eager names, lazy modules, no sympy."""
+    probe = PRELUDE + (
+        "\nimport sys\nbefore = 'fractions' in sys.modules\n"
+        "print(sqrt(16), gcd(12, 18), Counter('aab')['a'], List.__name__, re.sub('a', 'b', 'aa'),"
+        " fractions.Fraction(1, 3), before, 'sympy' in sys.modules)\n")
+    (result,) = executor.run([Program(probe)])
+    assert (result.status, result.stdout) == ("passed", "4.0 6 2 List bb 1/3 False False\n"), result.stderr
+
+
 def test_humaneval_program_with_real_check(predictions_dir, executor):
     item = _code_item(_load(predictions_dir, "code_not_exec")[0]["origin_prompt"])  # triangle_area
     assert item["data_source"] == "humaneval" and "def check(candidate)" in item["unit_test"]
@@ -173,7 +185,9 @@ def test_humaneval_program_with_real_check(predictions_dir, executor):
                 build_code_test_program(item["generation"], item["unit_test"], "humaneval", entry),
                 build_code_test_program("def triangle_area(a, b, c):\n    return -1\n", item["unit_test"], "humaneval",
                                         entry)]
-    assert programs[0].rstrip().endswith("check(triangle_area)")
+    # the check call, then the line that proves the tests ran to their end
+    assert programs[0].rstrip().splitlines()[-3:] == ["check(triangle_area)", "",
+                                                       f"print('\\n{TESTS_DONE_MARKER}', flush=True)"]
     good, original, wrong = executor.run([Program(p) for p in programs])
     assert good.status == "passed", good.stderr
     assert original.status == "failed" and "Traceback" in original.stderr  # the buggy original generation
@@ -196,7 +210,7 @@ def test_mbpp_program_with_real_asserts(predictions_dir, executor):
 def test_uncalled_check_is_called_whatever_the_source():
     unit_test = "def check(candidate):\n    assert candidate(2) == 4\n"
     program = build_code_test_program("def sq(x):\n    return x + 2\n", unit_test, data_source=None)
-    assert program.rstrip().endswith("check(sq)")
+    assert "\ncheck(sq)\n" in program and program.index("\ncheck(sq)") < program.index(TESTS_DONE_MARKER)
     program = build_code_test_program("x = 1\n", unit_test, data_source="humaneval")
     assert "check(__no_function_defined__)" in program  # fails at run time instead of passing vacuously
 
@@ -287,6 +301,23 @@ def test_check_corrections_argument_errors():
 
 
 # ----------------------------------------------------------------------------- pass@k
+
+
+@pytest.mark.parametrize("cheat", [
+    "import os\nos._exit(0)\n",
+    "import atexit, os\natexit.register(os._exit, 0)\ndef second_largest(xs):\n    return 0\n",
+    "import sys\nsys.exit(0)\n",
+])
+def test_exit_status_zero_alone_is_not_a_pass(executor, cheat):
+    """A revision that exits 0 before (or instead of) the tests must not pass: the tests must run to their end."""
+    item = {"question": "Return the second largest number.", "generation": "def second_largest(xs): ...",
+            "unit_test": "assert second_largest([4, 1, 7, 3]) == 4\nassert second_largest([10, 9]) == 9",
+            "data_source": "mbpp"}
+    honest = "def second_largest(xs):\n    return sorted(set(xs))[-2]\n"
+    results = check_corrections("code_not_exec", [f"```python\n{cheat}```", f"```python\n{honest}```"],
+                                [item, item], executor=executor)
+    assert [(r.passed, r.status) for r in results] == [(False, "tests_not_finished"), (True, "passed")]
+    assert results[1].isolation == executor.isolation
 
 
 @pytest.mark.parametrize("exec_rest", ["NameError: name 'check' is not defined\ncheck(check)", "check(candidate)", ""])

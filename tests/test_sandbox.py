@@ -15,6 +15,9 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import time
 import uuid
 
@@ -36,12 +39,28 @@ SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + 
 T = 2.0  # timeout of the hostile programs
 
 
+def _temp_dir_venv() -> str | None:
+    """An interpreter in a virtual environment under the system temp dir, as many CI systems have it."""
+    folder = tempfile.mkdtemp(prefix="critic-venv-")
+    made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder], capture_output=True, timeout=120)
+    return os.path.join(folder, "bin", "python") if made.returncode == 0 else None
+
+
+TEMP_VENV_PYTHON = _temp_dir_venv()
+
+
 def _variants():
     detected = detect_isolation()
-    out = [pytest.param({"isolation": layer}, id=layer) for layer in LAYERS[LAYERS.index(detected):]]
+    # weaker layers than bwrap run only when the caller opts in, as here (they are under test)
+    out = [pytest.param({"isolation": layer, "allow_unisolated": True}, id=layer)
+           for layer in LAYERS[LAYERS.index(detected):]]
+    if TEMP_VENV_PYTHON:
+        out.append(pytest.param({"python": TEMP_VENV_PYTHON, "allow_unisolated": detected != "bwrap"},
+                                id="venv-under-tmp"))
     system_python = shutil.which("python3", path="/usr/bin:/bin")
     if os.geteuid() == 0 and system_python and _unprivileged_can_run(system_python):
-        out.append(pytest.param({"isolation": "rlimits", "python": system_python}, id="rlimits-uid"))
+        out.append(pytest.param({"isolation": "rlimits", "python": system_python, "allow_unisolated": True},
+                                id="rlimits-uid"))
     return out
 
 
@@ -263,6 +282,7 @@ def test_no_cgroup_left_behind(ex):
 @pytest.mark.parametrize("variant", _variants())
 def test_every_layer_runs_normal_programs(variant):
     layer_ex = SandboxExecutor(**variant)
+    assert layer_ex.isolation == variant.get("isolation", detect_isolation())
     ok, bad = layer_ex.run([Program("import json, os\nprint(json.dumps(sorted(os.environ)))"), Program("1/0")])
     assert ok.status == "passed" and "HF_TOKEN" not in ok.stdout and bad.status == "failed"
 
@@ -292,6 +312,23 @@ def test_get_executor_and_hook(ex):
     with pytest.raises(ValueError, match="memory_mb"):
         get_executor("sandbox", memroy_mb=5)
     assert ex.isolation in LAYERS and ex.run([]) == []
+
+
+def test_interpreter_under_the_temp_dir_keeps_the_strongest_layer():
+    """A venv under /tmp must not make bwrap's probe fail (its --tmpfs /tmp hid the interpreter) and drop to a
+    weaker layer silently."""
+    if TEMP_VENV_PYTHON is None:
+        pytest.skip("could not make a virtual environment under the temp dir")
+    assert detect_isolation(TEMP_VENV_PYTHON) == detect_isolation()
+
+
+def test_weaker_layer_refuses_without_opt_in(monkeypatch):
+    monkeypatch.delenv("CRITIC_ALLOW_UNISOLATED", raising=False)
+    with pytest.raises(ValueError, match=r"refusing to run model-written code: .*CRITIC_ALLOW_UNISOLATED=1"):
+        SandboxExecutor(isolation="rlimits")
+    monkeypatch.setenv("CRITIC_ALLOW_UNISOLATED", "1")
+    (result,) = SandboxExecutor(isolation="rlimits").run([Program("print('ran')")])
+    assert (result.status, result.stdout) == ("passed", "ran\n")
 
 
 def test_unavailable_isolation_is_refused():

@@ -88,6 +88,7 @@ class CheckOutcome:
     passed: bool
     status: str
     detail: str = ""
+    isolation: str = ""  # the sandbox layer that ran the program, when one ran
 
 
 @dataclass(frozen=True)

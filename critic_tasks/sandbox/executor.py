@@ -6,7 +6,9 @@ size, open files, core), a wall-clock timeout after which the *whole* group is S
 incrementally: only the last ``capture_bytes`` of each are kept and a program that writes more than
 ``max_output_bytes`` in all is killed and fails. ``passed`` means exit status 0 within the time limit.
 
-Isolation is layered by what works on this machine (detected once, cached; see ``SandboxExecutor.isolation``):
+Isolation is layered by what works on this machine (detected once, cached; see ``SandboxExecutor.isolation``). Only
+``bwrap`` keeps every promise; a weaker layer refuses to run anything unless the caller opts in
+(``CRITIC_ALLOW_UNISOLATED=1`` or ``allow_unisolated=True``), and the layer in use is logged once:
 
 * ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, read-only ``/``, private ``/tmp``, the
   caller's ``$HOME`` hidden, only the work dir writable, no capabilities; a PID namespace, so nothing escapes.
@@ -37,6 +39,7 @@ import functools
 import glob
 import itertools
 import json
+import logging
 import math
 import os
 import queue
@@ -54,6 +57,14 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.hookspecs import hookimpl
 
 LAYERS = ("bwrap", "unshare-net", "rlimits")
+ALLOW_UNISOLATED_ENV = "CRITIC_ALLOW_UNISOLATED"  # as HF_ALLOW_CODE_EVAL: an explicit opt-in to weaker isolation
+# What a layer weaker than bwrap cannot promise (private /tmp and read-only everything else but the work dir; own
+# PID and mount namespaces with a fresh /proc; no capabilities; no network; no Unix sockets outside the work dir).
+WEAKER = {
+    "unshare-net": "keeps the network out but not the file system, /proc or the harness's namespaces",
+    "rlimits": "has no network, file-system or process isolation at all",
+}
+log = logging.getLogger("critic_tasks")
 SANDBOX_UID = 64000  # + worker slot; an unused uid range (no passwd entry needed)
 
 
@@ -86,6 +97,20 @@ class Executor(Protocol):
 # ----------------------------------------------------------------------------- detection (once per process)
 
 
+_ANNOUNCED: set[str] = set()
+
+
+def _announce(layer: str, opted_in: bool) -> None:
+    """The layer in use, logged once per process (and recorded with every check outcome)."""
+    if layer not in _ANNOUNCED:
+        _ANNOUNCED.add(layer)
+        if layer == "bwrap":
+            log.info("critic_tasks sandbox: isolation layer 'bwrap'")
+        else:
+            log.warning("critic_tasks sandbox: isolation layer %r (%s); allowed by %s", layer, WEAKER[layer],
+                        "the caller" if not os.environ.get(ALLOW_UNISOLATED_ENV) else ALLOW_UNISOLATED_ENV)
+
+
 def _works(cmd: list[str], **kw) -> bool:
     try:
         return subprocess.run(cmd, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, **kw).returncode == 0
@@ -93,16 +118,27 @@ def _works(cmd: list[str], **kw) -> bool:
         return False
 
 
+def _interpreter_roots(python: str) -> list[str]:
+    """Where the interpreter and its packages live (a venv's prefix and its base installation alike)."""
+    roots = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(python))),
+             os.path.dirname(os.path.dirname(os.path.realpath(python))), *_site_dirs(python)}
+    return sorted({os.path.realpath(r) for r in roots if r})
+
+
 def _bwrap_prefix(python: str, workdir: str) -> list[str]:
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
             "--proc", "/proc", "--tmpfs", "/tmp"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
+    hidden = ["/tmp"]
     home = os.path.realpath(os.path.expanduser("~"))
     if home != "/" and os.path.isdir(home):  # hide tokens kept on disk (~/.cache/huggingface, ~/.netrc, ...)
         args += ["--tmpfs", home]
-        roots = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(python)))}
-        for root in sorted(os.path.realpath(r) for r in roots):  # ... but keep an interpreter installed there
-            if root.startswith(home + os.sep):
-                args += ["--ro-bind", root, root]
+        hidden.append(home)
+    # ... but keep an interpreter installed in a hidden place (a venv under the temp dir, as CI systems have it, or
+    # under $HOME), read-only: without this the probe fails and the sandbox would fall back to a weaker layer.
+    for root in _interpreter_roots(python):
+        if any(root == h or root.startswith(h + os.sep) for h in hidden):
+            args += ["--ro-bind", root, root]
+    if home in hidden:
         args += ["--remount-ro", home]
     return args + ["--bind", workdir, workdir, "--chdir", workdir, "--"]
 
@@ -242,7 +278,7 @@ class SandboxExecutor:
     def __init__(self, max_workers: int | None = None, memory_mb: int = 1024, max_processes: int = 64,
                  max_file_mb: int = 64, max_open_files: int = 256, capture_bytes: int = 64 << 10,
                  max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
-                 use_cgroup: bool = True):
+                 use_cgroup: bool = True, allow_unisolated: bool | None = None):
         self.python = python or sys.executable
         # twice the cores: part of a program's wall time is spent waiting (kernel set-up/teardown, blocked programs)
         self.max_workers = max_workers or 2 * (os.cpu_count() or 1)
@@ -253,6 +289,15 @@ class SandboxExecutor:
             raise ConfigError(f"isolation {isolation!r} unavailable here; "
                              f"choose one of {LAYERS[LAYERS.index(detected):]}")
         self.isolation = isolation or detected
+        if allow_unisolated is None:
+            allow_unisolated = os.environ.get(ALLOW_UNISOLATED_ENV, "").strip().lower() in ("1", "true", "yes")
+        if self.isolation != "bwrap" and not allow_unisolated:
+            why = ("bubblewrap (bwrap) is not installed or cannot run here" if detected != "bwrap"
+                   else f"isolation={self.isolation!r} was asked for")
+            raise ConfigError(f"refusing to run model-written code: {why}, and the {self.isolation!r} layer "
+                              f"{WEAKER[self.isolation]}. Install bubblewrap, or set {ALLOW_UNISOLATED_ENV}=1 to "
+                              "run it anyway")
+        _announce(self.isolation, allow_unisolated)
         self.cgroup = _cgroup_base() if use_cgroup else None
         # bwrap drops all capabilities itself; the other layers drop root when the interpreter allows it
         self.run_as = SANDBOX_UID if self.isolation != "bwrap" and _unprivileged_can_run(self.python) else None

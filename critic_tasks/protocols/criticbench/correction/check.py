@@ -15,6 +15,7 @@ Where we differ from the original toolkit, on purpose:
 
 from __future__ import annotations
 
+import secrets
 from typing import Sequence
 
 from critic_tasks.core.answers import answers_match, extract_final_answer, parse_gold
@@ -23,6 +24,7 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.records import CheckOutcome
 from critic_tasks.protocols.criticbench.correction.programs import (
     RESULT_MARKER,
+    TESTS_DONE_MARKER,
     build_code_test_program,
     build_math_pot_program,
     find_entry_point,
@@ -59,6 +61,7 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
     """Score each revision against its item; one ``CheckOutcome`` per item.
 
     ``status`` is ``passed``, ``wrong_answer``, ``no_result`` (math_pot printed no value), ``failed``, ``timeout``,
+    ``tests_not_finished`` (exit 0, but the line after the last test never ran),
     ``error`` (the sandbox could not run it), ``unparsed`` or ``invalid`` (bad gold / unit test, with
     ``invalid="mark"``; the default ``"raise"`` raises ``ValueError`` before anything runs). All programs of a call go
     to the executor in one batch, so they run in parallel.
@@ -90,7 +93,7 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
                 results[i] = CheckOutcome(answer is not None, ok, status, answer or "")
         return results
 
-    programs, slots = [], []
+    programs, slots, tokens = [], [], {}
     for i, (text, item) in enumerate(zip(revisions, items)):
         code = extract_code(text) if results[i] is None else None
         if results[i] is None and code is None:
@@ -100,17 +103,23 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
                 source = build_math_pot_program(code)
             else:
                 entry = find_entry_point(code, item.get("question"), item.get("generation"), item.get("exec_rest"))
-                source = build_code_test_program(code, golds[i], item.get("data_source"), entry)
+                tokens[i] = secrets.token_hex(16)
+                source = build_code_test_program(code, golds[i], item.get("data_source"), entry, tokens[i])
             programs.append(Program(source, timeout_s=timeout_s))
             slots.append(i)
-    runs = (executor or get_executor()).run(programs) if programs else []
+    executor = executor or get_executor()
+    runs = executor.run(programs) if programs else []
+    layer = getattr(executor, "isolation", "")  # recorded with every executed outcome (in logged samples)
     for i, run in zip(slots, runs):
         detail = run.stderr.strip().splitlines()[-1][:300] if run.stderr.strip() else ""
         if spec.correction_check == "program_value" and run.status == "passed":
             value = run.stdout.rsplit(RESULT_MARKER, 1)[1].strip() if RESULT_MARKER in run.stdout else None
             ok = value is not None and answers_match(value, golds[i])
             status = "passed" if ok else "no_result" if value is None else "wrong_answer"
-            results[i] = CheckOutcome(True, ok, status, value or "")
+            results[i] = CheckOutcome(True, ok, status, value or "", layer)
+        elif run.status == "passed" and f"{TESTS_DONE_MARKER}{tokens[i]}" not in run.stdout:
+            # exit 0, but the tests never reached their end (os._exit(0), an atexit hook, an early sys.exit)
+            results[i] = CheckOutcome(True, False, "tests_not_finished", "exited 0 before the last test ran", layer)
         else:
-            results[i] = CheckOutcome(True, run.status == "passed", run.status, detail)
+            results[i] = CheckOutcome(True, run.status == "passed", run.status, detail, layer)
     return results
