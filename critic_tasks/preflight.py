@@ -14,6 +14,7 @@ from critic_tasks import registry
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.protocols.criticbench.data import resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
+from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
 from critic_tasks.sandbox import get_executor
 
 EXECUTOR_ENV = "CRITIC_EXECUTOR"
@@ -28,10 +29,13 @@ def check_scorer(scorer: str) -> None:
         get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
 
 
-def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
+def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
+                toolkit_dir: str | None = None) -> None:
     tasks = list(tasks)
     if tasks:
         resolve_data_dir(data_dir)
+        if resolve_protocol(protocol) == "toolkit":
+            load_toolkit(toolkit_dir)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)
 

@@ -73,6 +73,7 @@ class VerdictRecord(Record):
     parsed: bool = False
     gold: str | None = None  # the gold verdict of the *forward* order
     difficulty: str | None = None
+    rule: str = "paper"  # whose comparison rule gives the headline score: "paper" or "toolkit"
 
     @property
     def scored(self) -> bool:

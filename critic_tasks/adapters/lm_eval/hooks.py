@@ -21,9 +21,10 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
 from critic_tasks.preflight import check_scorer
-from critic_tasks.protocols.criticbench import data, prompts, scoring
+from critic_tasks.protocols.criticbench import prompts, scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
+from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -48,8 +49,8 @@ class _ExpectedCountWarning(logging.Filter):
 
 logging.getLogger("lm_eval.evaluator_utils").addFilter(_ExpectedCountWarning())
 
-_DATASET_KWARGS = ("split", "domains", "data_dir", "fmt")
-_DOC_OPTIONS = ("with_feedback",)
+# What a task's dataset_kwargs (or --metadata) may set; lm-eval passes other metadata (version, ...) too.
+_DATASET_KWARGS = ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir")
 
 
 def load_docs(**kwargs):
@@ -61,10 +62,7 @@ def load_docs(**kwargs):
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     check_scorer(registry.dimension_for(dimension, kwargs.get("fmt", "obj")).scorer)
-    docs = data.load_docs(dimension, **{k: kwargs[k] for k in _DATASET_KWARGS if k in kwargs})
-    extra = {k: kwargs[k] for k in _DOC_OPTIONS if k in kwargs}
-    for doc in docs:
-        doc.update(extra)
+    docs = load_task_docs(dimension, **{k: kwargs[k] for k in _DATASET_KWARGS if k in kwargs})
     return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
 
 

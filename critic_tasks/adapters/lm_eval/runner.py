@@ -63,14 +63,13 @@ def _flag(argv: list[str], name: str) -> str | None:
 def preflight(argv: list[str]) -> None:
     """Check the settings our tasks among ``--tasks`` will need (judge, executor, data directory)."""
     names = (_flag(argv, "--tasks") or "").split(",")
-    metadata = _flag(argv, "--metadata")
-    data_dir = None
-    if metadata:
-        try:
-            data_dir = json.loads(metadata).get("data_dir")
-        except (ValueError, AttributeError):
-            pass  # lm-eval reports a malformed --metadata itself
-    check_tasks(expand(n.strip() for n in names if n.strip()), data_dir)
+    metadata: dict = {}
+    try:
+        metadata = json.loads(_flag(argv, "--metadata") or "{}")
+    except ValueError:
+        pass  # lm-eval reports a malformed --metadata itself
+    options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir")} if isinstance(metadata, dict) else {}
+    check_tasks(expand(n.strip() for n in names if n.strip()), **options)
 
 
 def _find_cause(err: BaseException | None, kind) -> BaseException | None:

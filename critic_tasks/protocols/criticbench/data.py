@@ -174,6 +174,12 @@ def _common(it: _Item, domain: str) -> dict:
     }
 
 
+def _raw(item: dict, keep: bool) -> dict:
+    """The item as the file has it (JSON text: its nested fields mix types Arrow cannot hold), for protocols that
+    render prompts from the raw fields (the toolkit protocol)."""
+    return {"raw_item": json.dumps(item, ensure_ascii=False)} if keep else {}
+
+
 def _meta_doc(domain: str, split: str, where: str, index: int, dimension: str, fmt: str = "obj") -> dict:
     return {"domain": domain, "split": split, "dimension": dimension, "fmt": fmt, "source_file": where,
             "item_index": index}
@@ -188,7 +194,8 @@ def feedback_file(fmt: str, split: str, domain: str, part: str = "main") -> str:
     return f"{fmt}_{split}_data/{domain}_feedback_correction.json"
 
 
-def load_feedback(split="dev", domains=None, data_dir=None, fmt="obj", parts=("main", "correction_part")) -> list[dict]:
+def load_feedback(split="dev", domains=None, data_dir=None, fmt="obj", parts=("main", "correction_part"),
+                  keep_raw=False) -> list[dict]:
     """Single-response items: the feedback dimension (and correction's inputs).
 
     Pools each domain's main file with its ``correction_part`` file (correct or
@@ -218,11 +225,13 @@ def load_feedback(split="dev", domains=None, data_dir=None, fmt="obj", parts=("m
                     "llm_name": it.text("metadata.llm_name", required=False),
                     "correction": it.text("correction", required=False),
                     "ground_truth_answer": it.text("ground_truth_answer", required=False),
+                    **_raw(raw, keep_raw),
                 })
     return docs
 
 
-def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_orders=None) -> list[dict]:
+def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_orders=None, keep_raw=False
+                    ) -> list[dict]:
     """Pair items; with ``both_orders`` (default for the objective format) each pair yields a
     forward and a swapped document; the subjective comparison is asked once, as in the paper.
 
@@ -253,6 +262,7 @@ def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_or
                 "quality_b_sub": qb,
                 "difficulty": DIFFICULTIES[0] if {qa, qb} == {"low", "high"} else DIFFICULTIES[1],
                 "sub_feedback": it.text("sub.feedback", required=_labels_required(split)) if fmt == "sub" else "",
+                **_raw(raw, keep_raw),
             }
             a, b = it.text(f"{fmt}.generation_a"), it.text(f"{fmt}.generation_b")
             ea = it.text(f"{fmt}.exec_rest_a", required=spec.has_exec_result)
@@ -265,7 +275,7 @@ def load_comparison(split="dev", domains=None, data_dir=None, fmt="obj", both_or
     return docs
 
 
-def load_meta(split="dev", domains=None, data_dir=None) -> list[dict]:
+def load_meta(split="dev", domains=None, data_dir=None, keep_raw=False) -> list[dict]:
     """Critique items of the meta-feedback dimension (objective only)."""
     _check_split(split)
     labelled = _labels_required(split)
@@ -286,11 +296,12 @@ def load_meta(split="dev", domains=None, data_dir=None) -> list[dict]:
                 "evaluated_feedback": it.text("evaluated_feedback"),
                 "meta_feedback_score": it.number("meta_feedback_score", required=labelled, low=1, high=7),
                 "raw_quality": it.choice("raw_quality", MAIN_QUALITIES),
+                **_raw(raw, keep_raw),
             })
     return docs
 
 
-def load_correction(split="dev", domains=None, data_dir=None, fmt="obj") -> list[dict]:
+def load_correction(split="dev", domains=None, data_dir=None, fmt="obj", keep_raw=False) -> list[dict]:
     """Items to revise: the main feedback file's responses, with the annotated feedback.
 
     By default the objective format covers the four domains checked by answer or
@@ -298,7 +309,7 @@ def load_correction(split="dev", domains=None, data_dir=None, fmt="obj") -> list
     """
     if domains is None or domains == "all":
         domains = OBJECTIVE_CORRECTION_DOMAINS if fmt == "obj" else TEXT_DOMAINS
-    docs = load_feedback(split, domains, data_dir, fmt=fmt, parts=("main",))
+    docs = load_feedback(split, domains, data_dir, fmt=fmt, parts=("main",), keep_raw=keep_raw)
     for doc in docs:
         doc["dimension"] = "correction"
         spec = DOMAINS[doc["domain"]]

@@ -141,7 +141,9 @@ PROMPTS = {
 
 
 def critic_prompt(doc: dict) -> str:
-    """The prompt for any document produced by ``critic_tasks.data``."""
+    """The prompt for any document produced by ``data`` (or the one another protocol attached to it)."""
+    if doc.get("prompt"):
+        return doc["prompt"]
     if doc["dimension"] == "correction":
         return correction_prompt(doc, with_feedback=doc.get("with_feedback", True))
     return PROMPTS[doc["dimension"], doc.get("fmt", "obj")](doc)

@@ -29,6 +29,7 @@ from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metric
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
 from critic_tasks.core.records import CheckOutcome, CorrectionRecord, JudgedRecord, LikertRecord, Record, VerdictRecord
+from critic_tasks.protocols.criticbench import toolkit
 
 log = logging.getLogger("critic_tasks")
 
@@ -44,17 +45,23 @@ _LIKERT = {  # dimension -> (marker, gold field, quality field)
 # ----------------------------------------------------------------------------- records
 
 
+def _toolkit(doc: dict) -> bool:
+    return doc.get("protocol") == "toolkit"
+
+
 def likert_record(doc: dict, text: str | None) -> LikertRecord:
     marker, gold_key, quality_key = _LIKERT[doc["dimension"]]
-    value = parse_likert(text, marker, LIKERT_LOW, LIKERT_HIGH)
+    # the toolkit keeps whatever number it read, in range or not; we read only in-range scores
+    value = toolkit.parse_score(text, marker) if _toolkit(doc) else parse_likert(text, marker, LIKERT_LOW, LIKERT_HIGH)
     return LikertRecord(domain=doc["domain"], pred=LIKERT_MIDPOINT if value is None else value,
                         parsed=value is not None, gold=doc.get(gold_key), quality=doc.get(quality_key))
 
 
 def verdict_record(doc: dict, text: str | None) -> VerdictRecord:
-    verdict = parse_verdict(text)
+    verdict = toolkit.parse_verdict(text) if _toolkit(doc) else parse_verdict(text)
     return VerdictRecord(domain=doc["domain"], pair_id=doc["pair_id"], order=doc["order"], verdict=verdict,
-                         parsed=verdict is not None, gold=doc.get("preference"), difficulty=doc["difficulty"])
+                         parsed=verdict is not None, gold=doc.get("preference"), difficulty=doc["difficulty"],
+                         rule="toolkit" if _toolkit(doc) else "paper")
 
 
 def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> CorrectionRecord:
@@ -126,7 +133,8 @@ def pairwise_family(records: Sequence[VerdictRecord]) -> dict[str, float]:
         idx = [i for i, d in enumerate(difficulty) if d == level]
         sub = pairwise_metrics([forward[i] for i in idx], [reverse[i] for i in idx], [gold[i] for i in idx])
         out[f"accuracy_{level}"], out[f"accuracy_loose_{level}"] = sub["accuracy"], sub["accuracy_loose"]
-    out["score"] = out["accuracy"]
+    # the headline follows the protocol: the paper's rule, or the toolkit's (with which the leaderboard was made)
+    out["score"] = out["accuracy_loose"] if any(r.rule == "toolkit" for r in records) else out["accuracy"]
     return out
 
 

@@ -1,0 +1,189 @@
+"""The leaderboard-compatible protocol: the released CriticEval toolkit's prompts, parsing and comparison rule.
+
+The published CriticEval leaderboard was computed with the toolkit's own prompts, its parser and its comparison rule.
+With ``CRITICBENCH_PROTOCOL=toolkit`` (or ``--metadata '{"protocol": "toolkit"}'``) and ``CRITICBENCH_TOOLKIT_DIR``
+(or ``toolkit_dir``) pointing at the user's checkout of open-compass/CriticEval, prompts are composed from *that
+checkout's* ``inference/utils/prompts.py`` and ``formats.py`` exactly as its data loader does: the item's ``obj`` /
+``sub`` fields lifted to the top level (a comparison's ``exec_rest_a``/``_b`` dicts reduced to their ``detail``),
+both orders for comparison (the reverse swaps the responses, and for code_exec their execution results), then
+prefix + the domain's format filled with the fields + post. Nothing of the toolkit's text is copied here.
+
+Parsing follows the toolkit's rules (a score: the first ``Decision: x`` / ``Score: x`` line, else the last token that
+evaluates to a non-zero number; a verdict: the first character after ``Decision:``, else of the reply), and the
+comparison ``score`` is its rule (``accuracy_loose``). Remaining differences, on purpose: tokens are evaluated as
+arithmetic only (no ``eval``); an unparsed reply takes the scale midpoint in the correlation (the toolkit kept ``''``
+in the list, which made numpy rank the whole list as strings); correction revisions are checked by our answer
+extraction and sandbox (the toolkit's ``exec`` ran them unsandboxed and accepted any clean run).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import json
+import operator
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError
+
+PROTOCOL_ENV = "CRITICBENCH_PROTOCOL"
+TOOLKIT_DIR_ENV = "CRITICBENCH_TOOLKIT_DIR"
+PROTOCOLS = ("ours", "toolkit")
+MODES = {"feedback": "feedback", "comparison": "comp_feedback", "meta": "meta_feedback", "correction": "correction"}
+
+
+def resolve_protocol(protocol: str | None = None) -> str:
+    given = protocol not in (None, "")
+    value = (protocol if given else os.environ.get(PROTOCOL_ENV) or "ours").strip()
+    if value not in PROTOCOLS:
+        setting = "protocol" if given else PROTOCOL_ENV
+        raise ConfigError(f"{setting}={value}: unknown protocol; choose one of {', '.join(PROTOCOLS)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    root: Path
+    prompts: dict
+    mappings: dict
+    no_feedback: tuple[dict, dict] | None  # (prompts, formats) of the toolkit's "empty feedback" correction
+
+    def compose(self, dimension: str, fmt: str, domain: str, item: dict, reverse: bool = False,
+                with_feedback: bool = True) -> str:
+        """The prompt the toolkit's loader builds for ``item`` (a raw dataset item)."""
+        mode = MODES[dimension]
+        fields = dict(item)
+        for key, value in (item.get(fmt) or {}).items() if isinstance(item.get(fmt), dict) else ():
+            fields[key] = value["detail"] if key in ("exec_rest_a", "exec_rest_b") and isinstance(value, dict) else value
+        if mode == "comp_feedback" and reverse:
+            fields["generation_a"], fields["generation_b"] = fields["generation_b"], fields["generation_a"]
+            if domain == "code_exec":
+                fields["exec_rest_a"], fields["exec_rest_b"] = fields["exec_rest_b"], fields["exec_rest_a"]
+        if mode == "correction" and not with_feedback:
+            if self.no_feedback is None:
+                raise ConfigError(f"{self.root}: this toolkit checkout has no empty-feedback correction prompts")
+            table, formats = self.no_feedback
+        else:
+            table = self.prompts[mode][fmt] if mode in ("feedback", "comp_feedback") else self.prompts[mode]
+            formats = self.mappings[mode]
+        try:
+            content = formats[domain].format(**fields)
+        except KeyError as err:
+            raise ConfigError(f"{self.root}: the toolkit's {mode} format for {domain} needs field {err}") from None
+        return table[domain]["prefix_prompt"] + content + table[domain]["post_prompt"]
+
+
+def _module(path: Path, setting: str):
+    if not path.is_file():
+        raise ConfigError(f"{setting}: {path} not found (expected a checkout of open-compass/CriticEval)")
+    spec = importlib.util.spec_from_file_location(f"criticeval_toolkit_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        raise ConfigError(f"{setting}: {path} could not be read ({type(err).__name__}: {err})") from None
+    return module
+
+
+def load_toolkit(toolkit_dir: str | None = None) -> Toolkit:
+    """The prompts and formats of a CriticEval checkout (``toolkit_dir``, else ``CRITICBENCH_TOOLKIT_DIR``)."""
+    given = toolkit_dir not in (None, "")
+    value = toolkit_dir if given else os.environ.get(TOOLKIT_DIR_ENV)
+    if not value:
+        raise ConfigError(f"the toolkit protocol needs a checkout of open-compass/CriticEval: set {TOOLKIT_DIR_ENV} "
+                          "(or --metadata '{\"toolkit_dir\": ...}')")
+    return _load_toolkit(str(value), f"toolkit_dir={value}" if given else f"{TOOLKIT_DIR_ENV}={value}")
+
+
+@functools.lru_cache(maxsize=4)
+def _load_toolkit(value: str, setting: str) -> Toolkit:
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise ConfigError(f"{setting}: not a directory")
+    utils = root / "inference" / "utils"
+    prompts, formats = _module(utils / "prompts.py", setting), _module(utils / "formats.py", setting)
+    if not isinstance(getattr(prompts, "prompts", None), dict) or not isinstance(getattr(formats, "mappings", None), dict):
+        raise ConfigError(f"{setting}: {utils} has no 'prompts' / 'mappings' tables")
+    no_feedback = None
+    if hasattr(prompts, "_correction_no_feedback_prompts") and hasattr(formats, "correction_no_feedback_format_mapping"):
+        no_feedback = (prompts._correction_no_feedback_prompts, formats.correction_no_feedback_format_mapping)
+    return Toolkit(root, prompts.prompts, formats.mappings, no_feedback)
+
+
+def attach_prompts(docs: list[dict], toolkit: Toolkit, with_feedback: bool = True) -> list[dict]:
+    """Stamp each document (loaded with ``keep_raw``) with the toolkit's prompt for it."""
+    for doc in docs:
+        raw = json.loads(doc["raw_item"])
+        reverse = doc.get("order") == "reverse"
+        doc["prompt"] = toolkit.compose(doc["dimension"], doc.get("fmt", "obj"), doc["domain"], raw, reverse,
+                                        with_feedback)
+        doc["protocol"] = "toolkit"
+    return docs
+
+
+# ----------------------------------------------------------------------------- the toolkit's parsing rules
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+
+
+def _arithmetic(token: str):
+    """What ``eval(token)`` gives for a plain number or arithmetic on numbers, without eval; None otherwise."""
+    try:
+        node = ast.parse(token, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+    def value(n):
+        if isinstance(n, ast.Constant) and type(n.value) in (int, float):
+            return n.value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = value(n.operand)
+            return -v if isinstance(n.op, ast.USub) else +v
+        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
+            left, right = value(n.left), value(n.right)
+            if isinstance(n.op, ast.Pow) and abs(right) > 64:
+                raise ValueError("exponent too large")  # eval would hang; such a token is no score anyway
+            return _OPS[type(n.op)](left, right)
+        raise ValueError("not arithmetic")
+
+    try:
+        return value(node)
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
+        return None
+
+
+def _last_number(text: str):
+    """The toolkit's fallback: the last whitespace token that evaluates to a non-zero int or float."""
+    for token in reversed(text.replace("\n", " ").replace("=", "= ").split()):
+        value = _arithmetic(token)
+        if value and type(value) in (int, float):
+            return value
+    return None
+
+
+def parse_score(text: str | None, marker: str = "Decision") -> float | None:
+    """The toolkit's score: the first ``<marker>: x`` line (x as a number, or its first word), else the fallback."""
+    text = text or ""
+    found = re.findall(f".*({marker}: .+)", text)
+    if found:
+        rest = found[0].replace(f"{marker}:", "").strip()
+        for candidate in (rest, rest.split()[0] if rest.split() else ""):
+            try:
+                return float(candidate)
+            except ValueError:
+                pass
+    value = _last_number(text)
+    return None if value is None else float(value)
+
+
+def parse_verdict(text: str | None) -> str | None:
+    """The toolkit's verdict: the first character after the first ``Decision:``, else of the reply without dots."""
+    text = text or ""
+    found = re.findall(".*(Decision: .+)", text)
+    option = found[0].replace("Decision:", "").strip() if found else text.replace(".", "").strip()
+    return option[:1] if option[:1] in ("A", "B", "C") else None
