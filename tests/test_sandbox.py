@@ -28,6 +28,7 @@ from critic_tasks.sandbox.executor import (
     ExecResult,
     Program,
     SandboxExecutor,
+    _site_dirs,
     _unprivileged_can_run,
     critic_executor,
     detect_isolation,
@@ -116,6 +117,24 @@ def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[
         "cpu_threads": ("import threading\ndef burn():\n    while True:\n        pass\n"
                         "for _ in range(4):\n    threading.Thread(target=burn, daemon=True).start()\nburn()\n", None),
         "big_file": ("open('big.bin', 'wb').write(b'x' * (256 << 20))\n", None),
+        # unmount the fresh /proc to see the harness's, read its environment, join its network namespace
+        "namespace_escape": (
+            "import ctypes, os, socket, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.umount2(b'/proc', 2)\nescaped = []\n"
+            "try:\n"
+            f"    if b'pytest' in open('/proc/{os.getpid()}/cmdline', 'rb').read():\n"
+            f"        open('/proc/{os.getpid()}/environ', 'rb').read()\n"
+            "        escaped.append('harness /proc')\n"
+            "except OSError:\n    pass\n"
+            "try:\n"
+            f"    fd = os.open('/proc/{os.getpid()}/ns/net', os.O_RDONLY)\n"
+            "    if libc.setns(fd, 0) == 0:\n"
+            f"        socket.create_connection(('127.0.0.1', {port}), timeout=1).close()\n"
+            "        escaped.append('harness network')\n"
+            "except OSError:\n    pass\n"
+            "print(escaped)\nsys.exit(0 if escaped else 1)\n",
+            "root without bwrap keeps the capabilities to unmount /proc and join namespaces"
+            if ex.isolation != "bwrap" and ex.run_as is None else None),
     }
 
 
@@ -128,7 +147,11 @@ def hostile_run(request):
     listener.settimeout(0)
     port = listener.getsockname()[1]
     tag = uuid.uuid4().hex[:12]
+    # the real /tmp, $HOME, /var/tmp, and the interpreter's site-packages (a .pth there runs in every later process)
     outside = [f"/tmp/../critic-sbx-escape-{tag}", os.path.join(os.path.expanduser("~"), f"critic-sbx-escape-{tag}")]
+    outside += [os.path.join(site, f"critic-sbx-escape-{tag}.pth") for site in _site_dirs(ex.python)[:1]]
+    if ex.isolation == "bwrap":  # only bwrap's read-only root closes world-writable places to a dropped uid too
+        outside.append(f"/var/tmp/critic-sbx-escape-{tag}")
     marker = f"{4000 + int(tag[:4], 16) % 1000}.{int(tag[4:8], 16)}"  # a unique `sleep` argument to look for
     programs = _hostile(ex, port, outside, marker)
     runnable = {name: src for name, (src, skip) in programs.items() if skip is None}
@@ -180,7 +203,7 @@ def _cmdlines():
 
 HOSTILE = ["infinite_loop", "fork_bomb", "memory_bomb", "huge_output", "write_outside", "socket_connect",
            "kill_parent", "os_system", "recursion_bomb", "escaping_grandchild", "sleeps_forever", "cpu_threads",
-           "big_file"]
+           "big_file", "namespace_escape"]
 
 
 @pytest.mark.parametrize("name", HOSTILE)
