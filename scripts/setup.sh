@@ -21,10 +21,17 @@ if [ "${1:-}" = "--test" ]; then
     step "installing bubblewrap (the sandbox's strongest isolation layer)"
     (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "setup: bubblewrap not installed; sandbox falls back"
   fi
-  # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes the first time).
-  step "installing llama-cpp-python[server] (compiles llama.cpp: ~6 minutes the first time, cached after)"
-  python -m pip install -q -e '.[judge-server]' \
-    || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
+  # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes). Built portable
+  # (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and 0.3.36's
+  # segfault on the first multi-token prompt. --no-cache-dir: pip's wheel cache would hand back a native build.
+  if ! python -c "import llama_cpp.server" >/dev/null 2>&1 \
+     || ! python -c "import llama_cpp, sys; sys.exit('AMX' in llama_cpp.llama_print_system_info().decode())" >/dev/null 2>&1; then
+    step "building llama-cpp-python[server] (compiles llama.cpp, portable CPU build: ~6 minutes)"
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install -q --no-cache-dir --force-reinstall --no-deps \
+      "llama-cpp-python==0.3.36" \
+      && python -m pip install -q "llama-cpp-python[server]==0.3.36" \
+      || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
+  fi
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
   python -m pip install -q -e '.[hf]'

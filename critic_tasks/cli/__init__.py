@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_li
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
     "summary": "print the dimension table of a saved lm-eval results JSON",
+    "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
     "tasks": "list our tasks, groups and tags",
@@ -50,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         if own:
             from critic_tasks.cli import judge
 
-            commands = {"tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary,
+            commands = {"tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command}
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli
@@ -125,6 +128,41 @@ def _summary(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     print(format_table(read_results(args.results_json)))
     print(SCALE_NOTE)
+    return 0
+
+
+def _score(argv: list[str]) -> int:
+    from critic_tasks.protocols.criticbench.offline import score_predictions
+    from critic_tasks.protocols.criticbench.toolkit import resolve_protocol
+
+    parser = argparse.ArgumentParser(prog="critic-eval score", description=COMMANDS["score"] + (
+        ": {split}_{domain}_{dimension}_{format}.json files mapping \"0\"..\"N-1\" to origin_prompt / prediction."))
+    parser.add_argument("predictions_dir", type=Path)
+    parser.add_argument("--protocol", default=None, help="ours (default; CRITICBENCH_PROTOCOL) or toolkit: whose "
+                        "parsing rules and comparison score to apply")
+    parser.add_argument("--toolkit_dir", default=None, help="with --protocol toolkit: a CriticEval checkout, to check "
+                        "every prompt is the toolkit's (CRITICBENCH_TOOLKIT_DIR)")
+    parser.add_argument("--data_dir", default=None, help="local dataset copy, or 'sample' (default: "
+                        "CRITICBENCH_DATA_DIR / the Hub)")
+    parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape, plus the "
+                        "parsed value of every item) here")
+    args = parser.parse_args(argv)
+    import os
+
+    # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
+    logging.getLogger("critic_tasks").setLevel(logging.ERROR)
+    protocol = resolve_protocol(args.protocol)
+    toolkit_dir = args.toolkit_dir or (os.environ.get("CRITICBENCH_TOOLKIT_DIR") if protocol == "toolkit" else None)
+    scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir)
+    if args.output:
+        args.output.write_text(json.dumps({"results": scored.results, "groups": scored.groups,
+                                           "config": {"protocol": protocol, "predictions": str(args.predictions_dir)},
+                                           "items": scored.items, "skipped": scored.skipped}, indent=2))
+    if scored.results:
+        print(format_table(scored.results))
+        print(SCALE_NOTE)
+    for name, why in scored.skipped:
+        print(f"not scored: {name}: {why}", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,151 @@
+"""Score saved predictions in the toolkit's / OpenCompass's file format against the dataset, without a harness.
+
+A predictions directory holds ``{split}_{domain}_{dimension}_{format}.json`` files (``comp_feedback`` with a
+``_reverse`` twin, ``feedback`` with ``_correction_part`` twins), each mapping "0".."N-1" to ``{"origin_prompt": ...,
+"prediction": ...}``. Predictions are matched to the dataset's items by index, and each match is checked: the count
+must be the file's item count and the item's task input must appear in the prompt (with the toolkit protocol and a
+toolkit checkout, the whole prompt must be the one the toolkit renders). The objective files are scored with the same
+records and metric families as a live run, so the numbers are the same; the judge-scored (``_sub``) files are
+counted and left to ``critic-eval judge``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from critic_tasks import registry
+from critic_tasks.core.errors import DataError
+from critic_tasks.core.records import Record
+from critic_tasks.protocols.criticbench import scoring
+from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS
+from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.toolkit import MODES
+
+DIMENSION_OF = {mode: dim for dim, mode in MODES.items()}
+FILE_NAME = re.compile(rf"^(?P<split>dev|test)_(?P<domain>{'|'.join(DOMAIN_NAMES)})_(?P<mode>comp_feedback|"
+                       r"meta_feedback|feedback|correction)_(?P<fmt>obj|sub)(?P<reverse>_reverse)?"
+                       r"(?P<part>_correction_part)?\.json$")
+
+
+@dataclass
+class Scored:
+    results: dict = field(default_factory=dict)  # lm-eval shape: task -> {"metric,none": value}
+    groups: dict = field(default_factory=dict)
+    items: dict = field(default_factory=dict)  # file name -> {index: parsed value} (for a test-split submission)
+    skipped: list = field(default_factory=list)  # files not scored here, with why
+
+
+def _read(path: Path) -> list[dict]:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: not a predictions JSON file ({err})") from None
+    if not isinstance(rows, dict) or any(str(i) not in rows for i in range(len(rows))):
+        raise DataError(f"{path}: expected an object mapping \"0\"..\"N-1\" to predictions")
+    out = []
+    for i in range(len(rows)):
+        row = rows[str(i)]
+        if not isinstance(row, dict) or not isinstance(row.get("prediction"), str):
+            raise DataError(f"{path}[{i}]: missing field 'prediction'")
+        out.append(row)
+    return out
+
+
+def _check_match(path: Path, docs: list[dict], rows: list[dict], exact: bool) -> None:
+    if len(rows) != len(docs):
+        raise DataError(f"{path}: {len(rows)} predictions but the dataset file has {len(docs)} items "
+                        f"({docs[0]['source_file'] if docs else 'none'}): not the same split or version")
+    for i, (doc, row) in enumerate(zip(docs, rows)):
+        prompt = str(row.get("origin_prompt") or "")
+        if exact:
+            if doc["prompt"] not in prompt:
+                raise DataError(f"{path}[{i}]: origin_prompt is not the toolkit's prompt for {doc['source_file']}"
+                                f"[{doc['item_index']}]")
+        elif prompt and doc["question"].strip()[:200] not in prompt:
+            raise DataError(f"{path}[{i}]: origin_prompt does not contain the task input of "
+                            f"{doc['source_file']}[{doc['item_index']}]: predictions and dataset do not match")
+
+
+def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", toolkit_dir: str | None = None,
+                      executor=None) -> Scored:
+    pred_dir = Path(pred_dir)
+    if not pred_dir.is_dir():
+        raise DataError(f"{pred_dir}: not a directory of prediction files")
+    files = sorted(pred_dir.glob("*.json"))
+    if not files:
+        raise DataError(f"{pred_dir}: no prediction files ({{split}}_{{domain}}_{{dimension}}_{{format}}.json)")
+    exact = protocol == "toolkit" and toolkit_dir is not None
+    out = Scored()
+    records: dict[tuple[str, str], list] = defaultdict(list)  # (dimension, domain) -> records
+    corrections: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))  # domain -> (docs, revisions)
+    for path in files:
+        m = FILE_NAME.match(path.name)
+        if m is None:
+            out.skipped.append((path.name, "not a CriticEval prediction file name"))
+            continue
+        if m["fmt"] == "sub":
+            out.skipped.append((path.name, "judge-scored: run it through `critic-eval judge`"))
+            continue
+        dimension, domain, split = DIMENSION_OF[m["mode"]], m["domain"], m["split"]
+        if dimension == "correction" and domain not in OBJECTIVE_CORRECTION_DOMAINS:
+            out.skipped.append((path.name, "text-domain correction is judge-scored"))
+            continue
+        options: dict = {"protocol": protocol, "toolkit_dir": toolkit_dir} if exact else {"protocol": "ours"}
+        docs = load_task_docs(dimension, split, domain, data_dir, **options)
+        if dimension == "feedback":
+            part = "correction_part" if m["part"] else "main"
+            docs = [d for d in docs if d["part"] == part]
+        if dimension == "comparison":
+            docs = [d for d in docs if d["order"] == ("reverse" if m["reverse"] else "forward")]
+        rows = _read(path)
+        _check_match(path, docs, rows, exact)
+        for doc in docs:
+            doc["protocol"] = protocol  # parsing rules follow the protocol, with or without a checkout
+        texts = [row["prediction"] for row in rows]
+        if dimension == "correction":
+            corrections[(split, domain)][0].extend(docs)
+            corrections[(split, domain)][1].extend(texts)
+            continue
+        recs = [scoring.record(d, t) for d, t in zip(docs, texts)]
+        records[(split, dimension, domain)] += recs
+        out.items[path.name] = {str(i): (r.verdict if hasattr(r, "verdict") else (r.pred if r.parsed else None))
+                                for i, r in enumerate(recs)}
+    for (split, domain), (docs, texts) in corrections.items():
+        outcomes = check_corrections(domain, texts, docs, executor=executor, invalid="mark")
+        recs = [scoring.correction_record(d, [o]) for d, o in zip(docs, outcomes)]
+        records[(split, "correction", domain)] += recs
+        out.items[f"{split}_{domain}_correction_obj.json"] = {str(i): o.passed for i, o in enumerate(outcomes)}
+    _aggregate(records, out)
+    return out
+
+
+def _metrics(dimension: str, recs: list[Record]) -> dict[str, float]:
+    """The registry's metric keys for this dimension, from the same metric family a live run uses (run once over
+    all records, the family reports the breakdown keys, e.g. ``spearman_low``, itself)."""
+    spec = registry.DIMENSIONS[dimension]
+    values = scoring.FAMILIES[spec.metrics[0].family](recs)
+    return {f"{m.key},none": values[m.key] for m in spec.metrics if m.key in values}
+
+
+def _aggregate(records: dict, out: Scored) -> None:
+    for split in sorted({s for s, _, _ in records}):
+        suffix = "" if split == "dev" else "_test"
+        by_dim: dict[str, list] = defaultdict(list)
+        for (s, dimension, domain), recs in sorted(records.items()):
+            if s != split:
+                continue
+            by_dim[dimension] += recs
+            if split == "dev":
+                out.results[f"critic_{dimension}_{domain}"] = _metrics(dimension, recs)
+        for dimension, recs in by_dim.items():
+            out.results[f"critic_{dimension}{suffix}"] = _metrics(dimension, recs)
+        group = registry.GROUPS["critic"]
+        scores = [out.results.get(m, {}).get(f"{group.metric},none") for m in group.members]
+        if split == "dev" and all(v is not None for v in scores):
+            out.results[group.name] = {f"{group.metric},none": sum(scores) / len(scores)}
+            out.groups[group.name] = out.results[group.name]
