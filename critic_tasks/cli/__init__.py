@@ -147,8 +147,6 @@ def _score(argv: list[str]) -> int:
     parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape, plus the "
                         "parsed value of every item) here")
     args = parser.parse_args(argv)
-    import os
-
     # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
     logging.getLogger("critic_tasks").setLevel(logging.ERROR)
     protocol = resolve_protocol(args.protocol)
