@@ -25,6 +25,8 @@ from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_C
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 
 WHEN = ("all", "scored", "deferred")
+# DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
+CORRECTION_BUDGET = 1024
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Dimension:
     metrics: tuple[Metric, ...]
     headline: tuple[str, ...]  # what the summary table shows, in order
     about: str  # what the model is asked, in a few words
+    max_gen_toks: int = 512  # the reply budget (greedy); revisions, whole programs included, get more
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
@@ -136,7 +139,8 @@ PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loos
             Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"))
 
 CORRECTION = (Metric("pass_rate", "correction", when="scored"), Metric("score", "correction", when="scored"),
-              Metric("parse_rate", "correction"), Metric("invalid_items", "correction", higher_is_better=False),
+              Metric("parse_rate", "correction"), Metric("truncated", "correction", higher_is_better=False),
+              Metric("invalid_items", "correction", higher_is_better=False),
               *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES),
               *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k) for k in PASS_AT_K))
 
@@ -166,8 +170,9 @@ DIMENSIONS = {d.name: d for d in (
     Dimension("meta", "criticbench", "meta", "obj", "parse", _likert(MAIN_QUALITIES), _LIKERT_HEADLINE,
               "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores"),
     Dimension("correction", "criticbench", "correction", "obj", "sandbox", CORRECTION,
-              ("pass_rate", "score", "parse_rate"),
-              "correction: revise a flawed answer; checked by answer or by running it in the sandbox"),
+              ("pass_rate", "score", "parse_rate", "truncated"),
+              "correction: revise a flawed answer; checked by answer or by running it in the sandbox",
+              max_gen_toks=CORRECTION_BUDGET),
     Dimension("feedback_sub", "criticbench", "feedback", "sub", "judge", _judged(QUALITIES), _JUDGE_HEADLINE,
               "free-text critique of one response, graded 1-10 by a judge against the human one"),
     Dimension("comparison_sub", "criticbench", "comparison", "sub", "judge", _judged(DIFFICULTIES),
@@ -194,12 +199,12 @@ def _catalogue() -> list[Task]:
         if dim == "correction":
             # The paper's "empty feedback" column (EAvg): revise with no critique given.
             tasks += _variants("critic_correction_empty", dim, domains, "critic_per_domain", with_feedback=False,
-                               headline=("pass_rate", "parse_rate"))
+                               headline=("pass_rate", "parse_rate", "truncated"))
             # Sampling variant for unbiased pass@k (k = 1, 5; raise repeats for pass@10).
             tasks.append(Task("critic_correction_sampled", dim, domains=domains, repeats=5,
                               section="critic_correction",
                               generation_kwargs={"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.95,
-                                                 "max_gen_toks": 512}))
+                                                 "max_gen_toks": CORRECTION_BUDGET}))
         tasks.append(Task(f"critic_{dim}_test", dim, split="test", domains=domains, tags=("critic_test",),
                           section=f"critic_{dim}"))
     subjective = {"feedback": DOMAIN_NAMES, "comparison": DOMAIN_NAMES, "correction": TEXT_DOMAINS}

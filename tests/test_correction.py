@@ -320,6 +320,15 @@ def test_exit_status_zero_alone_is_not_a_pass(executor, cheat):
     assert results[1].isolation == executor.isolation
 
 
+def test_revisions_cut_off_by_the_budget_are_marked_truncated(executor):
+    item = {"question": "Return the second largest number.", "generation": "def second_largest(xs): ...",
+            "unit_test": "assert second_largest([4, 1, 7, 3]) == 4", "data_source": "mbpp"}
+    cut = "Here is the fix:\n```python\ndef second_largest(xs):\n    return sorted(set(xs))["
+    whole = "```python\ndef second_largest(xs):\n    return sorted(set(xs))[-2]\n```\nDone."
+    results = check_corrections("code_not_exec", [cut, whole], [item, item], executor=executor)
+    assert [(r.truncated, r.passed) for r in results] == [(True, False), (False, True)]
+
+
 @pytest.mark.parametrize("exec_rest", ["NameError: name 'check' is not defined\ncheck(check)", "check(candidate)", ""])
 def test_recorded_check_call_is_used_only_when_it_names_a_function_of_the_item(exec_rest):
     question = "def _helper(x):\n    return x\n\n\ndef add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n"

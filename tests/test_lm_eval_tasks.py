@@ -48,6 +48,14 @@ def test_every_task_yaml_loads(manager):
         assert task.doc_to_text(docs[0]).strip(), name
 
 
+def test_revisions_get_a_larger_budget(manager):
+    """Whole programs need room: correction tasks generate up to 1024 tokens, the others 512 (greedy)."""
+    tasks = manager.load(["critic_correction", "critic_correction_sampled", "critic_feedback"])["tasks"]
+    budgets = {name: task.config.generation_kwargs["max_gen_toks"] for name, task in tasks.items()}
+    assert budgets == {"critic_correction": 1024, "critic_correction_sampled": 1024, "critic_feedback": 512}
+    assert tasks["critic_correction"].config.generation_kwargs["do_sample"] is False
+
+
 def _correction_reply(doc: dict) -> str:
     """Revisions whose outcome is known from how the sample was written (see sample_data/README.md)."""
     even = doc["item_index"] % 2 == 0

@@ -90,6 +90,7 @@ class CheckOutcome:
     status: str
     detail: str = ""
     isolation: str = ""  # the sandbox layer that ran the program, when one ran
+    truncated: bool = False  # the reply opened a code block it never closed: cut off by the token budget
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class CorrectionRecord(Record):
     passed: tuple[bool, ...] = field(default_factory=tuple)
     parsed: tuple[bool, ...] = field(default_factory=tuple)
     invalid: bool = False
+    truncated: tuple[bool, ...] = field(default_factory=tuple)
 
     @property
     def scored(self) -> bool:

@@ -51,6 +51,8 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
         "metric_list": [{"metric": m.key, "aggregation": f"!function utils.{aggregation_name(m.family, m.base)}",
                          "higher_is_better": m.higher_is_better} for m in dim.metrics],
     }
+    if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping
+        config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": dim.max_gen_toks}
     if dim.scorer in FILTERS:
         config["filter_list"] = [{"name": "none", "filter": [{"function": f"!function utils.{FILTERS[dim.scorer]}"}]}]
     return _dump(config)

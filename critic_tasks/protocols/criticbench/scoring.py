@@ -11,7 +11,8 @@ families below compute them, all on the paper's x100 scale (shares included):
   ``accuracy_loose_<difficulty>``,
   ``consistency``, ``score`` = accuracy, ``parse_rate``, ``labels_available``.
 * ``correction``: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper), ``pass_rate_<quality>``,
-  ``score`` = pass_rate, ``parse_rate``, ``invalid_items`` (items whose gold answer or unit test is unusable;
+  ``score`` = pass_rate, ``parse_rate``, ``truncated`` (share of revisions cut off by the token budget),
+  ``invalid_items`` (items whose gold answer or unit test is unusable;
   excluded, logged), ``pass@k`` when every item has at least k samples.
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
@@ -68,7 +69,8 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
     """``outcomes``: one check result per sample of this item (see ``correction.check_corrections``)."""
     return CorrectionRecord(domain=doc["domain"], quality=doc.get("quality"),
                             passed=tuple(o.passed for o in outcomes), parsed=tuple(o.parsed for o in outcomes),
-                            invalid=any(o.status == "invalid" for o in outcomes))
+                            invalid=any(o.status == "invalid" for o in outcomes),
+                            truncated=tuple(o.truncated for o in outcomes))
 
 
 RECORDERS: dict[str, Callable[[dict, str | None], Record]] = {
@@ -146,6 +148,7 @@ def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
     valid = [r for r in records if r.scored]
     out = {
         "parse_rate": rate(p for r in records for p in r.parsed),
+        "truncated": rate(t for r in records for t in r.truncated),
         "invalid_items": float(len(records) - len(valid)),
         "pass_rate": _pass_rate(valid, lambda r: sum(r.passed) / len(r.passed)),
     }

@@ -15,6 +15,7 @@ Where we differ from the original toolkit, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from typing import Sequence
 
@@ -91,7 +92,7 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
                 ok = answer is not None and answers_match(answer, golds[i])
                 status = "unparsed" if answer is None else "passed" if ok else "wrong_answer"
                 results[i] = CheckOutcome(answer is not None, ok, status, answer or "")
-        return results
+        return _with_truncation(results, revisions)
 
     programs, slots, tokens = [], [], {}
     for i, (text, item) in enumerate(zip(revisions, items)):
@@ -122,4 +123,10 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
             results[i] = CheckOutcome(True, False, "tests_not_finished", "exited 0 before the last test ran", layer)
         else:
             results[i] = CheckOutcome(True, run.status == "passed", run.status, detail, layer)
-    return results
+    return _with_truncation(results, revisions)
+
+
+def _with_truncation(results: list[CheckOutcome], revisions: Sequence[str | None]) -> list[CheckOutcome]:
+    """Mark replies cut off by the token budget: a code block opened and never closed. (A cut-off rationale with
+    no code in it cannot be told from the text.)"""
+    return [dataclasses.replace(r, truncated=(text or "").count("```") % 2 == 1) for r, text in zip(results, revisions)]
