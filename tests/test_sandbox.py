@@ -79,7 +79,7 @@ def _fs_writable(ex) -> bool:
     return ex.isolation != "bwrap" and ex.run_as is None
 
 
-def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[str, str | None]]:
+def _hostile(ex, port: int, outside: list[str], marker: str, unix_path: str = "") -> dict[str, tuple[str, str | None]]:
     """name -> (source, reason to skip on this executor or None)."""
     no_pids = None if _contains_pids(ex) else "no pids cgroup nor uid of its own: a fork bomb would not be contained"
     unsafe = "our uid, no PID namespace: the program could kill the test process" if _can_signal_us(ex) else None
@@ -117,6 +117,8 @@ def _hostile(ex, port: int, outside: list[str], marker: str) -> dict[str, tuple[
         "cpu_threads": ("import threading\ndef burn():\n    while True:\n        pass\n"
                         "for _ in range(4):\n    threading.Thread(target=burn, daemon=True).start()\nburn()\n", None),
         "big_file": ("open('big.bin', 'wb').write(b'x' * (256 << 20))\n", None),
+        "unix_socket": (f"import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({unix_path!r})\ns.sendall(b'pwned')\n",
+                        None),
         # unmount the fresh /proc to see the harness's, read its environment, join its network namespace
         "namespace_escape": (
             "import ctypes, os, socket, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
@@ -153,7 +155,14 @@ def hostile_run(request):
     if ex.isolation == "bwrap":  # only bwrap's read-only root closes world-writable places to a dropped uid too
         outside.append(f"/var/tmp/critic-sbx-escape-{tag}")
     marker = f"{4000 + int(tag[:4], 16) % 1000}.{int(tag[4:8], 16)}"  # a unique `sleep` argument to look for
-    programs = _hostile(ex, port, outside, marker)
+    # a Unix socket in a place every layer leaves visible (read-only under bwrap): connecting needs no write access
+    unix_path = f"/var/tmp/critic-sbx-{tag}.sock"
+    unix_listener = socket.socket(socket.AF_UNIX)
+    unix_listener.bind(unix_path)
+    os.chmod(unix_path, 0o777)
+    unix_listener.listen(8)
+    unix_listener.settimeout(0)
+    programs = _hostile(ex, port, outside, marker, unix_path)
     runnable = {name: src for name, (src, skip) in programs.items() if skip is None}
     # a well-behaved neighbour in the same batch: hostile programs must not take it down
     runnable["neighbour"] = "import time\ntime.sleep(1.5)\nprint('still here')\n"
@@ -181,6 +190,13 @@ def hostile_run(request):
     except BlockingIOError:
         connected = False
     listener.close()
+    try:
+        unix_listener.accept()[0].close()
+        unix_connected = True
+    except BlockingIOError:
+        unix_connected = False
+    unix_listener.close()
+    os.remove(unix_path)
     leftovers = [p for p in outside if os.path.exists(p)]
     for p in leftovers:
         os.remove(p)
@@ -189,7 +205,8 @@ def hostile_run(request):
         if marker in cmdline:
             survivors.append(cmdline)
     return {"ex": ex, "results": dict(zip(runnable, results)), "skips": {n: s for n, (_, s) in programs.items()},
-            "connected": connected, "leftovers": leftovers, "survivors": survivors, "elapsed": elapsed}
+            "connected": connected, "unix_connected": unix_connected, "leftovers": leftovers, "survivors": survivors,
+            "elapsed": elapsed}
 
 
 def _cmdlines():
@@ -203,7 +220,7 @@ def _cmdlines():
 
 HOSTILE = ["infinite_loop", "fork_bomb", "memory_bomb", "huge_output", "write_outside", "socket_connect",
            "kill_parent", "os_system", "recursion_bomb", "escaping_grandchild", "sleeps_forever", "cpu_threads",
-           "big_file", "namespace_escape"]
+           "big_file", "namespace_escape", "unix_socket"]
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -220,6 +237,8 @@ def test_hostile_program_fails_and_harness_survives(hostile_run, name):
         assert not hostile_run["leftovers"]
     if name == "socket_connect":
         assert not hostile_run["connected"]
+    if name == "unix_socket":
+        assert not hostile_run["unix_connected"] and "Permission denied" in result.stderr
     if name == "escaping_grandchild":
         assert not hostile_run["survivors"], hostile_run["survivors"]
     if name in ("infinite_loop", "sleeps_forever", "cpu_threads"):

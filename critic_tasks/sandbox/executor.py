@@ -51,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
@@ -127,8 +128,8 @@ def _interpreter_roots(python: str) -> list[str]:
 
 def _bwrap_prefix(python: str, workdir: str) -> list[str]:
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
-    hidden = ["/tmp"]
+            "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
+    hidden = ["/tmp", "/run"]
     home = os.path.realpath(os.path.expanduser("~"))
     if home != "/" and os.path.isdir(home):  # hide tokens kept on disk (~/.cache/huggingface, ~/.netrc, ...)
         args += ["--tmpfs", home]
@@ -156,6 +157,15 @@ def detect_isolation(python: str = sys.executable) -> str:
     if shutil.which("unshare") and _works(_UNSHARE + probe):
         return "unshare-net"
     return "rlimits"
+
+
+BOOT = (Path(__file__).parent / "boot.py").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def _boot(python: str) -> str:
+    """boot.py with the interpreter's site-packages filled in."""
+    return BOOT.replace("sys.path.extend(SITE_DIRS)", f"sys.path.extend({list(_site_dirs(python))!r})", 1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -322,11 +332,9 @@ class SandboxExecutor:
             self._slots.put(slot)
 
     def _command(self, workdir: str, uid: int | None) -> list[str]:
-        # -S then site-packages appended by hand: the same path without running .pth files (an editable install's
-        # finder alone costs ~20 ms per start); no user site; the env is ours, so PYTHONHASHSEED applies
-        boot = (f"import sys; sys.path.extend({list(_site_dirs(self.python))!r}); import runpy; "
-                "runpy.run_path('main.py', run_name='__main__')")
-        cmd = [self.python, "-S", "-B", "-c", boot]
+        # -S then site-packages appended by hand (boot.py): the same path without running .pth files (an editable
+        # install's finder alone costs ~20 ms per start); no user site; the env is ours, so PYTHONHASHSEED applies
+        cmd = [self.python, "-S", "-B", "-c", _boot(self.python)]
         if self.isolation == "bwrap":
             return _bwrap_prefix(self.python, workdir) + cmd
         if self.isolation == "unshare-net":  # unshare needs root: it switches to the slot uid itself, after unsharing
