@@ -151,3 +151,26 @@ def test_sample_items_render_for_every_dimension_and_format(kit):
         docs = load_task_docs(dimension, "dev", None, "sample", fmt=fmt, protocol="toolkit", toolkit_dir=str(TOOLKIT))
         assert docs and all(d["prompt"].strip() and d["protocol"] == "toolkit" for d in docs), (dimension, fmt)
     assert Path(kit.root) == TOOLKIT
+
+
+def test_group_overall_reproduces_the_published_leaderboard():
+    """The critic group's overall (mean of the members' scores: (feedback+100)/2, correction, comparison, (meta+100)/2)
+    against the published objective leaderboard: most rows to the rounding; the rest are the reward/critique-tuned
+    models (scored on feedback and comparison only) and rows copied from another table."""
+    import csv
+
+    from critic_tasks import registry
+    from critic_tasks.core.metrics import likert_score
+
+    board = SHARED / "data" / "criticeval" / "leaderboard" / "scores_obj.csv"
+    if not board.is_file():
+        pytest.skip(f"no leaderboard at {board}")
+    rows = list(csv.DictReader(board.open(encoding="utf-8")))
+    group = registry.GROUPS["critic"]
+    matched = 0
+    for row in rows:
+        scores = {"critic_feedback": likert_score(float(row["feedback"])), "critic_correction": float(row["correction"]),
+                  "critic_comparison": float(row["comparison"]), "critic_meta": likert_score(float(row["meta_feedback"]))}
+        overall = sum(scores[m] for m in group.members) / len(group.members)
+        matched += abs(overall - float(row["overall"])) <= 0.005 + 1e-9
+    assert len(rows) >= 35 and matched >= 28, (matched, len(rows))
