@@ -1,0 +1,38 @@
+"""OpenCompass datasets: one class for every registered task, reading the same data layer as the lm-eval tasks.
+
+Each row is one document: ``prompt`` (the critic prompt, our protocol's or the toolkit's) and ``doc`` (the document
+as JSON, the evaluator's reference). Comparison tasks hold both orders as rows; the evaluator pairs them again.
+"""
+
+from __future__ import annotations
+
+import json
+
+from datasets import Dataset
+from opencompass.datasets.base import BaseDataset
+from opencompass.registry import LOAD_DATASET
+
+from critic_tasks import registry
+from critic_tasks.adapters.opencompass.errors import clear_errors
+from critic_tasks.adapters.opencompass.judging import require_judge
+from critic_tasks.preflight import check_scorer
+from critic_tasks.protocols.criticbench import prompts
+from critic_tasks.protocols.criticbench.evaluate import task_docs
+
+
+@LOAD_DATASET.register_module()
+class CriticBenchDataset(BaseDataset):
+
+    @staticmethod
+    @clear_errors
+    def load(task: str, data_dir: str | None = None, protocol: str | None = None, toolkit_dir: str | None = None,
+             judge_cfg: dict | None = None, **_):
+        """``task``: a registered task (``critic-eval tasks``). ``data_dir`` (else ``CRITICBENCH_DATA_DIR``, else the
+        Hub), ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
+        here, before any generation."""
+        spec = registry.task(task)
+        check_scorer(spec.spec.scorer)
+        if spec.judged:
+            require_judge(task, judge_cfg)
+        docs = task_docs(task, data_dir, protocol, toolkit_dir)
+        return Dataset.from_list([{"prompt": prompts.critic_prompt(d), "doc": json.dumps(d, default=str)} for d in docs])

@@ -1,0 +1,52 @@
+"""OpenCompass evaluator: one class for every registered task, scoring through the same core as the lm-eval tasks.
+
+``score(predictions, references)`` gets the model's replies and the documents (the dataset's ``doc`` column) and
+returns the registry's metric keys for the task (``spearman``, ``score``, ``parse_rate``, ``spearman_low``, ...;
+the values an lm-eval run reports for the same generations) and ``details``: one entry per item with what was
+parsed, checked or graded, which OpenCompass writes into its result files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from opencompass.openicl.icl_evaluator import BaseEvaluator
+from opencompass.registry import ICL_EVALUATORS
+
+from critic_tasks import registry
+from critic_tasks.adapters.opencompass.errors import clear_errors
+from critic_tasks.adapters.opencompass.judging import require_judge
+from critic_tasks.core.errors import DataError
+from critic_tasks.protocols.criticbench.evaluate import judge_identity, score_task
+from critic_tasks.sandbox import get_executor
+
+
+@ICL_EVALUATORS.register_module()
+class CriticBenchEvaluator(BaseEvaluator):
+
+    def __init__(self, task: str, executor: str | None = None, judge_cfg: dict | None = None,
+                 pred_postprocessor=None) -> None:
+        super().__init__(pred_postprocessor=pred_postprocessor)
+        self.task = registry.task(task).name
+        self.executor_name = executor
+        self.judge_cfg = judge_cfg
+
+    @clear_errors
+    def score(self, predictions: list, references: list) -> dict:
+        if len(predictions) != len(references):
+            raise DataError(f"{self.task}: {len(predictions)} predictions for {len(references)} documents")
+        docs = [json.loads(r) if isinstance(r, str) else r for r in references]
+        spec = registry.task(self.task)
+        judge = require_judge(self.task, self.judge_cfg) if spec.judged else None
+        executor = None
+        if spec.spec.scorer == "sandbox":
+            executor = get_executor(self.executor_name or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
+        texts = [p if isinstance(p, str) else None for p in predictions]
+        metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)
+        details = [{"item": f"{d['source_file']}[{d['item_index']}]", "prediction": t, **r.as_dict()}
+                   for d, t, r in zip(docs, texts, records)]
+        out: dict = {**metrics, "details": details}
+        if judge is not None:
+            out["judge"] = judge_identity(judge)
+        return out

@@ -1,0 +1,54 @@
+"""OpenCompass summarizer: OpenCompass's own table, then the paper's dimension table and overall.
+
+The dimension table is the one ``critic-eval summary`` prints for an lm-eval run (``reports.tables``), built from
+the same metric keys; the overall is the registry's group rule (the unweighted mean of the four dimensions' scores),
+computed when all members ran. It is also written as ``critic_summary_<time>.json`` (lm-eval's results shape) beside
+OpenCompass's own summary files.
+"""
+
+from __future__ import annotations
+
+import json
+import os.path as osp
+from datetime import datetime
+
+from opencompass.summarizers import DefaultSummarizer
+from opencompass.summarizers.default import model_abbr_from_cfg_used_in_summarizer
+
+from critic_tasks import registry
+from critic_tasks.reports.tables import SCALE_NOTE, format_table
+
+
+def group_results(per_task: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """lm-eval-shaped results (``{task: {"metric,none": value}}``) with the registry's groups added."""
+    results = {task: {f"{k},none": v for k, v in metrics.items()} for task, metrics in per_task.items()}
+    for group in registry.GROUPS.values():
+        values = [per_task.get(m, {}).get(group.metric) for m in group.members]
+        if all(isinstance(v, (int, float)) for v in values):
+            results[group.name] = {f"{group.metric},none": sum(values) / len(values)}
+    return results
+
+
+class CriticSummarizer(DefaultSummarizer):
+
+    def __init__(self, config, dataset_abbrs=None, summary_groups=None, prompt_db=None) -> None:
+        groups = [{"name": g.name, "subsets": [[m, g.metric] for m in g.members]} for g in registry.GROUPS.values()]
+        super().__init__(config, dataset_abbrs=dataset_abbrs, summary_groups=summary_groups or groups,
+                         prompt_db=prompt_db)
+
+    def summarize(self, output_path: str = None, time_str: str = datetime.now().strftime("%Y%m%d_%H%M%S")):
+        super().summarize(output_path=output_path, time_str=time_str)
+        _, parsed, _, _ = self._pick_up_results()
+        tables = {}
+        for model in self.model_cfgs:
+            abbr = model_abbr_from_cfg_used_in_summarizer(model)
+            per_task = {t: m for t, m in parsed.get(abbr, {}).items() if t in registry.TASKS}
+            if not per_task:
+                continue
+            tables[abbr] = group_results(per_task)
+            print(f"\ncritic-tasks: {abbr}\n{format_table(tables[abbr])}\n{SCALE_NOTE}")
+        if tables:
+            folder = osp.dirname(output_path) if output_path else osp.join(self.work_dir, "summary")
+            path = osp.join(folder, f"critic_summary_{time_str}.json")
+            with open(path, "w", encoding="utf-8") as fh:
+                json.dump(tables, fh, indent=2)
