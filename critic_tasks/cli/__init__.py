@@ -5,6 +5,7 @@
     critic-eval tasks              # our tasks, groups and tags, one line each
     critic-eval tasks-dir          # for: lm_eval --include_path "$(critic-eval tasks-dir)" ...
     critic-eval demo               # our sample + SmolLM2-135M-Instruct, offline, CPU
+    critic-eval opencompass-config-dir   # for: opencompass --config-dir "$(critic-eval opencompass-config-dir)" ...
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
     "tasks": "list our tasks, groups and tags",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
+    "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
+    "opencompass-config-dir": "print our OpenCompass config tree, for opencompass --config-dir",
 }
 
 
@@ -51,9 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge
+            from critic_tasks.cli import judge, opencompass
 
-            commands = {"tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
+            commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
+                        "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command}
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli

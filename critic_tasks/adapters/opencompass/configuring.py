@@ -1,51 +1,34 @@
 """OpenCompass dataset configs for the registry's tasks, and what eval configs use to adjust them.
 
-``dataset_config(task)`` is the one definition; the files under ``configs/`` are generated from it
+``spec.dataset_spec(task)`` is the one definition; the files under ``configs/`` are generated from it
 (``python -m critic_tasks.adapters.opencompass.generate``; a test keeps them in sync) so that OpenCompass's
-``--datasets`` finds them by name and users can read them.
+``--datasets`` finds them by name and users can read them; ``dataset_config`` is the same config built in Python.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 from typing import Iterable
 
-from opencompass.openicl.icl_inferencer import GenInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
-from opencompass.openicl.icl_retriever import ZeroRetriever
-
 from critic_tasks import registry
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.spec import ClassRef, dataset_spec
 
 
-def supported(task: registry.Task) -> bool:
-    """Tasks OpenCompass runs. Not the sampled pass@k variant: OpenCompass scores each of its ``n`` runs on its
-    own, so no evaluator call sees an item's samples together."""
-    return task.repeats == 1
+def _resolve(value):
+    """A spec with its ``ClassRef``s replaced by the classes they name."""
+    if isinstance(value, ClassRef):
+        return getattr(importlib.import_module(value.module), value.name)
+    if isinstance(value, dict):
+        return {k: _resolve(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v) for v in value]
+    return value
 
 
 def dataset_config(task: str, judge_cfg: dict | None = None) -> dict:
-    spec = registry.task(task)
-    if not supported(spec):
-        raise ValueError(f"{task}: not available under OpenCompass (samples per item > 1)")
-    evaluator = {"type": CriticBenchEvaluator, "task": task}
-    loader = {}
-    if spec.judged:
-        evaluator["judge_cfg"] = loader["judge_cfg"] = judge_cfg
-    return {
-        "abbr": task,
-        "type": CriticBenchDataset,
-        "task": task,
-        **loader,
-        "reader_cfg": {"input_columns": ["prompt"], "output_column": "doc"},
-        "infer_cfg": {
-            "prompt_template": {"type": PromptTemplate, "template": {"round": [{"role": "HUMAN", "prompt": "{prompt}"}]}},
-            "retriever": {"type": ZeroRetriever},
-            "inferencer": {"type": GenInferencer, "max_out_len": spec.spec.max_gen_toks},
-        },
-        "eval_cfg": {"evaluator": evaluator, "pred_role": "BOT"},
-    }
+    """The OpenCompass dataset config of a registered task (what ``configs/datasets/<task>_gen.py`` holds)."""
+    return _resolve(dataset_spec(task, judge_cfg))
 
 
 def dataset_configs(tasks: Iterable[str]) -> list[dict]:

@@ -1,0 +1,80 @@
+"""``critic-eval opencompass-config-dir`` and ``critic-eval opencompass``: OpenCompass with our config tree.
+
+The wrapper checks what it can before OpenCompass starts (our dataset names, the data directory, the judge for
+judge-scored datasets), adds ``--config-dir`` and ``--summarizer critic`` where they are missing, then replaces
+itself with the ``opencompass`` command: every other flag passes through. It imports no OpenCompass code.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from critic_tasks import registry
+from critic_tasks.adapters.opencompass import CONFIG_DIR
+from critic_tasks.adapters.opencompass.spec import collections
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.preflight import check_tasks
+
+
+def config_dir_command(argv: list[str]) -> int:
+    print(CONFIG_DIR)
+    return 0
+
+
+def _flag_values(argv: list[str], flag: str) -> list[str]:
+    """The values after ``flag`` up to the next option (OpenCompass's nargs='+')."""
+    if flag not in argv:
+        return []
+    out = []
+    for value in argv[argv.index(flag) + 1:]:
+        if value.startswith("-"):
+            break
+        out.append(value)
+    return out
+
+
+def our_dataset_tasks(names: list[str]) -> list[registry.Task]:
+    """The registry tasks behind ``--datasets`` names that are ours (``critic_*``); an unknown one is an error."""
+    known = {p.stem: p for p in CONFIG_DIR.glob("*/*.py")}
+    tasks = []
+    for name in names:
+        stem = name.split("/", 1)[0]
+        if not stem.startswith("critic"):
+            continue  # OpenCompass's own datasets: its lookup, its errors
+        if stem not in known:
+            raise ConfigError(f"--datasets {stem}: no such critic dataset config; ours are named <task>_gen (e.g. "
+                              "critic_feedback_gen; `critic-eval tasks` lists the tasks) or critic_gen, critic_sub_gen, "
+                              "critic_all_gen")
+        task = stem[: -len("_gen")]
+        members = [task] if task in registry.TASKS else collections()[task][0]
+        tasks += [registry.TASKS[t] for t in members]
+    return tasks
+
+
+def _judge_configured() -> bool:
+    return bool(os.environ.get("CRITIC_JUDGE_MODEL") or os.environ.get("OC_JUDGE_MODEL"))
+
+
+def run_command(argv: list[str]) -> int:
+    argv = list(argv)
+    tasks = our_dataset_tasks(_flag_values(argv, "--datasets"))
+    check_tasks(tasks)
+    judged = [t.name for t in tasks if t.judged]
+    if judged and not _judge_configured():
+        raise ConfigError(f"{', '.join(judged)}: judge-scored, but no judge is configured: set CRITIC_JUDGE_MODEL "
+                          "(and CRITIC_JUDGE_BASE_URL) or OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY")
+    if "--config-dir" not in argv:
+        argv = ["--config-dir", str(CONFIG_DIR), *argv]
+    if tasks and "--summarizer" not in argv:
+        argv += ["--summarizer", "critic"]
+    beside = Path(sys.executable).parent / "opencompass"
+    program = str(beside) if beside.exists() else shutil.which("opencompass")
+    if program is None:
+        raise ConfigError("the opencompass command is not installed here: pip install 'critic-tasks[opencompass]' "
+                          "(in an environment of its own: bash scripts/setup.sh --opencompass)")
+    sys.stdout.flush()
+    os.execv(program, [program, *argv])
+    return 0  # not reached
