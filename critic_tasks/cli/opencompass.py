@@ -1,8 +1,10 @@
 """``critic-eval opencompass-config-dir`` and ``critic-eval opencompass``: OpenCompass with our config tree.
 
-The wrapper checks what it can before OpenCompass starts (our dataset names, the data directory, the judge for
-judge-scored datasets), adds ``--config-dir`` and ``--summarizer critic`` where they are missing, then replaces
-itself with the ``opencompass`` command: every other flag passes through. It imports no OpenCompass code.
+The wrapper checks what it can before OpenCompass starts (our dataset names — from ``--datasets`` or from the eval
+config file —, the data directory, the judge for judge-scored datasets, the executor), adds ``--config-dir`` and
+``--summarizer critic`` where they are missing and ``--hf-num-gpus 0`` for an ``--hf-path`` model on a machine
+without a GPU (OpenCompass's local runner asserts otherwise), then replaces itself with the ``opencompass`` command:
+every other flag passes through.
 """
 
 from __future__ import annotations
@@ -58,18 +60,45 @@ def _judge_configured() -> bool:
     return bool(os.environ.get("CRITIC_JUDGE_MODEL") or os.environ.get("OC_JUDGE_MODEL"))
 
 
+def _config_file(argv: list[str]) -> str | None:
+    """OpenCompass's positional argument, the eval config file (dataset and model names carry no ``.py``)."""
+    return next((a for a in argv if a.endswith(".py") and not a.startswith("-")), None)
+
+
+def _no_gpu() -> bool:
+    if os.environ.get("CUDA_VISIBLE_DEVICES") == "":
+        return True
+    try:
+        import torch
+    except ImportError:
+        return shutil.which("nvidia-smi") is None
+    return torch.cuda.device_count() == 0
+
+
 def run_command(argv: list[str]) -> int:
     argv = list(argv)
     tasks = our_dataset_tasks(_flag_values(argv, "--datasets"))
-    check_tasks(tasks)
     judged = [t.name for t in tasks if t.judged]
+    config = _config_file(argv)
+    if config is not None:
+        if not Path(config).is_file():
+            raise ConfigError(f"{config}: no such eval config file")
+        from critic_tasks.adapters.opencompass.preflight import tasks_in_config
+
+        found = tasks_in_config(config)
+        tasks += [registry.TASKS[t] for t, _ in found]
+        judged += [t for t, has_judge_cfg in found if registry.TASKS[t].judged and not has_judge_cfg]
+    check_tasks(tasks)
     if judged and not _judge_configured():
         raise ConfigError(f"{', '.join(judged)}: judge-scored, but no judge is configured: set CRITIC_JUDGE_MODEL "
                           "(and CRITIC_JUDGE_BASE_URL) or OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY")
     if "--config-dir" not in argv:
         argv = ["--config-dir", str(CONFIG_DIR), *argv]
-    if tasks and "--summarizer" not in argv:
+    if tasks and "--summarizer" not in argv and config is None:
         argv += ["--summarizer", "critic"]
+    if "--hf-path" in argv and "--hf-num-gpus" not in argv and _no_gpu():
+        print("critic-eval: no GPU here: adding --hf-num-gpus 0 (the model runs on the CPU)", file=sys.stderr)
+        argv += ["--hf-num-gpus", "0"]
     beside = Path(sys.executable).parent / "opencompass"
     program = str(beside) if beside.exists() else shutil.which("opencompass")
     if program is None:

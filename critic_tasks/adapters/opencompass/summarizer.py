@@ -4,12 +4,18 @@ The dimension table is the one ``critic-eval summary`` prints for an lm-eval run
 the same metric keys; the overall is the registry's group rule (the unweighted mean of the four dimensions' scores),
 computed when all members ran. It is also written as ``critic_summary_<time>.json`` (lm-eval's results shape) beside
 OpenCompass's own summary files.
+
+OpenCompass runs each dataset in a process of its own and exits 0 when one fails, leaving a row of dashes. For our
+datasets the summarizer says which ones have no results and why (the ``critic-tasks:`` line our code printed in that
+task's log, e.g. a missing data directory or judge), and then exits 1, so a CI job sees the failure.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os.path as osp
+import sys
 from datetime import datetime
 
 from opencompass.summarizers import DefaultSummarizer
@@ -47,8 +53,34 @@ class CriticSummarizer(DefaultSummarizer):
                 continue
             tables[abbr] = group_results(per_task)
             print(f"\ncritic-tasks: {abbr}\n{format_table(tables[abbr])}\n{SCALE_NOTE}")
+        missing = self._missing(parsed)
         if tables:
             folder = osp.dirname(output_path) if output_path else osp.join(self.work_dir, "summary")
             path = osp.join(folder, f"critic_summary_{time_str}.json")
             with open(path, "w", encoding="utf-8") as fh:
-                json.dump(tables, fh, indent=2)
+                json.dump({**tables, "missing": missing}, fh, indent=2)
+        for model, datasets in missing.items():
+            for abbr, why in datasets.items():
+                print(f"critic-tasks: {model}/{abbr}: no results: {why}", file=sys.stderr)
+        if missing:
+            raise SystemExit(1)
+
+    def _missing(self, parsed: dict) -> dict[str, dict[str, str]]:
+        """Our datasets without results, per model, each with the reason found in its task logs."""
+        ours = [d["abbr"] for d in self.dataset_cfgs if d.get("task") in registry.TASKS]
+        out: dict[str, dict[str, str]] = {}
+        for model in self.model_abbrs:
+            for abbr in ours:
+                if parsed.get(model, {}).get(abbr):
+                    continue
+                out.setdefault(model, {})[abbr] = self._reason(model, abbr)
+        return out
+
+    def _reason(self, model: str, abbr: str) -> str:
+        logs = sorted(glob.glob(osp.join(self.work_dir, "logs", "*", model, f"{abbr}*.out")))
+        for log in logs:
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                ours = [line.strip() for line in fh if line.startswith("critic-tasks: ")]
+            if ours:
+                return ours[-1][len("critic-tasks: "):]
+        return f"its task failed; see {logs[0] if logs else osp.join(self.work_dir, 'logs')}"

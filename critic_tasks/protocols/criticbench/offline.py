@@ -2,7 +2,9 @@
 
 A predictions directory holds ``{split}_{domain}_{dimension}_{format}.json`` files (``comp_feedback`` with a
 ``_reverse`` twin, ``feedback`` with ``_correction_part`` twins), each mapping "0".."N-1" to ``{"origin_prompt": ...,
-"prediction": ...}``. Predictions are matched to the dataset's items by index, and each match is checked: the count
+"prediction": ...}``; or, from an OpenCompass run of our datasets (``predictions/<model>/``), ``<task>.json`` files
+(``<task>_<i>.json`` chunks when OpenCompass split a dataset across workers), one row per document of that task.
+Predictions are matched to the dataset's items by index, and each match is checked: the count
 must be the file's item count and the item's task input must appear in the prompt (with the toolkit protocol and a
 toolkit checkout, the whole prompt must be the one the toolkit renders). The objective files are scored with the same
 records and metric families as a live run, so the numbers are the same; the judge-scored (``_sub``) files are
@@ -23,6 +25,7 @@ from critic_tasks.core.records import Record
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS
+from critic_tasks.protocols.criticbench.evaluate import score_task, task_docs
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.protocols.criticbench.toolkit import MODES
 
@@ -30,6 +33,7 @@ DIMENSION_OF = {mode: dim for dim, mode in MODES.items()}
 FILE_NAME = re.compile(rf"^(?P<split>dev|test)_(?P<domain>{'|'.join(DOMAIN_NAMES)})_(?P<mode>comp_feedback|"
                        r"meta_feedback|feedback|correction)_(?P<fmt>obj|sub)(?P<reverse>_reverse)?"
                        r"(?P<part>_correction_part)?\.json$")
+OPENCOMPASS_FILE = re.compile(r"^(?P<task>critic_\w+?)(?:_(?P<chunk>\d+))?\.json$")  # <task>.json, <task>_<i>.json
 
 
 @dataclass
@@ -56,12 +60,19 @@ def _read(path: Path) -> list[dict]:
     return out
 
 
+def _prompt_text(prompt) -> str:
+    """OpenCompass writes a chat model's prompt as a list of turns; the toolkit and API models as one string."""
+    if isinstance(prompt, list):
+        return "\n".join(str(t.get("prompt", "")) if isinstance(t, dict) else str(t) for t in prompt)
+    return str(prompt or "")
+
+
 def _check_match(path: Path, docs: list[dict], rows: list[dict], exact: bool) -> None:
     if len(rows) != len(docs):
         raise DataError(f"{path}: {len(rows)} predictions but the dataset file has {len(docs)} items "
                         f"({docs[0]['source_file'] if docs else 'none'}): not the same split or version")
     for i, (doc, row) in enumerate(zip(docs, rows)):
-        prompt = str(row.get("origin_prompt") or "")
+        prompt = _prompt_text(row.get("origin_prompt"))
         if exact:
             if doc["prompt"] not in prompt:
                 raise DataError(f"{path}[{i}]: origin_prompt is not the toolkit's prompt for {doc['source_file']}"
@@ -83,6 +94,9 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
     out = Scored()
     records: dict[tuple[str, str], list] = defaultdict(list)  # (dimension, domain) -> records
     corrections: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))  # domain -> (docs, revisions)
+    for task, paths in _opencompass_files(files).items():
+        files = [f for f in files if f not in paths]
+        _score_opencompass(task, paths, data_dir, protocol, toolkit_dir, executor, out)
     for path in files:
         m = FILE_NAME.match(path.name)
         if m is None:
@@ -122,6 +136,43 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
         out.items[f"{split}_{domain}_correction_obj.json"] = {str(i): o.passed for i, o in enumerate(outcomes)}
     _aggregate(records, out)
     return out
+
+
+def _opencompass_files(files: list[Path]) -> dict[str, list[Path]]:
+    """Our tasks' OpenCompass prediction files, by task, chunks in order."""
+    chunks: dict[str, list[tuple[int, Path]]] = defaultdict(list)
+    for path in files:
+        m = OPENCOMPASS_FILE.match(path.name)
+        if m and m["task"] in registry.TASKS and not FILE_NAME.match(path.name):
+            chunks[m["task"]].append((-1 if m["chunk"] is None else int(m["chunk"]), path))
+    return {task: [p for _, p in sorted(found)] for task, found in chunks.items()}
+
+
+def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, toolkit_dir, executor, out: Scored):
+    spec = registry.task(task)
+    names = ", ".join(p.name for p in paths)
+    if spec.judged:
+        out.skipped.append((names, "judge-scored: OpenCompass's evaluator grades it with the judge"))
+        return
+    if len(paths) > 1 and any(OPENCOMPASS_FILE.match(p.name)["chunk"] is None for p in paths):
+        raise DataError(f"{paths[0].parent}: both {task}.json and chunks {task}_<i>.json: two runs in one folder?")
+    rows = [row for path in paths for row in _read(path)]
+    docs = task_docs(task, data_dir, protocol, toolkit_dir)
+    _check_match(paths[0] if len(paths) == 1 else paths[0].parent / f"{task}_*.json", docs, rows,
+                 exact=protocol == "toolkit" and toolkit_dir is not None)
+    texts = [row["prediction"] for row in rows]
+    metrics, records = score_task(task, docs, texts, executor=executor)
+    out.results[task] = {f"{k},none": v for k, v in metrics.items()}
+    out.items[task] = {str(i): _parsed_value(r) for i, r in enumerate(records)}
+
+
+def _parsed_value(record: Record):
+    """What a submission needs of one item: the verdict, the parsed score (None if unparsed), or passed."""
+    if hasattr(record, "verdict"):
+        return record.verdict
+    if hasattr(record, "passed"):
+        return record.passed[0] if len(record.passed) == 1 else list(record.passed)
+    return record.pred if record.parsed else None
 
 
 def _metrics(dimension: str, recs: list[Record]) -> dict[str, float]:

@@ -1,0 +1,22 @@
+"""Which of our tasks an OpenCompass eval config runs, read the way OpenCompass reads it (before it starts).
+
+``critic-eval opencompass eval_config.py`` checks those tasks' settings (data directory, judge, executor) first, so a
+bad setting ends the run in one line instead of in every task's log.
+"""
+
+from __future__ import annotations
+
+from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError
+
+
+def tasks_in_config(path: str) -> list[tuple[str, bool]]:
+    """(task, whether its dataset config names a judge) for each of our datasets in the config."""
+    from mmengine.config import Config
+
+    try:
+        cfg = Config.fromfile(path, format_python_code=False)
+    except Exception as err:  # OpenCompass will report it in full; we only could not look inside
+        raise ConfigError(f"{path}: OpenCompass cannot read this config ({type(err).__name__}: {err})") from None
+    return [(d["task"], bool(d.get("judge_cfg"))) for d in cfg.get("datasets", [])
+            if isinstance(d, dict) and d.get("task") in registry.TASKS]
