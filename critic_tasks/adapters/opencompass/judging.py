@@ -3,8 +3,9 @@
 Precedence, first found wins:
 1. ``CRITIC_JUDGE_MODEL`` (with the other ``CRITIC_JUDGE_*`` settings): our judge layer's own configuration, the
    same as for lm-eval runs, so one setting serves both harnesses;
-2. ``judge_cfg`` on the dataset's evaluator (OpenCompass's convention, e.g. an ``OpenAISDK`` model config:
-   ``path``, ``key``, ``openai_api_base``, ``max_out_len``, ``temperature``), as ``with_judge`` sets it;
+2. ``judge_cfg`` on the dataset and its evaluator (OpenCompass's convention, e.g. an ``OpenAISDK`` model config:
+   ``path``, ``key``, ``openai_api_base``, ``max_out_len``, ``temperature``), as ``examples/eval_critic.py`` or
+   ``configuring.with_judge`` sets it;
 3. ``OC_JUDGE_MODEL`` / ``OC_JUDGE_API_BASE`` / ``OC_JUDGE_API_KEY``, OpenCompass's environment variables.
 Whichever wins, the calls go through our judge layer: its cache, concurrency, retries and recorded identity.
 """
@@ -53,5 +54,5 @@ def require_judge(task: str, judge_cfg: dict | None = None) -> LLMSettings:
     if settings is None:
         raise ConfigError(f"{task} is judge-scored but no judge is configured: set CRITIC_JUDGE_MODEL (and "
                           "CRITIC_JUDGE_BASE_URL), or OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY, or give "
-                          "the datasets a judge_cfg with critic_tasks.adapters.opencompass.configuring.with_judge")
+                          "the datasets a judge_cfg (see examples/eval_critic.py)")
     return settings

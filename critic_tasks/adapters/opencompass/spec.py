@@ -44,7 +44,8 @@ def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
     evaluator = {"type": EVALUATOR, "task": task}
     loader = {}
     if spec.judged:
-        evaluator["judge_cfg"] = loader["judge_cfg"] = judge_cfg
+        # {} when none is given, never None: OpenCompass's eval task reads judge_cfg.get('run_cfg', {})
+        evaluator["judge_cfg"] = loader["judge_cfg"] = judge_cfg or {}
     return {
         "abbr": task,
         "type": DATASET,

@@ -153,7 +153,7 @@ critic_all_datasets = [dict(
     abbr='critic_feedback_sub',
     type=CriticBenchDataset,
     task='critic_feedback_sub',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -182,7 +182,7 @@ critic_all_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_feedback_sub',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),
@@ -190,7 +190,7 @@ critic_all_datasets = [dict(
     abbr='critic_comparison_sub',
     type=CriticBenchDataset,
     task='critic_comparison_sub',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -219,7 +219,7 @@ critic_all_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_comparison_sub',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),
@@ -227,7 +227,7 @@ critic_all_datasets = [dict(
     abbr='critic_correction_sub',
     type=CriticBenchDataset,
     task='critic_correction_sub',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -256,7 +256,7 @@ critic_all_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_correction_sub',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),

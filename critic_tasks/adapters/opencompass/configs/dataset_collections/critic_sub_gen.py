@@ -12,7 +12,7 @@ critic_sub_datasets = [dict(
     abbr='critic_feedback_sub',
     type=CriticBenchDataset,
     task='critic_feedback_sub',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -41,7 +41,7 @@ critic_sub_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_feedback_sub',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),
@@ -49,7 +49,7 @@ critic_sub_datasets = [dict(
     abbr='critic_comparison_sub',
     type=CriticBenchDataset,
     task='critic_comparison_sub',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -78,7 +78,7 @@ critic_sub_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_comparison_sub',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),
@@ -86,7 +86,7 @@ critic_sub_datasets = [dict(
     abbr='critic_correction_sub',
     type=CriticBenchDataset,
     task='critic_correction_sub',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -115,7 +115,7 @@ critic_sub_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_correction_sub',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),

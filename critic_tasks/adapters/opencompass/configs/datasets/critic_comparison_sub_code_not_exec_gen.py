@@ -12,7 +12,7 @@ critic_comparison_sub_code_not_exec_datasets = [dict(
     abbr='critic_comparison_sub_code_not_exec',
     type=CriticBenchDataset,
     task='critic_comparison_sub_code_not_exec',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -41,7 +41,7 @@ critic_comparison_sub_code_not_exec_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_comparison_sub_code_not_exec',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),

@@ -11,7 +11,7 @@ critic_comparison_sub_qa_datasets = [dict(
     abbr='critic_comparison_sub_qa',
     type=CriticBenchDataset,
     task='critic_comparison_sub_qa',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -40,7 +40,7 @@ critic_comparison_sub_qa_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_comparison_sub_qa',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),

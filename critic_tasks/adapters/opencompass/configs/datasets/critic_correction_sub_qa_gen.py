@@ -12,7 +12,7 @@ critic_correction_sub_qa_datasets = [dict(
     abbr='critic_correction_sub_qa',
     type=CriticBenchDataset,
     task='critic_correction_sub_qa',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -41,7 +41,7 @@ critic_correction_sub_qa_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_correction_sub_qa',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),

@@ -12,7 +12,7 @@ critic_feedback_sub_harmlessness_datasets = [dict(
     abbr='critic_feedback_sub_harmlessness',
     type=CriticBenchDataset,
     task='critic_feedback_sub_harmlessness',
-    judge_cfg=None,
+    judge_cfg=dict(),
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -41,7 +41,7 @@ critic_feedback_sub_harmlessness_datasets = [dict(
         evaluator=dict(
             type=CriticBenchEvaluator,
             task='critic_feedback_sub_harmlessness',
-            judge_cfg=None,
+            judge_cfg=dict(),
         ),
         pred_role='BOT',
     ),
