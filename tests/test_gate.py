@@ -111,7 +111,27 @@ def test_bad_config_file_is_one_line(tmp_path, capsys):
     config = tmp_path / "gate.yaml"
     config.write_text("minimum:\n  critic.score: 50\n")
     assert cli.main(["check", str(run), "--config", str(config)]) == 2
-    assert capsys.readouterr().err.strip() == f"critic-eval: {config}: unknown setting(s) minimum (expected min, max, baseline)"
+    assert capsys.readouterr().err.strip() == (f"critic-eval: {config}: unknown setting(s) minimum "
+                                               "(expected min, max, baseline, compare)")
     config.write_text("min:\n  critic.scor: 50\n")
     assert cli.main(["check", str(run), "--config", str(config)]) == 2
     assert "group critic reports only critic.score" in capsys.readouterr().err
+
+
+def test_compare_picks_the_baseline_metrics_and_needs_intervals(tmp_path, capsys):
+    run = _write(tmp_path, "run.json", RUN)
+    base = json.loads(json.dumps(RUN))
+    base["results"]["critic_comparison"].update({"accuracy,none": 40.0, "accuracy_ci_low,none": 37.0,
+                                                 "accuracy_ci_high,none": 43.0})
+    base_path = _write(tmp_path, "base.json", base)
+    # by default every headline metric is compared: accuracy 40 [37, 43] -> 30 [26, 34] drops 10 > hypot(4, 3) = 5
+    assert cli.main(["check", str(run), "--baseline", str(base_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in out if line.startswith("FAIL")] == ["critic_comparison.accuracy"]
+    assert cli.main(["check", str(run), "--baseline", str(base_path), "--compare", "critic_meta.spearman"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["ok   critic_meta.spearman 20.00 -> 20.00 (95% CI 14.00-26.00)",
+                                                    "critic-eval check: 1 of 1 held"]
+    assert cli.main(["check", str(run), "--baseline", str(base_path), "--compare", "critic_feedback.parse_rate"]) == 2
+    assert "critic_feedback.parse_rate has no interval" in capsys.readouterr().err
+    assert cli.main(["check", str(run), "--baseline", str(base_path), "--compare", "critic_feedback.nope"]) == 2
+    assert "critic_feedback has no metric 'nope'" in capsys.readouterr().err

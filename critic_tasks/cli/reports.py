@@ -32,8 +32,12 @@ def check_command(argv: list[str]) -> int:
     parser.add_argument("--config", type=Path, help="thresholds (min:, max:) and baseline: from a YAML/JSON file")
     parser.add_argument("--baseline", type=Path, help="a baseline run's results: fail where a headline metric "
                         "dropped by more than the two intervals allow")
+    parser.add_argument("--compare", action="append", default=[], metavar="TASK.METRIC",
+                        help="with --baseline: the metrics to compare (default: the all-domain tasks' headline metrics "
+                        "with intervals and the groups' overalls)")
     args = parser.parse_args(argv)
-    settings = gate.read_config(args.config) if args.config else {"min": {}, "max": {}, "baseline": None}
+    settings = gate.read_config(args.config) if args.config else {"min": {}, "max": {}, "baseline": None, "compare": []}
+    compare = [gate.check_name(n, "--compare") for n in args.compare] or settings["compare"]
     for side in ("min", "max"):
         for text in getattr(args, side):
             name, value = gate.parse_threshold(text, f"--{side}")
@@ -44,7 +48,9 @@ def check_command(argv: list[str]) -> int:
     run = _one_run(args.results, "results")
     outcomes = gate.check_thresholds(run, settings["min"], settings["max"])
     if baseline_path is not None:
-        outcomes += gate.check_baseline(run, _one_run(baseline_path, "--baseline"))
+        outcomes += gate.check_baseline(run, _one_run(baseline_path, "--baseline"), compare)
+    elif compare:
+        raise ConfigError("--compare needs a baseline (--baseline or baseline: in the config)")
     for o in outcomes:
         print(f"{'ok  ' if o.passed else 'FAIL'} {o.message}")
     failed = [o for o in outcomes if not o.passed]

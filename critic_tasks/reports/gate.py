@@ -1,15 +1,16 @@
 """The CI gate: thresholds on a run's metrics, and regressions against a baseline run, judged with the intervals.
 
     critic-eval check results.json --min critic_feedback.spearman=40 --min critic.score=55 [--max KEY=V]
-                                   [--config gate.yaml] [--baseline baseline.json]
+                                   [--config gate.yaml] [--baseline baseline.json [--compare KEY ...]]
 
 A metric is named ``task.key`` (a task or group of the registry, one of its metric keys; a group's key is its
 overall). Unknown tasks or keys, and a named metric the results do not hold, are errors (``ConfigError``), never a
-silent pass. Thresholds: ``--min`` (the value must be >= it), ``--max`` (<= it). Baseline: every headline metric with
-an interval in both runs (each task's headline keys, each group's overall) fails when it moved the wrong way by more
-than ``sqrt(h_now^2 + h_base^2)``, where ``h`` are the two intervals' half-widths on the sides facing each other
-(the normal approximation of the difference of two independent estimates; runs on the same items are positively
-correlated, so this errs on the side of passing).
+silent pass. Thresholds: ``--min`` (the value must be >= it), ``--max`` (<= it). Baseline: each compared metric
+(``--compare TASK.METRIC``, repeatable; by default the headline metrics with an interval in both runs of the
+all-domain tasks and the groups' overalls — per-domain tasks only when named, since many small comparisons would
+fail by chance) fails when it moved the wrong way by more than ``sqrt(h_now^2 + h_base^2)``, where ``h`` are the
+two intervals' half-widths on the sides facing each other (the normal approximation of the difference of two
+independent estimates; runs on the same items are positively correlated, so this errs on the side of passing).
 
 Config file (YAML or JSON), thresholds merged with the command line's (the command line wins)::
 
@@ -19,6 +20,7 @@ Config file (YAML or JSON), thresholds merged with the command line's (the comma
     max:
       critic_correction.truncated: 5
     baseline: runs/main/results.json     # relative to the config file
+    compare: [critic.score, critic_feedback.spearman]   # optional: the metrics compared with the baseline
 """
 
 from __future__ import annotations
@@ -82,10 +84,16 @@ def read_config(path: Path) -> dict:
         raise ConfigError(f"{path}: not YAML/JSON ({str(err).splitlines()[0]})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with min, max and/or baseline")
-    unknown = sorted(set(data) - {"min", "max", "baseline"})
+    unknown = sorted(set(data) - {"min", "max", "baseline", "compare"})
     if unknown:
-        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (expected min, max, baseline)")
-    out: dict = {"min": {}, "max": {}, "baseline": None}
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (expected min, max, baseline, compare)")
+    out: dict = {"min": {}, "max": {}, "baseline": None, "compare": []}
+    compare = data.get("compare") or []
+    if not isinstance(compare, list):
+        raise ConfigError(f"{path}: compare: expected a list of TASK.METRIC")
+    for name in compare:
+        _metric(str(name), f"{path}: compare")
+        out["compare"].append(str(name))
     for side in ("min", "max"):
         block = data.get(side) or {}
         if not isinstance(block, dict):
@@ -131,11 +139,16 @@ def check_thresholds(run: Run, minimum: dict[str, float], maximum: dict[str, flo
     return out
 
 
+def check_name(name: str, where: str) -> str:
+    _metric(name, where)
+    return name
+
+
 def baseline_metrics(run: Run, baseline: Run) -> list[str]:
-    """Headline metrics with an interval in both runs (each task's headline keys, each group's overall)."""
+    """Headline metrics with an interval in both runs: the all-domain tasks' headline keys, the groups' overalls."""
     names = []
     for task in registry.TASKS.values():
-        if task.name in run.results and task.name in baseline.results:
+        if len(task.domains) > 1 and task.name in run.results and task.name in baseline.results:
             names += [f"{task.name}.{k}" for k in task.headline_keys()
                       if run.interval(task.name, k) and baseline.interval(task.name, k)]
     for group in registry.GROUPS.values():
@@ -144,8 +157,8 @@ def baseline_metrics(run: Run, baseline: Run) -> list[str]:
     return names
 
 
-def check_baseline(run: Run, baseline: Run) -> list[Outcome]:
-    names = baseline_metrics(run, baseline)
+def check_baseline(run: Run, baseline: Run, compare: list[str] | None = None) -> list[Outcome]:
+    names = list(compare) if compare else baseline_metrics(run, baseline)
     if not names:
         raise ConfigError(f"--baseline {baseline.path}: no metric with an interval in both runs to compare "
                           f"(tasks here: {', '.join(sorted(run.results))}; there: {', '.join(sorted(baseline.results))})")
@@ -155,6 +168,9 @@ def check_baseline(run: Run, baseline: Run) -> list[Outcome]:
         metric = registry.TASKS[task].spec.metric(key) if task in registry.TASKS else None
         higher = metric.higher_is_better if metric else True
         (now, ci_now), (then, ci_then) = _lookup(run, name), _lookup(baseline, name)
+        if ci_now is None or ci_then is None:
+            raise ConfigError(f"--baseline: {name} has no interval in {run.path if ci_now is None else baseline.path}: "
+                              "nothing to judge a drop by (compare metrics with intervals)")
         drop = (then - now) if higher else (now - then)
         # half-widths on the facing sides: the current run's towards the baseline, the baseline's towards it
         h_now = (ci_now[1] - now) if higher else (now - ci_now[0])
