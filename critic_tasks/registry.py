@@ -74,8 +74,10 @@ INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistenc
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
     """``metrics`` followed by the two interval keys of each one whose value is in ``INTERVAL_BASES`` (for families
     with an interval function)."""
+    keys = {m.key for m in metrics}  # idempotent: a Dimension rebuilt with dataclasses.replace keeps one copy
     bounds = tuple(Metric(f"{m.key}_ci_{b}", m.family, m.base, m.when, m.subset, m.min_samples, m.higher_is_better, ci=b)
-                   for m in metrics if not m.ci and m.base in INTERVAL_BASES and m.family in INTERVALS for b in ("low", "high"))
+                   for m in metrics if not m.ci and m.base in INTERVAL_BASES and m.family in INTERVALS for b in ("low", "high")
+                   if f"{m.key}_ci_{b}" not in keys)
     return metrics + bounds
 
 

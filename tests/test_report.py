@@ -142,3 +142,13 @@ def test_bad_inputs_are_one_line(runs, tmp_path, capsys):
     other.write_text(json.dumps({"results": {"gsm8k": {"acc,none": 0.5}}}))
     assert cli.main(["report", str(other)]) == 2
     assert "no critic task in these results" in capsys.readouterr().err
+
+
+def test_summary_table_shows_the_intervals(runs, capsys):
+    assert cli.main(["summary", str(runs / "org__model-a")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:5] == ["critic_feedback", "spearman", "40.00", "[35.00,", "45.00]"]
+    overall = (70 + 30 + 60 + 50) / 4
+    lo, hi = math.sqrt(2.5**2 + 4**2 + 3**2 + 6**2) / 4, math.sqrt(2.5**2 + 4**2 + 3**2 + 7**2) / 4
+    assert next(line for line in lines if line.startswith("critic ")).split()[1:] == [
+        "overall", f"{overall:.2f}", f"[{overall - lo:.2f},", f"{overall + hi:.2f}]"]

@@ -37,8 +37,9 @@ def bars(table) -> bytes | None:
     fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * n_cols * max(1, n_runs) ** 0.5), 3.8))
     for i, (label, cells) in enumerate(runs):
         values = np.array([np.nan if c.value is None else c.value for c in cells])
-        lower = np.array([0.0 if c.ci is None or c.value is None else max(c.value - c.ci[0], 0) for c in cells])
-        upper = np.array([0.0 if c.ci is None or c.value is None else max(c.ci[1] - c.value, 0) for c in cells])
+        # no whisker where there is no interval (NaN draws nothing; 0 would draw a cap that looks like certainty)
+        lower = np.array([np.nan if c.ci is None or c.value is None else max(c.value - c.ci[0], 0) for c in cells])
+        upper = np.array([np.nan if c.ci is None or c.value is None else max(c.ci[1] - c.value, 0) for c in cells])
         ax.bar(x + (i - (n_runs - 1) / 2) * width, np.nan_to_num(values), width, label=label, color=f"C{i % 10}",
                yerr=np.vstack([lower, upper]), capsize=3, error_kw={"elinewidth": 1})
     ax.set_xticks(x, table.columns, rotation=20, ha="right")

@@ -112,9 +112,10 @@ def _leaderboard_table(board: Leaderboard, runs: list[Run]) -> Table:
     overall = board.columns.index("overall") if "overall" in board.columns else None
     entries.sort(key=lambda e: -(e[2][overall].value if overall is not None and e[2][overall].value is not None
                                  else float("-inf")))
-    header = [f"{c} ({mapping[c][0]}.{mapping[c][1]})" for c in board.columns]
+    header = list(board.columns)
     rows = [([str(i + 1), name, source], cells) for i, (name, source, cells, _) in enumerate(entries)]
-    note = (f"Published rows are the CriticEval leaderboard's numbers ({board.path.name}), computed on the "
+    note = ("Columns: " + ", ".join(f"{c} = {mapping[c][0]}.{mapping[c][1]}" for c in board.columns) + ". "
+            f"Published rows are the CriticEval leaderboard's numbers ({board.path.name}), computed on the "
             f"{PUBLISHED_SPLIT} split with the released toolkit's prompts, parser and comparison rule; they carry no "
             "interval. Rows marked 'this report' are your runs on the split and protocol shown: comparable with the "
             "published ones only when those match (run the toolkit protocol on the test split for a like-for-like "
@@ -231,9 +232,10 @@ def to_csv(report: Report) -> str:
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; white-space: nowrap; }
+div.scroll { overflow-x: auto; }
 th { background: #f2f2f2; }
 td.num { text-align: right; white-space: nowrap; }
 td.num .ci { color: #666; font-size: 0.85em; }
@@ -260,7 +262,7 @@ def to_html(report: Report, title: str, images: dict[str, bytes] | None = None) 
         parts.append(f'<h2 id="{esc(t.key)}">{esc(t.title)}</h2>')
         if t.note:
             parts.append(f'<p class="note">{esc(t.note)}</p>')
-        parts.append(f'<table class="results" id="table-{esc(t.key)}"><thead><tr>' +
+        parts.append(f'<div class="scroll"><table class="results" id="table-{esc(t.key)}"><thead><tr>' +
                      "".join(f"<th>{esc(h)}</th>" for h in t.labels + t.columns) + "</tr></thead><tbody>")
         for i, (labels, cells) in enumerate(t.rows):
             tds = "".join(f"<td>{esc(x)}</td>" for x in labels)
@@ -271,7 +273,7 @@ def to_html(report: Report, title: str, images: dict[str, bytes] | None = None) 
                     ci = "" if c.ci is None else f' <span class="ci">[{c.ci[0]:.2f}, {c.ci[1]:.2f}]</span>'
                     tds += f'<td class="num">{c.value:.2f}{ci}</td>'
             parts.append(f'<tr{" class=published" if i in t.published else ""}>{tds}</tr>')
-        parts.append("</tbody></table>")
+        parts.append("</tbody></table></div>")
         if t.key in images:
             parts.append(img(t.key, f"{t.title}: bars with 95% intervals"))
     for key in ("heatmap", "heatmap_judge"):

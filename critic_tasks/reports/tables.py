@@ -68,7 +68,7 @@ def format_judge_table(results: dict) -> str:
     rows = [("task", "judge_score", "judge_parse_rate", "failed")]
     for task, m in results.items():
         score = m.get("judge_score")
-        rows.append((task, "n/a" if score is None else f"{score:.2f}",
+        rows.append((task, format_value(score, _interval(m, "judge_score")),
                      f"{m['judge_parse_rate']:.2f}" if "judge_parse_rate" in m else "",
                      f"{m['judge_failed']:.0f}" if "judge_failed" in m else ""))
     return render_rows(rows)
