@@ -152,3 +152,21 @@ def test_summary_table_shows_the_intervals(runs, capsys):
     lo, hi = math.sqrt(2.5**2 + 4**2 + 3**2 + 6**2) / 4, math.sqrt(2.5**2 + 4**2 + 3**2 + 7**2) / 4
     assert next(line for line in lines if line.startswith("critic ")).split()[1:] == [
         "overall", f"{overall:.2f}", f"[{overall - lo:.2f},", f"{overall + hi:.2f}]"]
+
+
+def test_report_and_gate_read_a_real_lm_eval_output_dir(tmp_path, monkeypatch, capsys):
+    """lm-eval's own files (dummy model: every reply unparsed, so every score is the midpoint and Spearman 0)."""
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    out = tmp_path / "out"
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat,critic_comparison_chat",
+                     "--output_path", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(out), "-o", str(tmp_path / "report")]) == 0
+    md = capsys.readouterr().out
+    assert ["critic_feedback_chat", "spearman", "0.00 [0.00, 0.00]"] in _table(md, "Every task's headline metrics")
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert cli.main(["check", str(out), "--min", "critic_feedback_chat.parse_rate=0",
+                     "--max", "critic_comparison_chat.accuracy=0"]) == 0
+    assert cli.main(["check", str(out), "--min", "critic_feedback_chat.spearman=10"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == ("FAIL critic_feedback_chat.spearman = 0.00 (95% CI 0.00-0.00) is "
+                                                         "below the minimum 10 by 10.00")
