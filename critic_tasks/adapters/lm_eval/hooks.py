@@ -114,7 +114,7 @@ def metric_aggregation_name(metric: registry.Metric) -> str:
     return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
 
 
-_LAST_INTERVAL: list = []  # [(family, base), rows, (low, high)]: the bounds of one interval share one bootstrap
+_LAST_INTERVAL: list = []  # [((family, base, settings), rows, (low, high))]: an interval's two bounds, one bootstrap
 
 
 def _interval_aggregation(family: str, base: str, bound: str):
@@ -123,13 +123,14 @@ def _interval_aggregation(family: str, base: str, bound: str):
     compute = scoring.INTERVALS[family]
 
     def aggregate(rows):
+        settings = settings_from_env()
         cached = _LAST_INTERVAL[0] if _LAST_INTERVAL else None
-        if cached and cached[0] == (family, base) and len(cached[1]) == len(rows) and all(
+        if cached and cached[0] == (family, base, settings) and len(cached[1]) == len(rows) and all(
                 a is b for a, b in zip(cached[1], rows)):
             ci = cached[2]
         else:
-            ci = compute([Record.from_dict(r) for r in rows], base, settings_from_env())
-            _LAST_INTERVAL[:] = [((family, base), rows, ci)]
+            ci = compute([Record.from_dict(r) for r in rows], base, settings)
+            _LAST_INTERVAL[:] = [((family, base, settings), rows, ci)]
         return None if ci is None else ci[0 if bound == "low" else 1]
 
     aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
