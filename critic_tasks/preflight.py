@@ -11,6 +11,7 @@ import os
 from typing import Iterable
 
 from critic_tasks import registry
+from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.protocols.criticbench.data import resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
@@ -33,6 +34,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
                 toolkit_dir: str | None = None) -> None:
     tasks = list(tasks)
     if tasks:
+        settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
         resolve_data_dir(data_dir)
         if resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)

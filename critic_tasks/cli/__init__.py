@@ -18,11 +18,14 @@ import sys
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, has_critic_tasks
+from critic_tasks.reports.results import read_results
+from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
     "summary": "print the dimension table of a saved lm-eval results JSON",
+    "report": "several runs side by side with intervals: Markdown; CSV, HTML and charts with -o DIR",
+    "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
@@ -54,11 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge, opencompass
+            from critic_tasks.cli import judge, opencompass, reports
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
-                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command}
+                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command,
+                        "report": reports.report_command, "check": reports.check_command}
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli
 
@@ -103,27 +107,6 @@ def _demo(argv: list[str]) -> int:
     print(format_table(results))
     print(SCALE_NOTE)
     return 0
-
-
-def read_results(path: Path) -> dict:
-    """``{task: metrics}`` from an lm-eval results JSON (or the newest ``results_*.json`` under an output dir)."""
-    if path.is_dir():
-        found = sorted(path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
-        if not found:
-            raise ConfigError(f"{path}: a directory without lm-eval results_*.json files")
-        path = found[-1]
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such results file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not a JSON results file ({err})") from None
-    results = data.get("results", data) if isinstance(data, dict) else None
-    if not isinstance(results, dict) or not all(isinstance(v, dict) for v in results.values()):
-        raise ConfigError(f"{path}: not lm-eval results (expected an object whose 'results' maps tasks to metrics)")
-    if not has_critic_tasks(results):
-        raise ConfigError(f"{path}: no critic task in these results (found: {', '.join(sorted(results)[:5]) or 'none'})")
-    return results
 
 
 def _summary(argv: list[str]) -> int:

@@ -81,8 +81,8 @@ def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
 
 
 def judge_command(argv: list[str]) -> int:
+    from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
     from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity
-    from critic_tasks.protocols.criticbench.scoring import judge_metrics
 
     parser = argparse.ArgumentParser(prog="critic-eval judge", description="Judge saved subjective generations.")
     parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
@@ -104,7 +104,7 @@ def judge_command(argv: list[str]) -> int:
             continue
         print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
         records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
-        results[task] = judge_metrics(records)
+        results[task] = dimension_metrics(registry.TASKS[task].spec, records)  # the registry's keys, intervals too
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]
     if not results:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from critic_tasks import registry
+from critic_tasks.reports.results import group_interval, has_critic_tasks  # noqa: F401  (has_critic_tasks: re-exported)
 
-SCALE_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10. For scale, the published "
+SCALE_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10; [low, high]: 95 % bootstrap "
+              "interval. For scale, the published "
               "CriticEval leaderboard (test split): GPT-4-turbo feedback 63.54, comparison 57.33, correction 69.67, "
               "meta-feedback 62.90, overall 72.55.")
 
@@ -20,6 +22,18 @@ def _value(metrics: dict, key: str) -> float | None:
     return value if isinstance(value, (int, float)) else None
 
 
+def format_value(value: float | None, interval: tuple[float, float] | None = None) -> str:
+    """``45.20 [41.10, 49.30]`` (value and its 95 % interval), ``45.20`` without one, ``n/a`` without a value."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}" + ("" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+
+
+def _interval(metrics: dict, key: str) -> tuple[float, float] | None:
+    low, high = _value(metrics, f"{key}_ci_low"), _value(metrics, f"{key}_ci_high")
+    return None if low is None or high is None else (low, high)
+
+
 def _note(metrics: dict, key: str, value: float | None) -> str:
     """Why a value is what it is, where the number alone would mislead."""
     if key == "spearman" and (_value(metrics, "spearman_warnings") or 0) > 0:
@@ -31,25 +45,22 @@ def _note(metrics: dict, key: str, value: float | None) -> str:
     return ""
 
 
-def has_critic_tasks(results: dict) -> bool:
-    return any(t in registry.TASKS or t in registry.GROUPS for t in results)
-
-
 def format_table(results: dict) -> str:
     """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last.
 
-    Only registered critic tasks are shown; a value that is absent reads ``n/a``, with a note saying why."""
+    Only registered critic tasks are shown; a value that is absent reads ``n/a``, with a note saying why; a value with
+    a bootstrap interval is followed by it (``45.20 [41.10, 49.30]``)."""
     rows = [("task", "metric", "value", "note")]
     known = [registry.TASKS[t] for t in results if t in registry.TASKS]
     for task in sorted(known, key=lambda t: (registry.SECTIONS.index(t.section), t.name)):
         for key in task.headline_keys():
             value = _value(results[task.name], key)
-            rows.append((task.name, key, "n/a" if value is None else f"{value:.2f}",
+            rows.append((task.name, key, format_value(value, _interval(results[task.name], key)),
                          _note(results[task.name], key, value)))
     for group in registry.GROUPS.values():
         overall = _value(results.get(group.name, {}), group.metric)
         if overall is not None:
-            rows.append((group.name, group.label, f"{overall:.2f}", ""))
+            rows.append((group.name, group.label, format_value(overall, group_interval(results, group)), ""))
     return render_rows(rows)
 
 
@@ -57,7 +68,7 @@ def format_judge_table(results: dict) -> str:
     rows = [("task", "judge_score", "judge_parse_rate", "failed")]
     for task, m in results.items():
         score = m.get("judge_score")
-        rows.append((task, "n/a" if score is None else f"{score:.2f}",
+        rows.append((task, format_value(score, _interval(m, "judge_score")),
                      f"{m['judge_parse_rate']:.2f}" if "judge_parse_rate" in m else "",
                      f"{m['judge_failed']:.0f}" if "judge_failed" in m else ""))
     return render_rows(rows)

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval.hooks import aggregation_name
+from critic_tasks.adapters.lm_eval.hooks import metric_aggregation_name
 from critic_tasks.protocols.criticbench.data import HUB_REPO
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
 
@@ -48,7 +48,7 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
     config = {
         "include": "_template_yaml",
         "custom_dataset": "!function utils.load_docs",
-        "metric_list": [{"metric": m.key, "aggregation": f"!function utils.{aggregation_name(m.family, m.base)}",
+        "metric_list": [{"metric": m.key, "aggregation": f"!function utils.{metric_aggregation_name(m)}",
                          "higher_is_better": m.higher_is_better} for m in dim.metrics],
     }
     if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping

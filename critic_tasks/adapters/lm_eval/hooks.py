@@ -19,6 +19,7 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
 from critic_tasks.preflight import check_scorer
 from critic_tasks.protocols.criticbench import prompts, scoring
@@ -62,6 +63,7 @@ def load_docs(**kwargs):
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     check_scorer(registry.dimension_for(dimension, kwargs.get("fmt", "obj")).scorer)
+    settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
     docs = load_task_docs(dimension, **{k: kwargs[k] for k in _DATASET_KWARGS if k in kwargs})
     return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
 
@@ -85,7 +87,9 @@ def process_results(doc: dict, results: list) -> dict:
     dim = registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
     rec = _record(doc, results, dim.scorer)
     row = rec.as_dict()  # plain JSON in --log_samples files
-    return {m.key: row for m in dim.metrics if m.accepts(rec)}
+    # the same row object under every key: an interval's two bounds are computed once (see _interval_aggregation)
+    intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
+    return {m.key: row for m in dim.metrics if m.accepts(rec) and (intervals or not m.ci)}
 
 
 # ----------------------------------------------------------------------------- aggregations
@@ -105,9 +109,41 @@ def _aggregation(family: str, base: str):
     return aggregate
 
 
-# One aggregation per (family, value) the registry's metrics report, e.g. agg_likert_spearman.
+def metric_aggregation_name(metric: registry.Metric) -> str:
+    """The hook a metric's YAML entry names: ``agg_likert_spearman``, ``agg_likert_spearman_ci_low``, ..."""
+    return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
+
+
+_LAST_INTERVAL: list = []  # [((family, base, settings), rows, (low, high))]: an interval's two bounds, one bootstrap
+
+
+def _interval_aggregation(family: str, base: str, bound: str):
+    """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
+    metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
+    compute = scoring.INTERVALS[family]
+
+    def aggregate(rows):
+        settings = settings_from_env()
+        cached = _LAST_INTERVAL[0] if _LAST_INTERVAL else None
+        if cached and cached[0] == (family, base, settings) and len(cached[1]) == len(rows) and all(
+                a is b for a, b in zip(cached[1], rows)):
+            ci = cached[2]
+        else:
+            ci = compute([Record.from_dict(r) for r in rows], base, settings)
+            _LAST_INTERVAL[:] = [((family, base, settings), rows, ci)]
+        return None if ci is None else ci[0 if bound == "low" else 1]
+
+    aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
+    return aggregate
+
+
+# One aggregation per (family, value) the registry's metrics report, e.g. agg_likert_spearman, and two per
+# interval (agg_likert_spearman_ci_low / _ci_high).
 for _family, _base in registry.aggregations():
     globals()[aggregation_name(_family, _base)] = _aggregation(_family, _base)
+for _family, _base in registry.intervals():
+    for _bound in ("low", "high"):
+        globals()[aggregation_name(_family, f"{_base}_ci_{_bound}")] = _interval_aggregation(_family, _base, _bound)
 
 
 # ----------------------------------------------------------------------------- filters

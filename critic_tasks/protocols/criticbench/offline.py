@@ -25,7 +25,7 @@ from critic_tasks.core.records import Record
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS
-from critic_tasks.protocols.criticbench.evaluate import score_task, task_docs
+from critic_tasks.protocols.criticbench.evaluate import dimension_metrics, score_task, task_docs
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.protocols.criticbench.toolkit import MODES
 
@@ -178,9 +178,7 @@ def _parsed_value(record: Record):
 def _metrics(dimension: str, recs: list[Record]) -> dict[str, float]:
     """The registry's metric keys for this dimension, from the same metric family a live run uses (run once over
     all records, the family reports the breakdown keys, e.g. ``spearman_low``, itself)."""
-    spec = registry.DIMENSIONS[dimension]
-    values = scoring.FAMILIES[spec.metrics[0].family](recs)
-    return {f"{m.key},none": values[m.key] for m in spec.metrics if m.key in values}
+    return {f"{key},none": value for key, value in dimension_metrics(registry.DIMENSIONS[dimension], recs).items()}
 
 
 def _aggregate(records: dict, out: Scored) -> None:

@@ -18,16 +18,22 @@ families below compute them, all on the paper's x100 scale (shares included):
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
 
 On the test split (no human labels) the label-based keys are absent, not zero, and ``labels_available`` is 0.
+
+``INTERVALS`` gives each family's bootstrap interval (``core.metrics.bootstrap``) of one of its values, following
+the value's own arithmetic: the pooled Spearman resamples labelled items (prediction and label together); a
+comparison rate resamples pairs (both orders of a pair stay together); ``pass_rate`` / ``pass@k`` and
+``judge_score`` (means of domain means) resample items within each domain.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metrics, pass_at_k, rate, spearman_x100
-from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
+from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
 from critic_tasks.core.records import CheckOutcome, CorrectionRecord, JudgedRecord, LikertRecord, Record, VerdictRecord
 from critic_tasks.protocols.criticbench import toolkit
@@ -185,6 +191,69 @@ def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
 # The metric families the registry's metrics name (``Metric.family``).
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {
     "likert": likert_metrics, "pairwise": pairwise_family, "correction": correction_metrics, "judge": judge_metrics}
+
+
+# ----------------------------------------------------------------------------- intervals
+
+Interval = Optional[tuple[float, float]]
+
+
+def canonical(records: Sequence[Record]) -> list:
+    """Records in a fixed order (by their fields' text, in field order), so that an interval depends on the records
+    and the seed, not on the order a harness hands them over (lm-eval and the offline scorer differ)."""
+    return sorted(records, key=lambda r: tuple(str(v) for v in vars(r).values()))
+
+
+def likert_interval(records: Sequence[LikertRecord], base: str, settings: BootstrapSettings) -> Interval:
+    """``spearman`` / ``score``: labelled items resampled, the pooled Spearman recomputed on each resample."""
+    labelled = [r for r in canonical(records) if r.gold is not None]
+    ci = spearman_interval([r.pred for r in labelled], [float(r.gold) for r in labelled], settings)
+    if ci is None or base == "spearman":
+        return ci
+    return likert_score(ci[0]), likert_score(ci[1])
+
+
+_PAIR_RULES = {"accuracy": pair_correct, "accuracy_loose": pair_correct_loose}
+
+
+def pairwise_interval(records: Sequence[VerdictRecord], base: str, settings: BootstrapSettings) -> Interval:
+    """``accuracy`` / ``accuracy_loose`` / ``consistency`` / ``score``: pairs resampled (both orders together), in
+    pair-id order."""
+    forward, reverse, gold, _ = _pairs(records)
+    if base == "consistency":
+        flags = list(map(pair_consistent, forward, reverse))
+    else:
+        if not gold or any(g is None for g in gold):
+            return None
+        if base == "score":
+            base = "accuracy_loose" if any(r.rule == "toolkit" for r in records) else "accuracy"
+        flags = list(map(_PAIR_RULES[base], forward, reverse, gold))
+    return mean_interval([100.0 * f for f in flags], None, settings)
+
+
+def correction_interval(records: Sequence[CorrectionRecord], base: str, settings: BootstrapSettings) -> Interval:
+    """``pass_rate`` / ``score`` / ``pass@k``: valid items resampled within each domain (a mean of domain means)."""
+    valid = [r for r in canonical(records) if r.scored]
+    if not valid:
+        return (0.0, 0.0)  # the point estimate is 0 by convention; nothing to resample
+    if base.startswith("pass@"):
+        k = int(base[5:])
+        values = [pass_at_k(r.n_samples, sum(r.passed), k) for r in valid]
+    else:
+        values = [sum(r.passed) / len(r.passed) for r in valid]
+    return mean_interval([100.0 * v for v in values], [r.domain for r in valid], settings)
+
+
+def judge_interval(records: Sequence[JudgedRecord], base: str, settings: BootstrapSettings) -> Interval:
+    """``judge_score``: graded items resampled within each domain (a mean of domain means)."""
+    scored = [r for r in canonical(records) if r.scored]
+    return mean_interval([r.score for r in scored], [r.domain for r in scored], settings) if scored else None
+
+
+# family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
+INTERVALS: dict[str, Callable[[Sequence, str, BootstrapSettings], Interval]] = {
+    "likert": likert_interval, "pairwise": pairwise_interval, "correction": correction_interval,
+    "judge": judge_interval}
 
 
 def score_dimension(dimension: str, docs: Sequence[dict], generations: Sequence[str | None]) -> dict[str, float]:

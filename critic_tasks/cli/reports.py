@@ -1,0 +1,81 @@
+"""``critic-eval check`` (the CI gate) and ``critic-eval report`` (tables, CSV, HTML, charts): thin over reports/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.reports import gate
+from critic_tasks.reports.results import load_all
+
+CHECK = "fail (exit 1) unless a run's metrics meet thresholds and hold up against a baseline run"
+REPORT = "several runs side by side with intervals: Markdown here; CSV, HTML and charts with -o DIR"
+
+
+def _one_run(path: Path, what: str):
+    runs = load_all([path])
+    if len(runs) != 1:
+        raise ConfigError(f"{what} {path}: holds {len(runs)} runs ({', '.join(r.label for r in runs)}); name one results file")
+    return runs[0]
+
+
+def check_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="critic-eval check", description=CHECK + ". Exit 0: all hold; 1: some "
+                                     "missed (each named, with by how much and its interval); 2: bad input.")
+    parser.add_argument("results", type=Path, help="lm-eval's results JSON (or its --output_path directory)")
+    parser.add_argument("--min", action="append", default=[], metavar="TASK.METRIC=VALUE",
+                        help="the metric must be >= VALUE, e.g. critic_feedback.spearman=40 or critic.score=55")
+    parser.add_argument("--max", action="append", default=[], metavar="TASK.METRIC=VALUE",
+                        help="the metric must be <= VALUE, e.g. critic_correction.truncated=5")
+    parser.add_argument("--config", type=Path, help="thresholds (min:, max:) and baseline: from a YAML/JSON file")
+    parser.add_argument("--baseline", type=Path, help="a baseline run's results: fail where a headline metric "
+                        "dropped by more than the two intervals allow")
+    parser.add_argument("--compare", action="append", default=[], metavar="TASK.METRIC",
+                        help="with --baseline: the metrics to compare (default: the all-domain tasks' headline metrics "
+                        "with intervals and the groups' overalls)")
+    args = parser.parse_args(argv)
+    settings = gate.read_config(args.config) if args.config else {"min": {}, "max": {}, "baseline": None, "compare": []}
+    compare = [gate.check_name(n, "--compare") for n in args.compare] or settings["compare"]
+    for side in ("min", "max"):
+        for text in getattr(args, side):
+            name, value = gate.parse_threshold(text, f"--{side}")
+            settings[side][name] = value
+    baseline_path = args.baseline or settings["baseline"]
+    if not settings["min"] and not settings["max"] and baseline_path is None:
+        raise ConfigError("check: nothing to check: give --min/--max thresholds, --config or --baseline")
+    run = _one_run(args.results, "results")
+    outcomes = gate.check_thresholds(run, settings["min"], settings["max"])
+    if baseline_path is not None:
+        outcomes += gate.check_baseline(run, _one_run(baseline_path, "--baseline"), compare)
+    elif compare:
+        raise ConfigError("--compare needs a baseline (--baseline or baseline: in the config)")
+    for o in outcomes:
+        print(f"{'ok  ' if o.passed else 'FAIL'} {o.message}")
+    failed = [o for o in outcomes if not o.passed]
+    print(f"critic-eval check: {len(outcomes) - len(failed)} of {len(outcomes)} held" +
+          (f"; failed: {', '.join(o.name for o in failed)}" if failed else ""), file=sys.stderr if failed else sys.stdout)
+    return 1 if failed else 0
+
+
+def report_command(argv: list[str]) -> int:
+    from critic_tasks.reports import report
+
+    parser = argparse.ArgumentParser(prog="critic-eval report", description=REPORT + ".")
+    parser.add_argument("runs", nargs="+", type=Path, help="results files or lm-eval --output_path directories "
+                        "(one run per results file; a directory: the newest file of each of its folders)")
+    parser.add_argument("-o", "--output_dir", type=Path, help="write report.md, report.csv, report.html and the "
+                        "charts (PNG) here")
+    parser.add_argument("--leaderboard", action="append", type=Path, default=[], metavar="CSV",
+                        help="place the runs among the published CriticEval leaderboard rows (scores_obj.csv / "
+                        "scores_sub.csv format); repeatable")
+    parser.add_argument("--title", default="critic-tasks report")
+    args = parser.parse_args(argv)
+    runs = load_all(args.runs)
+    built = report.build(runs, args.leaderboard)
+    print(report.to_markdown(built, args.title))
+    if args.output_dir:
+        written = report.write(built, args.output_dir, args.title)
+        print(f"\nwrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+    return 0

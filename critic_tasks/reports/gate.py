@@ -1,0 +1,184 @@
+"""The CI gate: thresholds on a run's metrics, and regressions against a baseline run, judged with the intervals.
+
+    critic-eval check results.json --min critic_feedback.spearman=40 --min critic.score=55 [--max KEY=V]
+                                   [--config gate.yaml] [--baseline baseline.json [--compare KEY ...]]
+
+A metric is named ``task.key`` (a task or group of the registry, one of its metric keys; a group's key is its
+overall). Unknown tasks or keys, and a named metric the results do not hold, are errors (``ConfigError``), never a
+silent pass. Thresholds: ``--min`` (the value must be >= it), ``--max`` (<= it). Baseline: each compared metric
+(``--compare TASK.METRIC``, repeatable; by default the headline metrics with an interval in both runs of the
+all-domain tasks and the groups' overalls — per-domain tasks only when named, since many small comparisons would
+fail by chance) fails when it moved the wrong way by more than ``sqrt(h_now^2 + h_base^2)``, where ``h`` are the
+two intervals' half-widths on the sides facing each other (the normal approximation of the difference of two
+independent estimates; runs on the same items are positively correlated, so this errs on the side of passing).
+
+Config file (YAML or JSON), thresholds merged with the command line's (the command line wins)::
+
+    min:
+      critic_feedback.spearman: 40
+      critic.score: 55
+    max:
+      critic_correction.truncated: 5
+    baseline: runs/main/results.json     # relative to the config file
+    compare: [critic.score, critic_feedback.spearman]   # optional: the metrics compared with the baseline
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.reports.results import Run
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str  # task.key
+    passed: bool
+    message: str
+
+
+def _metric(name: str, where: str) -> tuple[str, registry.Metric | None]:
+    """(task, metric) for ``task.key``; the metric is None for a group's overall."""
+    task, dot, key = name.partition(".")
+    if not dot or not task or not key:
+        raise ConfigError(f"{where}: {name!r}: expected TASK.METRIC, e.g. critic_feedback.spearman or critic.score")
+    if task in registry.GROUPS:
+        group = registry.GROUPS[task]
+        if key != group.metric:
+            raise ConfigError(f"{where}: {name!r}: group {task} reports only {task}.{group.metric} (its overall)")
+        return task, None
+    if task not in registry.TASKS:
+        raise ConfigError(f"{where}: {name!r}: unknown task {task!r} (`critic-eval tasks` lists them)")
+    keys = [m.key for m in registry.TASKS[task].spec.metrics]
+    if key not in keys:
+        raise ConfigError(f"{where}: {name!r}: {task} has no metric {key!r} (it has: {', '.join(keys)})")
+    return task, registry.TASKS[task].spec.metric(key)
+
+
+def parse_threshold(text: str, where: str) -> tuple[str, float]:
+    name, eq, raw = text.partition("=")
+    if not eq:
+        raise ConfigError(f"{where}: {text!r}: expected TASK.METRIC=VALUE, e.g. critic_feedback.spearman=40")
+    name = name.strip()
+    _metric(name, where)
+    try:
+        return name, float(raw)
+    except ValueError:
+        raise ConfigError(f"{where}: {text!r}: the threshold {raw.strip()!r} is not a number") from None
+
+
+def read_config(path: Path) -> dict:
+    """{"min": {name: value}, "max": {...}, "baseline": Path | None} from a gate config file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such gate config file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not YAML/JSON ({str(err).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with min, max and/or baseline")
+    unknown = sorted(set(data) - {"min", "max", "baseline", "compare"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (expected min, max, baseline, compare)")
+    out: dict = {"min": {}, "max": {}, "baseline": None, "compare": []}
+    compare = data.get("compare") or []
+    if not isinstance(compare, list):
+        raise ConfigError(f"{path}: compare: expected a list of TASK.METRIC")
+    for name in compare:
+        _metric(str(name), f"{path}: compare")
+        out["compare"].append(str(name))
+    for side in ("min", "max"):
+        block = data.get(side) or {}
+        if not isinstance(block, dict):
+            raise ConfigError(f"{path}: {side}: expected a mapping TASK.METRIC: VALUE")
+        for name, value in block.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{path}: {side}: {name}: the threshold {value!r} is not a number")
+            _metric(str(name), f"{path}: {side}")
+            out[side][str(name)] = float(value)
+    if data.get("baseline"):
+        out["baseline"] = (path.parent / str(data["baseline"])).resolve()
+    return out
+
+
+def _ci_text(ci: tuple[float, float] | None) -> str:
+    return "no interval" if ci is None else f"95% CI {ci[0]:.2f}-{ci[1]:.2f}"
+
+
+def _lookup(run: Run, name: str) -> tuple[float, tuple[float, float] | None]:
+    task, key = name.split(".", 1)
+    if task not in run.results:
+        raise ConfigError(f"{name}: task {task} is not in {run.path} (it has: {', '.join(sorted(run.results))})")
+    value = run.value(task, key)
+    if value is None:
+        raise ConfigError(f"{name}: {run.path} has no value for {key} in {task} (a split without labels, or "
+                          f"intervals turned off?)")
+    return value, run.interval(task, key)
+
+
+def check_thresholds(run: Run, minimum: dict[str, float], maximum: dict[str, float]) -> list[Outcome]:
+    out = []
+    for side, thresholds in (("min", minimum), ("max", maximum)):
+        for name, limit in thresholds.items():
+            value, ci = _lookup(run, name)
+            ok = value >= limit if side == "min" else value <= limit
+            if ok:
+                sign = ">=" if side == "min" else "<="
+                msg = f"{name} = {value:.2f} ({_ci_text(ci)}) {sign} {limit:g}"
+            else:
+                word = "below the minimum" if side == "min" else "above the maximum"
+                msg = f"{name} = {value:.2f} ({_ci_text(ci)}) is {word} {limit:g} by {abs(value - limit):.2f}"
+            out.append(Outcome(name, ok, msg))
+    return out
+
+
+def check_name(name: str, where: str) -> str:
+    _metric(name, where)
+    return name
+
+
+def baseline_metrics(run: Run, baseline: Run) -> list[str]:
+    """Headline metrics with an interval in both runs: the all-domain tasks' headline keys, the groups' overalls."""
+    names = []
+    for task in registry.TASKS.values():
+        if len(task.domains) > 1 and task.name in run.results and task.name in baseline.results:
+            names += [f"{task.name}.{k}" for k in task.headline_keys()
+                      if run.interval(task.name, k) and baseline.interval(task.name, k)]
+    for group in registry.GROUPS.values():
+        if run.interval(group.name, group.metric) and baseline.interval(group.name, group.metric):
+            names.append(f"{group.name}.{group.metric}")
+    return names
+
+
+def check_baseline(run: Run, baseline: Run, compare: list[str] | None = None) -> list[Outcome]:
+    names = list(compare) if compare else baseline_metrics(run, baseline)
+    if not names:
+        raise ConfigError(f"--baseline {baseline.path}: no metric with an interval in both runs to compare "
+                          f"(tasks here: {', '.join(sorted(run.results))}; there: {', '.join(sorted(baseline.results))})")
+    out = []
+    for name in names:
+        task, key = name.split(".", 1)
+        metric = registry.TASKS[task].spec.metric(key) if task in registry.TASKS else None
+        higher = metric.higher_is_better if metric else True
+        (now, ci_now), (then, ci_then) = _lookup(run, name), _lookup(baseline, name)
+        if ci_now is None or ci_then is None:
+            raise ConfigError(f"--baseline: {name} has no interval in {run.path if ci_now is None else baseline.path}: "
+                              "nothing to judge a drop by (compare metrics with intervals)")
+        drop = (then - now) if higher else (now - then)
+        # half-widths on the facing sides: the current run's towards the baseline, the baseline's towards it
+        h_now = (ci_now[1] - now) if higher else (now - ci_now[0])
+        h_then = (then - ci_then[0]) if higher else (ci_then[1] - then)
+        allowed = math.hypot(h_now, h_then)
+        ok = drop <= allowed
+        verb = "dropped" if higher else "rose"
+        detail = (f"{name} {verb if drop > 0 else 'moved'} {abs(now - then):.2f}: {then:.2f} ({_ci_text(ci_then)}) -> "
+                  f"{now:.2f} ({_ci_text(ci_now)}); allowed {allowed:.2f}")
+        out.append(Outcome(name, ok, detail if not ok or drop > 0 else f"{name} {then:.2f} -> {now:.2f} ({_ci_text(ci_now)})"))
+    return out

@@ -1,0 +1,160 @@
+"""Reading runs: lm-eval-shaped results (``{task: {"metric,none": value}}``) from any path, with their intervals.
+
+A run is one results JSON: lm-eval's ``results_<time>.json`` (or a directory holding them: the newest file of each
+folder is one run, so an ``--output_path`` with several models gives several runs), ``critic-eval score``'s output,
+or the OpenCompass summarizer's ``critic_summary_<time>.json`` (one run per model).
+
+Intervals: a task's metric ``key`` has its bootstrap interval under ``key_ci_low`` / ``key_ci_high`` (the registry
+declares them). A group's overall (the unweighted mean of its m members' headline values) is reported with an
+interval combined from its members' intervals, which are computed on disjoint items and resampled independently:
+each side's half-width is ``sqrt(sum_i h_i^2) / m`` (h_i: member i's half-width on that side), the normal
+approximation of the mean of independent estimates. Where a member has no interval, the overall has none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError
+
+
+@dataclass
+class Run:
+    label: str
+    path: Path
+    results: dict  # task -> {"metric,none": value}
+    protocol: str = ""  # as recorded in the file ('' when not recorded)
+    configs: dict = field(default_factory=dict)
+
+    def value(self, task: str, key: str) -> float | None:
+        return metric_value(self.results.get(task, {}), key)
+
+    def interval(self, task: str, key: str) -> tuple[float, float] | None:
+        """The interval of a task's metric, or of a group's overall (combined from its members', see above)."""
+        if task in registry.GROUPS and key == registry.GROUPS[task].metric:
+            return group_interval(self.results, registry.GROUPS[task])
+        metrics = self.results.get(task, {})
+        low, high = (metric_value(metrics, k) for k in registry.interval_keys(key))
+        return None if low is None or high is None else (low, high)
+
+    def split(self, task: str) -> str:
+        return registry.TASKS[task].split if task in registry.TASKS else ""
+
+
+def metric_value(metrics: dict, key: str) -> float | None:
+    value = metrics.get(f"{key},none", metrics.get(key))
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def group_interval(results: dict, group: registry.Group) -> tuple[float, float] | None:
+    values, lows, highs = [], [], []
+    for member in group.members:
+        metrics = results.get(member, {})
+        v = metric_value(metrics, group.metric)
+        low, high = (metric_value(metrics, k) for k in registry.interval_keys(group.metric))
+        if v is None or low is None or high is None:
+            return None
+        values.append(v)
+        lows.append(v - low)
+        highs.append(high - v)
+    m = len(values)
+    mean = sum(values) / m
+    return (mean - math.sqrt(sum(h * h for h in lows)) / m, mean + math.sqrt(sum(h * h for h in highs)) / m)
+
+
+def has_critic_tasks(results: dict) -> bool:
+    return any(t in registry.TASKS or t in registry.GROUPS for t in results)
+
+
+def _read_json(path: Path):
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such results file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a JSON results file ({err})") from None
+
+
+def _checked(path: Path, results) -> dict:
+    if not isinstance(results, dict) or not all(isinstance(v, dict) for v in results.values()):
+        raise ConfigError(f"{path}: not lm-eval results (expected an object whose 'results' maps tasks to metrics)")
+    if not has_critic_tasks(results):
+        raise ConfigError(f"{path}: no critic task in these results (found: {', '.join(sorted(results)[:5]) or 'none'})")
+    return results
+
+
+def newest_results_file(path: Path) -> Path:
+    found = sorted(path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise ConfigError(f"{path}: a directory without lm-eval results_*.json files")
+    return found[-1]
+
+
+def read_results(path: Path) -> dict:
+    """``{task: metrics}`` from an lm-eval results JSON (or the newest ``results_*.json`` under an output dir)."""
+    path = Path(path)
+    if path.is_dir():
+        path = newest_results_file(path)
+    data = _read_json(path)
+    return _checked(path, data.get("results", data) if isinstance(data, dict) else None)
+
+
+def _protocol(data: dict) -> str:
+    config = data.get("config")
+    if isinstance(config, dict) and config.get("protocol"):
+        return str(config["protocol"])
+    for cfg in (data.get("configs") or {}).values():
+        for where in ("metadata", "dataset_kwargs"):
+            found = (cfg.get(where) or {}).get("protocol") if isinstance(cfg, dict) else None
+            if found:
+                return str(found)
+    return ""
+
+
+def _label(data: dict, path: Path) -> str:
+    if isinstance(data.get("model_name"), str) and data["model_name"]:
+        return data["model_name"]
+    args = (data.get("config") or {}).get("model_args")
+    if isinstance(args, str):
+        for part in args.split(","):
+            if part.startswith(("pretrained=", "model=")):
+                return part.split("=", 1)[1]
+    predictions = (data.get("config") or {}).get("predictions")
+    if isinstance(predictions, str):
+        return Path(predictions).name
+    return path.parent.name if path.stem.startswith("results_") else path.stem
+
+
+def load_runs(path: Path) -> list[Run]:
+    """The runs at ``path`` (see the module docstring)."""
+    path = Path(path)
+    if path.is_dir():
+        newest: dict[Path, Path] = {}
+        for f in sorted(path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime):
+            newest[f.parent] = f
+        if not newest:
+            raise ConfigError(f"{path}: a directory without lm-eval results_*.json files")
+        return [run for f in newest.values() for run in load_runs(f)]
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not lm-eval results (expected a JSON object)")
+    if "results" not in data and data and all(isinstance(v, dict) and has_critic_tasks(v) for v in data.values()):
+        # the OpenCompass summarizer's file: model -> lm-eval-shaped results
+        return [Run(model, path, _checked(path, results)) for model, results in data.items()]
+    results = _checked(path, data.get("results", data))
+    return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {})]
+
+
+def load_all(paths) -> list[Run]:
+    """Every run of every path, labels made unique (``name``, ``name #2``, ...)."""
+    runs = [run for p in paths for run in load_runs(Path(p))]
+    seen: dict[str, int] = {}
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+        if seen[run.label] > 1:
+            run.label = f"{run.label} #{seen[run.label]}"
+    return runs

@@ -1,0 +1,195 @@
+"""Bootstrap intervals: checked against hand loops (same seed, same draws), scipy.stats.bootstrap and the normal
+approximation on hand-made data, and end to end in lm-eval's results."""
+
+import hashlib
+
+import numpy as np
+import pytest
+from helpers import scripted_lm
+from scipy import stats
+
+import critic_tasks
+from critic_tasks import cli
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.metrics.bootstrap import (
+    BootstrapSettings,
+    mean_interval,
+    settings_from_env,
+    spearman_interval,
+)
+from critic_tasks.protocols.criticbench import data, prompts
+
+lm_eval = pytest.importorskip("lm_eval")
+
+B = 400
+
+
+def _hand_spearman_ci(pred, gold, seed=0, resamples=B, level=0.95):
+    """One resample at a time: scipy's spearmanr on the resampled items (0 where undefined), numpy percentiles."""
+    pred, gold = np.asarray(pred, float), np.asarray(gold, float)
+    draws = np.random.default_rng(seed).integers(0, len(pred), size=(resamples, len(pred)))
+    reps = []
+    for row in draws:
+        p, g = pred[row], gold[row]
+        reps.append(0.0 if len(set(p)) < 2 or len(set(g)) < 2 else 100 * stats.spearmanr(p, g).statistic)
+    a = 100 * (1 - level) / 2
+    return np.percentile(reps, a), np.percentile(reps, 100 - a)
+
+
+def _hand_domain_mean_ci(values, domains, seed=0, resamples=B, level=0.95):
+    """Mean of domain means; each domain (in sorted order) draws its own items, one resample at a time."""
+    rng = np.random.default_rng(seed)
+    order = sorted(set(domains))
+    groups = {d: [v for v, dd in zip(values, domains) if dd == d] for d in order}
+    draws = {d: rng.integers(0, len(groups[d]), size=(resamples, len(groups[d]))) for d in order}
+    reps = []
+    for b in range(resamples):
+        means = []
+        for d in order:
+            picked = [groups[d][i] for i in draws[d][b]]
+            means.append(sum(picked) / len(picked))
+        reps.append(sum(means) / len(means))
+    a = 100 * (1 - level) / 2
+    return np.percentile(reps, a), np.percentile(reps, 100 - a)
+
+
+def _likert_data(n=300, seed=1):
+    rng = np.random.default_rng(seed)
+    gold = rng.integers(1, 8, size=n).astype(float)
+    pred = np.clip(gold + rng.integers(-3, 4, size=n), 1, 7)  # correlated, with many ties
+    return pred, gold
+
+
+def test_spearman_interval_equals_hand_loop():
+    pred, gold = _likert_data()
+    settings = BootstrapSettings(resamples=B, seed=7)
+    low, high = spearman_interval(pred, gold, settings)
+    hand = _hand_spearman_ci(pred, gold, seed=7)
+    assert (low, high) == pytest.approx(hand, abs=1e-9)
+    point = 100 * stats.spearmanr(pred, gold).statistic
+    assert low < point < high and 5 < high - low < 30
+
+
+def test_spearman_interval_with_constant_resamples_counts_them_as_zero():
+    pred = [1.0] * 9 + [7.0]  # most resamples of these 10 items see a constant prediction
+    gold = list(range(1, 11))
+    ci = spearman_interval(pred, gold, BootstrapSettings(resamples=B, seed=3))
+    assert ci == pytest.approx(_hand_spearman_ci(pred, gold, seed=3), abs=1e-9)
+    assert ci[0] == 0.0
+
+
+def test_domain_mean_interval_equals_hand_loop_and_keeps_strata():
+    rng = np.random.default_rng(5)
+    domains = ["chat"] * 40 + ["qa"] * 15 + ["code_exec"] * 70
+    values = [float(v) for v in rng.integers(0, 2, size=len(domains)) * 100]
+    settings = BootstrapSettings(resamples=B, seed=11, level=0.9)
+    ci = mean_interval(values, domains, settings)
+    assert ci == pytest.approx(_hand_domain_mean_ci(values, domains, seed=11, level=0.9), abs=1e-9)
+    # a domain that is all 100 stays all 100 in every resample: strata are never mixed
+    fixed = mean_interval([100.0] * 20 + [0.0] * 20, ["a"] * 20 + ["b"] * 20, settings)
+    assert fixed == (50.0, 50.0)
+
+
+def test_mean_interval_agrees_with_scipy_bootstrap_and_the_normal_approximation():
+    rng = np.random.default_rng(2)
+    flags = (rng.random(500) < 0.6).astype(float) * 100
+    ours = mean_interval(flags, None, BootstrapSettings(resamples=4000, seed=0))
+    ref = stats.bootstrap((flags,), np.mean, n_resamples=4000, method="percentile", random_state=1,
+                          confidence_level=0.95).confidence_interval
+    assert ours == pytest.approx((ref.low, ref.high), abs=0.6)
+    p = flags.mean() / 100
+    half = 196 * np.sqrt(p * (1 - p) / len(flags))
+    assert ours == pytest.approx((100 * p - half, 100 * p + half), abs=0.8)
+
+
+def test_same_seed_same_interval_other_seed_other_interval():
+    pred, gold = _likert_data()
+    a = spearman_interval(pred, gold, BootstrapSettings(resamples=200, seed=4))
+    assert spearman_interval(pred, gold, BootstrapSettings(resamples=200, seed=4)) == a
+    assert spearman_interval(pred, gold, BootstrapSettings(resamples=200, seed=5)) != a
+
+
+def test_settings_from_env_and_bad_values():
+    assert settings_from_env({}) == BootstrapSettings(1000, 0.95, 0, True)
+    assert settings_from_env({"CRITIC_CI": "off", "CRITIC_CI_SEED": "3"}) == BootstrapSettings(1000, 0.95, 3, False)
+    with pytest.raises(ConfigError, match="CRITIC_CI_RESAMPLES='many'"):
+        settings_from_env({"CRITIC_CI_RESAMPLES": "many"})
+    with pytest.raises(ConfigError, match="CRITIC_CI_LEVEL"):
+        settings_from_env({"CRITIC_CI_LEVEL": "95"})
+    with pytest.raises(ConfigError, match="CRITIC_CI="):
+        settings_from_env({"CRITIC_CI": "maybe"})
+
+
+# ----------------------------------------------------------------------------- end to end, lm-eval
+
+
+def _reply(prompt: str) -> str:
+    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    if h % 9 == 0:
+        return "I cannot decide."
+    if "Decision: A`, `Decision: B`" in prompt:
+        return f"Decision: {'ABC'[h % 3]}\nbecause"
+    return f"Decision: {h % 7 + 1}\nbecause"
+
+
+def _value(reply):
+    return None if reply.startswith("I cannot") else reply.split(":")[1].split()[0]
+
+
+@pytest.fixture
+def sample(monkeypatch):
+    monkeypatch.setenv(data.DATA_DIR_ENV, "sample")
+    monkeypatch.setenv("CRITIC_CI_RESAMPLES", str(B))
+    monkeypatch.setenv("CRITIC_CI_SEED", "13")
+
+
+def test_lm_eval_results_carry_intervals_computed_like_the_metric(sample):
+    out = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=["critic_feedback", "critic_comparison"],
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+    results = out["results"]
+    # feedback: pooled Spearman over every labelled item (unparsed -> 4), items resampled
+    # items in the documented canonical order: sorted by the record's fields as text (domain, pred, parsed, gold,
+    # quality), so that the interval does not depend on the order a harness hands records over
+    rows = []
+    for d in data.load_docs("feedback", "dev", data_dir="sample"):
+        value = _value(_reply(prompts.critic_prompt(d)))
+        rows.append((d["domain"], float(value or 4), value is not None, float(d["feedback_score"]), d["quality"]))
+    rows.sort(key=lambda row: tuple(map(str, row)))
+    pred, gold = [r[1] for r in rows], [r[3] for r in rows]
+    fb = results["critic_feedback"]
+    low, high = _hand_spearman_ci(pred, gold, seed=13)
+    assert (fb["spearman_ci_low,none"], fb["spearman_ci_high,none"]) == pytest.approx((low, high), abs=1e-9)
+    assert (fb["score_ci_low,none"], fb["score_ci_high,none"]) == pytest.approx(((low + 100) / 2, (high + 100) / 2))
+    assert fb["spearman_ci_low,none"] <= fb["spearman,none"] <= fb["spearman_ci_high,none"]
+    low_items = [(r[1], r[3]) for r in rows if r[4] == "low"]
+    lo = _hand_spearman_ci([p for p, _ in low_items], [g for _, g in low_items], seed=13)
+    assert (fb["spearman_low_ci_low,none"], fb["spearman_low_ci_high,none"]) == pytest.approx(lo, abs=1e-9)
+    # comparison: pairs (both orders together) resampled, in pair-id order
+    pairs = {}
+    for d in data.load_docs("comparison", "dev", data_dir="sample"):
+        pairs.setdefault(d["pair_id"], {"gold": d["preference"]})[d["order"]] = _value(_reply(prompts.critic_prompt(d)))
+    swap = {"A": "B", "B": "A", "C": "C"}
+    flags = [100.0 * (p["forward"] != p["reverse"] and p["forward"] == p["gold"] and p["reverse"] == swap[p["gold"]])
+             for _, p in sorted(pairs.items())]
+    cmp = results["critic_comparison"]
+    assert (cmp["accuracy_ci_low,none"], cmp["accuracy_ci_high,none"]) == pytest.approx(
+        _hand_domain_mean_ci(flags, ["all"] * len(flags), seed=13), abs=1e-9)
+    assert cmp["accuracy,none"] == pytest.approx(sum(flags) / len(flags))
+    # the same numbers on a rerun with the same seed
+    again = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=["critic_feedback"],
+                                    task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    assert again["critic_feedback"]["spearman_ci_low,none"] == fb["spearman_ci_low,none"]
+
+
+def test_intervals_off_leave_the_keys_out_and_values_unchanged(sample, monkeypatch):
+    monkeypatch.setenv("CRITIC_CI", "off")
+    results = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=["critic_feedback_chat"],
+                                      task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    metrics = results["critic_feedback_chat"]
+    assert "spearman,none" in metrics and not any("_ci_" in k for k in metrics)
+
+
+def test_bad_interval_setting_stops_the_run_in_one_line(sample, monkeypatch, capsys):
+    monkeypatch.setenv("CRITIC_CI_LEVEL", "high")
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "critic-eval: CRITIC_CI_LEVEL='high': expected a number"
