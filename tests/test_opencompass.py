@@ -147,7 +147,7 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     assert live["critic"]["score,none"] == pytest.approx(ours["critic"]["score,none"], abs=1e-9)
     assert compared > 30
     judged = ours["critic_feedback_sub_chat"]
-    assert judged["judge_deferred,none"] == 0 and judged["judge_parse_rate,none"] >= 0
+    assert "judge_parse_rate,none" in judged and "judge_deferred,none" not in judged  # graded in the run
     # the paper's table printed by the summarizer
     assert "critic-tasks: " + MODEL in api_run["stdout"]
 
@@ -159,7 +159,7 @@ def test_opencompass_result_files_carry_per_item_details(api_run):
     first = details[0] if isinstance(details, list) else details["0"]
     assert {"item", "prediction", "verdict", "parsed"} <= set(first)
     judged = json.loads((api_run["dir"] / "results" / MODEL / "critic_feedback_sub_chat.json").read_text())
-    assert judged["judge"]["model"] == "smollm2-judge"
+    assert judged["judge"][0]["model"] == "smollm2-judge"  # OpenCompass keeps a non-number per replica
 
 
 def test_critic_eval_score_rescores_an_opencompass_run(api_run, tmp_path):
@@ -182,7 +182,7 @@ from opencompass.models import HuggingFacewithChatTemplate
 with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_meta_chat_gen import critic_meta_chat_datasets
 
-datasets = critic_meta_chat_datasets
+datasets = critic_meta_chat_datasets  # no summarizer: critic-eval opencompass adds ours
 datasets[0]['infer_cfg']['inferencer']['max_out_len'] = 24
 models = [dict(abbr='smollm2-hf', type=HuggingFacewithChatTemplate, path='{path}', max_seq_len=4096,
                max_out_len=24, batch_size=8, run_cfg=dict(num_gpus=0))]

@@ -79,13 +79,14 @@ def run_command(argv: list[str]) -> int:
     argv = list(argv)
     tasks = our_dataset_tasks(_flag_values(argv, "--datasets"))
     judged = [t.name for t in tasks if t.judged]
-    config = _config_file(argv)
+    config, cfg = _config_file(argv), None
     if config is not None:
         if not Path(config).is_file():
             raise ConfigError(f"{config}: no such eval config file")
-        from critic_tasks.adapters.opencompass.preflight import tasks_in_config
+        from critic_tasks.adapters.opencompass.preflight import read_config, tasks_in_config
 
-        found = tasks_in_config(config)
+        cfg = read_config(config)
+        found = tasks_in_config(cfg)
         tasks += [registry.TASKS[t] for t, _ in found]
         judged += [t for t, has_judge_cfg in found if registry.TASKS[t].judged and not has_judge_cfg]
     check_tasks(tasks)
@@ -94,7 +95,7 @@ def run_command(argv: list[str]) -> int:
                           "(and CRITIC_JUDGE_BASE_URL) or OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY")
     if "--config-dir" not in argv:
         argv = ["--config-dir", str(CONFIG_DIR), *argv]
-    if tasks and "--summarizer" not in argv and config is None:
+    if tasks and "--summarizer" not in argv and (cfg is None or not cfg.get("summarizer")):
         argv += ["--summarizer", "critic"]
     if "--hf-path" in argv and "--hf-num-gpus" not in argv and _no_gpu():
         print("critic-eval: no GPU here: adding --hf-num-gpus 0 (the model runs on the CPU)", file=sys.stderr)

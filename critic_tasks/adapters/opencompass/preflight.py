@@ -10,13 +10,19 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
 
 
-def tasks_in_config(path: str) -> list[tuple[str, bool]]:
-    """(task, whether its dataset config names a judge) for each of our datasets in the config."""
+def read_config(path: str):
+    """The eval config as OpenCompass reads it."""
     from mmengine.config import Config
 
     try:
         cfg = Config.fromfile(path, format_python_code=False)
     except Exception as err:  # OpenCompass will report it in full; we only could not look inside
         raise ConfigError(f"{path}: OpenCompass cannot read this config ({type(err).__name__}: {err})") from None
+    return cfg
+
+
+def tasks_in_config(cfg) -> list[tuple[str, bool]]:
+    """(task, whether its dataset config names a judge) for each of our datasets in a config (or config file)."""
+    cfg = read_config(cfg) if isinstance(cfg, str) else cfg
     return [(d["task"], bool(d.get("judge_cfg"))) for d in cfg.get("datasets", [])
             if isinstance(d, dict) and d.get("task") in registry.TASKS]

@@ -135,6 +135,7 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
         records[(split, "correction", domain)] += recs
         out.items[f"{split}_{domain}_correction_obj.json"] = {str(i): o.passed for i, o in enumerate(outcomes)}
     _aggregate(records, out)
+    _groups(out)
     return out
 
 
@@ -193,8 +194,13 @@ def _aggregate(records: dict, out: Scored) -> None:
                 out.results[f"critic_{dimension}_{domain}"] = _metrics(dimension, recs)
         for dimension, recs in by_dim.items():
             out.results[f"critic_{dimension}{suffix}"] = _metrics(dimension, recs)
-        group = registry.GROUPS["critic"]
+    _groups(out)
+
+
+def _groups(out: Scored) -> None:
+    """Each registry group whose members were all scored: the unweighted mean of their headline values."""
+    for group in registry.GROUPS.values():
         scores = [out.results.get(m, {}).get(f"{group.metric},none") for m in group.members]
-        if split == "dev" and all(v is not None for v in scores):
+        if all(isinstance(v, (int, float)) for v in scores):
             out.results[group.name] = {f"{group.metric},none": sum(scores) / len(scores)}
             out.groups[group.name] = out.results[group.name]
