@@ -26,6 +26,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
+    "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
     "tasks": "list our tasks, groups and tags",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
     "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
@@ -54,11 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge, opencompass
+            from critic_tasks.cli import judge, opencompass, protocols
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
-                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command}
+                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command,
+                        "metacritique-score": protocols.score_command}
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli
 
