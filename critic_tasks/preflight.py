@@ -22,7 +22,7 @@ EXECUTOR_ENV = "CRITIC_EXECUTOR"
 
 def check_scorer(scorer: str) -> None:
     """The settings one way of scoring needs: the judge's for ``judge``, the executor for ``sandbox``."""
-    if scorer == "judge":
+    if scorer in ("judge", "aiu_judge"):
         settings = judge_settings()  # validates every CRITIC_JUDGE_* value, the cache path included
         check_backend_name(settings)
     elif scorer == "sandbox":

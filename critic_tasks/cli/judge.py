@@ -96,13 +96,22 @@ def judge_command(argv: list[str]) -> int:
 
     results, failed, n_items = {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        if task not in registry.TASKS or not registry.TASKS[task].judged:
+        scorer = registry.TASKS[task].spec.scorer if task in registry.TASKS else None
+        if scorer not in ("judge", "aiu_judge"):
             continue
         docs, predictions = read_samples(path)
         n_items += len(docs)
         if not docs:
             continue
         print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
+        if scorer == "aiu_judge":  # MetaCritique: AIU extraction, precision and recall steps
+            from critic_tasks.protocols.metacritique.judge import judge_critiques
+            from critic_tasks.protocols.metacritique.scoring import aiu_metrics
+
+            aiu_records = judge_critiques(docs, predictions, settings, progress=not args.no_progress)
+            results[task] = aiu_metrics(aiu_records)
+            failed[task] = [{"item": r.item, "error": r.error} for r in aiu_records if not r.scored]
+            continue
         records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
         results[task] = judge_metrics(records)
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]

@@ -1,0 +1,106 @@
+"""MetaCritique's judge: critique -> AIUs -> precision verdicts, and reference AIUs -> recall verdicts.
+
+Every call goes through the model-calling layer (``critic_tasks.llm``) with the CriticBench judge's settings
+(``CRITIC_JUDGE_*``): cached per prompt as each reply arrives, so a rerun costs no calls and a killed run resumes
+with nothing lost. Step 1 (extraction) runs first, one concurrent batch; steps 2 (precision, on the extracted
+units) and 3 (recall, on the reference units) then run together in a second batch.
+
+Rules: a verdict the judge's reply does not give for a unit is None (counted, never guessed); an empty critique
+has no AIU and entails nothing (its recall verdicts are False without a call); a reply to step 1 that lists no unit
+and does not say "None", or a failed call, leaves the AIUs unknown (``n_aius`` None): the critique is a counted
+judge failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from critic_tasks.core.parsing import parse_numbered_units, parse_numbered_verdicts
+from critic_tasks.core.records import AIURecord
+from critic_tasks.llm import LLMSettings, complete
+from critic_tasks.llm.client import identity
+from critic_tasks.protocols.metacritique.judge_prompts import (
+    PROMPT_VERSION,
+    extraction_prompt,
+    precision_prompt,
+    recall_prompt,
+)
+
+log = logging.getLogger("critic_tasks")
+EXTRACT_ERROR = "the judge's AIU extraction listed no numbered unit and did not say None"
+
+
+def judge_settings(**overrides) -> LLMSettings:
+    return LLMSettings.from_env("judge", **overrides)
+
+
+def judge_identity(settings: LLMSettings) -> dict:
+    return identity(settings, PROMPT_VERSION)
+
+
+def where(doc: dict) -> str:
+    return f"{doc['source_file']}[{doc['item_index']}]"
+
+
+def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, Sequence[str]]],
+                    recall_jobs: Sequence[tuple[dict, str]], progress: bool = True):
+    """Steps 2 and 3 in one concurrent batch: ``precision_jobs`` (doc, AIUs), ``recall_jobs`` (doc, critique).
+
+    Returns two lists of (verdicts, error, cached), one entry per job, verdicts one per unit (None: unparsed)."""
+    prompts = [precision_prompt(d, u) for d, u in precision_jobs] + [recall_prompt(d, c) for d, c in recall_jobs]
+    sizes = [len(u) for _, u in precision_jobs] + [len(d["reference_aius"]) for d, _ in recall_jobs]
+    out = []
+    for c, n in zip(complete(prompts, settings, PROMPT_VERSION, progress=progress) if prompts else [], sizes):
+        verdicts = tuple(parse_numbered_verdicts(c.text, n)) if c.text is not None else (None,) * n
+        error = c.error if c.text is None else None if all(v is not None for v in verdicts) else \
+            f"{sum(v is None for v in verdicts)} of {n} verdicts unreadable"
+        out.append((verdicts, error, c.cached))
+    return out[: len(precision_jobs)], out[len(precision_jobs):]
+
+
+def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], settings: LLMSettings | None = None,
+                    progress: bool = True) -> list[AIURecord]:
+    """One ``AIURecord`` per (doc, critique)."""
+    if len(docs) != len(critiques):
+        raise ValueError(f"{len(docs)} documents but {len(critiques)} critiques")
+    settings = settings or judge_settings()
+    texts = [(c or "").strip() for c in critiques]
+    todo = [i for i, t in enumerate(texts) if t]
+    extracted = complete([extraction_prompt(texts[i]) for i in todo], settings, PROMPT_VERSION,
+                         progress=progress) if todo else []
+    units: dict[int, list[str] | None] = {i: [] for i, t in enumerate(texts) if not t}
+    errors: dict[int, str] = {}
+    cached: dict[int, bool] = {}
+    for i, c in zip(todo, extracted):
+        units[i] = parse_numbered_units(c.text)
+        cached[i] = c.cached
+        if units[i] is None:
+            errors[i] = c.error or EXTRACT_ERROR
+    with_units = [i for i in todo if units[i]]
+    recall_idx = [i for i in todo if units[i] is not None]
+    precision, recall = verdict_batches(settings, [(docs[i], units[i]) for i in with_units],
+                                        [(docs[i], texts[i]) for i in recall_idx], progress)
+    p_by, r_by = dict(zip(with_units, precision)), dict(zip(recall_idx, recall))
+    records = []
+    for i, doc in enumerate(docs):
+        aius = units[i]
+        p, p_err, p_cached = p_by.get(i, ((), None, True))
+        if i in r_by:
+            r, r_err, r_cached = r_by[i]
+        elif aius is None:
+            r, r_err, r_cached = (), None, True
+        else:  # an empty critique entails nothing: False without asking
+            r, r_err, r_cached = (False,) * len(doc["reference_aius"]), None, True
+        error = errors.get(i) or p_err or r_err
+        rec = AIURecord(domain="metacritique", item=where(doc), aius=tuple(aius or ()),
+                        n_aius=None if aius is None else len(aius), precision=tuple(p), recall=tuple(r), error=error,
+                        cached=cached.get(i, True) and p_cached and r_cached)
+        if error:
+            log.warning("critic_tasks: metacritique judge on %s: %s", rec.item, error)
+        records.append(rec)
+    return records
+
+
+def deferred_record(doc: dict) -> AIURecord:
+    return AIURecord(domain="metacritique", item=where(doc), is_deferred=True)
