@@ -70,9 +70,20 @@ def scripted_judge(prompt: str) -> str:
     return "\n".join(f"{k}. {p.split()[-1] in critique}" for k, p in enumerate(points, 1))
 
 
+def index_judge(prompt: str) -> str:
+    """For calibration: precision unit k is True unless k % 3 == 0; recall point k is True when k is odd, and
+    point 2 gets no readable verdict."""
+    if "[Statements]" in prompt:
+        n = len(_section(prompt, "Statements").splitlines())
+        return "\n".join(f"{k}. {k % 3 != 0}" for k in range(1, n + 1))
+    n = len(prompt.split("[Reference points]\n", 1)[1].split("\n\nReply", 1)[0].splitlines())
+    return "\n".join(f"{k}. {'maybe' if k == 2 else k % 2 == 1}" for k in range(1, n + 1))
+
+
 class ScriptedJudge:
     calls = 0
     die_after: int | None = None
+    script = staticmethod(scripted_judge)
 
     def __init__(self, settings):
         pass
@@ -83,7 +94,7 @@ class ScriptedJudge:
             if ScriptedJudge.die_after is not None and ScriptedJudge.calls >= ScriptedJudge.die_after:
                 raise KeyboardInterrupt("killed")
             ScriptedJudge.calls += 1
-            replies.append(Reply(scripted_judge(p)))
+            replies.append(Reply(ScriptedJudge.script(p)))
             if on_result:
                 on_result(i, replies[-1])
         return replies
@@ -105,7 +116,7 @@ def environment(monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
     pm = plugin_manager()
     pm.register(Plugin(), name="scripted-aiu")
-    ScriptedJudge.calls, ScriptedJudge.die_after = 0, None
+    ScriptedJudge.calls, ScriptedJudge.die_after, ScriptedJudge.script = 0, None, scripted_judge
     yield
     pm.unregister(name="scripted-aiu")
 
@@ -190,3 +201,44 @@ def test_deferred_then_judged_afterwards_gives_the_same_numbers(monkeypatch, tmp
     for key, value in expected().items():
         assert got["results"][TASK][key] == pytest.approx(value), key
     assert [f["item"].endswith("[4]") for f in got["failed"][TASK]] == [True]
+
+
+def test_calibration_against_the_human_labels(capsys):
+    from conftest import SHARED
+    from scipy import stats
+
+    path = SHARED / "data" / "metacritique" / "annotation_data.json"
+    if not path.is_file():
+        pytest.skip(f"shared data not found at {path}")
+    ScriptedJudge.script = index_judge
+    limit = 8
+    assert cli.main(["metacritique-calibrate", str(path), "--sources", "human_critique,llm1_critique", "--limit",
+                     str(limit), "--json", "--no_progress"]) == 0
+    report = json.loads(capsys.readouterr().out)["results"]
+    items = json.loads(path.read_text())[:limit]
+    for source in ("human_critique", "llm1_critique"):
+        p_hit = p_n = r_hit = r_n = r_all = 0
+        jf, hf = [], []
+        for item in items:
+            c = item[source]
+            jp = [k % 3 != 0 for k in range(1, len(c["aius"]) + 1)]
+            jr = {k: k % 2 == 1 for k in range(1, len(c["recall_labels"]) + 1) if k != 2}
+            p_hit += sum(j == h for j, h in zip(jp, c["precision_labels"]))
+            p_n += len(jp)
+            r_hit += sum(jr[k] == h for k, h in enumerate(c["recall_labels"], 1) if k in jr)
+            r_n += len(jr)
+            r_all += len(c["recall_labels"])
+            p1 = sum(jp) / len(jp) if jp else 0.0
+            r1 = sum(jr.values()) / len(jr) if jr else 0.0
+            jf.append(2 * p1 * r1 / (p1 + r1) if p1 and r1 else 0.0)
+            hp = sum(c["precision_labels"]) / len(c["precision_labels"])
+            hr = sum(c["recall_labels"]) / len(c["recall_labels"])
+            hf.append(2 * hp * hr / (hp + hr) if hp and hr else 0.0)
+        got = report[source]
+        assert got["critiques"] == limit
+        assert got["precision_accuracy"] == pytest.approx(100 * p_hit / p_n)
+        assert got["recall_accuracy"] == pytest.approx(100 * r_hit / r_n)
+        assert got["recall_parse_rate"] == pytest.approx(100 * r_n / r_all) and got["precision_parse_rate"] == 100
+        assert got["f1_correlation"]["pearson"] == pytest.approx(100 * stats.pearsonr(jf, hf)[0])
+        assert got["f1_correlation"]["spearman"] == pytest.approx(100 * stats.spearmanr(jf, hf)[0])
+    assert report["all"]["critiques"] == 2 * limit

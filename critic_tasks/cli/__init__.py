@@ -27,6 +27,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
     "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
+    "metacritique-calibrate": "a judge's MetaCritique precision / recall verdicts against the human labels",
     "tasks": "list our tasks, groups and tags",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
     "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command,
-                        "metacritique-score": protocols.score_command}
+                        "metacritique-score": protocols.score_command,
+                        "metacritique-calibrate": protocols.calibrate_command}
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli
 
