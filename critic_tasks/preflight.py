@@ -12,6 +12,7 @@ from typing import Iterable
 
 from critic_tasks import registry
 from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.protocols import catalog, remote
 from critic_tasks.protocols.criticbench.data import resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
@@ -32,10 +33,13 @@ def check_scorer(scorer: str) -> None:
 def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
                 toolkit_dir: str | None = None) -> None:
     tasks = list(tasks)
-    if tasks:
+    protocols = {t.spec.protocol for t in tasks}
+    if "criticbench" in protocols:
         resolve_data_dir(data_dir)
         if resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
+    for name in sorted(protocols - {"criticbench"}):  # a local data folder that is not there stops the run now
+        remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)
 

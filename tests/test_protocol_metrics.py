@@ -216,3 +216,12 @@ def test_metacritique_benchmark_loader(annotations):
     docs = mc_data.load_benchmark(annotations.parent)
     assert len(docs) == 100 and all(d["reference_aius"] for d in docs)
     assert docs[0]["question"] == "kitchen towel" and docs[0]["reference_answer"].startswith("A kitchen towel")
+
+
+@pytest.mark.parametrize("env, task", [(cq_data.DATA_DIR_ENV, "critic_alignbench_ref"),
+                                       (mc_data.DATA_DIR_ENV, "critic_metacritique")])
+def test_a_missing_data_folder_stops_the_run_before_the_model_loads(monkeypatch, capsys, env, task):
+    monkeypatch.setenv(env, "/no/such/folder")
+    assert cli.main(["--model", "hf", "--model_args", "pretrained=none", "--tasks", task]) == 2
+    err = capsys.readouterr().err
+    assert f"{env}=/no/such/folder: not a directory" in err and "Traceback" not in err

@@ -31,15 +31,18 @@ class Steps:
     prompt: Callable[[dict], str]
     target: Callable[[dict], str]
     record: Callable[[dict, object], Record] | None
+    data_env: str  # the environment variable naming a local copy of the data
 
 
 PROTOCOLS: dict[str, Steps] = {
     "criticbench": Steps(cb_loading.load_task_docs,
                          ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir"),
-                         cb_prompts.critic_prompt, cb_scoring.gold_text, cb_scoring.record),
+                         cb_prompts.critic_prompt, cb_scoring.gold_text, cb_scoring.record,
+                         "CRITICBENCH_DATA_DIR"),
     "critiquellm": Steps(cq_data.load_task_docs, ("reference", "data_dir"), cq_prompts.critic_prompt,
-                         cq_scoring.gold_text, cq_scoring.record),
-    "metacritique": Steps(mc_data.load_task_docs, ("data_dir",), mc_prompts.critic_prompt, mc_prompts.gold_text, None),
+                         cq_scoring.gold_text, cq_scoring.record, cq_data.DATA_DIR_ENV),
+    "metacritique": Steps(mc_data.load_task_docs, ("data_dir",), mc_prompts.critic_prompt, mc_prompts.gold_text, None,
+                          mc_data.DATA_DIR_ENV),
 }
 
 FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES}
