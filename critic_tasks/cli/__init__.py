@@ -43,7 +43,8 @@ def usage() -> str:
     lines += ["", "Anything else runs lm-eval with the critic tasks on its path; every lm_eval flag passes through:",
               "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
               "  critic-eval run --help      lm-eval's own flags",
-              "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'); judge: CRITIC_JUDGE_*;",
+              "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'), CRITIQUELLM_DATA_DIR,",
+              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*;",
               "code execution: CRITIC_EXECUTOR. See the README."]
     return "\n".join(lines)
 
