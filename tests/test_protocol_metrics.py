@@ -225,3 +225,34 @@ def test_a_missing_data_folder_stops_the_run_before_the_model_loads(monkeypatch,
     assert cli.main(["--model", "hf", "--model_args", "pretrained=none", "--tasks", task]) == 2
     err = capsys.readouterr().err
     assert f"{env}=/no/such/folder: not a directory" in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- parsing rules (README)
+
+
+@pytest.mark.parametrize("text, rating", [
+    ("Rating: [[7]]\nGood.", 7.0), ("On a scale [[1]] to [[10]] ... Rating: [[6]]", 6.0), ("[[ 8.5 ]]", 8.5),
+    ("Rating: [[11]]", None), ("Rating: 7", None), ("", None), (None, None),
+])
+def test_bracket_rating(text, rating):
+    from critic_tasks.core.parsing import parse_bracket_rating
+
+    assert parse_bracket_rating(text) == rating
+
+
+@pytest.mark.parametrize("text, verdict", [("[[A]]\nbecause", "A"), ("not [[A]] but [[b]]", "B"), ("[[C]]", "C"),
+                                           ("A is better", None), ("[[D]]", None)])
+def test_bracket_verdict(text, verdict):
+    from critic_tasks.core.parsing import parse_bracket_verdict
+
+    assert parse_bracket_verdict(text) == verdict
+
+
+def test_numbered_units_and_verdicts():
+    from critic_tasks.core.parsing import parse_numbered_units, parse_numbered_verdicts
+
+    assert parse_numbered_units("Here:\n1. The answer is wrong.\n2) It lacks a source.\n") == [
+        "The answer is wrong.", "It lacks a source."]
+    assert parse_numbered_units("None.") == [] and parse_numbered_units("no idea") is None
+    assert parse_numbered_verdicts("1. True\n2. **False**, since\n3: maybe\n5. True\n1. False", 4) == [
+        True, False, None, None]
