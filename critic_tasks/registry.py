@@ -12,6 +12,9 @@ the benchmarks, and next the OpenCompass configs. Adding a metric or a task is o
 * A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
   ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
 * A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
+* A ``Protocol`` is a paper's way of measuring critics; each Dimension names its protocol, and the adapters find
+  that protocol's loading, prompting and recording steps in ``protocols.catalog``. CriticBench tasks pick a split
+  and domains; the other protocols' tasks pass their loader's ``options`` (CritiqueLLM: ``reference``).
 """
 
 from __future__ import annotations
