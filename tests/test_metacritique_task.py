@@ -125,9 +125,10 @@ def expected():
     """By hand from the scripted rules: per critique, precision and recall verdicts, then macro / micro P/R/F1."""
     p_lists, r_lists, failed, empty, asked, readable = [], [], 0, 0, 0, 0
     for ref, critique in ITEMS:
-        if "GARBLE" in critique:
+        if "GARBLE" in critique:  # extraction unreadable: a failure; its recall is still asked (and readable)
             failed += 1
-            asked += 1
+            asked += 1 + len(ref)
+            readable += len(ref)
             continue
         claims = [c[len("Claim: "):] for c in critique.splitlines() if c.startswith("Claim: ")]
         p = [("right" in c) for c in claims if "fuzzy" not in c]
@@ -148,8 +149,8 @@ def expected():
             "judge_failed": failed, "empty_critiques": empty, "judge_parse_rate": 100 * readable / asked}
 
 
-# extraction for 4 non-empty critiques; precision for the 2 with units; recall for the 3 whose units are known
-N_CALLS = 4 + 2 + 3
+# extraction and recall for the 4 non-empty critiques (one batch), then precision for the 2 with units
+N_CALLS = 4 + 4 + 2
 
 
 def _run(log_samples=False):
@@ -171,7 +172,7 @@ def test_metrics_match_hand_computation_and_rerun_costs_no_calls():
 
 
 def test_a_killed_run_resumes_with_nothing_lost():
-    ScriptedJudge.die_after = 6  # killed during the second batch (precision + recall)
+    ScriptedJudge.die_after = 6  # killed during the first batch (extraction + recall)
     with pytest.raises(KeyboardInterrupt):
         _run()
     assert ScriptedJudge.calls == 6

@@ -96,6 +96,9 @@ def test_smollm2_critic_with_llama_cpp_judge(shared_data, llama_server, http_cal
     records = [s["filtered_resps"][0][0] for s in mc]
     assert len(records) == LIMIT and http_calls
     assert all(r["judge"]["base_url"] == llama_server and "api_key" not in r["judge"] for r in records)
+    # recall (step 3) is asked for every non-empty critique, whatever became of the extraction (step 1)
+    assert all(len(r["recall"]) == len(s["doc"]["reference_aius"]) for r, s in zip(records, mc))
+    assert all(r["extraction_text"] is not None for r, s in zip(records, mc) if s["resps"][0][0].strip())
     metrics = results["critic_metacritique"]
     assert 0.0 <= metrics["judge_parse_rate,none"] <= 100.0
     assert metrics["judge_failed,none"] == sum(

@@ -193,6 +193,7 @@ class AIURecord(Record):
     error: str | None = None
     cached: bool = False
     is_deferred: bool = False
+    extraction_text: str | None = None  # the judge's reply to the extraction step, for inspection
 
     @property
     def scored(self) -> bool:

@@ -64,7 +64,7 @@ def calibrate(path: str | Path, settings: LLMSettings, sources: list[str] | None
     n = len(docs) if limit is None else max(0, min(limit, len(docs)))
     keys = [(s, i) for s in chosen for i in range(n)]
     p_keys = [k for k in keys if by_source[k[0]][k[1]]["aius"]]  # a critique without AIU: nothing to ask
-    precision, recall = verdict_batches(settings, [(docs[i], by_source[s][i]["aius"]) for s, i in p_keys],
+    precision, recall, _ = verdict_batches(settings, [(docs[i], by_source[s][i]["aius"]) for s, i in p_keys],
                                         [(docs[i], by_source[s][i]["critique"]) for s, i in keys], progress)
     p_by = dict(zip(p_keys, precision))
     rows: dict[str, list[dict]] = {s: [] for s in chosen}

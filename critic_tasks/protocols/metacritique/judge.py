@@ -2,13 +2,13 @@
 
 Every call goes through the model-calling layer (``critic_tasks.llm``) with the CriticBench judge's settings
 (``CRITIC_JUDGE_*``): cached per prompt as each reply arrives, so a rerun costs no calls and a killed run resumes
-with nothing lost. Step 1 (extraction) runs first, one concurrent batch; steps 2 (precision, on the extracted
-units) and 3 (recall, on the reference units) then run together in a second batch.
+with nothing lost. Steps 1 (extraction) and 3 (recall: the reference units against the critique's text) run
+first, in one concurrent batch; step 2 (precision, on the extracted units) then runs in a second batch.
 
 Rules: a verdict the judge's reply does not give for a unit is None (counted, never guessed); an empty critique
 has no AIU and entails nothing (its recall verdicts are False without a call); a reply to step 1 that lists no unit
 and does not say "None", or a failed call, leaves the AIUs unknown (``n_aius`` None): the critique is a counted
-judge failure.
+judge failure (its recall verdicts are still asked, and kept in the record and the cache).
 """
 
 from __future__ import annotations
@@ -43,20 +43,27 @@ def where(doc: dict) -> str:
     return f"{doc['source_file']}[{doc['item_index']}]"
 
 
-def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, Sequence[str]]],
-                    recall_jobs: Sequence[tuple[dict, str]], progress: bool = True):
-    """Steps 2 and 3 in one concurrent batch: ``precision_jobs`` (doc, AIUs), ``recall_jobs`` (doc, critique).
+def _verdicts(completion, n: int):
+    verdicts = tuple(parse_numbered_verdicts(completion.text, n)) if completion.text is not None else (None,) * n
+    error = completion.error if completion.text is None else None if all(v is not None for v in verdicts) else \
+        f"{sum(v is None for v in verdicts)} of {n} verdicts unreadable"
+    return verdicts, error, completion.cached
 
-    Returns two lists of (verdicts, error, cached), one entry per job, verdicts one per unit (None: unparsed)."""
+
+def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, Sequence[str]]],
+                    recall_jobs: Sequence[tuple[dict, str]], progress: bool = True, extra: Sequence[str] = ()):
+    """Steps 2 and 3 in one concurrent batch: ``precision_jobs`` (doc, AIUs), ``recall_jobs`` (doc, critique); any
+    ``extra`` prompts ride along in the same batch.
+
+    Returns (precision, recall, extra completions): one (verdicts, error, cached) per job, verdicts one per unit
+    (None: unreadable)."""
     prompts = [precision_prompt(d, u) for d, u in precision_jobs] + [recall_prompt(d, c) for d, c in recall_jobs]
+    prompts += list(extra)
     sizes = [len(u) for _, u in precision_jobs] + [len(d["reference_aius"]) for d, _ in recall_jobs]
-    out = []
-    for c, n in zip(complete(prompts, settings, PROMPT_VERSION, progress=progress) if prompts else [], sizes):
-        verdicts = tuple(parse_numbered_verdicts(c.text, n)) if c.text is not None else (None,) * n
-        error = c.error if c.text is None else None if all(v is not None for v in verdicts) else \
-            f"{sum(v is None for v in verdicts)} of {n} verdicts unreadable"
-        out.append((verdicts, error, c.cached))
-    return out[: len(precision_jobs)], out[len(precision_jobs):]
+    done = complete(prompts, settings, PROMPT_VERSION, progress=progress) if prompts else []
+    judged = [_verdicts(c, n) for c, n in zip(done, sizes)]
+    n_p = len(precision_jobs)
+    return judged[:n_p], judged[n_p:], done[len(sizes):]
 
 
 def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], settings: LLMSettings | None = None,
@@ -67,35 +74,32 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
     settings = settings or judge_settings()
     texts = [(c or "").strip() for c in critiques]
     todo = [i for i, t in enumerate(texts) if t]
-    extracted = complete([extraction_prompt(texts[i]) for i in todo], settings, PROMPT_VERSION,
-                         progress=progress) if todo else []
+    # batch 1: extraction (step 1) and recall (step 3, which needs only the critique's text), concurrently
+    _, recall, extracted = verdict_batches(settings, [], [(docs[i], texts[i]) for i in todo], progress,
+                                           extra=[extraction_prompt(texts[i]) for i in todo])
     units: dict[int, list[str] | None] = {i: [] for i, t in enumerate(texts) if not t}
     errors: dict[int, str] = {}
-    cached: dict[int, bool] = {}
     for i, c in zip(todo, extracted):
         units[i] = parse_numbered_units(c.text)
-        cached[i] = c.cached
         if units[i] is None:
             errors[i] = c.error or EXTRACT_ERROR
+    # batch 2: precision (step 2) on the extracted units
     with_units = [i for i in todo if units[i]]
-    recall_idx = [i for i in todo if units[i] is not None]
-    precision, recall = verdict_batches(settings, [(docs[i], units[i]) for i in with_units],
-                                        [(docs[i], texts[i]) for i in recall_idx], progress)
-    p_by, r_by = dict(zip(with_units, precision)), dict(zip(recall_idx, recall))
+    precision, _, _ = verdict_batches(settings, [(docs[i], units[i]) for i in with_units], [], progress)
+    p_by, r_by = dict(zip(with_units, precision)), dict(zip(todo, recall))
+    x_by = dict(zip(todo, extracted))
     records = []
     for i, doc in enumerate(docs):
         aius = units[i]
         p, p_err, p_cached = p_by.get(i, ((), None, True))
-        if i in r_by:
-            r, r_err, r_cached = r_by[i]
-        elif aius is None:
-            r, r_err, r_cached = (), None, True
-        else:  # an empty critique entails nothing: False without asking
-            r, r_err, r_cached = (False,) * len(doc["reference_aius"]), None, True
+        # an empty critique entails nothing: its recall verdicts are False without asking
+        r, r_err, r_cached = r_by.get(i, ((False,) * len(doc["reference_aius"]), None, True))
         error = errors.get(i) or p_err or r_err
+        x = x_by.get(i)
         rec = AIURecord(domain="metacritique", item=where(doc), aius=tuple(aius or ()),
                         n_aius=None if aius is None else len(aius), precision=tuple(p), recall=tuple(r), error=error,
-                        cached=cached.get(i, True) and p_cached and r_cached)
+                        cached=(x is None or x.cached) and p_cached and r_cached,
+                        extraction_text=None if x is None else x.text)
         if error:
             log.warning("critic_tasks: metacritique judge on %s: %s", rec.item, error)
         records.append(rec)
