@@ -125,6 +125,10 @@ def judge_command(argv: list[str]) -> int:
     if args.output:
         args.output.write_text(json.dumps(report, indent=2))
     print(format_judge_table(results))
+    for task, m in results.items():  # MetaCritique reports P/R/F1, not a 1-10 grade
+        if "f1" in m:
+            print(f"{task}: precision {m['precision']:.2f}  recall {m['recall']:.2f}  f1 {m['f1']:.2f} (critique level); "
+                  f"f1_micro {m['f1_micro']:.2f} (AIU level)")
     n_failed = sum(map(len, failed.values()))
     if n_failed and not args.allow_failures:
         print(f"critic-eval judge: {n_failed} of {n_items} items could not be judged (see 'failed' in the output, "
