@@ -202,6 +202,7 @@ def test_deferred_then_judged_afterwards_gives_the_same_numbers(monkeypatch, tmp
     for key, value in expected().items():
         assert got["results"][TASK][key] == pytest.approx(value), key
     assert [f["item"].endswith("[4]") for f in got["failed"][TASK]] == [True]
+    assert f"{TASK}: precision {expected()['precision']:.2f}" in capsys.readouterr().out
 
 
 def test_calibration_against_the_human_labels(capsys):
