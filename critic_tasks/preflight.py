@@ -13,6 +13,7 @@ from typing import Iterable
 from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.protocols import catalog, remote
 from critic_tasks.protocols.criticbench.data import resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
@@ -23,7 +24,7 @@ EXECUTOR_ENV = "CRITIC_EXECUTOR"
 
 def check_scorer(scorer: str) -> None:
     """The settings one way of scoring needs: the judge's for ``judge``, the executor for ``sandbox``."""
-    if scorer == "judge":
+    if scorer in ("judge", "aiu_judge"):
         settings = judge_settings()  # validates every CRITIC_JUDGE_* value, the cache path included
         check_backend_name(settings)
     elif scorer == "sandbox":
@@ -35,9 +36,13 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     tasks = list(tasks)
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
+    protocols = {t.spec.protocol for t in tasks}
+    if "criticbench" in protocols:
         resolve_data_dir(data_dir)
         if resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
+    for name in sorted(protocols - {"criticbench"}):  # a local data folder that is not there stops the run now
+        remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)
 

@@ -12,6 +12,9 @@ the benchmarks, and next the OpenCompass configs. Adding a metric or a task is o
 * A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
   ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
 * A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
+* A ``Protocol`` is a paper's way of measuring critics; each Dimension names its protocol, and the adapters find
+  that protocol's loading, prompting and recording steps in ``protocols.catalog``. CriticBench tasks pick a split
+  and domains; the other protocols' tasks pass their loader's ``options`` (CritiqueLLM: ``reference``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import INTERVALS, PASS_AT_K
+from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
 
 WHEN = ("all", "scored", "deferred")
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
@@ -112,6 +116,7 @@ class Task:
     generation_kwargs: dict | None = None  # overrides the template's greedy decoding
     section: str = ""  # the summary table's row block (default: the dimension's all-domain task)
     headline: tuple[str, ...] = ()  # overrides the dimension's headline keys
+    options: tuple[tuple[str, Any], ...] = ()  # other protocols: their loader's options (dataset_kwargs)
 
     @property
     def spec(self) -> Dimension:
@@ -125,6 +130,10 @@ class Task:
         return self.headline or self.spec.headline
 
     def description(self) -> str:
+        if self.spec.protocol != "criticbench":
+            extra = "".join(f"; {k}={v}" for k, v in self.options)
+            extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
+            return f"{self.spec.about} ({PROTOCOLS[self.spec.protocol].title}{extra})"
         domains = "all 9 domains" if self.domains == DOMAIN_NAMES else ", ".join(self.domains)
         extra = "" if self.with_feedback else "; no feedback given"
         extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
@@ -174,10 +183,30 @@ def _judged(groups) -> tuple[Metric, ...]:
             *_breakdown("judge", "judge_score", "group", groups))
 
 
+# CritiqueLLM (pointwise ratings, pairwise preferences) and MetaCritique (AIU precision / recall).
+RATING = (Metric("text_pearson", "rating", when="scored"), Metric("text_spearman", "rating", when="scored"),
+          Metric("text_kendall", "rating", when="scored"), Metric("text_questions", "rating", when="scored"),
+          Metric("text_skipped", "rating", when="scored", higher_is_better=False),
+          Metric("system_pearson", "rating", when="scored"), Metric("system_spearman", "rating", when="scored"),
+          Metric("system_kendall", "rating", when="scored"), Metric("system_models", "rating", when="scored"),
+          Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
+          *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS))
+
+PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
+              Metric("parse_rate", "preference"), *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
+
+AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro",
+                                                     "f1_micro")),
+       Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False),
+       Metric("empty_critiques", "aiu", higher_is_better=False),
+       Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False))
+
 # ----------------------------------------------------------------------------- the catalogue
 
 PROTOCOLS = {
     "criticbench": Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764"),
+    "critiquellm": Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702"),
+    "metacritique": Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518"),
 }
 
 _LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
@@ -201,6 +230,15 @@ DIMENSIONS = {d.name: d for d in (
               _JUDGE_HEADLINE, "free-text comparison of two responses, graded 1-10 by a judge"),
     Dimension("correction_sub", "criticbench", "correction", "sub", "judge", _judged(MAIN_QUALITIES),
               _JUDGE_HEADLINE, "revision of a text response, graded 1-10 by a judge against the human one"),
+    Dimension("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
+              ("text_pearson", "text_spearman", "text_kendall", "system_pearson", "parse_rate"),
+              "rate one AlignBench response 1-10 ([[x]]); correlation with human scores"),
+    Dimension("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", PREFERENCE,
+              ("agreement", "consistency", "parse_rate"),
+              "pick the better of two AlignBench responses ([[A]]/[[B]]), asked in both orders; agreement with humans"),
+    Dimension("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
+              ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
+              "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
 )}
 
 
@@ -232,6 +270,22 @@ def _catalogue() -> list[Task]:
     subjective = {"feedback": DOMAIN_NAMES, "comparison": DOMAIN_NAMES, "correction": TEXT_DOMAINS}
     for dim, domains in subjective.items():
         tasks += _variants(f"critic_{dim}_sub", f"{dim}_sub", domains, "critic_sub_per_domain")
+    return tasks + _other_protocols()
+
+
+def _other_protocols() -> list[Task]:
+    """CritiqueLLM's four AlignBench tasks (with and without the reference; pointwise and pairwise), its
+    self-consistency variant (5 sampled critiques, mean rating), and MetaCritique's critique task."""
+    tag = ("critic_critiquellm",)
+    tasks = [Task(f"critic_alignbench{kind}_{ref}", dim, tags=tag, section=f"critic_alignbench{kind}_{ref}",
+                  options=(("reference", ref == "ref"),))
+             for kind, dim in (("", "alignbench_pointwise"), ("_pairwise", "alignbench_pairwise"))
+             for ref in ("ref", "free")]
+    tasks.append(Task("critic_alignbench_ref_sc", "alignbench_pointwise", repeats=5, section="critic_alignbench_ref",
+                      options=(("reference", True),),
+                      generation_kwargs={"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.95,
+                                         "max_gen_toks": 512}))
+    tasks.append(Task("critic_metacritique", "metacritique", section="critic_metacritique"))
     return tasks
 
 
@@ -246,7 +300,9 @@ GROUPS = {g.name: g for g in (
 
 # The summary table's row blocks, in the paper's dimension order.
 SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic_meta", "critic_correction_empty",
-            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub")
+            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub",
+            "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
+            "critic_alignbench_pairwise_free", "critic_metacritique")
 
 
 def tags() -> dict[str, list[str]]:

@@ -29,6 +29,8 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
+    "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
+    "metacritique-calibrate": "a judge's MetaCritique precision / recall verdicts against the human labels",
     "tasks": "list our tasks, groups and tags",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
     "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
@@ -44,7 +46,8 @@ def usage() -> str:
     lines += ["", "Anything else runs lm-eval with the critic tasks on its path; every lm_eval flag passes through:",
               "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
               "  critic-eval run --help      lm-eval's own flags",
-              "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'); judge: CRITIC_JUDGE_*;",
+              "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'), CRITIQUELLM_DATA_DIR,",
+              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*;",
               "code execution: CRITIC_EXECUTOR. See the README."]
     return "\n".join(lines)
 
@@ -57,12 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge, opencompass, reports
+            from critic_tasks.cli import judge, opencompass, protocols, reports
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command,
-                        "report": reports.report_command, "check": reports.check_command}
+                        "report": reports.report_command, "check": reports.check_command,
+                        "metacritique-score": protocols.score_command,
+                        "metacritique-calibrate": protocols.calibrate_command}
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli
 

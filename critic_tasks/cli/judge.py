@@ -96,13 +96,22 @@ def judge_command(argv: list[str]) -> int:
 
     results, failed, n_items = {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        if task not in registry.TASKS or not registry.TASKS[task].judged:
+        scorer = registry.TASKS[task].spec.scorer if task in registry.TASKS else None
+        if scorer not in ("judge", "aiu_judge"):
             continue
         docs, predictions = read_samples(path)
         n_items += len(docs)
         if not docs:
             continue
         print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
+        if scorer == "aiu_judge":  # MetaCritique: AIU extraction, precision and recall steps
+            from critic_tasks.protocols.metacritique.judge import judge_critiques
+            from critic_tasks.protocols.metacritique.scoring import aiu_metrics
+
+            aiu_records = judge_critiques(docs, predictions, settings, progress=not args.no_progress)
+            results[task] = aiu_metrics(aiu_records)
+            failed[task] = [{"item": r.item, "error": r.error} for r in aiu_records if not r.scored]
+            continue
         records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
         results[task] = dimension_metrics(registry.TASKS[task].spec, records)  # the registry's keys, intervals too
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]
@@ -116,6 +125,10 @@ def judge_command(argv: list[str]) -> int:
     if args.output:
         args.output.write_text(json.dumps(report, indent=2))
     print(format_judge_table(results))
+    for task, m in results.items():  # MetaCritique reports P/R/F1, not a 1-10 grade
+        if "f1" in m:
+            print(f"{task}: precision {m['precision']:.2f}  recall {m['recall']:.2f}  f1 {m['f1']:.2f} (critique level); "
+                  f"f1_micro {m['f1_micro']:.2f} (AIU level)")
     n_failed = sum(map(len, failed.values()))
     if n_failed and not args.allow_failures:
         print(f"critic-eval judge: {n_failed} of {n_items} items could not be judged (see 'failed' in the output, "

@@ -13,6 +13,9 @@ Rules (documented in the README, deterministic, never raising):
   a verdict falls back to a bare leading ``A``/``B``/``C``
   (the toolkit reads the first character of such replies).
 * Anything else returns ``None``; callers count it against ``parse_rate``.
+* CritiqueLLM's double-bracket markers: a rating ``[[x]]`` (1-10) and a verdict ``[[A]]``/``[[B]]``/``[[C]]``; the
+  last in-range marker counts (a critic may quote a scale first); no marker is a failure (no number fallback).
+* MetaCritique's numbered lists: units (``1. ...``) and True/False verdicts (``1. True``), unit by unit.
 """
 
 from __future__ import annotations
@@ -98,3 +101,53 @@ def parse_grade(text: str | None, low: float = 1, high: float = 10) -> float | N
         if low <= value <= high:
             return value
     return None
+
+
+_BRACKET_RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
+_BRACKET_VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]", re.IGNORECASE)
+
+
+def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10) -> float | None:
+    """The last ``[[x]]`` with low <= x <= high, or None."""
+    for match in reversed(list(_BRACKET_RATING.finditer(text or ""))):
+        value = float(match.group(1))
+        if low <= value <= high:
+            return value
+    return None
+
+
+def parse_bracket_verdict(text: str | None) -> str | None:
+    """The last ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None."""
+    found = _BRACKET_VERDICT.findall(text or "")
+    return found[-1].upper() if found else None
+
+
+_NUMBERED = re.compile(r"^\s*(?:[-*]\s*)?\(?(\d+)[.):\]]\s*(.*\S)?\s*$")
+_VERDICT_WORD = re.compile(r"^[\s*_`'\"\[(]*(?:verdict\s*[:：]\s*)?[\s*_`'\"\[(]*(true|false|yes|no)\b", re.IGNORECASE)
+_NONE_REPLY = re.compile(r"^[\s*_`'\"]*(?:none|no (?:atomic )?(?:information )?units?)[\s.!*_`'\"]*$", re.IGNORECASE)
+
+
+def parse_numbered_units(text: str | None) -> list[str] | None:
+    """The items of a numbered list (``1. unit``), in order; ``[]`` when the reply is just "None"; None when the
+    reply holds neither (unparseable)."""
+    if text is None:
+        return None
+    units = [m.group(2).strip() for m in map(_NUMBERED.match, text.splitlines()) if m and m.group(2)]
+    if units:
+        return units
+    return [] if _NONE_REPLY.match(text.strip()) else None
+
+
+def parse_numbered_verdicts(text: str | None, n: int) -> list[bool | None]:
+    """One True/False per unit 1..n from lines ``k. True`` / ``k: false`` (yes/no accepted); None for a unit
+    without a readable verdict (never guessed). When a number is repeated, its first verdict counts."""
+    out: list[bool | None] = [None] * n
+    for line in (text or "").splitlines():
+        m = _NUMBERED.match(line)
+        if not m or not m.group(2):
+            continue
+        k = int(m.group(1))
+        word = _VERDICT_WORD.match(m.group(2))
+        if 1 <= k <= n and out[k - 1] is None and word:
+            out[k - 1] = word.group(1).lower() in ("true", "yes")
+    return out

@@ -135,7 +135,80 @@ class JudgedRecord(Record):
         return self.is_deferred
 
 
+@dataclass(frozen=True)
+class RatingRecord(Record):
+    """A critic's rating of one response against the human score (CritiqueLLM pointwise). With k sampled
+    critiques (self-consistency), ``pred`` is the mean of the parsed ratings and ``samples`` is k."""
+
+    kind: ClassVar[str] = "rating"
+    pred: float = 0.0  # the parsed rating (or the mean of the parsed samples); the failure value when none parsed
+    parsed: bool = False
+    gold: float | None = None
+    question: str = ""  # text-level correlations group the responses to one question
+    model: str = ""  # system-level correlations group by the model that wrote the response
+    category: str = ""
+    samples: int = 1
+    parsed_samples: int = 1
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
+    @property
+    def n_samples(self) -> int:
+        return self.samples
+
+
+@dataclass(frozen=True)
+class PreferenceRecord(Record):
+    """One order of a pairwise preference (CritiqueLLM pairwise): the verdict A/B/C given for that order."""
+
+    kind: ClassVar[str] = "preference"
+    pair_id: str = ""
+    order: str = "forward"
+    verdict: str | None = None
+    parsed: bool = False
+    gold: str | None = None  # the human preference for the *forward* order
+    category: str = ""
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
+
+@dataclass(frozen=True)
+class AIURecord(Record):
+    """A judge's MetaCritique verdicts on one critique: one per extracted AIU (precision: factual?) and one per
+    reference AIU (recall: entailed?), each True/False or None when the judge's reply gave none for that unit.
+
+    ``n_aius`` is None when the AIUs could not be extracted (call failed, or the reply listed none and did not say
+    "None"); such a critique is a counted failure (``error`` says why), not scored."""
+
+    kind: ClassVar[str] = "aiu"
+    item: str = ""
+    aius: tuple[str, ...] = field(default_factory=tuple)
+    n_aius: int | None = None
+    precision: tuple[bool | None, ...] = field(default_factory=tuple)
+    recall: tuple[bool | None, ...] = field(default_factory=tuple)
+    error: str | None = None
+    cached: bool = False
+    is_deferred: bool = False
+    extraction_text: str | None = None  # the judge's reply to the extraction step, for inspection
+
+    @property
+    def scored(self) -> bool:
+        if self.is_deferred or self.n_aius is None:
+            return False
+        precision_ok = self.n_aius == 0 or any(v is not None for v in self.precision)
+        return precision_ok and any(v is not None for v in self.recall)
+
+    @property
+    def deferred(self) -> bool:
+        return self.is_deferred
+
+
 RECORD_TYPES: dict[str, type[Record]] = {
-    cls.kind: cls for cls in (LikertRecord, VerdictRecord, CorrectionRecord, JudgedRecord)
+    cls.kind: cls for cls in (LikertRecord, VerdictRecord, CorrectionRecord, JudgedRecord, RatingRecord,
+                              PreferenceRecord, AIURecord)
 }
 _FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in RECORD_TYPES.values()}

@@ -35,7 +35,7 @@ TEMPLATE = {
 }
 # Outputs that are not parsed item by item are scored for the whole task at once by a filter: programs run in
 # parallel in the sandbox, judge calls run concurrently.
-FILTERS = {"sandbox": "CorrectionCheck", "judge": "JudgeFilter"}
+FILTERS = {"sandbox": "CorrectionCheck", "judge": "JudgeFilter", "aiu_judge": "AIUJudgeFilter"}
 
 
 def _dump(data: dict) -> str:
@@ -67,6 +67,12 @@ def _task_yaml(task: registry.Task) -> str:
         config["repeats"] = task.repeats
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
+    if dim.protocol != "criticbench":
+        if task.repeats > 1 and dim.scorer == "parse":  # every sample reaches process_results
+            config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.KeepSamples"}]}]
+        config["dataset_kwargs"] = {"dimension": dim.dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
+                                    **dict(task.options)}
+        return _dump(config)
     kwargs = {"dimension": dim.dimension, "split": task.split,
               "domains": "all" if task.domains == DOMAIN_NAMES else ",".join(task.domains)}
     if dim.fmt != "obj":

@@ -22,10 +22,11 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
 from critic_tasks.preflight import check_scorer
-from critic_tasks.protocols.criticbench import prompts, scoring
+from critic_tasks.protocols import catalog
+from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
-from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.metacritique import judge as metacritique_judge
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -50,8 +51,8 @@ class _ExpectedCountWarning(logging.Filter):
 
 logging.getLogger("lm_eval.evaluator_utils").addFilter(_ExpectedCountWarning())
 
-# What a task's dataset_kwargs (or --metadata) may set; lm-eval passes other metadata (version, ...) too.
-_DATASET_KWARGS = ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir")
+def _dimension(doc: dict) -> registry.Dimension:
+    return registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
 
 
 def load_docs(**kwargs):
@@ -61,31 +62,39 @@ def load_docs(**kwargs):
     dimension = kwargs.get("dimension")
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
+    dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
-    check_scorer(registry.dimension_for(dimension, kwargs.get("fmt", "obj")).scorer)
+    check_scorer(dim.scorer)
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
-    docs = load_task_docs(dimension, **{k: kwargs[k] for k in _DATASET_KWARGS if k in kwargs})
+    steps = catalog.PROTOCOLS[dim.protocol]
+    # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
+    docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
 
 
-doc_to_text = prompts.critic_prompt
-doc_to_target = scoring.gold_text
+def doc_to_text(doc: dict) -> str:
+    return catalog.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
 
 
-def _record(doc: dict, results: list, scorer: str) -> Record:
-    if scorer == "judge":
-        return Record.from_dict(results[0][0])  # the JudgeFilter's record for this document
-    if scorer == "sandbox":
+def doc_to_target(doc: dict) -> str:
+    return catalog.PROTOCOLS[_dimension(doc).protocol].target(doc)
+
+
+def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
+    if dim.scorer in ("judge", "aiu_judge"):
+        return Record.from_dict(results[0][0])  # the judge filter's record for this document
+    if dim.scorer == "sandbox":
         outcomes = results[0]
         if isinstance(outcomes, dict):  # one sample
             outcomes = [outcomes]
         return scoring.correction_record(doc, [CheckOutcome(**o) for o in outcomes])
-    return scoring.record(doc, results[0] if results else None)
+    # one reply; or every sample of the item where the KeepSamples filter kept them (self-consistency)
+    return catalog.PROTOCOLS[dim.protocol].record(doc, results[0] if results else None)
 
 
 def process_results(doc: dict, results: list) -> dict:
-    dim = registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
-    rec = _record(doc, results, dim.scorer)
+    dim = _dimension(doc)
+    rec = _record(doc, results, dim)
     row = rec.as_dict()  # plain JSON in --log_samples files
     # the same row object under every key: an interval's two bounds are computed once (see _interval_aggregation)
     intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
@@ -100,7 +109,7 @@ def aggregation_name(family: str, base: str) -> str:
 
 
 def _aggregation(family: str, base: str):
-    compute = scoring.FAMILIES[family]
+    compute = catalog.FAMILIES[family]
 
     def aggregate(rows):
         return compute([Record.from_dict(r) for r in rows])[base]
@@ -165,7 +174,8 @@ def _scored_or_rescued(kind: str, resps, docs, score):
     except Exception as err:
         folder = Path(os.environ.get(RESCUE_DIR_ENV) or "critic-eval-rescue").resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        task = f"critic_{docs[0]['dimension']}{'_sub' if docs[0].get('fmt') == 'sub' else ''}"
+        dim = _dimension(docs[0])
+        task = f"critic_{dim.dimension}{'_sub' if dim.fmt == 'sub' and dim.protocol == 'criticbench' else ''}"
         path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):
@@ -231,4 +241,35 @@ class JudgeFilter:
         records: list[JudgedRecord] = _scored_or_rescued(
             "judge", resps, docs, lambda: judge_docs(docs, [r[0] if r else None for r in resps], settings))
         identity = judge_identity(settings)
+        return [[{**rec.as_dict(), "judge": identity}] for rec in records]
+
+
+class KeepSamples:
+    """lm-eval filter: keep every sample of an item (lm-eval's default keeps the first), for tasks that read all
+    k of them (CritiqueLLM's self-consistency: the mean of k sampled ratings)."""
+
+    def __init__(self, **kwargs):
+        pass
+
+    def apply(self, resps, docs):
+        return [list(r) for r in resps]
+
+
+class AIUJudgeFilter:
+    """lm-eval filter for MetaCritique: the judge extracts each critique's AIUs and checks precision and recall
+    (``protocols.metacritique.judge``; CRITIC_JUDGE_* settings, cached per step). Without a judge model, judging
+    is deferred as for the CriticBench judge (``critic-eval judge <output dir>`` scores the saved samples)."""
+
+    def __init__(self, **kwargs):
+        pass
+
+    def apply(self, resps, docs):
+        settings = metacritique_judge.judge_settings()
+        if not settings.model:
+            log.warning("critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): MetaCritique judging "
+                        "deferred; keep generations with --log_samples and run `critic-eval judge <output_path>`")
+            return [[metacritique_judge.deferred_record(doc).as_dict()] for doc in docs]
+        records = _scored_or_rescued("judge", resps, docs, lambda: metacritique_judge.judge_critiques(
+            docs, [r[0] if r else None for r in resps], settings))
+        identity = metacritique_judge.judge_identity(settings)
         return [[{**rec.as_dict(), "judge": identity}] for rec in records]

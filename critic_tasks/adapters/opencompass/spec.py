@@ -30,7 +30,7 @@ CLASSES = (GEN_INFERENCER, PROMPT_TEMPLATE, ZERO_RETRIEVER, DATASET, EVALUATOR)
 def supported(task: registry.Task) -> bool:
     """Tasks OpenCompass runs. Not the sampled pass@k variant: OpenCompass scores each of its ``n`` runs on its
     own, so no evaluator call sees an item's samples together."""
-    return task.repeats == 1
+    return task.repeats == 1 and task.spec.protocol == "criticbench"
 
 
 def runnable_tasks() -> list[registry.Task]:

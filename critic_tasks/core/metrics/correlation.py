@@ -1,0 +1,77 @@
+"""Human-agreement correlations of a critic's scores (CritiqueLLM, Ke et al. 2023), x100.
+
+Three coefficients, each from ``scipy.stats`` (``pearsonr``, ``spearmanr``, ``kendalltau``; Kendall's tau-b):
+
+* ``correlations(x, y)``: the three over two aligned lists; None for each when undefined (fewer than two items,
+  or a constant side).
+* text level (``text_level``): group the items by question (``groups``: one key per item), correlate critic and
+  human scores over each question's responses, and average each coefficient over the questions. A question with
+  fewer than two responses, or whose scores are constant on either side (the coefficients are undefined), is
+  skipped and counted (``skipped``); ``questions`` says how many were averaged. With none left, the values are 0
+  (never NaN), flagged by ``questions`` = 0.
+* system level (``system_level``): the mean critic score and the mean human score of each generating model (the
+  ``groups``), correlated across models. Undefined (fewer than two models, or constant means) reports 0 with
+  ``defined`` = 0.
+
+The paper's released script skips a question when its Spearman is NaN, as here.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import defaultdict
+from typing import Hashable, Sequence
+
+from scipy import stats
+
+COEFFICIENTS = ("pearson", "spearman", "kendall")
+
+_CITATION = """\
+@article{ke2023critiquellm,
+  title={CritiqueLLM: Towards an Informative Critique Generation Model for Evaluation of Large Language Model Generation},
+  author={Ke, Pei and Wen, Bosi and Feng, Zhuoer and Liu, Xiao and Lei, Xuanyu and Cheng, Jiale and Wang, Shengyuan and
+          Zeng, Aohan and Dong, Yuxiao and Wang, Hongning and Tang, Jie and Huang, Minlie},
+  journal={arXiv preprint arXiv:2311.18702},
+  year={2023}
+}
+"""
+
+
+def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float] | None:
+    """Pearson, Spearman and Kendall x100, or None when undefined (n < 2 or a constant side)."""
+    if len(x) != len(y):
+        raise ValueError(f"{len(x)} vs {len(y)} values")
+    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = {"pearson": stats.pearsonr(x, y)[0], "spearman": stats.spearmanr(x, y)[0], "kendall": stats.kendalltau(x, y)[0]}
+    if any(math.isnan(v) for v in out.values()):
+        return None
+    return {k: 100.0 * float(v) for k, v in out.items()}
+
+
+def text_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict[str, float]:
+    """Mean over questions of the per-question coefficients; ``questions`` averaged, ``skipped`` questions."""
+    by_q: dict[Hashable, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        by_q[g].append(i)
+    per_q = [correlations([pred[i] for i in idx], [human[i] for i in idx]) for idx in by_q.values()]
+    used = [c for c in per_q if c is not None]
+    out = {k: (sum(c[k] for c in used) / len(used) if used else 0.0) for k in COEFFICIENTS}
+    out.update(questions=float(len(used)), skipped=float(len(per_q) - len(used)))
+    return out
+
+
+def system_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict[str, float]:
+    """Coefficients across groups (models) of their mean scores; ``models`` counted, ``defined`` 1 or 0."""
+    by_m: dict[Hashable, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups):
+        by_m[g].append(i)
+    means_pred = [sum(pred[i] for i in idx) / len(idx) for idx in by_m.values()]
+    means_human = [sum(human[i] for i in idx) / len(idx) for idx in by_m.values()]
+    c = correlations(means_pred, means_human)
+    out = dict(c) if c else {k: 0.0 for k in COEFFICIENTS}
+    out.update(models=float(len(by_m)), defined=float(c is not None))
+    return out

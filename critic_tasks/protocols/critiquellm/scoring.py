@@ -1,0 +1,83 @@
+"""CritiqueLLM scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
+
+* ``rating`` (pointwise): the critic's ``[[x]]`` rating (1-10) against ``human_score``. ``text_pearson`` /
+  ``text_spearman`` / ``text_kendall``: correlation over the responses to each question, averaged over questions
+  (``text_questions`` used, ``text_skipped``: questions with fewer than two responses or constant scores);
+  ``system_*``: each generating model's mean rating vs its mean human score, correlated across models
+  (``system_models``); ``text_pearson_<category>`` per AlignBench category; ``parse_rate``. An unparsed reply takes
+  5, the released evaluation script's value, and counts against ``parse_rate`` (never dropped). With k sampled
+  critiques (self-consistency) the rating is the mean of the parsed samples; none parsed -> 5, unparsed.
+* ``preference`` (pairwise): ``agreement`` and ``consistency`` over pairs asked in both orders (the paper's rule,
+  ``core.metrics.agreement``), ``agreement_<category>``, ``parse_rate`` (share of the 2N replies with a verdict).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
+from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
+from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record
+
+RATING_LOW, RATING_HIGH = 1, 10
+UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique
+_SWAP = {"A": "B", "B": "A", "C": "C"}
+
+
+def rating_record(doc: dict, reply) -> RatingRecord:
+    """``reply``: one reply, or a list of k sampled replies (self-consistency: mean of the parsed ratings)."""
+    replies = reply if isinstance(reply, (list, tuple)) else [reply]
+    values = [v for v in (parse_bracket_rating(r, RATING_LOW, RATING_HIGH) for r in replies) if v is not None]
+    pred = sum(values) / len(values) if values else UNPARSED_RATING
+    return RatingRecord(domain=doc["category_slug"], pred=pred, parsed=bool(values), gold=doc.get("human_score"),
+                        question=doc["question"], model=doc["model"], category=doc["category_slug"],
+                        samples=len(replies), parsed_samples=len(values))
+
+
+def preference_record(doc: dict, reply) -> PreferenceRecord:
+    text = reply[0] if isinstance(reply, (list, tuple)) else reply
+    verdict = parse_bracket_verdict(text)
+    return PreferenceRecord(domain=doc["category_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
+                            verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
+                            category=doc["category_slug"])
+
+
+def record(doc: dict, reply) -> Record:
+    return (preference_record if doc["dimension"] == "alignbench_pairwise" else rating_record)(doc, reply)
+
+
+def rating_metrics(records: Sequence[RatingRecord]) -> dict[str, float]:
+    labelled = [r for r in records if r.scored]
+    pred, human = [r.pred for r in labelled], [float(r.gold) for r in labelled]
+    text = text_level(pred, human, [r.question for r in labelled])
+    system = system_level(pred, human, [r.model for r in labelled])
+    out = {"parse_rate": rate(r.parsed for r in records),
+           "sample_parse_rate": 100.0 * sum(r.parsed_samples for r in records) / max(1, sum(r.samples for r in records))}
+    out.update({f"text_{k}": v for k, v in text.items() if k not in ("questions", "skipped")})
+    out.update(text_questions=text["questions"], text_skipped=text["skipped"])
+    out.update({f"system_{k}": v for k, v in system.items() if k not in ("models", "defined")})
+    out.update(system_models=system["models"], system_defined=system["defined"])
+    return out
+
+
+def preference_metrics(records: Sequence[PreferenceRecord]) -> dict[str, float]:
+    pairs: dict[str, dict] = {}
+    for r in records:
+        pairs.setdefault(r.pair_id, {"gold": r.gold})[r.order] = r.verdict
+    ids = sorted(pairs)
+    out = {"parse_rate": rate(r.parsed for r in records)}
+    out.update(agreement_metrics([pairs[i].get("forward") for i in ids], [pairs[i].get("reverse") for i in ids],
+                                 [pairs[i]["gold"] for i in ids]))
+    return out
+
+
+FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"rating": rating_metrics,
+                                                                "preference": preference_metrics}
+
+
+def gold_text(doc: dict) -> str:
+    if doc["dimension"] == "alignbench_pairwise":
+        gold = doc.get("preference")
+        return (_SWAP.get(gold) if doc["order"] == "reverse" else gold) or ""
+    return f"{doc['human_score']:g}"
+

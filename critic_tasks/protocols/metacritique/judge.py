@@ -1,0 +1,110 @@
+"""MetaCritique's judge: critique -> AIUs -> precision verdicts, and reference AIUs -> recall verdicts.
+
+Every call goes through the model-calling layer (``critic_tasks.llm``) with the CriticBench judge's settings
+(``CRITIC_JUDGE_*``): cached per prompt as each reply arrives, so a rerun costs no calls and a killed run resumes
+with nothing lost. Steps 1 (extraction) and 3 (recall: the reference units against the critique's text) run
+first, in one concurrent batch; step 2 (precision, on the extracted units) then runs in a second batch.
+
+Rules: a verdict the judge's reply does not give for a unit is None (counted, never guessed); an empty critique
+has no AIU and entails nothing (its recall verdicts are False without a call); a reply to step 1 that lists no unit
+and does not say "None", or a failed call, leaves the AIUs unknown (``n_aius`` None): the critique is a counted
+judge failure (its recall verdicts are still asked, and kept in the record and the cache).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from critic_tasks.core.parsing import parse_numbered_units, parse_numbered_verdicts
+from critic_tasks.core.records import AIURecord
+from critic_tasks.llm import LLMSettings, complete
+from critic_tasks.llm.client import identity
+from critic_tasks.protocols.metacritique.judge_prompts import (
+    PROMPT_VERSION,
+    extraction_prompt,
+    precision_prompt,
+    recall_prompt,
+)
+
+log = logging.getLogger("critic_tasks")
+EXTRACT_ERROR = "the judge's AIU extraction listed no numbered unit and did not say None"
+
+
+def judge_settings(**overrides) -> LLMSettings:
+    return LLMSettings.from_env("judge", **overrides)
+
+
+def judge_identity(settings: LLMSettings) -> dict:
+    return identity(settings, PROMPT_VERSION)
+
+
+def where(doc: dict) -> str:
+    return f"{doc['source_file']}[{doc['item_index']}]"
+
+
+def _verdicts(completion, n: int):
+    verdicts = tuple(parse_numbered_verdicts(completion.text, n)) if completion.text is not None else (None,) * n
+    error = completion.error if completion.text is None else None if all(v is not None for v in verdicts) else \
+        f"{sum(v is None for v in verdicts)} of {n} verdicts unreadable"
+    return verdicts, error, completion.cached
+
+
+def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, Sequence[str]]],
+                    recall_jobs: Sequence[tuple[dict, str]], progress: bool = True, extra: Sequence[str] = ()):
+    """Steps 2 and 3 in one concurrent batch: ``precision_jobs`` (doc, AIUs), ``recall_jobs`` (doc, critique); any
+    ``extra`` prompts ride along in the same batch.
+
+    Returns (precision, recall, extra completions): one (verdicts, error, cached) per job, verdicts one per unit
+    (None: unreadable)."""
+    prompts = [precision_prompt(d, u) for d, u in precision_jobs] + [recall_prompt(d, c) for d, c in recall_jobs]
+    prompts += list(extra)
+    sizes = [len(u) for _, u in precision_jobs] + [len(d["reference_aius"]) for d, _ in recall_jobs]
+    done = complete(prompts, settings, PROMPT_VERSION, progress=progress) if prompts else []
+    judged = [_verdicts(c, n) for c, n in zip(done, sizes)]
+    n_p = len(precision_jobs)
+    return judged[:n_p], judged[n_p:], done[len(sizes):]
+
+
+def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], settings: LLMSettings | None = None,
+                    progress: bool = True) -> list[AIURecord]:
+    """One ``AIURecord`` per (doc, critique)."""
+    if len(docs) != len(critiques):
+        raise ValueError(f"{len(docs)} documents but {len(critiques)} critiques")
+    settings = settings or judge_settings()
+    texts = [(c or "").strip() for c in critiques]
+    todo = [i for i, t in enumerate(texts) if t]
+    # batch 1: extraction (step 1) and recall (step 3, which needs only the critique's text), concurrently
+    _, recall, extracted = verdict_batches(settings, [], [(docs[i], texts[i]) for i in todo], progress,
+                                           extra=[extraction_prompt(texts[i]) for i in todo])
+    units: dict[int, list[str] | None] = {i: [] for i, t in enumerate(texts) if not t}
+    errors: dict[int, str] = {}
+    for i, c in zip(todo, extracted):
+        units[i] = parse_numbered_units(c.text)
+        if units[i] is None:
+            errors[i] = c.error or EXTRACT_ERROR
+    # batch 2: precision (step 2) on the extracted units
+    with_units = [i for i in todo if units[i]]
+    precision, _, _ = verdict_batches(settings, [(docs[i], units[i]) for i in with_units], [], progress)
+    p_by, r_by = dict(zip(with_units, precision)), dict(zip(todo, recall))
+    x_by = dict(zip(todo, extracted))
+    records = []
+    for i, doc in enumerate(docs):
+        aius = units[i]
+        p, p_err, p_cached = p_by.get(i, ((), None, True))
+        # an empty critique entails nothing: its recall verdicts are False without asking
+        r, r_err, r_cached = r_by.get(i, ((False,) * len(doc["reference_aius"]), None, True))
+        error = errors.get(i) or p_err or r_err
+        x = x_by.get(i)
+        rec = AIURecord(domain="metacritique", item=where(doc), aius=tuple(aius or ()),
+                        n_aius=None if aius is None else len(aius), precision=tuple(p), recall=tuple(r), error=error,
+                        cached=(x is None or x.cached) and p_cached and r_cached,
+                        extraction_text=None if x is None else x.text)
+        if error:
+            log.warning("critic_tasks: metacritique judge on %s: %s", rec.item, error)
+        records.append(rec)
+    return records
+
+
+def deferred_record(doc: dict) -> AIURecord:
+    return AIURecord(domain="metacritique", item=where(doc), is_deferred=True)

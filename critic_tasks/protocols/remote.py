@@ -1,0 +1,103 @@
+"""Reading a protocol's data files: a local copy when a setting names one, else the paper repository's own file.
+
+Each protocol names its setting (an environment variable, or ``data_dir`` in the task options / ``--metadata``)
+and the raw URL of each file in its repository. A downloaded file is kept under
+``$XDG_CACHE_HOME/critic_tasks/<protocol>/`` (``~/.cache/...``), so it is fetched once. Every problem is one
+``DataError`` naming the file (or URL) and what to set instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+from critic_tasks.core.errors import DataError
+
+
+def resolve_dir(value: str | os.PathLike | None, env: str) -> Path | None:
+    """The local root: ``value`` if given, else ``$env``; None for the repository default ('repo' / unset)."""
+    given = value not in (None, "")
+    value = value if given else os.environ.get(env) or None
+    if value is None or value in ("repo", "hub"):
+        return None
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise DataError(f"{'data_dir' if given else env}={value}: not a directory")
+    return root
+
+
+def fetch(url: str, protocol: str, relpath: str, env: str) -> Path:
+    """The file at ``url``, downloaded once into the cache."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    target = Path(base) / "critic_tasks" / protocol / relpath
+    if target.is_file():
+        return target
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            payload = resp.read()
+    except Exception as err:  # offline, 404, proxy: one message for all
+        raise DataError(f"{url}: could not be downloaded ({type(err).__name__}: {err}); set {env} to a local "
+                        f"copy of the files") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".part")
+    tmp.write_bytes(payload)
+    tmp.replace(target)
+    return target
+
+
+def locate(relpath: str, data_dir, env: str, url: str, protocol: str) -> Path:
+    root = resolve_dir(data_dir, env)
+    if root is None:
+        return fetch(url, protocol, relpath, env)
+    path = root / relpath
+    if not path.is_file():
+        raise DataError(f"{path}: file not found (expected {relpath} under {root})")
+    return path
+
+
+def read_json(path: Path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise DataError(f"{path}:{n}: malformed JSON line ({err.msg})") from None
+                if not isinstance(row, dict):
+                    raise DataError(f"{path}:{n}: expected a JSON object, got {type(row).__name__}")
+                rows.append(row)
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
+    return rows
+
+
+def field(item: dict, key: str, where: str, kinds=(str,)):
+    """``item[key]`` of one of ``kinds``, or a DataError naming file, item and field."""
+    if not isinstance(item, dict):
+        raise DataError(f"{where}: expected an object, got {type(item).__name__}")
+    if key not in item or item[key] is None:
+        raise DataError(f"{where}: missing field '{key}'")
+    value = item[key]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = "/".join(k.__name__ for k in kinds)
+        raise DataError(f"{where}: field '{key}' should be {names}, got {type(value).__name__}")
+    return value
