@@ -4,7 +4,8 @@
 # 1. site-packages appended by hand: the same path as a normal start without running .pth files.
 # 2. A seccomp filter, installed for good (no_new_privs, and a filter cannot be removed): socket(AF_UNIX, ...)
 #    fails with EACCES, so no Unix socket anywhere on the machine (a database, a container daemon, a desktop bus)
-#    can be reached, whatever the file system layer leaves visible. x32 system calls are refused outright.
+#    can be reached, whatever the file system layer leaves visible. x32 system calls, and every call made through
+#    another architecture's entry (a 32-bit `int 0x80`, whose numbers differ), are refused outright.
 import sys
 
 sys.path.extend(SITE_DIRS)  # noqa: F821  (filled in by the executor)
@@ -23,7 +24,7 @@ def _forbid_unix_sockets():
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
     program = [
         (ld, 0, 0, 4),                # 0: the architecture
-        (jeq, 0, 5, arch),            # 1: another one -> allow (7)
+        (jeq, 0, 6, arch),            # 1: another one (a 32-bit int 0x80 call, say) -> refuse (8)
         (ld, 0, 0, 0),                # 2: the system call number
         (jge, 4, 0, 0x40000000),      # 3: an x32 call -> refuse (8)
         (jeq, 0, 2, socket_nr),       # 4: not socket() -> allow (7)
