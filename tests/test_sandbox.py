@@ -60,7 +60,7 @@ def _variants():
         out.append(pytest.param({"python": TEMP_VENV_PYTHON, "allow_unisolated": detected != "bwrap"},
                                 id="venv-under-tmp"))
     system_python = shutil.which("python3", path="/usr/bin:/bin")
-    if os.geteuid() == 0 and system_python and _unprivileged_can_run(system_python):
+    if os.geteuid() == 0 and system_python and _unprivileged_can_run(system_python, "rlimits"):
         out.append(pytest.param({"isolation": "rlimits", "python": system_python, "allow_unisolated": True},
                                 id="rlimits-uid"))
     return out
@@ -120,6 +120,11 @@ def _hostile(ex, port: int, outside: list[str], marker: str, unix_path: str = ""
         "big_file": ("open('big.bin', 'wb').write(b'x' * (256 << 20))\n", None),
         "unix_socket": (f"import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({unix_path!r})\ns.sendall(b'pwned')\n",
                         None),
+        # root-owned files (root without capabilities still owns them): only a uid of its own keeps them shut
+        "read_root_files": (
+            "for path in ('/etc/shadow', '/etc/gshadow'):\n    try:\n        open(path).read()\n"
+            "        print('READ', path)\n    except OSError:\n        pass\nraise SystemExit(1)\n",
+            "root without a uid of its own reads root-owned files" if ex.run_as is None else None),
         # socket(AF_UNIX) through the 32-bit entry (int 0x80, i386 call 359): the filter must not wave it through
         "unix_socket_compat": (
             "import ctypes, mmap\n"
@@ -229,7 +234,7 @@ def _cmdlines():
 
 HOSTILE = ["infinite_loop", "fork_bomb", "memory_bomb", "huge_output", "write_outside", "socket_connect",
            "kill_parent", "os_system", "recursion_bomb", "escaping_grandchild", "sleeps_forever", "cpu_threads",
-           "big_file", "namespace_escape", "unix_socket", "unix_socket_compat"]
+           "big_file", "namespace_escape", "unix_socket", "unix_socket_compat", "read_root_files"]
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -248,6 +253,8 @@ def test_hostile_program_fails_and_harness_survives(hostile_run, name):
         assert not hostile_run["connected"]
     if name == "unix_socket":
         assert not hostile_run["unix_connected"] and "Permission denied" in result.stderr
+    if name == "read_root_files":
+        assert "READ" not in result.stdout, result
     if name == "unix_socket_compat":
         # refused with an errno, or (a kernel without the 32-bit entry) killed before printing
         assert result.stdout.startswith("compat socket: -") or result.stdout == "", result

@@ -16,9 +16,12 @@ Isolation is layered by what works on this machine (detected once, cached; see `
   network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
 * ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
 
-Without bwrap, when we are root and an unprivileged uid can run the interpreter, each worker slot runs its programs
-as its own uid (``SANDBOX_UID + slot``): no writing our files, no signalling us or the programs running beside it,
-and RLIMIT_NPROC binds.
+When we are root and an unprivileged uid can run the interpreter, each worker slot runs its programs as its own
+uid (``SANDBOX_UID + slot``): no writing our files, no signalling us or the programs running beside it, and
+RLIMIT_NPROC binds. Under bwrap this is ``setpriv`` inside the sandbox (bwrap keeps only CAP_SETUID/CAP_SETGID for
+it, and no user namespace, whose uid map would keep the program root outside): without it a program would run as
+root without capabilities, still able to read root-owned files such as ``/etc/shadow``. Where that uid cannot run
+the interpreter, bwrap runs as root without capabilities, and the log says so.
 
 On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
 delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root);
@@ -99,6 +102,7 @@ class Executor(Protocol):
 
 
 _ANNOUNCED: set[str] = set()
+_ANNOUNCED_ROOT: list[bool] = []
 
 
 def _announce(layer: str, opted_in: bool) -> None:
@@ -126,9 +130,15 @@ def _interpreter_roots(python: str) -> list[str]:
     return sorted({os.path.realpath(r) for r in roots if r})
 
 
-def _bwrap_prefix(python: str, workdir: str) -> list[str]:
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
+def _bwrap_prefix(python: str, workdir: str, uid: int | None = None) -> list[str]:
+    """bwrap's arguments, up to the program. ``uid``: we are root and the program runs as that uid (setpriv)."""
+    if uid is None:
+        namespaces = ["--unshare-all"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
+    else:  # no user namespace: setpriv's uid must be a real one; CAP_SETUID/SETGID go when the uid changes
+        namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                      "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    args = ["bwrap", *namespaces, "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     hidden = ["/tmp", "/run"]
     home = os.path.realpath(os.path.expanduser("~"))
     if home != "/" and os.path.isdir(home):  # hide tokens kept on disk (~/.cache/huggingface, ~/.netrc, ...)
@@ -136,12 +146,27 @@ def _bwrap_prefix(python: str, workdir: str) -> list[str]:
         hidden.append(home)
     # ... but keep an interpreter installed in a hidden place (a venv under the temp dir, as CI systems have it, or
     # under $HOME), read-only: without this the probe fails and the sandbox would fall back to a weaker layer.
+    made: set[str] = set()
     for root in _interpreter_roots(python):
-        if any(root == h or root.startswith(h + os.sep) for h in hidden):
-            args += ["--ro-bind", root, root]
+        hider = next((h for h in hidden if root == h or root.startswith(h + os.sep)), None)
+        if hider is None:
+            continue
+        # the folders bwrap makes on the way are 0700: open them up, so an unprivileged uid reaches the interpreter
+        parent = os.path.dirname(root)
+        steps = []
+        while parent.startswith(hider + os.sep) and parent not in made:
+            steps.append(parent)
+            parent = os.path.dirname(parent)
+        for step in reversed(steps):
+            args += ["--perms", "0755", "--dir", step]
+            made.add(step)
+        args += ["--ro-bind", root, root]
     if home in hidden:
         args += ["--remount-ro", home]
-    return args + ["--bind", workdir, workdir, "--chdir", workdir, "--"]
+    args += ["--bind", workdir, workdir, "--chdir", workdir, "--"]
+    if uid is not None:
+        args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    return args
 
 
 _UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", "--"]
@@ -181,9 +206,20 @@ def _site_dirs(python: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _unprivileged_can_run(python: str) -> bool:
+def _unprivileged_can_run(python: str, isolation: str) -> bool:
+    """Are we root, and can ``SANDBOX_UID`` run the interpreter in this layer (under bwrap: through setpriv)?"""
     uid = SANDBOX_UID
-    return os.geteuid() == 0 and _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/")
+    if os.geteuid() != 0:
+        return False
+    if isolation != "bwrap":
+        return _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/")
+    if not shutil.which("setpriv"):
+        return False
+    with tempfile.TemporaryDirectory(prefix="critic-sbx-") as wd:
+        os.chown(wd, uid, uid)
+        os.chmod(wd, 0o711)
+        probe = [python, "-c", "import os, sys; sys.exit(os.getuid() != %d)" % uid]
+        return _works(_bwrap_prefix(python, wd, uid) + probe, cwd=wd)
 
 
 @functools.lru_cache(maxsize=1)
@@ -309,8 +345,12 @@ class SandboxExecutor:
                               "run it anyway")
         _announce(self.isolation, allow_unisolated)
         self.cgroup = _cgroup_base() if use_cgroup else None
-        # bwrap drops all capabilities itself; the other layers drop root when the interpreter allows it
-        self.run_as = SANDBOX_UID if self.isolation != "bwrap" and _unprivileged_can_run(self.python) else None
+        # as root, every layer runs programs as an unprivileged uid where that uid can run the interpreter
+        self.run_as = SANDBOX_UID if _unprivileged_can_run(self.python, self.isolation) else None
+        if self.isolation == "bwrap" and os.geteuid() == 0 and self.run_as is None and not _ANNOUNCED_ROOT:
+            _ANNOUNCED_ROOT.append(True)
+            log.warning("critic_tasks sandbox: bwrap runs programs as root without capabilities (uid %d cannot run %s "
+                        "through setpriv): root-owned files stay readable to them", SANDBOX_UID, self.python)
         self._ids = itertools.count()
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one uid per concurrently running program
         for slot in range(self.max_workers):
@@ -336,7 +376,7 @@ class SandboxExecutor:
         # install's finder alone costs ~20 ms per start); no user site; the env is ours, so PYTHONHASHSEED applies
         cmd = [self.python, "-S", "-B", "-c", _boot(self.python)]
         if self.isolation == "bwrap":
-            return _bwrap_prefix(self.python, workdir) + cmd
+            return _bwrap_prefix(self.python, workdir, uid) + cmd
         if self.isolation == "unshare-net":  # unshare needs root: it switches to the slot uid itself, after unsharing
             drop = ["--setgid", str(uid), "--setuid", str(uid)] if uid is not None else []
             return _UNSHARE[:-1] + drop + ["--"] + cmd
@@ -380,6 +420,7 @@ class SandboxExecutor:
             if uid is not None:
                 os.chown(workdir, uid, uid)
                 os.chown(os.path.join(workdir, "main.py"), uid, uid)
+                os.chmod(workdir, 0o711)  # bwrap enters it as root without capabilities, before setpriv
             if self.cgroup:
                 cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
                 os.mkdir(cgroup)
