@@ -1,5 +1,6 @@
 """Subjective tasks: judged in the lm-eval run and afterwards from saved samples, with the same numbers."""
 
+import ast
 import hashlib
 import json
 
@@ -186,3 +187,19 @@ def test_lm_eval_run_judged_by_a_real_server_then_rejudged_from_cache(llama_serv
     again = json.loads(report.read_text())["results"][task]
     for key, value in again.items():
         assert metrics[f"{key},none"] == pytest.approx(value), key
+
+
+def test_in_run_judging_exits_non_zero_when_items_could_not_be_judged(tmp_path, monkeypatch, capsys):
+    """critic-eval with a judge configured: replies without a score (the counting judge's "Hard to say.") are
+    counted, and the run exits 1 saying how many, unless the user accepts them."""
+    out = tmp_path / "out"
+    args = ["--model", "dummy", "--tasks", "critic_feedback_sub", "--output_path", str(out), "--log_samples"]
+    monkeypatch.delenv("CRITIC_JUDGE_ALLOW_FAILURES", raising=False)
+    assert cli.main(args) == 1
+    samples = [json.loads(line) for p in out.rglob("samples_critic_feedback_sub_*.jsonl") for line in p.open()]
+    # lm-eval writes each filtered record as its repr
+    unjudged = sum(ast.literal_eval(s["filtered_resps"][0][0])["judge_text"] == "Hard to say." for s in samples)
+    assert len(samples) == 44 and unjudged > 0
+    assert f"critic-eval: {unjudged} item(s) could not be judged" in capsys.readouterr().err
+    monkeypatch.setenv("CRITIC_JUDGE_ALLOW_FAILURES", "1")
+    assert cli.main(args) == 0  # accepted; and every grade came from the cache

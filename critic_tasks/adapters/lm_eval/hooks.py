@@ -221,6 +221,11 @@ class CorrectionCheck:
         return per_doc
 
 
+# Items of this process's runs that the judge could not grade (failed calls, replies without a score), by item;
+# `critic-eval` exits 1 when any are left, as `critic-eval judge` does.
+JUDGE_FAILURES: list[str] = []
+
+
 class JudgeFilter:
     """lm-eval filter for the judge-scored tasks: judge every generation of the task concurrently.
 
@@ -240,6 +245,7 @@ class JudgeFilter:
             return [[deferred_record(doc).as_dict()] for doc in docs]
         records: list[JudgedRecord] = _scored_or_rescued(
             "judge", resps, docs, lambda: judge_docs(docs, [r[0] if r else None for r in resps], settings))
+        JUDGE_FAILURES.extend(rec.item for rec in records if rec.score is None)
         identity = judge_identity(settings)
         return [[{**rec.as_dict(), "judge": identity}] for rec in records]
 

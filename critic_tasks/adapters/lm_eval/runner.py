@@ -8,13 +8,14 @@ import os
 import sys
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.preflight import check_tasks, expand
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
 
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+ALLOW_JUDGE_FAILURES_ENV = "CRITIC_JUDGE_ALLOW_FAILURES"  # as `critic-eval judge --allow_failures`
 
 
 def run_cli(argv: list[str]) -> int:
@@ -35,6 +36,7 @@ def run_cli(argv: list[str]) -> int:
     if command == "run":
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
     sys.argv = ["lm_eval", command, *rest, "--include_path", tasks_dir()]
+    failures_before = len(hooks.JUDGE_FAILURES)
     try:
         cli_evaluate()
     except SystemExit as exit_:
@@ -48,6 +50,13 @@ def run_cli(argv: list[str]) -> int:
             print(f"critic-eval: {rescued}", file=sys.stderr)
             return 1
         raise
+    unjudged = len(hooks.JUDGE_FAILURES) - failures_before
+    if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
+        print(f"critic-eval: {unjudged} item(s) could not be judged (failed calls or replies without a score; listed "
+              "in the warnings above and counted in judge_failed). The results are written; rerunning retries only "
+              f"those (the judge cache keeps the rest), or set {ALLOW_JUDGE_FAILURES_ENV}=1 to accept them",
+              file=sys.stderr)
+        return 1
     return 0
 
 
