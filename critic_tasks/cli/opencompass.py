@@ -95,8 +95,11 @@ def run_command(argv: list[str]) -> int:
                           "(and CRITIC_JUDGE_BASE_URL) or OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY")
     if "--config-dir" not in argv:
         argv = ["--config-dir", str(CONFIG_DIR), *argv]
-    if tasks and "--summarizer" not in argv and (cfg is None or not cfg.get("summarizer")):
+    if tasks and cfg is None and "--summarizer" not in argv:
         argv += ["--summarizer", "critic"]
+    elif tasks and cfg is not None and not cfg.get("summarizer"):  # OpenCompass reads no --summarizer with a config
+        print("critic-eval: for the paper's table, add to the config's read_base: from critic_tasks.adapters."
+              "opencompass.configs.summarizers.critic import summarizer", file=sys.stderr)
     if "--hf-path" in argv and "--hf-num-gpus" not in argv and _no_gpu():
         print("critic-eval: no GPU here: adding --hf-num-gpus 0 (the model runs on the CPU)", file=sys.stderr)
         argv += ["--hf-num-gpus", "0"]
