@@ -152,6 +152,19 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     assert "critic-tasks: " + MODEL in api_run["stdout"]
 
 
+def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path, capsys):
+    path = Path(glob.glob(str(api_run["dir"] / "summary" / f"critic_results_{MODEL}_*.json"))[0])
+    ours = json.loads(path.read_text())
+    assert cli.main(["summary", str(path)]) == 0
+    table = capsys.readouterr().out
+    score = ours["results"]["critic"]["score,none"]
+    assert any(line.split()[:3] == ["critic", "overall", f"{score:.2f}"] for line in table.splitlines()), table
+    assert cli.main(["check", str(path), "--min", f"critic.score={score - 1:.2f}"]) == 0
+    assert cli.main(["check", str(path), "--min", f"critic.score={score + 1:.2f}"]) == 1
+    assert cli.main(["report", str(path), "-o", str(tmp_path / "report")]) == 0
+    assert (tmp_path / "report" / "report.html").is_file()
+
+
 def test_opencompass_result_files_carry_per_item_details(api_run):
     results = json.loads((api_run["dir"] / "results" / MODEL / "critic_comparison.json").read_text())
     details = results["details"]

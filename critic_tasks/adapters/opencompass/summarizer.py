@@ -2,8 +2,9 @@
 
 The dimension table is the one ``critic-eval summary`` prints for an lm-eval run (``reports.tables``), built from
 the same metric keys; the overall is the registry's group rule (the unweighted mean of the four dimensions' scores),
-computed when all members ran. It is also written as ``critic_summary_<time>.json`` (lm-eval's results shape) beside
-OpenCompass's own summary files.
+computed when all members ran. It is also written beside OpenCompass's own summary files: ``critic_summary_<time>.json``
+(every model, and the datasets without results) and ``critic_results_<model>_<time>.json`` per model in lm-eval's
+results shape, which ``critic-eval summary``, ``report`` and ``check`` read.
 
 OpenCompass runs each dataset in a process of its own and exits 0 when one fails, leaving a row of dashes. For our
 datasets the summarizer says which ones have no results and why (the ``critic-tasks:`` line our code printed in that
@@ -59,6 +60,11 @@ class CriticSummarizer(DefaultSummarizer):
             path = osp.join(folder, f"critic_summary_{time_str}.json")
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump({**tables, "missing": missing}, fh, indent=2)
+            for abbr, results in tables.items():  # one lm-eval-shaped file per model: summary, report, check read it
+                groups = {g: results[g] for g in registry.GROUPS if g in results}
+                with open(osp.join(folder, f"critic_results_{abbr}_{time_str}.json"), "w", encoding="utf-8") as fh:
+                    json.dump({"results": results, "groups": groups,
+                               "config": {"model": abbr, "harness": "opencompass"}}, fh, indent=2)
         for model, datasets in missing.items():
             for abbr, why in datasets.items():
                 print(f"critic-tasks: {model}/{abbr}: no results: {why}", file=sys.stderr)
