@@ -3,9 +3,10 @@
 Each role reads its own environment variables, ``CRITIC_<ROLE>_*`` (``CRITIC_JUDGE_MODEL``, ``CRITIC_REVISER_MODEL``,
 ...): BACKEND (``openai`` = any OpenAI-compatible endpoint, ``vllm``, ``hf``, or a plugin's name), MODEL, BASE_URL,
 API_KEY (falls back to ``OPENAI_API_KEY``), CONCURRENCY, CACHE (a file, or a directory to keep ``<role>.sqlite`` in;
-``off`` disables), MAX_TOKENS and ENGINE_ARGS (the ``vllm`` backend's engine arguments, ``key=value,...`` as lm-eval's
-``--model_args``: ``kv_cache_memory_bytes=4294967296,max_model_len=4096``). Keyword overrides (command-line flags) win over the environment. Every problem is
-a ``ConfigError`` naming the variable, raised when the settings are built, before any model is called.
+``off`` disables), MAX_TOKENS and ENGINE_ARGS (the ``vllm`` backend's engine arguments, ``key=value,...`` as
+lm-eval's ``--model_args``: ``kv_cache_memory_bytes=4294967296,max_model_len=4096``). Keyword overrides
+(command-line flags) win over the environment. Every problem is a ``ConfigError`` naming the variable, raised when
+the settings are built, before any model is called.
 """
 
 from __future__ import annotations
