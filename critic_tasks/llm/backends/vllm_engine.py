@@ -15,6 +15,7 @@ item alone.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import os
@@ -59,6 +60,10 @@ def load_engine(settings: LLMSettings):
     except TypeError as err:  # an argument vLLM does not know
         raise ConfigError(f"{env_prefix(settings.role)}ENGINE_ARGS: {err}") from None
     _ENGINE.update(key=key, llm=llm)
+    # The engine runs in a non-daemon child process; stop it before multiprocessing's exit handler joins it.
+    core = getattr(llm.llm_engine, "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        atexit.register(core.shutdown)
     return llm
 
 
