@@ -168,7 +168,7 @@ def test_critic_eval_model_vllm_whole_group_with_code_execution(critic_eval_run,
     ours = critic_eval_run["results"]
     corrections = critic_eval_run["samples"]["critic_correction"]
     assert len(corrections) > 0 and any("```" in s["resps"][0][0] for s in corrections)
-    live, asked = _replay(critic_eval_run, model_dir, tasks, monkeypatch)  # runs the revisions again, here
+    live, asked = _replay(critic_eval_run, model_dir, ["critic"], monkeypatch)  # runs the revisions again, here
     assert set(asked) == set(_generations(critic_eval_run))
     assert len(asked) == sum(len(rows) for rows in critic_eval_run["samples"].values())
     assert _assert_same_metrics(ours, live, tasks) > 40
