@@ -64,7 +64,8 @@ def main() -> int:
     common = ["--include_path", tasks_dir, "--tasks", args.tasks, "--apply_chat_template",
               "--gen_kwargs", f"max_gen_toks={args.max_gen_toks}"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": os.environ.get("CRITICBENCH_DATA_DIR", "sample"),
-           "TOKENIZERS_PARALLELISM": "false"}
+           "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}  # this checkout's tasks
     vllm_env = {**env, **({"VLLM_CPU_OMP_THREADS_BIND": args.omp_bind} if args.omp_bind else {})}
     with tempfile.TemporaryDirectory() as tmp:
         print(f"vLLM: {args.tasks}, {args.max_gen_toks} tokens ...", flush=True)
