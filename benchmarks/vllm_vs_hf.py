@@ -74,7 +74,8 @@ def main() -> int:
                                  "kv_cache_memory_bytes=2147483648,max_model_len=4096"], Path(tmp) / "vllm", vllm_env)
         print(f"HF: {args.tasks}, {args.max_gen_toks} tokens, batch size {args.hf_batch_size} ...", flush=True)
         h_s, h_res, h_gen = run([lm_eval_here, *common, "--model", "hf", "--batch_size", args.hf_batch_size,
-                                 "--model_args", f"pretrained={args.model},dtype=float32,device=cpu"], Path(tmp) / "hf", env)
+                                 "--device", "cpu", "--model_args", f"pretrained={args.model},dtype=float32"],
+                                Path(tmp) / "hf", env)
     n = len(v_gen)
     same = sum(v_gen.get(k) == h for k, h in h_gen.items())
     print(f"\n{'':28}{'vLLM (CPU)':>14}{'HF':>14}")
