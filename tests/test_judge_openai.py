@@ -471,33 +471,86 @@ def test_third_party_backend_plugin(tmp_path):
         pm.unregister(name="echo-plugin")
 
 
-def test_vllm_backend_makes_one_batched_call(monkeypatch):
-    """vLLM isn't installable here: a fake module checks that all prompts go to the engine in one chat() call."""
+def test_vllm_backend_queues_all_and_delivers_each_reply_as_it_finishes(monkeypatch):
+    """The engine loop with a fake vllm module (the real engine: tests/test_vllm.py, in .venv-vllm): all prompts
+    are queued, replies are handed on in the order they finish, a refused prompt fails alone, and the process keeps
+    one engine (other engine arguments are an error, not a second engine)."""
     import importlib.machinery
     import types
 
-    calls = []
+    built, steps = [], []
+
+    class FakeEngine:
+        def __init__(self):
+            self.queue = []
+
+        def add_request(self, request_id, prompt, params):
+            if len(prompt["prompt_token_ids"]) > 40:
+                raise ValueError("prompt longer than the maximum model length of 40")
+            self.queue.append((request_id, prompt["prompt_token_ids"], params))
+
+        def step(self):  # finishes the last-queued request first: out of order
+            request_id, ids, _ = self.queue.pop()
+            steps.append(request_id)
+            text = "Score: " + str(len(ids))
+            return [types.SimpleNamespace(request_id=request_id, finished=True,
+                                          outputs=[types.SimpleNamespace(text=text)])]
+
+        def abort_request(self, ids):
+            pass
+
+    class FakeTokenizer:
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+            assert (tokenize, add_generation_prompt) == (False, True)
+            return "<u>" + messages[0]["content"]
+
+        def encode(self, text, add_special_tokens):
+            assert add_special_tokens is False
+            return list(range(len(text)))
 
     class FakeLLM:
-        def __init__(self, model):
-            self.model = model
+        def __init__(self, model, **kwargs):
+            built.append((model, kwargs))
+            self.llm_engine = FakeEngine()
 
-        def chat(self, conversations, params, use_tqdm=True):
-            calls.append((conversations, params))
-            out = lambda text: types.SimpleNamespace(outputs=[types.SimpleNamespace(text=text)])
-            return [out(f"Score: {len(c[0]['content'])}") for c in conversations]
+        def get_tokenizer(self):
+            return FakeTokenizer()
 
     fake = types.ModuleType("vllm")
     fake.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     fake.LLM, fake.SamplingParams = FakeLLM, lambda **kw: kw
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = types.SimpleNamespace(is_cpu=lambda: True)
     monkeypatch.setitem(sys.modules, "vllm", fake)
-    vllm_engine._load_vllm.cache_clear()
-    try:
-        s = JudgeSettings(backend="vllm", model="some/model", cache=None, max_tokens=99)
-        results = run(["abc", "abcdefg", "ab"], s)
-    finally:
-        vllm_engine._load_vllm.cache_clear()
-    assert [r.score for r in results] == [3.0, 7.0, 2.0]
-    [(conversations, params)] = calls
-    assert conversations == [[{"role": "user", "content": p}] for p in ["abc", "abcdefg", "ab"]]
-    assert params == {"temperature": 0.0, "max_tokens": 99}
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    monkeypatch.setattr(vllm_engine, "_ENGINE", {})
+    s = JudgeSettings(backend="vllm", model="some/model", cache=None, max_tokens=99, engine_args=(("dtype", "float32"),))
+    seen = []
+    replies = get_backend(s).generate(["abc", "x" * 50, "abcdefg"], progress=False,
+                                      on_result=lambda i, r: seen.append(i))
+    assert [r.text for r in replies] == ["Score: 6", None, "Score: 10"]  # "<u>" + prompt, one token a character
+    assert "maximum model length" in replies[1].error
+    assert seen == [1, 2, 0] and steps == ["2", "0"]  # the refusal at once, then in the order they finished
+    assert built == [("some/model", {"dtype": "float32", "kv_cache_memory_bytes": 2 * 1024**3, "enforce_eager": True})]
+    get_backend(s).generate(["ab"], progress=False)
+    assert len(built) == 1  # one engine per process
+    other = JudgeSettings(backend="vllm", model="other/model", cache=None)
+    with pytest.raises(ValueError, match="one engine per process"):
+        get_backend(other).generate(["ab"], progress=False)
+    monkeypatch.setattr(vllm_engine, "_ENGINE", {})
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "4")  # vLLM's own setting wins over our default
+    get_backend(other).generate(["ab"], progress=False)
+    assert built[-1] == ("other/model", {"enforce_eager": True})
+
+
+def test_engine_args_setting_parsed_and_only_reply_changing_ones_in_the_identity(monkeypatch):
+    monkeypatch.setenv("CRITIC_JUDGE_ENGINE_ARGS", "kv_cache_memory_bytes=4294967296, enforce_eager=False,dtype=float32")
+    s = JudgeSettings.from_env("judge", cache=None)
+    assert s.engine_args == (("kv_cache_memory_bytes", 4294967296), ("enforce_eager", False), ("dtype", "float32"))
+    assert s.identity()["engine_args"] == {"dtype": "float32"}
+    assert "engine_args" not in JudgeSettings(backend="vllm", model="m", cache=None,
+                                              engine_args=(("max_model_len", 4096),)).identity()
+    monkeypatch.setenv("CRITIC_JUDGE_ENGINE_ARGS", "dtype")
+    with pytest.raises(ValueError, match="CRITIC_JUDGE_ENGINE_ARGS: expected key=value"):
+        JudgeSettings.from_env("judge", cache=None)

@@ -3,8 +3,10 @@
 Each role reads its own environment variables, ``CRITIC_<ROLE>_*`` (``CRITIC_JUDGE_MODEL``, ``CRITIC_REVISER_MODEL``,
 ...): BACKEND (``openai`` = any OpenAI-compatible endpoint, ``vllm``, ``hf``, or a plugin's name), MODEL, BASE_URL,
 API_KEY (falls back to ``OPENAI_API_KEY``), CONCURRENCY, CACHE (a file, or a directory to keep ``<role>.sqlite`` in;
-``off`` disables) and MAX_TOKENS. Keyword overrides (command-line flags) win over the environment. Every problem is
-a ``ConfigError`` naming the variable, raised when the settings are built, before any model is called.
+``off`` disables), MAX_TOKENS and ENGINE_ARGS (the ``vllm`` backend's engine arguments, ``key=value,...`` as
+lm-eval's ``--model_args``: ``kv_cache_memory_bytes=4294967296,max_model_len=4096``). Keyword overrides
+(command-line flags) win over the environment. Every problem is a ``ConfigError`` naming the variable, raised when
+the settings are built, before any model is called.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class LLMSettings:
     backoff_max: float = 60.0
     batch_size: int = 8  # hf backend
     device: str | None = None  # hf backend; None: cuda if available, else cpu
+    # vllm backend: engine arguments, ((name, value), ...). Those that can change a reply (dtype, quantization, ...)
+    # join the identity; memory and scheduling ones (ENGINE_RESOURCE_ARGS) do not, so resizing keeps the cache.
+    engine_args: tuple = ()
     role: str = "judge"
 
     def __post_init__(self):
@@ -73,6 +78,9 @@ class LLMSettings:
             "api_key": env.get(prefix + "API_KEY") or env.get("OPENAI_API_KEY") or None,
             "cache": None if cache.lower() in CACHE_OFF else os.path.expanduser(cache or default_cache_path(role)),
         }
+        raw_engine = env.get(prefix + "ENGINE_ARGS", "").strip()
+        if raw_engine:
+            values["engine_args"] = parse_engine_args(raw_engine, prefix + "ENGINE_ARGS")
         for name in ("max_tokens", "concurrency"):  # MAX_TOKENS: our extension of the judge contract
             raw = env.get(prefix + name.upper())
             if raw:
@@ -85,14 +93,51 @@ class LLMSettings:
 
     def identity(self) -> dict:
         """What determines a reply; recorded in results and hashed into cache keys. Never includes the key."""
-        return {"backend": self.backend, "model": self.model, "base_url": self.base_url,
-                "temperature": self.temperature, "max_tokens": self.max_tokens}
+        ident = {"backend": self.backend, "model": self.model, "base_url": self.base_url,
+                 "temperature": self.temperature, "max_tokens": self.max_tokens}
+        engine = {k: v for k, v in self.engine_args if k not in ENGINE_RESOURCE_ARGS}
+        if engine:  # only when set: identities (cache keys) without engine arguments stay as they were
+            ident["engine_args"] = engine
+        return ident
 
     def require_model(self) -> str:
         if not self.model:
             raise ConfigError(f"the {self.backend!r} {self.role} backend needs a model: set "
                               f"{env_prefix(self.role)}MODEL")
         return self.model
+
+
+# vLLM engine arguments that size or schedule the engine without changing what it replies (greedy).
+ENGINE_RESOURCE_ARGS = frozenset({
+    "kv_cache_memory_bytes", "gpu_memory_utilization", "swap_space", "cpu_offload_gb", "enforce_eager",
+    "max_model_len", "max_num_seqs", "max_num_batched_tokens", "tensor_parallel_size", "pipeline_parallel_size",
+    "block_size", "enable_prefix_caching", "disable_log_stats", "seed",
+})
+
+
+def parse_engine_args(raw: str, name: str) -> tuple:
+    """``key=value,...`` to ((key, value), ...): ints, floats and True/False/None as such, the rest as strings."""
+    out = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not key.strip().isidentifier():
+            raise ConfigError(f"{name}: expected key=value[,key=value...], got {item!r}")
+        out.append((key.strip(), _engine_value(value.strip())))
+    return tuple(out)
+
+
+def _engine_value(value: str):
+    literal = {"true": True, "false": False, "none": None}
+    if value.lower() in literal:
+        return literal[value.lower()]
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
 
 
 def _cache_file(path: str, role: str) -> str:

@@ -50,6 +50,8 @@ def run_cli(argv: list[str]) -> int:
             print(f"critic-eval: {rescued}", file=sys.stderr)
             return 1
         raise
+    finally:
+        shutdown_vllm_engines()
     unjudged = len(hooks.JUDGE_FAILURES) - failures_before
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
         print(f"critic-eval: {unjudged} item(s) could not be judged (failed calls or replies without a score; listed "
@@ -58,6 +60,23 @@ def run_cli(argv: list[str]) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def shutdown_vllm_engines() -> None:
+    """Stop every vLLM engine still alive. vLLM's engine runs in a non-daemon child process that is stopped when its
+    ``LLM`` is collected; if something still holds the ``LLM`` at exit (it does after a run that checked revisions in
+    the sandbox), multiprocessing's exit handler joins that child forever and ``critic-eval`` never exits."""
+    if "vllm" not in sys.modules:
+        return
+    import gc
+
+    from vllm import LLM
+
+    for obj in gc.get_objects():
+        if isinstance(obj, LLM):
+            core = getattr(getattr(obj, "llm_engine", None), "engine_core", None)
+            if core is not None and hasattr(core, "shutdown"):
+                core.shutdown()
 
 
 def _flag(argv: list[str], name: str) -> str | None:
