@@ -91,3 +91,19 @@ def llama_server(tmp_path_factory):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture
+def http_calls(monkeypatch):
+    """Every HTTP request the openai-compatible backend makes (each try of each item), by prompt."""
+    from critic_tasks.llm.backends import openai_compatible
+
+    calls = []
+    original = openai_compatible.OpenAIBackend._request
+
+    async def counting(self, client, prompt):
+        calls.append(prompt)
+        return await original(self, client, prompt)
+
+    monkeypatch.setattr(openai_compatible.OpenAIBackend, "_request", counting)
+    return calls

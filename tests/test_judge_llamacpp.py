@@ -43,32 +43,18 @@ def real_prompts():
     ]
 
 
-@pytest.fixture
-def count_calls(monkeypatch):
-    """Counts HTTP requests the openai backend makes (each try of each item)."""
-    calls = []
-    original = openai_compatible.OpenAIBackend._request
-
-    async def counting(self, client, prompt):
-        calls.append(prompt)
-        return await original(self, client, prompt)
-
-    monkeypatch.setattr(openai_compatible.OpenAIBackend, "_request", counting)
-    return calls
-
-
-def test_real_server_judges_then_cache_serves_rerun(llama_server, tmp_path, count_calls):
+def test_real_server_judges_then_cache_serves_rerun(llama_server, tmp_path, http_calls):
     settings = JudgeSettings(backend="openai", model="smollm2-135m", base_url=llama_server, max_tokens=48,
                              concurrency=4, cache=str(tmp_path / "judge.sqlite"), timeout=120)
     prompts = real_prompts()
     first = judge_prompts(prompts, settings, progress=False)
-    assert len(count_calls) == 3
+    assert len(http_calls) == 3
     for r in first:
         assert r.text and r.text.strip(), r  # a real reply, whatever a 135M model makes of the task
         assert not r.cached and (r.score is not None or "Score: x" in r.error)
 
     second = judge_prompts(prompts, settings, progress=False)
-    assert len(count_calls) == 3  # zero new HTTP calls
+    assert len(http_calls) == 3  # zero new HTTP calls
     assert all(r.cached for r in second) and [r.text for r in second] == [r.text for r in first]
 
     summary = summarize(second)

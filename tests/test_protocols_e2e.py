@@ -15,7 +15,6 @@ from scipy import stats
 import critic_tasks
 from critic_tasks import cli
 from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
-from critic_tasks.llm.backends import openai_compatible
 from critic_tasks.protocols.critiquellm import data as cq_data
 from critic_tasks.protocols.metacritique import data as mc_data
 
@@ -36,19 +35,6 @@ def shared_data(monkeypatch):
         pytest.skip("shared data not found")
     monkeypatch.setenv(cq_data.DATA_DIR_ENV, str(cq))
     monkeypatch.setenv(mc_data.DATA_DIR_ENV, str(mc))
-
-
-@pytest.fixture
-def http_calls(monkeypatch):
-    calls = []
-    original = openai_compatible.OpenAIBackend._request
-
-    async def counting(self, client, prompt):
-        calls.append(prompt)
-        return await original(self, client, prompt)
-
-    monkeypatch.setattr(openai_compatible.OpenAIBackend, "_request", counting)
-    return calls
 
 
 def test_smollm2_critic_with_llama_cpp_judge(shared_data, llama_server, http_calls, monkeypatch, tmp_path):
