@@ -172,6 +172,7 @@ PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loos
 CORRECTION = (Metric("pass_rate", "correction", when="scored"), Metric("score", "correction", when="scored"),
               Metric("parse_rate", "correction"), Metric("truncated", "correction", higher_is_better=False),
               Metric("invalid_items", "correction", higher_is_better=False),
+              Metric("isolation", "correction"),  # the sandbox layer's name, not a number
               *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES),
               *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k) for k in PASS_AT_K))
 

@@ -1,6 +1,7 @@
 """The lm-eval adapter: every YAML loads, and a scripted LM yields exactly the expected metrics."""
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import generate as _generate_configs
 from critic_tasks.protocols.criticbench import data, prompts
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
+from critic_tasks.sandbox import get_executor
 
 lm_eval = pytest.importorskip("lm_eval")
 
@@ -237,3 +239,5 @@ def test_sampled_correction_reports_unbiased_pass_at_k(manager):
         assert metrics[f"pass@{k},none"] == pytest.approx(expected, abs=1e-9), k
     assert metrics["pass_rate,none"] == pytest.approx(metrics["pass@1,none"])
     assert "pass@10,none" not in metrics  # only 5 samples per item
+    # the results name the sandbox layer that ran the code items' programs
+    assert metrics["isolation,none"] == get_executor(os.environ.get("CRITIC_EXECUTOR", "sandbox")).isolation

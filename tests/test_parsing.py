@@ -33,6 +33,15 @@ from critic_tasks.core.parsing import parse_likert, parse_verdict
         ("It is 2e7 metres.", None),
         ("On a scale from 1 to 7, I give it a 3.", 3.0),
         ("Accuracy 3 and fluency 5.", 5.0),  # "and" alone is no range
+        # cut off by the token budget (no closing punctuation): the last number was not the verdict
+        ("The first step is fine, but in step 3 the", None),
+        ("1. Accuracy: fine\n2. Fluency: the sentence", None),
+        ("我给这个回答打5分", 5.0),  # ends on the number and its unit: finished
+        ("Overall I rate it 4", 4.0),
+        # list enumerators and a scale stated in any language are not scores
+        ("1. Accuracy: good.\n2. Fluency: fine.", None),
+        ("ನಾನು 1 ನಿಂದ 7 ರಂತೆ ಸ್ಕೋರ್ ನೀಡಲು ಸಾಧ್ಯವಿಲ್ಲ.", None),
+        ("评分范围是1至7，我给出6。", 6.0),
     ],
 )
 def test_parse_likert(text, expected):
@@ -65,9 +74,17 @@ def test_parse_verdict(text, expected):
 # --- the original toolkit's parsers are the baseline rate (tests/toolkit_reference.py) ---------------------
 
 
+# Released replies the toolkit reads a number from and we refuse, each checked by hand: cut off mid-sentence (the
+# number it reads is a list item or part of the argument) or stating the scale ("1 to 7" in Kannada), not a score.
+REFUSED = {("dev_math_cot_meta_feedback_obj.json", "30"): "cut off after the list item '5. The'",
+           ("test_code_exec_meta_feedback_obj.json", "14"): "cut off mid-sentence",
+           ("test_qa_feedback_obj.json", "19"): "'I cannot give a Likert score from 1 to 7' (Kannada)",
+           ("test_qa_feedback_obj.json", "39"): "cut off after the list item '2.' (Hindi)"}
+
+
 def _rates(path):
-    preds = [v["prediction"] for v in json.loads(path.read_text()).values()]
     name = path.name
+    preds = [v["prediction"] for k, v in json.loads(path.read_text()).items() if (name, k) not in REFUSED]
     if "comp_feedback" in name:
         ours = sum(parse_verdict(p) is not None for p in preds)
         toolkit = sum(toolkit_option(p) != "" for p in preds)

@@ -13,6 +13,8 @@ import math
 import re
 import threading
 
+from critic_tasks.core.parsing import looks_cut_off
+
 # a number not glued to a word ("H2O" has none); a minus sign only where it cannot be subtraction ("x-2" -> 2)
 _NUM = r"(?:(?<![\w)])-)?(?<![\w.])(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBER = re.compile(rf"(?:{_NUM})(?:\s*/\s*(?:{_NUM}))?%?")
@@ -83,7 +85,7 @@ def extract_final_answer(text: str | None, question: str | None = None) -> str |
 
     In order: the data's ``#### RESULT: x`` marker (last one; also a bare ``#### x``), the last ``\\boxed{x}``,
     "the (final) answer/result is x" (last), for a multiple-choice question a chosen letter mapped to its option's
-    value, else the last number in the text.
+    value, else the last number in the text — unless the text stops mid-sentence (cut off by the token budget).
     """
     if not text or not text.strip():
         return None
@@ -100,6 +102,8 @@ def extract_final_answer(text: str | None, question: str | None = None) -> str |
             return _reduce(options[letters[-1].lower()], {}, True) or options[letters[-1].lower()]
     if len(text) <= 40 and _MATHY.fullmatch(text.strip()) and re.search(r"\d", text):
         return text.strip()  # the whole reply is the answer ("1 : 729", "3/4")
+    if looks_cut_off(text, quantity=True):
+        return None  # cut off by the token budget: its last number is a step of the work, not the answer
     numbers = _NUMBER.findall(text)
     return _strip_commas(numbers[-1]) if numbers else None
 

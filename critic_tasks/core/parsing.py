@@ -10,6 +10,8 @@ Rules (documented in the README, deterministic, never raising):
   (the original toolkit's fallback, minus its ``eval``), ignoring numbers that are
   not scores: ``/7`` and ``out of 7`` denominators, stated scales and ranges
   ("from 1 to 7", "1-7", "between 1 and 7") and powers ("1.8 x 10^7", "2e7");
+  list enumerators ("5. The ...") and the scale's two ends stated together in any language ("1 ನಿಂದ 7"). A reply
+  that stops mid-sentence (no closing punctuation, no final number) was cut off by the token budget: no fallback;
   a verdict falls back to a bare leading ``A``/``B``/``C``
   (the toolkit reads the first character of such replies).
 * Anything else returns ``None``; callers count it against ``parse_rate``.
@@ -33,7 +35,30 @@ _NOT_A_SCORE = re.compile(
     r"|\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+"
     r"|(?:\^|\*\*)\s*[-+]?\d+(?:\.\d+)?"
     r"|\d+(?:\.\d+)?[eE][-+]?\d+", re.IGNORECASE)
-_FALLBACK_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)")
+# ASCII word characters only: a number right after or before a CJK character ("打5分") is still a number.
+_FALLBACK_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])" + _NUMBER + r"(?![A-Za-z0-9_]|\.\d)")
+_ENUMERATOR = re.compile(r"^(\s*)\d+[.)](?=\s)", re.MULTILINE)
+# How a finished reply ends: closing punctuation (Latin, CJK, Devanagari), a bracket, quote, emphasis, math or table
+# delimiter, or a number with at most a short unit after it ("5", "5分"; for a quantity "600 meters", "12 in all").
+_CLOSING = r"[.!?。！？।)\]}\"'”’*`>$|%°]"
+_ENDINGS = {False: re.compile(rf"(?:{_CLOSING}|\d\s*[^\s\d]{{0,2}})\s*$"),
+            True: re.compile(rf"(?:{_CLOSING}|\d(?:\s*[^\W\d_]{{1,12}}){{0,2}})\s*$")}
+
+
+def looks_cut_off(text: str | None, quantity: bool = False) -> bool:
+    """Does ``text`` stop mid-sentence, as a reply cut off by the token budget does? A final number counts as an
+    ending, with a unit of up to two characters after it ("5分"), or of up to two words for a ``quantity``."""
+    if not text or not text.strip():
+        return False
+    return not _ENDINGS[quantity].search(text)
+
+
+
+def _scale_ends(low: float, high: float) -> re.Pattern:
+    """The scale's two ends close together ("1 to 7", "1 ನಿಂದ 7", "1至7"): a statement of the scale, not a score."""
+    def num(v: float) -> str:
+        return re.escape(str(int(v)) if float(v).is_integer() else str(v)) + r"(?:\.0)?"
+    return re.compile(rf"(?<![\d.]){num(low)}\D{{1,15}}?{num(high)}(?![\d.])")
 
 
 # Models asked in English often answer translate items in Chinese, marker included
@@ -61,7 +86,10 @@ def parse_likert(text: str | None, marker: str = "Decision", low: float = 1, hig
             score = float(value.group(1))
             return score if low <= score <= high else None
         # "Decision:" followed by no number: fall through to the fallback
+    if looks_cut_off(text):
+        return None  # cut off mid-sentence: whatever number came last was not the verdict
     stripped = _NOT_A_SCORE.sub(" ", _DENOMINATOR.sub(" ", text))
+    stripped = _ENUMERATOR.sub(r"\1 ", _scale_ends(low, high).sub(" ", stripped))
     for value in reversed(_FALLBACK_NUMBER.findall(stripped)):
         score = float(value)
         if low <= score <= high:

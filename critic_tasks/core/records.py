@@ -90,7 +90,7 @@ class CheckOutcome:
     status: str
     detail: str = ""
     isolation: str = ""  # the sandbox layer that ran the program, when one ran
-    truncated: bool = False  # the reply opened a code block it never closed: cut off by the token budget
+    truncated: bool = False  # cut off by the token budget: an unclosed code block, or a reply ending mid-sentence
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,7 @@ class CorrectionRecord(Record):
     parsed: tuple[bool, ...] = field(default_factory=tuple)
     invalid: bool = False
     truncated: tuple[bool, ...] = field(default_factory=tuple)
+    isolation: tuple[str, ...] = field(default_factory=tuple)  # the sandbox layers that ran its programs, if any
 
     @property
     def scored(self) -> bool:

@@ -12,8 +12,8 @@ families below compute them, all on the paper's x100 scale (shares included):
   ``consistency``, ``score`` = accuracy, ``parse_rate``, ``labels_available``.
 * ``correction``: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper), ``pass_rate_<quality>``,
   ``score`` = pass_rate, ``parse_rate``, ``truncated`` (share of revisions cut off by the token budget),
-  ``invalid_items`` (items whose gold answer or unit test is unusable;
-  excluded, logged), ``pass@k`` when every item has at least k samples.
+  ``isolation`` (the sandbox layer that ran the programs: a name, ``none`` when nothing ran), ``invalid_items``
+  (items whose gold answer or unit test is unusable; excluded, logged), ``pass@k`` when every item has at least k samples.
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
 
@@ -76,7 +76,8 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
     return CorrectionRecord(domain=doc["domain"], quality=doc.get("quality"),
                             passed=tuple(o.passed for o in outcomes), parsed=tuple(o.parsed for o in outcomes),
                             invalid=any(o.status == "invalid" for o in outcomes),
-                            truncated=tuple(o.truncated for o in outcomes))
+                            truncated=tuple(o.truncated for o in outcomes),
+                            isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})))
 
 
 RECORDERS: dict[str, Callable[[dict, str | None], Record]] = {
@@ -159,6 +160,8 @@ def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
         "pass_rate": _pass_rate(valid, lambda r: sum(r.passed) / len(r.passed)),
     }
     out["score"] = out["pass_rate"]
+    # Which sandbox layer ran the programs (a string: recorded in the results beside the numbers it vouches for).
+    out["isolation"] = "+".join(sorted({layer for r in records for layer in r.isolation})) or "none"
     for quality in sorted({r.quality for r in valid}):
         group = [r for r in valid if r.quality == quality]
         out[f"pass_rate_{quality}"] = _pass_rate(group, lambda r: sum(r.passed) / len(r.passed))

@@ -22,6 +22,7 @@ from typing import Sequence
 from critic_tasks.core.answers import answers_match, extract_final_answer, parse_gold
 from critic_tasks.core.code import extract_code
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import CheckOutcome
 from critic_tasks.protocols.criticbench.correction.programs import (
     RESULT_MARKER,
@@ -127,6 +128,10 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
 
 
 def _with_truncation(results: list[CheckOutcome], revisions: Sequence[str | None]) -> list[CheckOutcome]:
-    """Mark replies cut off by the token budget: a code block opened and never closed. (A cut-off rationale with
-    no code in it cannot be told from the text.)"""
-    return [dataclasses.replace(r, truncated=(text or "").count("```") % 2 == 1) for r, text in zip(results, revisions)]
+    """Mark replies cut off by the token budget: a code block opened and never closed, or a reply with no answer in
+    it that stops mid-sentence (lm-eval does not pass on why generation stopped, so the text is the evidence)."""
+    def cut_off(outcome: CheckOutcome, text: str) -> bool:
+        fences = text.count("```")
+        return fences % 2 == 1 or (fences == 0 and outcome.status == "unparsed"
+                                       and looks_cut_off(text, quantity=True))
+    return [dataclasses.replace(r, truncated=cut_off(r, text or "")) for r, text in zip(results, revisions)]
