@@ -96,3 +96,16 @@ def test_summary_table_orders_dimensions_and_marks_missing_labels():
         "critic_meta"] * 3 + ["critic"]
     assert lines[4].split() == ["critic_feedback_test", "spearman", "n/a", "no", "human", "labels", "in", "this", "split"]
     assert lines[-1].split() == ["critic", "overall", "57.50"]
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`critic-eval tasks | head -1`: the reader is gone before we write; no traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "critic_tasks.cli", "tasks"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # closed before the command has imported, let alone printed
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr

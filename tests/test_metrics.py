@@ -96,3 +96,12 @@ def test_comparison_pooling_and_difficulty():
     assert out["parse_rate"] == pytest.approx(100 * 6 / 7)
     assert out["score"] == out["accuracy"]
     assert not any(isinstance(v, float) and math.isnan(v) for v in out.values())
+
+
+def test_an_undefined_correlation_is_warned_once_per_pool(caplog):
+    """lm-eval computes every metric key of a task from the same pool: the warning is said once, counted always."""
+    pool = [LikertRecord(domain="qa", pred=4.0, parsed=True, gold=float(g), quality="low") for g in (1, 3, 5, 7)]
+    with caplog.at_level("WARNING", logger="critic_tasks"):
+        counts = [likert_metrics(pool)["spearman_warnings"] for _ in range(5)]
+    assert counts == [2.0] * 5  # pooled + the one quality, in every computation
+    assert sum("Spearman undefined" in r.getMessage() for r in caplog.records) == 1  # same data: one line

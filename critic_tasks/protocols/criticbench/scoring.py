@@ -95,10 +95,19 @@ def record(doc: dict, text: str | None) -> Record:
 def likert_spearman(records: Sequence[LikertRecord]) -> tuple[float, list[str]]:
     """Pooled Spearman x100 over labelled records, and any warnings."""
     labelled = [r for r in records if r.gold is not None]
-    value, warning = spearman_x100([r.pred for r in labelled], [float(r.gold) for r in labelled])
+    preds, golds = [r.pred for r in labelled], [float(r.gold) for r in labelled]
+    value, warning = spearman_x100(preds, golds)
     if warning:
-        log.warning("critic_tasks: %s", warning)
+        # lm-eval aggregates each metric key separately, and every key of a pool recomputes its Spearman: say it
+        # once per pool of data (the count is in ``spearman_warnings`` and the summary table).
+        seen = (warning, tuple(sorted({r.domain for r in labelled})), hash((tuple(preds), tuple(golds))))
+        if seen not in _WARNED:
+            _WARNED.add(seen)
+            log.warning("critic_tasks: %s", warning)
     return value, [warning] if warning else []
+
+
+_WARNED: set = set()
 
 
 def likert_metrics(records: Sequence[LikertRecord]) -> dict[str, float]:
