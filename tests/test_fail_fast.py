@@ -135,3 +135,70 @@ def test_late_scoring_failure_saves_generations_and_says_how_to_rescore(monkeypa
         assert "critic_feedback_sub" in capsys.readouterr().out
     finally:
         pm.unregister(name="rescue-test")
+
+
+def test_late_sandbox_failure_saves_generations_and_rescore_gives_the_live_numbers(monkeypatch, tmp_path, capsys):
+    """The executor breaks after generation: the revisions are saved; `critic-eval rescore` on that file, with a
+    working executor, reports what a run that had worked reports."""
+    from critic_tasks.hookspecs import hookimpl
+    from critic_tasks.plugins import plugin_manager
+    from critic_tasks.sandbox import get_executor
+
+    class BrokenExecutor:
+        isolation = "broken"
+
+        def run(self, programs):
+            raise OSError("cgroup vanished")
+
+    class Plugin:
+        @hookimpl
+        def critic_executor(self, name, options):
+            return BrokenExecutor() if name == "broken" else None
+
+    from critic_tasks.protocols.criticbench import data
+
+    docs = [d for d in data.load_docs("correction", "dev", data_dir="sample") if d["domain"] == "math_pot"]
+
+    def reply(prompt):  # the right value for even items, a wrong one for odd ones
+        doc = next(d for d in docs if d["question"] in prompt)
+        answer = doc["ground_truth_answer"] if doc["item_index"] % 2 == 0 else "-12345"
+        return f"```python\nclass Solution:\n    def solution(self):\n        return {answer}\n```"
+
+    pm = plugin_manager()
+    pm.register(Plugin(), name="sandbox-rescue-test")
+    try:
+        monkeypatch.setenv("CRITIC_RESCUE_DIR", str(tmp_path / "rescue"))
+        monkeypatch.setenv("CRITIC_CI", "off")
+        monkeypatch.setenv("CRITIC_EXECUTOR", "broken")
+        lm = scripted_lm(reply)
+        with pytest.raises(Exception) as err:
+            lm_eval.simple_evaluate(model=lm, tasks=["critic_correction_math_pot"],
+                                    task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+        message = str(err.value)
+        assert "cgroup vanished" in message and "critic-eval rescore " in message
+        (saved,) = (tmp_path / "rescue").glob("samples_critic_correction_*.jsonl")
+        assert len(saved.read_text().splitlines()) == len(lm.prompts) > 0
+
+        monkeypatch.setenv("CRITIC_EXECUTOR", "sandbox")
+        live = lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=["critic_correction_math_pot"],
+                                       task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+        expected = live["results"]["critic_correction_math_pot"]
+        out = tmp_path / "rescored.json"
+        assert cli.main(["rescore", str(saved), "--output", str(out)]) == 0
+        (rescored,) = json.loads(out.read_text())["results"].values()
+        for key in ("pass_rate,none", "parse_rate,none", "truncated,none", "isolation,none"):
+            assert rescored[key] == expected[key], key
+        assert rescored["isolation,none"] == get_executor("sandbox").isolation
+        assert 0 < expected["pass_rate,none"] < 100
+        assert "pass_rate" in capsys.readouterr().out
+    finally:
+        pm.unregister(name="sandbox-rescue-test")
+
+
+def test_rescore_bad_input_is_one_line(tmp_path, capsys):
+    assert cli.main(["rescore", str(tmp_path / "nope")]) == 2
+    bad = tmp_path / "samples_critic_feedback_2026-11-22T10-00-00.jsonl"
+    bad.write_text("{not json\n")
+    assert cli.main(["rescore", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "no such file" in err[0] and f"{bad}:1: not an lm-eval sample line" in err[1]

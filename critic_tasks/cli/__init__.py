@@ -28,6 +28,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
+    "rescore": "score saved generations of the parsed and sandbox-checked tasks again (--log_samples, or a rescue)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
     "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
     "metacritique-calibrate": "a judge's MetaCritique precision / recall verdicts against the human labels",
@@ -69,12 +70,13 @@ def _main(argv: list[str] | None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge, opencompass, protocols, reports
+            from critic_tasks.cli import judge, opencompass, protocols, reports, rescore
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
-                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command,
-                        "report": reports.report_command, "check": reports.check_command,
+                        "judge": judge.judge_command, "rescore": rescore.rescore_command,
+                        "calibrate-judge": judge.calibrate_command, "report": reports.report_command,
+                        "check": reports.check_command,
                         "metacritique-score": protocols.score_command,
                         "metacritique-calibrate": protocols.calibrate_command}
             return commands[argv[0]](argv[1:])

@@ -180,7 +180,7 @@ def _scored_or_rescued(kind: str, resps, docs, score):
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):
                 fh.write(json.dumps({"doc_id": i, "doc": doc, "resps": [list(resp)]}, default=str) + "\n")
-        how = ("critic-eval judge " + str(path)) if kind == "judge" else "the same command once the cause is fixed"
+        how = f"critic-eval {'judge' if kind == 'judge' else 'rescore'} {path} (once the cause is fixed)"
         raise ScoringFailed(f"{kind} scoring failed ({type(err).__name__}: {err}); the {len(docs)} generations are "
                             f"saved in {path}; re-score them with: {how}") from err
 

@@ -1,0 +1,116 @@
+"""``critic-eval rescore``: score saved generations again, without generating them again.
+
+    critic-eval rescore OUTPUT_PATH [--output results.json]     # lm-eval --log_samples files, or a rescue file
+
+For the tasks scored by parsing (feedback, comparison, meta-feedback) or in the sandbox (correction): the documents
+and replies saved in lm-eval's samples files (``samples_<task>_<time>.jsonl``, also what a run whose scoring failed
+late saved under ``critic-eval-rescue/``) are scored by the same functions as a live run (every sample of an item,
+so pass@k too), with the executor of ``CRITIC_EXECUTOR`` / ``--executor``. Judge-scored tasks are
+``critic-eval judge``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from critic_tasks import registry
+from critic_tasks.cli.judge import find_sample_files
+from critic_tasks.reports.tables import SCALE_NOTE, format_table
+
+
+def read_all_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
+    """The documents and every generation of each, from one samples file."""
+    docs, generations = [], []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                sample = json.loads(line)
+                doc, resps = sample["doc"], sample["resps"]
+                texts = [r[0] if isinstance(r, list) else r for r in resps] if resps else [None]
+            except (json.JSONDecodeError, KeyError, TypeError, IndexError) as err:
+                raise ValueError(f"{path}:{n}: not an lm-eval sample line ({err})") from None
+            if not isinstance(doc, dict) or "dimension" not in doc:
+                raise ValueError(f"{path}:{n}: the sample's doc is not a critic task document (no 'dimension')")
+            docs.append(doc)
+            generations.append(texts)
+    return docs, generations
+
+
+def score_samples(docs: list[dict], generations: list[list[str | None]], executor) -> tuple[str, dict]:
+    """(dimension name, metrics) of one task's saved generations, as a live run computes them."""
+    from critic_tasks.core.records import CheckOutcome
+    from critic_tasks.protocols import catalog
+    from critic_tasks.protocols.criticbench import scoring
+    from critic_tasks.protocols.criticbench.correction import check_corrections
+    from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
+
+    dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
+    if dim.scorer == "parse":
+        record = catalog.PROTOCOLS[dim.protocol].record
+        return dim.name, dimension_metrics(dim, [record(d, g[0]) for d, g in zip(docs, generations)])
+    if dim.scorer != "sandbox":
+        raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval judge`")
+    flat = [(i, text) for i, texts in enumerate(generations) for text in texts]
+    by_domain: dict[str, list[int]] = defaultdict(list)
+    for position, (i, _) in enumerate(flat):
+        by_domain[docs[i]["domain"]].append(position)
+    outcomes: list[CheckOutcome | None] = [None] * len(flat)
+    for domain, positions in by_domain.items():  # all programs of a domain in one parallel batch
+        checked = check_corrections(domain, [flat[p][1] for p in positions], [docs[flat[p][0]] for p in positions],
+                                    executor=executor, invalid="mark")
+        for p, outcome in zip(positions, checked):
+            outcomes[p] = outcome
+    per_doc: list[list[CheckOutcome]] = [[] for _ in docs]
+    for (i, _), outcome in zip(flat, outcomes):
+        per_doc[i].append(outcome)
+    return dim.name, dimension_metrics(dim, [scoring.correction_record(d, o) for d, o in zip(docs, per_doc)])
+
+
+def rescore_command(argv: list[str]) -> int:
+    from critic_tasks.sandbox import get_executor
+
+    parser = argparse.ArgumentParser(prog="critic-eval rescore", description=(
+        "Score saved generations of the parsed and sandbox-checked tasks again (lm-eval --log_samples files, or the "
+        "file a run whose scoring failed saved under critic-eval-rescue/)."))
+    parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
+    parser.add_argument("--executor", default=None, help="sandbox | subprocess | a plugin's (default: CRITIC_EXECUTOR)")
+    parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape) here")
+    args = parser.parse_args(argv)
+    if not args.path.exists():
+        raise ValueError(f"{args.path}: no such file or directory")
+    executor = None
+    results, judged = {}, []
+    for task, path in find_sample_files(args.path).items():
+        docs, generations = read_all_samples(path)
+        if not docs:
+            continue
+        dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
+        if dim.scorer not in ("parse", "sandbox"):
+            judged.append(task)
+            continue
+        if dim.scorer == "sandbox" and executor is None:
+            import os
+
+            executor = get_executor(args.executor or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
+        print(f"scoring {task}: {len(docs)} items from {path}", file=sys.stderr)
+        results[task] = score_samples(docs, generations, executor)[1]
+    for group in registry.GROUPS.values():
+        values = [results[t][group.metric] for t in group.members if group.metric in results.get(t, {})]
+        if len(values) == len(group.members):
+            results[group.name] = {group.metric: sum(values) / len(values)}
+    if judged:
+        print(f"judge-scored, not re-scored here: {', '.join(judged)} (use `critic-eval judge {args.path}`)",
+              file=sys.stderr)
+    if not results:
+        raise ValueError(f"{args.path}: no generations of parsed or sandbox-checked critic tasks in these samples")
+    if args.output:
+        args.output.write_text(json.dumps({"results": {t: {f"{k},none": v for k, v in m.items()}
+                                                       for t, m in results.items()},
+                                           "config": {"rescored_from": str(args.path)}}, indent=2))
+    print(format_table({t: {f"{k},none": v for k, v in m.items()} for t, m in results.items()}))
+    print(SCALE_NOTE)
+    return 0
