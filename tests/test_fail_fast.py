@@ -202,3 +202,16 @@ def test_rescore_bad_input_is_one_line(tmp_path, capsys):
     assert cli.main(["rescore", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "no such file" in err[0] and f"{bad}:1: not an lm-eval sample line" in err[1]
+
+
+def test_preflight_command_checks_settings_for_plain_lm_eval(monkeypatch, capsys):
+    assert cli.main(["preflight", "--tasks", "critic_correction_math_pot,hellaswag"]) == 0
+    assert "ok (1 critic task(s)" in capsys.readouterr().out
+    monkeypatch.setenv("CRITIC_EXECUTOR", "bogus")
+    assert cli.main(["preflight", "--tasks", "critic_correction_math_pot"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no code executor named 'bogus' (CRITIC_EXECUTOR)" in err[0]
+    assert cli.main(["preflight", "--tasks", "critic_feedback", "--metadata", '{"data_dir": "/nope"}']) == 2
+    assert "/nope" in capsys.readouterr().err
+    assert cli.main(["preflight"]) == 2
+    assert "preflight needs --tasks" in capsys.readouterr().err

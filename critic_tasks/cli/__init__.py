@@ -33,6 +33,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
     "metacritique-calibrate": "a judge's MetaCritique precision / recall verdicts against the human labels",
     "tasks": "list our tasks, groups and tags",
+    "preflight": "check the settings that --tasks need (judge, executor, data), e.g. before a plain lm_eval run",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
     "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
     "opencompass-config-dir": "print our OpenCompass config tree, for opencompass --config-dir",
@@ -76,7 +77,7 @@ def _main(argv: list[str] | None) -> int:
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "rescore": rescore.rescore_command,
                         "calibrate-judge": judge.calibrate_command, "report": reports.report_command,
-                        "check": reports.check_command,
+                        "check": reports.check_command, "preflight": _preflight,
                         "metacritique-score": protocols.score_command,
                         "metacritique-calibrate": protocols.calibrate_command}
             return commands[argv[0]](argv[1:])
@@ -94,6 +95,21 @@ def _main(argv: list[str] | None) -> int:
             print(f"critic-eval: {err}", file=sys.stderr)
             return 2
         raise
+
+
+def _preflight(argv: list[str]) -> int:
+    """Plain ``lm_eval`` builds the tasks (where our settings are checked) only after loading the model; this runs
+    the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
+    from critic_tasks.adapters.lm_eval.runner import flag_value, preflight
+    from critic_tasks.preflight import expand
+
+    if not any(a == "--tasks" or a.startswith("--tasks=") for a in argv):
+        raise ValueError("preflight needs --tasks (and the --metadata of the run, if any): "
+                         "critic-eval preflight --tasks critic_feedback_sub [--metadata '{...}']")
+    preflight(argv)
+    tasks = [t for t in expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())]
+    print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings, executor and data checked)")
+    return 0
 
 
 def _tasks_dir(argv: list[str]) -> int:

@@ -79,7 +79,7 @@ def shutdown_vllm_engines() -> None:
                 core.shutdown()
 
 
-def _flag(argv: list[str], name: str) -> str | None:
+def flag_value(argv: list[str], name: str) -> str | None:
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
             return argv[i + 1]
@@ -90,10 +90,10 @@ def _flag(argv: list[str], name: str) -> str | None:
 
 def preflight(argv: list[str]) -> None:
     """Check the settings our tasks among ``--tasks`` will need (judge, executor, data directory)."""
-    names = (_flag(argv, "--tasks") or "").split(",")
+    names = (flag_value(argv, "--tasks") or "").split(",")
     metadata: dict = {}
     try:
-        metadata = json.loads(_flag(argv, "--metadata") or "{}")
+        metadata = json.loads(flag_value(argv, "--metadata") or "{}")
     except ValueError:
         pass  # lm-eval reports a malformed --metadata itself
     options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir")} if isinstance(metadata, dict) else {}
