@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.protocols.catalog import INTERVALS
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
-from critic_tasks.protocols.criticbench.scoring import INTERVALS, PASS_AT_K
+from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
 
 WHEN = ("all", "scored", "deferred")
@@ -70,9 +71,11 @@ class Metric:
 
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records
-# by the family's interval function, ``scoring.INTERVALS``): correlations, accuracies, pass rates, judge scores.
+# by the family's interval function, ``catalog.INTERVALS``): correlations, accuracies, agreement, pass rates, judge
+# scores, AIU precision / recall / F1.
 INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistency", "pass_rate", "judge_score",
-                  *(f"pass@{k}" for k in PASS_AT_K))
+                  *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
+                  "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
 
 
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:

@@ -193,3 +193,102 @@ def test_bad_interval_setting_stops_the_run_in_one_line(sample, monkeypatch, cap
     monkeypatch.setenv("CRITIC_CI_LEVEL", "high")
     assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat"]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == "critic-eval: CRITIC_CI_LEVEL='high': expected a number"
+
+
+# --- the other protocols' values: hand loops, one resample at a time, the same draws --------------------------
+
+
+def _percentiles(reps, level=0.95):
+    a = 100 * (1 - level) / 2
+    return np.percentile(reps, a), np.percentile(reps, 100 - a)
+
+
+def _draws(n, seed=0, resamples=B):
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def _aiu_records(n=40, seed=3):
+    from critic_tasks.core.records import AIURecord
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        k, m = int(rng.integers(0, 5)), int(rng.integers(1, 5))
+        out.append(AIURecord(domain="metacritique", item=f"item{i:03d}", n_aius=k,
+                             precision=tuple(bool(v) for v in rng.integers(0, 2, k)),
+                             recall=tuple(bool(v) for v in rng.integers(0, 2, m))))
+    return out
+
+
+def test_aiu_intervals_equal_hand_loops():
+    from critic_tasks.core.records import canonical
+    from critic_tasks.protocols.metacritique.scoring import aiu_interval
+
+    records = _aiu_records()
+    settings = BootstrapSettings(resamples=B, level=0.95, seed=0)
+    rows = canonical(records)  # the documented order the draws index into
+    p = [list(r.precision) for r in rows]
+    r = [list(r.recall) for r in rows]
+    draws = _draws(len(rows))
+
+    def share(x):
+        return sum(x) / len(x) if x else 0.0
+
+    def f1(a, b):
+        return 0.0 if a == 0 or b == 0 else 2 * a * b / (a + b)
+
+    macro = [sum(share(p[i]) for i in row) / len(row) * 100 for row in draws]
+    assert aiu_interval(records, "precision", settings) == pytest.approx(_percentiles(macro))
+    macro_f1 = [sum(f1(share(p[i]), share(r[i])) for i in row) / len(row) * 100 for row in draws]
+    assert aiu_interval(records, "f1", settings) == pytest.approx(_percentiles(macro_f1))
+    micro_f1 = []
+    for row in draws:
+        pu, ru = sum(len(p[i]) for i in row), sum(len(r[i]) for i in row)
+        pm = sum(sum(p[i]) for i in row) / pu if pu else 0.0
+        rm = sum(sum(r[i]) for i in row) / ru if ru else 0.0
+        micro_f1.append(100 * f1(pm, rm))
+    assert aiu_interval(records, "f1_micro", settings) == pytest.approx(_percentiles(micro_f1))
+
+
+def test_preference_agreement_interval_equals_hand_loop():
+    from critic_tasks.core.records import PreferenceRecord
+    from critic_tasks.protocols.critiquellm.scoring import preference_interval
+
+    rng = np.random.default_rng(5)
+    swap = {"A": "B", "B": "A", "C": "C"}
+    records, agree = [], {}
+    for i in range(60):
+        gold, f = "ABC"[rng.integers(0, 3)], "ABC"[rng.integers(0, 3)]
+        r = swap[f] if rng.random() < 0.7 else "ABC"[rng.integers(0, 3)]
+        pid = f"p{i:02d}"
+        records += [PreferenceRecord(domain="x", pair_id=pid, order="forward", verdict=f, parsed=True, gold=gold),
+                    PreferenceRecord(domain="x", pair_id=pid, order="reverse", verdict=r, parsed=True, gold=gold)]
+        agree[pid] = 100.0 * (r == swap[f] and f == gold)
+    flags = [agree[k] for k in sorted(agree)]
+    reps = [sum(flags[i] for i in row) / len(row) for row in _draws(len(flags))]
+    got = preference_interval(records, "agreement", BootstrapSettings(resamples=B, level=0.95, seed=0))
+    assert got == pytest.approx(_percentiles(reps))
+
+
+def test_text_level_pearson_interval_equals_hand_loop_over_questions():
+    from critic_tasks.core.records import RatingRecord
+    from critic_tasks.protocols.critiquellm.scoring import rating_interval
+
+    rng = np.random.default_rng(9)
+    records = []
+    for q in range(25):
+        for m in range(4):
+            human = float(rng.integers(1, 11))
+            records.append(RatingRecord(domain="writing", pred=float(np.clip(human + rng.integers(-3, 4), 1, 10)),
+                                        parsed=True, gold=human, question=f"q{q:02d}", model=f"m{m}"))
+    per_q = {}
+    for q in sorted({r.question for r in records}):
+        x = [r.pred for r in records if r.question == q]
+        y = [r.gold for r in records if r.question == q]
+        if len(set(x)) > 1 and len(set(y)) > 1:
+            per_q[q] = 100 * stats.pearsonr(x, y).statistic
+    values = list(per_q.values())
+    reps = [sum(values[i] for i in row) / len(row) for row in _draws(len(values))]
+    got = rating_interval(records, "text_pearson", BootstrapSettings(resamples=B, level=0.95, seed=0))
+    assert got == pytest.approx(_percentiles(reps))
+    assert rating_interval(records, "system_pearson", BootstrapSettings(resamples=B)) is None

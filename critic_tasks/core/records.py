@@ -213,3 +213,9 @@ RECORD_TYPES: dict[str, type[Record]] = {
                               PreferenceRecord, AIURecord)
 }
 _FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in RECORD_TYPES.values()}
+
+
+def canonical(records) -> list:
+    """Records in a fixed order (by their fields' text, in field order), so that a bootstrap interval depends on the
+    records and the seed, not on the order a harness hands them over (lm-eval and the offline scorer differ)."""
+    return sorted(records, key=lambda r: tuple(str(v) for v in vars(r).values()))

@@ -46,3 +46,5 @@ PROTOCOLS: dict[str, Steps] = {
 }
 
 FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES}
+# family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
+INTERVALS: dict[str, Callable] = {**cb_scoring.INTERVALS, **cq_scoring.INTERVALS, **mc_scoring.INTERVALS}

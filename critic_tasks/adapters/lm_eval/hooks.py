@@ -129,7 +129,7 @@ _LAST_INTERVAL: list = []  # [((family, base, settings), rows, (low, high))]: an
 def _interval_aggregation(family: str, base: str, bound: str):
     """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
     metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
-    compute = scoring.INTERVALS[family]
+    compute = catalog.INTERVALS[family]
 
     def aggregate(rows):
         settings = settings_from_env()

@@ -97,6 +97,18 @@ def mean_interval(values: Sequence[float], strata: Sequence[Hashable] | None = N
     return percentile_interval(replicates, settings.level)
 
 
+def ratio_replicates(numerators: Sequence[float], denominators: Sequence[float],
+                     settings: BootstrapSettings = BootstrapSettings()) -> np.ndarray:
+    """The B bootstrap replicates of sum(numerators) / sum(denominators) (a pooled, micro-averaged rate), units
+    resampled with their two counts together; 0 where a resample's denominator is 0. The same ``settings`` draw the
+    same units for any two ratios over the same units, so replicates of two ratios can be combined (F1 of P and R)."""
+    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    rng = np.random.default_rng(settings.seed)
+    (idx,) = resample_indices(np.zeros(num.size), settings.resamples, rng)
+    top, bottom = num[idx].sum(axis=1), den[idx].sum(axis=1)
+    return np.divide(top, bottom, out=np.zeros_like(top), where=bottom > 0)
+
+
 def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a = a - a.mean(axis=1, keepdims=True)
     b = b - b.mean(axis=1, keepdims=True)

@@ -52,13 +52,18 @@ def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float] | N
     return {k: 100.0 * float(v) for k, v in out.items()}
 
 
-def text_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict[str, float]:
-    """Mean over questions of the per-question coefficients; ``questions`` averaged, ``skipped`` questions."""
+def per_group(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict:
+    """Group (question) -> its coefficients, or None where undefined, in first-seen order."""
     by_q: dict[Hashable, list[int]] = defaultdict(list)
     for i, g in enumerate(groups):
         by_q[g].append(i)
-    per_q = [correlations([pred[i] for i in idx], [human[i] for i in idx]) for idx in by_q.values()]
-    used = [c for c in per_q if c is not None]
+    return {g: correlations([pred[i] for i in idx], [human[i] for i in idx]) for g, idx in by_q.items()}
+
+
+def text_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict[str, float]:
+    """Mean over questions of the per-question coefficients; ``questions`` averaged, ``skipped`` questions."""
+    per_q = per_group(pred, human, groups)
+    used = [c for c in per_q.values() if c is not None]
     out = {k: (sum(c[k] for c in used) / len(used) if used else 0.0) for k in COEFFICIENTS}
     out.update(questions=float(len(used)), skipped=float(len(per_q) - len(used)))
     return out

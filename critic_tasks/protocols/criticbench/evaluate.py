@@ -14,6 +14,7 @@ from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, settings_from_env
 from critic_tasks.core.records import Record
 from critic_tasks.llm import LLMSettings
+from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity, judge_settings
@@ -66,7 +67,7 @@ def dimension_metrics(dimension: registry.Dimension, records: Sequence[Record],
     if settings.enabled:
         for m in dimension.metrics:
             if m.ci == "low" and m.key.removesuffix("_ci_low") in out:
-                ci = scoring.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
+                ci = catalog.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
                 if ci is not None:
                     out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
     return out

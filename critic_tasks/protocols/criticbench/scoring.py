@@ -35,7 +35,15 @@ from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metric
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
-from critic_tasks.core.records import CheckOutcome, CorrectionRecord, JudgedRecord, LikertRecord, Record, VerdictRecord
+from critic_tasks.core.records import (
+    CheckOutcome,
+    CorrectionRecord,
+    JudgedRecord,
+    LikertRecord,
+    Record,
+    VerdictRecord,
+    canonical,
+)
 from critic_tasks.protocols.criticbench import toolkit
 
 log = logging.getLogger("critic_tasks")
@@ -208,12 +216,6 @@ FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {
 # ----------------------------------------------------------------------------- intervals
 
 Interval = Optional[tuple[float, float]]
-
-
-def canonical(records: Sequence[Record]) -> list:
-    """Records in a fixed order (by their fields' text, in field order), so that an interval depends on the records
-    and the seed, not on the order a harness hands them over (lm-eval and the offline scorer differ)."""
-    return sorted(records, key=lambda r: tuple(str(v) for v in vars(r).values()))
 
 
 def likert_interval(records: Sequence[LikertRecord], base: str, settings: BootstrapSettings) -> Interval:

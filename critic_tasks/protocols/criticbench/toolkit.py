@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.protocols.criticbench.domains import DOMAINS
 
 PROTOCOL_ENV = "CRITICBENCH_PROTOCOL"
 TOOLKIT_DIR_ENV = "CRITICBENCH_TOOLKIT_DIR"
@@ -61,7 +62,7 @@ class Toolkit:
             fields[key] = value["detail"] if key in ("exec_rest_a", "exec_rest_b") and isinstance(value, dict) else value
         if mode == "comp_feedback" and reverse:
             fields["generation_a"], fields["generation_b"] = fields["generation_b"], fields["generation_a"]
-            if domain == "code_exec":
+            if DOMAINS[domain].has_exec_result:
                 fields["exec_rest_a"], fields["exec_rest_b"] = fields["exec_rest_b"], fields["exec_rest_a"]
         if mode == "correction" and not with_feedback:
             if self.no_feedback is None:

@@ -16,8 +16,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
+from critic_tasks.core.metrics.agreement import consistent
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_group
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
-from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record
+from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
 
 RATING_LOW, RATING_HIGH = 1, 10
 UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique
@@ -73,6 +76,38 @@ def preference_metrics(records: Sequence[PreferenceRecord]) -> dict[str, float]:
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"rating": rating_metrics,
                                                                 "preference": preference_metrics}
+
+
+def rating_interval(records: Sequence[RatingRecord], base: str, settings: BootstrapSettings) -> tuple | None:
+    """``text_pearson`` / ``text_spearman`` / ``text_kendall``: questions resampled, each with the coefficient the
+    value averages (questions whose coefficient is undefined are left out, as in the value). The system-level
+    values (a handful of models) get no interval."""
+    coefficient = base.removeprefix("text_")
+    if coefficient == base or coefficient not in COEFFICIENTS:
+        return None
+    labelled = [r for r in canonical(records) if r.scored]
+    per_q = per_group([r.pred for r in labelled], [float(r.gold) for r in labelled], [r.question for r in labelled])
+    values = [c[coefficient] for _, c in sorted(per_q.items(), key=lambda kv: str(kv[0])) if c is not None]
+    return mean_interval(values, None, settings) if values else None
+
+
+def preference_interval(records: Sequence[PreferenceRecord], base: str, settings: BootstrapSettings) -> tuple | None:
+    """``agreement`` / ``consistency``: pairs resampled (both orders together), in pair-id order."""
+    if base not in ("agreement", "consistency"):
+        return None
+    pairs: dict[str, dict] = {}
+    for r in records:
+        pairs.setdefault(r.pair_id, {"gold": r.gold})[r.order] = r.verdict
+    rows = [pairs[i] for i in sorted(pairs)]
+    if not rows or (base == "agreement" and any(p["gold"] is None for p in rows)):
+        return None
+    flags = [consistent(p.get("forward"), p.get("reverse")) and (base == "consistency" or p.get("forward") == p["gold"])
+             for p in rows]
+    return mean_interval([100.0 * f for f in flags], None, settings)
+
+
+# family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
+INTERVALS: dict[str, Callable] = {"rating": rating_interval, "preference": preference_interval}
 
 
 def gold_text(doc: dict) -> str:

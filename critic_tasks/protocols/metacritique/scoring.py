@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 from critic_tasks.core.metrics import precision_recall_f1
-from critic_tasks.core.records import AIURecord
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, ratio_replicates
+from critic_tasks.core.metrics.prf import f1
+from critic_tasks.core.records import AIURecord, canonical
 
 KEYS = ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
 
@@ -36,3 +40,28 @@ def aiu_metrics(records: Sequence[AIURecord]) -> dict[str, float]:
 
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"aiu": aiu_metrics}
+
+
+def aiu_interval(records: Sequence[AIURecord], base: str, settings: BootstrapSettings) -> tuple | None:
+    """Scored critiques resampled: the macro values' per-critique P / R / F1 averaged, the micro values' units
+    pooled over the drawn critiques (P and R from the same draws, so F1 of each resample's P and R)."""
+    scored = [r for r in canonical(records) if not r.deferred and r.scored]
+    if not scored or base not in KEYS:
+        return None
+    p = [[v for v in r.precision if v is not None] for r in scored]
+    r_ = [[v for v in r.recall if v is not None] for r in scored]
+    if not base.endswith("_micro"):
+        ps = [sum(x) / len(x) if x else 0.0 for x in p]
+        rs = [sum(x) / len(x) if x else 0.0 for x in r_]
+        values = {"precision": ps, "recall": rs, "f1": list(map(f1, ps, rs))}[base]
+        return mean_interval([100.0 * v for v in values], None, settings)
+    pm = ratio_replicates([sum(x) for x in p], [len(x) for x in p], settings)
+    rm = ratio_replicates([sum(x) for x in r_], [len(x) for x in r_], settings)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fm = np.where((pm > 0) & (rm > 0), 2 * pm * rm / (pm + rm), 0.0)
+    replicates = {"precision_micro": pm, "recall_micro": rm, "f1_micro": fm}[base]
+    return percentile_interval(100.0 * replicates, settings.level)
+
+
+# family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
+INTERVALS: dict[str, Callable] = {"aiu": aiu_interval}
