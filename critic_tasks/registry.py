@@ -270,6 +270,9 @@ def _catalogue() -> list[Task]:
     subjective = {"feedback": DOMAIN_NAMES, "comparison": DOMAIN_NAMES, "correction": TEXT_DOMAINS}
     for dim, domains in subjective.items():
         tasks += _variants(f"critic_{dim}_sub", f"{dim}_sub", domains, "critic_sub_per_domain")
+    # EAvg on the text domains: revise with no critique given, graded by the judge.
+    tasks += _variants("critic_correction_empty_sub", "correction_sub", TEXT_DOMAINS, "critic_sub_per_domain",
+                       with_feedback=False)
     return tasks + _other_protocols()
 
 
@@ -300,7 +303,7 @@ GROUPS = {g.name: g for g in (
 
 # The summary table's row blocks, in the paper's dimension order.
 SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic_meta", "critic_correction_empty",
-            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub",
+            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub", "critic_correction_empty_sub",
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique")
 

@@ -38,8 +38,8 @@ def test_every_task_yaml_loads(manager):
     yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml") if p.stem not in groups
                         and registry.TASKS[p.stem].spec.protocol == "criticbench")  # other protocols: their own tests
     # objective: 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test);
-    # subjective: feedback and comparison x (all + 9 domains), correction x (all + 5 text domains)
-    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12 + 2 * (len(DOMAIN_NAMES) + 1) + 6
+    # subjective: feedback and comparison x (all + 9 domains), correction and correction_empty x (all + 5 text domains)
+    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12 + 2 * (len(DOMAIN_NAMES) + 1) + 2 * 6
     for name in yaml_tasks + groups + ["critic_per_domain", "critic_test", "critic_sub_per_domain"]:
         assert name in manager.all_tasks, name
     loaded = manager.load(yaml_tasks)["tasks"]
