@@ -16,6 +16,8 @@ from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.protocols import catalog, remote
 from critic_tasks.protocols.criticbench.data import resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
+from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
 from critic_tasks.sandbox import get_executor
 
@@ -32,7 +34,7 @@ def check_scorer(scorer: str) -> None:
 
 
 def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
-                toolkit_dir: str | None = None) -> None:
+                toolkit_dir: str | None = None, self_feedback: str | None = None) -> None:
     tasks = list(tasks)
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
@@ -45,6 +47,10 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)
+    if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
+        for t in (t for t in tasks if t.self_feedback):
+            load_task_docs(t.spec.dimension, t.split, list(t.domains), data_dir, fmt=t.spec.fmt, protocol=protocol,
+                           toolkit_dir=toolkit_dir, feedback_source=t.feedback_source, self_feedback=self_feedback)
 
 
 def expand(names: Iterable[str]) -> list[registry.Task]:

@@ -137,6 +137,8 @@ def comparison_sub_prompt(doc: dict) -> str:
 PROMPTS = {
     ("feedback", "obj"): feedback_prompt, ("comparison", "obj"): comparison_prompt, ("meta", "obj"): meta_prompt,
     ("feedback", "sub"): feedback_sub_prompt, ("comparison", "sub"): comparison_sub_prompt,
+    # SAvg's stage 1: the free-text critique the correction prompt's "### Feedback:" section then carries
+    ("self_feedback", "obj"): feedback_sub_prompt,
 }
 
 
