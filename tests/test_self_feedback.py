@@ -298,3 +298,31 @@ def test_bad_self_feedback_is_one_line_exit_2_and_the_model_is_never_called(cli_
         assert rc == 2 and len(err) == 1 and err[0].startswith("critic-eval: "), err
         assert message in err[0] and str(path) in err[0]
     assert cli_model.lm.prompts == []
+
+
+def test_with_limit_only_the_items_asked_need_feedback(stage1, tmp_path, monkeypatch):
+    """Stage 1 cut short (its last item missing): a run asking fewer items works; one asking that item stops."""
+    lines = _samples_lines(stage1)
+    last = json.loads(lines[-1])["doc"]
+    short = tmp_path / "samples_critic_self_feedback_2026-11-22T10-00-00.jsonl"
+    short.write_text("\n".join(lines[:-1]) + "\n")
+    monkeypatch.setenv(savg.SELF_FEEDBACK_ENV, str(short))
+    task = "critic_correction_self_sub_" + last["domain"] if last["correction_fmt"] == "sub" else \
+        "critic_correction_self_" + last["domain"]
+    lm = scripted_lm(critic)
+    _run(lm, [task], limit=1)
+    assert len(lm.prompts) == 1 and OWN.search(lm.prompts[0])
+    lm = scripted_lm(critic)
+    with pytest.raises(DataError, match=re.escape(f"no feedback for item {last['item_key']}")):
+        _run(lm, [task])
+    assert lm.prompts == []
+
+
+def test_one_command_with_limit_runs_stage1_per_domain_with_the_same_limit(cli_model, capsys):
+    assert cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self", "--limit", "2"]) == 0, \
+        capsys.readouterr().err[-3000:]
+    asked = cli_model.lm.prompts
+    stage1_prompts = [p for p in asked if p in STAGE1]
+    assert len(stage1_prompts) == 2 * 4 and {STAGE1[p]["domain"] for p in stage1_prompts} == {
+        "math_cot", "math_pot", "code_exec", "code_not_exec"}
+    assert len(asked) == 8 + 2 and all(OWN.search(p) for p in asked[8:])

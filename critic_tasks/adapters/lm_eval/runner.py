@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import math
 import os
 import shutil
 import sys
@@ -125,7 +126,11 @@ def preflight(argv: list[str]) -> None:
     feedback for SAvg)."""
     metadata = _metadata(argv)
     options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir", "self_feedback")}
-    check_tasks(_tasks(argv), **options)
+    try:
+        limit = float(_flag(argv, "--limit", "-L") or "nan")
+    except ValueError:
+        limit = math.nan  # lm-eval reports a malformed --limit itself
+    check_tasks(_tasks(argv), limit=None if math.isnan(limit) else limit, **options)
 
 
 def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
@@ -168,6 +173,7 @@ def self_feedback_stage(argv: list[str]):
     if not domains or resolve_self_feedback(_metadata(argv).get("self_feedback")):
         return None
     output = _flag(argv, "--output_path", "-o")
+    output = str(Path(output).parent) if output and output.endswith(".json") else output  # a results file's folder
     folder = Path(output) / "self_feedback" / time.strftime("%Y-%m-%dT%H-%M-%S") if output else None
     print(f"critic-eval: SAvg stage 1: the critic writes its own feedback ({STAGE1_TASK} on {', '.join(domains)}), "
           f"into {folder or 'a temporary folder'}; then the requested tasks revise with it", file=sys.stderr)

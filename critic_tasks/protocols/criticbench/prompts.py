@@ -8,6 +8,7 @@ parse the same way and scores stay comparable: ``Decision: x`` (feedback, 1-7),
 
 from __future__ import annotations
 
+from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.criticbench.domains import DOMAINS, Domain
 
 
@@ -144,6 +145,8 @@ PROMPTS = {
 
 def critic_prompt(doc: dict) -> str:
     """The prompt for any document produced by ``data`` (or the one another protocol attached to it)."""
+    if doc.get("self_feedback_error"):  # SAvg: an item the stage-1 samples do not cover (see self_feedback)
+        raise DataError(doc["self_feedback_error"])
     if doc.get("prompt"):
         return doc["prompt"]
     if doc["dimension"] == "correction":

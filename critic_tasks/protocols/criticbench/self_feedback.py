@@ -118,7 +118,11 @@ def read_feedback(value: str) -> dict[str, Feedback]:
 
 
 def apply_self_feedback(docs: list[dict], value: str | None, task: str = "critic_correction_self") -> list[dict]:
-    """Replace each correction document's annotated ``feedback`` with the critic's own (see the module doc)."""
+    """Replace each correction document's annotated ``feedback`` with the critic's own (see the module doc).
+
+    An item stage 1 did not cover keeps no feedback and carries the error in ``self_feedback_error``: the prompt
+    for it raises that ``DataError`` (lm-eval builds every prompt of a run before generating anything), so a run
+    with ``--limit`` needs feedback for exactly the items it asks; ``missing_feedback`` checks a prefix eagerly."""
     path = resolve_path(value)
     if path is None:
         raise ConfigError(
@@ -129,13 +133,21 @@ def apply_self_feedback(docs: list[dict], value: str | None, task: str = "critic
     for doc in docs:
         key = item_key(doc)
         entry = feedback.get(key)
+        doc["feedback_source"] = "self"
         if entry is None:
-            raise DataError(f"self_feedback={path}: no feedback for item {key} ({doc['source_file']}"
-                            f"[{doc['item_index']}]); stage 1 must cover every item of {task} (same split and "
-                            "domains, no --limit smaller than this run's)")
+            doc["feedback"] = ""
+            doc["self_feedback_error"] = (
+                f"self_feedback={path}: no feedback for item {key} ({doc['source_file']}[{doc['item_index']}]); stage 1 "
+                f"must cover every item this run of {task} asks (same split and domains, --limit at least this run's)")
+            continue
         if entry.question != doc["question"] or entry.generation != doc["generation"]:
             raise DataError(f"{entry.where}: item {key} holds another question or response than "
                             f"{doc['source_file']}[{doc['item_index']}]; stage 1 ran on different data")
         doc["feedback"] = entry.text
-        doc["feedback_source"] = "self"
+        doc["self_feedback_error"] = ""
     return docs
+
+
+def missing_feedback(docs: list[dict]) -> str | None:
+    """The error of the first document without the critic's own feedback, if any."""
+    return next((d["self_feedback_error"] for d in docs if d.get("self_feedback_error")), None)
