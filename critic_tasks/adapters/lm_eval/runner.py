@@ -94,31 +94,42 @@ def shutdown_vllm_engines() -> None:
                 core.shutdown()
 
 
-def _flag(argv: list[str], name: str, short: str = "") -> str | None:
-    for i, arg in enumerate(argv):
-        if arg in (name, short or name) and i + 1 < len(argv):
-            return argv[i + 1]
+def _values(argv: list[str], name: str, short: str = "") -> list[str] | None:
+    """The values of a flag (``--flag a b``, ``--flag=a``; every occurrence), or None when it is absent."""
+    out, found, taking = [], False, False
+    for arg in argv:
+        if taking and not arg.startswith("-"):
+            out.append(arg)
+            continue
+        taking = arg in (name, short or name)
+        found |= taking
         if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
+            found = True
+            out.append(arg.split("=", 1)[1])
+    return out if found else None
+
+
+def _flag(argv: list[str], name: str, short: str = "") -> str | None:
+    values = _values(argv, name, short)
+    return values[0] if values else None
 
 
 def _metadata(argv: list[str]) -> dict:
-    """Every ``--metadata`` JSON object given, merged (lm-eval merges them too; it reports malformed ones itself)."""
+    """Every ``--metadata`` given (JSON objects or ``key=value`` words), merged as lm-eval merges them; lm-eval
+    reports malformed ones itself."""
     merged: dict = {}
-    for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--metadata" and i + 1 < len(argv) else arg.split("=", 1)[1] \
-            if arg.startswith("--metadata=") else None
+    for value in _values(argv, "--metadata") or []:
         try:
-            parsed = json.loads(value) if value else None
+            parsed = json.loads(value)
         except ValueError:
-            parsed = None
+            parsed = dict([value.split("=", 1)]) if "=" in value else None
         merged.update(parsed if isinstance(parsed, dict) else {})
     return merged
 
 
 def _tasks(argv: list[str]):
-    return expand(n.strip() for n in (_flag(argv, "--tasks", "-t") or "").split(",") if n.strip())
+    names = ",".join(_values(argv, "--tasks", "-t") or []).split(",")
+    return expand(n.strip() for n in names if n.strip())
 
 
 def preflight(argv: list[str]) -> None:
@@ -134,17 +145,15 @@ def preflight(argv: list[str]) -> None:
 
 
 def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
-    """``argv`` less the flags named (``flags``: name -> takes a value)."""
+    """``argv`` less the flags named (``flags``: name -> takes values, as many as follow it)."""
     out, skip = [], False
     for arg in argv:
-        if skip:
-            skip = False
+        if skip and not arg.startswith("-"):
             continue
         name = arg.split("=", 1)[0]
-        if name in flags:
-            skip = flags[name] and "=" not in arg
-            continue
-        out.append(arg)
+        skip = name in flags and flags[name] and "=" not in arg
+        if name not in flags:
+            out.append(arg)
     return out
 
 
