@@ -94,6 +94,11 @@ def shutdown_vllm_engines() -> None:
                 core.shutdown()
 
 
+def flag_value(argv: list[str], name: str, short: str = "") -> str | None:
+    values = _values(argv, name, short)
+    return values[0] if values else None
+
+
 def _values(argv: list[str], name: str, short: str = "") -> list[str] | None:
     """The values of a flag (``--flag a b``, ``--flag=a``; every occurrence), or None when it is absent."""
     out, found, taking = [], False, False
@@ -107,11 +112,6 @@ def _values(argv: list[str], name: str, short: str = "") -> list[str] | None:
             found = True
             out.append(arg.split("=", 1)[1])
     return out if found else None
-
-
-def _flag(argv: list[str], name: str, short: str = "") -> str | None:
-    values = _values(argv, name, short)
-    return values[0] if values else None
 
 
 def _metadata(argv: list[str]) -> dict:
@@ -138,7 +138,7 @@ def preflight(argv: list[str]) -> None:
     metadata = _metadata(argv)
     options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir", "self_feedback")}
     try:
-        limit = float(_flag(argv, "--limit", "-L") or "nan")
+        limit = float(flag_value(argv, "--limit", "-L") or "nan")
     except ValueError:
         limit = math.nan  # lm-eval reports a malformed --limit itself
     check_tasks(_tasks(argv), limit=None if math.isnan(limit) else limit, **options)
@@ -181,7 +181,7 @@ def self_feedback_stage(argv: list[str]):
     domains = dict.fromkeys(d for t in _tasks(argv) if t.self_feedback for d in t.domains)
     if not domains or resolve_self_feedback(_metadata(argv).get("self_feedback")):
         return None
-    output = _flag(argv, "--output_path", "-o")
+    output = flag_value(argv, "--output_path", "-o")
     output = str(Path(output).parent) if output and output.endswith(".json") else output  # a results file's folder
     folder = Path(output) / "self_feedback" / time.strftime("%Y-%m-%dT%H-%M-%S") if output else None
     print(f"critic-eval: SAvg stage 1: the critic writes its own feedback ({STAGE1_TASK} on {', '.join(domains)}), "

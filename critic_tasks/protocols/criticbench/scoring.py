@@ -14,9 +14,9 @@ families below compute them, all on the paper's x100 scale (shares included):
   ``score`` = pass_rate, ``parse_rate``, ``truncated`` (share of revisions cut off by the token budget),
   ``invalid_items`` (items whose gold answer or unit test is unusable;
   excluded, logged), ``pass@k`` when every item has at least k samples.
-* ``feedback_text`` (SAvg's stage 1, not scored): ``parse_rate`` = the share of non-empty critiques.
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
+* ``feedback_text`` (SAvg's stage 1, not scored): ``parse_rate`` = the share of non-empty critiques.
 
 On the test split (no human labels) the label-based keys are absent, not zero, and ``labels_available`` is 0.
 
