@@ -345,3 +345,18 @@ def test_stage1_argv_keeps_the_model_flags_and_replaces_tasks_and_output(tmp_pat
         assert runner._metadata(stage2) == {"data_dir": "sample", "self_feedback": folder}
     assert runner.self_feedback_stage(stage2) is None  # given: no stage 1
     assert runner.self_feedback_stage(["--model", "hf", "--tasks", "critic_correction_math_cot"]) is None
+
+
+def test_summary_table_shows_the_new_columns_after_the_annotated_ones():
+    from critic_tasks.reports.tables import format_table
+
+    results = {"critic_self_feedback": {"parse_rate,none": 100.0},
+               "critic_correction_self_sub": {"judge_score,none": 6.0, "judge_parse_rate,none": 100.0},
+               "critic_correction_self": {"pass_rate,none": 40.0, "score,none": 40.0},
+               "critic_correction_empty_sub": {"judge_score,none": 5.0, "judge_parse_rate,none": 100.0},
+               "critic_correction_sub": {"judge_score,none": 7.0, "judge_parse_rate,none": 100.0}}
+    rows = [line.split()[:3] for line in format_table(results).splitlines()[1:]]
+    assert list(dict.fromkeys(r[0] for r in rows)) == [
+        "critic_correction_sub", "critic_correction_empty_sub", "critic_correction_self", "critic_correction_self_sub",
+        "critic_self_feedback"]
+    assert ["critic_correction_self", "pass_rate", "40.00"] in rows
