@@ -7,15 +7,20 @@ before lm-eval even loads the model) and raises one ``ConfigError`` / ``DataErro
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Iterable
 
 from critic_tasks import registry
+from critic_tasks.core.errors import DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.protocols import catalog, remote
 from critic_tasks.protocols.criticbench.data import resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
+from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.self_feedback import missing_feedback
+from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
 from critic_tasks.sandbox import get_executor
 
@@ -32,7 +37,8 @@ def check_scorer(scorer: str) -> None:
 
 
 def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
-                toolkit_dir: str | None = None) -> None:
+                toolkit_dir: str | None = None, self_feedback: str | None = None, limit: float | None = None) -> None:
+    """``limit``: lm-eval's ``--limit`` (the items of each task a run asks; SAvg's feedback is checked for those)."""
     tasks = list(tasks)
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
@@ -45,6 +51,15 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)
+    if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
+        for t in (t for t in tasks if t.self_feedback):
+            docs = load_task_docs(t.spec.dimension, t.split, list(t.domains), data_dir, fmt=t.spec.fmt,
+                                  protocol=protocol, toolkit_dir=toolkit_dir, feedback_source=t.feedback_source,
+                                  self_feedback=self_feedback)
+            n = len(docs) if limit is None else math.ceil(len(docs) * limit) if limit < 1 else int(limit)
+            error = missing_feedback(docs[:n])
+            if error:
+                raise DataError(error)
 
 
 def expand(names: Iterable[str]) -> list[registry.Task]:

@@ -27,6 +27,7 @@ from critic_tasks.protocols.catalog import INTERVALS
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
+from critic_tasks.protocols.criticbench.self_feedback import FEEDBACK_SOURCES, STAGE1_TASK
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
 
 WHEN = ("all", "scored", "deferred")
@@ -115,15 +116,25 @@ class Task:
     domains: tuple[str, ...] = DOMAIN_NAMES
     tags: tuple[str, ...] = ()
     with_feedback: bool = True  # correction: revise with the annotated feedback (False: the paper's EAvg)
+    feedback_source: str = "annotated"  # "self": the critic's own feedback from a stage-1 run (the paper's SAvg)
     repeats: int = 1
     generation_kwargs: dict | None = None  # overrides the template's greedy decoding
     section: str = ""  # the summary table's row block (default: the dimension's all-domain task)
     headline: tuple[str, ...] = ()  # overrides the dimension's headline keys
     options: tuple[tuple[str, Any], ...] = ()  # other protocols: their loader's options (dataset_kwargs)
 
+    def __post_init__(self):
+        if self.feedback_source not in FEEDBACK_SOURCES:
+            raise ValueError(f"task {self.name}: feedback_source={self.feedback_source!r}, expected one of {FEEDBACK_SOURCES}")
+
     @property
     def spec(self) -> Dimension:
         return DIMENSIONS[self.dimension]
+
+    @property
+    def self_feedback(self) -> bool:
+        """Revises with the critic's own feedback: needs a stage-1 run (``critic-eval`` runs it when not given)."""
+        return self.feedback_source == "self"
 
     @property
     def judged(self) -> bool:
@@ -139,6 +150,7 @@ class Task:
             return f"{self.spec.about} ({PROTOCOLS[self.spec.protocol].title}{extra})"
         domains = "all 9 domains" if self.domains == DOMAIN_NAMES else ", ".join(self.domains)
         extra = "" if self.with_feedback else "; no feedback given"
+        extra += f"; with the critic's own feedback (stage 1: {STAGE1_TASK})" if self.self_feedback else ""
         extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
         return f"{self.spec.about} ({self.split} split, {domains}{extra})"
 
@@ -199,6 +211,8 @@ RATING = (Metric("text_pearson", "rating", when="scored"), Metric("text_spearman
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
               Metric("parse_rate", "preference"), *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
 
+SELF_FEEDBACK = (Metric("parse_rate", "feedback_text"),)
+
 AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro",
                                                      "f1_micro")),
        Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False),
@@ -234,6 +248,9 @@ DIMENSIONS = {d.name: d for d in (
               _JUDGE_HEADLINE, "free-text comparison of two responses, graded 1-10 by a judge"),
     Dimension("correction_sub", "criticbench", "correction", "sub", "judge", _judged(MAIN_QUALITIES),
               _JUDGE_HEADLINE, "revision of a text response, graded 1-10 by a judge against the human one"),
+    Dimension("self_feedback", "criticbench", "self_feedback", "obj", "parse", SELF_FEEDBACK, ("parse_rate",),
+              "SAvg stage 1: free-text feedback on each correction item, kept for critic_correction_self[_sub] "
+              "(not scored; parse_rate = non-empty)"),
     Dimension("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
               ("text_pearson", "text_spearman", "text_kendall", "system_pearson", "parse_rate"),
               "rate one AlignBench response 1-10 ([[x]]); correlation with human scores"),
@@ -274,6 +291,17 @@ def _catalogue() -> list[Task]:
     subjective = {"feedback": DOMAIN_NAMES, "comparison": DOMAIN_NAMES, "correction": TEXT_DOMAINS}
     for dim, domains in subjective.items():
         tasks += _variants(f"critic_{dim}_sub", f"{dim}_sub", domains, "critic_sub_per_domain")
+    # EAvg on the text domains: revise with no critique given, graded by the judge.
+    tasks += _variants("critic_correction_empty_sub", "correction_sub", TEXT_DOMAINS, "critic_sub_per_domain",
+                       with_feedback=False)
+    # SAvg: revise with the critic's own feedback, written by the same model in a stage-1 task.
+    tasks += _variants("critic_correction_self", "correction", OBJECTIVE_CORRECTION_DOMAINS, "critic_self_per_domain",
+                       feedback_source="self")
+    tasks += _variants("critic_correction_self_sub", "correction_sub", TEXT_DOMAINS, "critic_self_per_domain",
+                       feedback_source="self")
+    tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
+    tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
+                   section=STAGE1_TASK) for d in DOMAIN_NAMES]
     return tasks + _other_protocols()
 
 
@@ -304,7 +332,8 @@ GROUPS = {g.name: g for g in (
 
 # The summary table's row blocks, in the paper's dimension order.
 SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic_meta", "critic_correction_empty",
-            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub",
+            "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub", "critic_correction_empty_sub",
+            "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique")
 

@@ -40,8 +40,12 @@ def test_every_task_yaml_loads(manager):
     yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml") if p.stem not in groups
                         and registry.TASKS[p.stem].spec.protocol == "criticbench")  # other protocols: their own tests
     # objective: 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test);
-    # subjective: feedback and comparison x (all + 9 domains), correction x (all + 5 text domains)
-    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12 + 2 * (len(DOMAIN_NAMES) + 1) + 6
+    # subjective: feedback and comparison x (all + 9 domains), correction and correction_empty x (all + 5 text domains);
+    # SAvg: stage 1 (all + 9 domains), correction_self (all + 4) and correction_self_sub (all + 5)
+    assert len(yaml_tasks) == 3 * (len(DOMAIN_NAMES) + 2) + 12 + 2 * (len(DOMAIN_NAMES) + 1) + 2 * 6 + 10 + 5 + 6
+    savg = [t for t in yaml_tasks if registry.TASKS[t].self_feedback]  # need stage-1 samples: tests/test_self_feedback.py
+    assert len(savg) == 11 and all(t in manager.all_tasks for t in savg)
+    yaml_tasks = [t for t in yaml_tasks if t not in savg]
     for name in yaml_tasks + groups + ["critic_per_domain", "critic_test", "critic_sub_per_domain"]:
         assert name in manager.all_tasks, name
     loaded = manager.load(yaml_tasks)["tasks"]

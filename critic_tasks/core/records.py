@@ -208,9 +208,17 @@ class AIURecord(Record):
         return self.is_deferred
 
 
+@dataclass(frozen=True)
+class FeedbackTextRecord(Record):
+    """A free-text critique that is kept, not scored (CriticBench SAvg's stage 1): was anything written?"""
+
+    kind: ClassVar[str] = "feedback_text"
+    parsed: bool = False  # the critique is not empty
+
+
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.kind: cls for cls in (LikertRecord, VerdictRecord, CorrectionRecord, JudgedRecord, RatingRecord,
-                              PreferenceRecord, AIURecord)
+                              PreferenceRecord, AIURecord, FeedbackTextRecord)
 }
 _FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in RECORD_TYPES.values()}
 

@@ -36,7 +36,8 @@ class Steps:
 
 PROTOCOLS: dict[str, Steps] = {
     "criticbench": Steps(cb_loading.load_task_docs,
-                         ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir"),
+                         ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
+                          "feedback_source", "self_feedback"),
                          cb_prompts.critic_prompt, cb_scoring.gold_text, cb_scoring.record,
                          "CRITICBENCH_DATA_DIR"),
     "critiquellm": Steps(cq_data.load_task_docs, ("reference", "data_dir"), cq_prompts.critic_prompt,

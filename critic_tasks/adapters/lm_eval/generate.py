@@ -79,6 +79,8 @@ def _task_yaml(task: registry.Task) -> str:
         kwargs["fmt"] = dim.fmt
     if not task.with_feedback:
         kwargs["with_feedback"] = False
+    if task.self_feedback:  # the stage-1 samples come from --metadata self_feedback or CRITIC_SELF_FEEDBACK
+        kwargs["feedback_source"] = task.feedback_source
     config["dataset_kwargs"] = kwargs
     return _dump(config)
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import math
 import os
+import shutil
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from critic_tasks.adapters.lm_eval import hooks, task_manager, tasks_dir
@@ -13,15 +18,15 @@ from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.preflight import check_tasks, expand
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
+from critic_tasks.protocols.criticbench.self_feedback import STAGE1_TASK
+from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALLOW_JUDGE_FAILURES_ENV = "CRITIC_JUDGE_ALLOW_FAILURES"  # as `critic-eval judge --allow_failures`
 
 
 def run_cli(argv: list[str]) -> int:
-    """Hand everything to lm_eval's own CLI, with our tasks directory included."""
-    from lm_eval.__main__ import cli_evaluate
-
+    """Hand everything to lm_eval's own CLI, with our tasks directory included (SAvg: stage 1 first)."""
     if any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         print("critic-eval: --include_path is set by critic-eval; to add your own tasks too, run\n"
               f"  lm_eval --include_path {tasks_dir()} ... and a TaskManager with both paths "
@@ -35,6 +40,16 @@ def run_cli(argv: list[str]) -> int:
         command, rest = "run", argv
     if command == "run":
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
+        stage1 = self_feedback_stage(rest)
+        if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
+            with stage1 as (stage1_argv, rest):
+                return _lm_eval(command, stage1_argv) or _lm_eval(command, rest)
+    return _lm_eval(command, rest)
+
+
+def _lm_eval(command: str, rest: list[str]) -> int:
+    from lm_eval.__main__ import cli_evaluate
+
     sys.argv = ["lm_eval", command, *rest, "--include_path", tasks_dir()]
     failures_before = len(hooks.JUDGE_FAILURES)
     try:
@@ -79,25 +94,99 @@ def shutdown_vllm_engines() -> None:
                 core.shutdown()
 
 
-def flag_value(argv: list[str], name: str) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
+def flag_value(argv: list[str], name: str, short: str = "") -> str | None:
+    values = _values(argv, name, short)
+    return values[0] if values else None
+
+
+def _values(argv: list[str], name: str, short: str = "") -> list[str] | None:
+    """The values of a flag (``--flag a b``, ``--flag=a``; every occurrence), or None when it is absent."""
+    out, found, taking = [], False, False
+    for arg in argv:
+        if taking and not arg.startswith("-"):
+            out.append(arg)
+            continue
+        taking = arg in (name, short or name)
+        found |= taking
         if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
+            found = True
+            out.append(arg.split("=", 1)[1])
+    return out if found else None
+
+
+def _metadata(argv: list[str]) -> dict:
+    """Every ``--metadata`` given (JSON objects or ``key=value`` words), merged as lm-eval merges them; lm-eval
+    reports malformed ones itself."""
+    merged: dict = {}
+    for value in _values(argv, "--metadata") or []:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = dict([value.split("=", 1)]) if "=" in value else None
+        merged.update(parsed if isinstance(parsed, dict) else {})
+    return merged
+
+
+def _tasks(argv: list[str]):
+    names = ",".join(_values(argv, "--tasks", "-t") or []).split(",")
+    return expand(n.strip() for n in names if n.strip())
 
 
 def preflight(argv: list[str]) -> None:
-    """Check the settings our tasks among ``--tasks`` will need (judge, executor, data directory)."""
-    names = (flag_value(argv, "--tasks") or "").split(",")
-    metadata: dict = {}
+    """Check the settings our tasks among ``--tasks`` will need (judge, executor, data directory, the critic's own
+    feedback for SAvg)."""
+    metadata = _metadata(argv)
+    options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir", "self_feedback")}
     try:
-        metadata = json.loads(flag_value(argv, "--metadata") or "{}")
+        limit = float(flag_value(argv, "--limit", "-L") or "nan")
     except ValueError:
-        pass  # lm-eval reports a malformed --metadata itself
-    options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir")} if isinstance(metadata, dict) else {}
-    check_tasks(expand(n.strip() for n in names if n.strip()), **options)
+        limit = math.nan  # lm-eval reports a malformed --limit itself
+    check_tasks(_tasks(argv), limit=None if math.isnan(limit) else limit, **options)
+
+
+def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
+    """``argv`` less the flags named (``flags``: name -> takes values, as many as follow it)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip and not arg.startswith("-"):
+            continue
+        name = arg.split("=", 1)[0]
+        skip = name in flags and flags[name] and "=" not in arg
+        if name not in flags:
+            out.append(arg)
+    return out
+
+
+@contextlib.contextmanager
+def _stage1_run(argv: list[str], tasks: list[str], folder: Path | None):
+    """(stage-1 argv, the requested run's argv with ``self_feedback`` set); a temporary folder is removed after."""
+    own = folder is None
+    folder = Path(tempfile.mkdtemp(prefix="critic-self-feedback-")) if own else folder
+    try:
+        rest = _without(argv, {"--tasks": True, "-t": True, "--output_path": True, "-o": True, "--log_samples": False,
+                               "-s": False})
+        stage1 = [*rest, "--tasks", ",".join(tasks), "--log_samples", "--output_path", str(folder)]
+        yield stage1, [*argv, "--metadata", json.dumps({"self_feedback": str(folder)})]
+    finally:
+        if own:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def self_feedback_stage(argv: list[str]):
+    """SAvg in one command: when ``--tasks`` asks for ``critic_correction_self[_sub]`` and no ``self_feedback``
+    is given (``--metadata`` or ``CRITIC_SELF_FEEDBACK``), a context giving the argv of stage 1 (the stage-1 task
+    on the same domains, same model arguments, samples logged into ``<output_path>/self_feedback/<time>/`` or a
+    temporary folder) and of the requested run (``self_feedback`` pointing there); else None. Two lm-eval passes:
+    the model is loaded once for each."""
+    domains = dict.fromkeys(d for t in _tasks(argv) if t.self_feedback for d in t.domains)
+    if not domains or resolve_self_feedback(_metadata(argv).get("self_feedback")):
+        return None
+    output = flag_value(argv, "--output_path", "-o")
+    output = str(Path(output).parent) if output and output.endswith(".json") else output  # a results file's folder
+    folder = Path(output) / "self_feedback" / time.strftime("%Y-%m-%dT%H-%M-%S") if output else None
+    print(f"critic-eval: SAvg stage 1: the critic writes its own feedback ({STAGE1_TASK} on {', '.join(domains)}), "
+          f"into {folder or 'a temporary folder'}; then the requested tasks revise with it", file=sys.stderr)
+    return _stage1_run(argv, [f"{STAGE1_TASK}_{d}" for d in domains], folder)
 
 
 def _find_cause(err: BaseException | None, kind) -> BaseException | None:

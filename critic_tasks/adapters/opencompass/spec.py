@@ -29,8 +29,10 @@ CLASSES = (GEN_INFERENCER, PROMPT_TEMPLATE, ZERO_RETRIEVER, DATASET, EVALUATOR)
 
 def supported(task: registry.Task) -> bool:
     """Tasks OpenCompass runs. Not the sampled pass@k variant: OpenCompass scores each of its ``n`` runs on its
-    own, so no evaluator call sees an item's samples together."""
-    return task.repeats == 1 and task.spec.protocol == "criticbench"
+    own, so no evaluator call sees an item's samples together; not SAvg's two stages (lm-eval only: stage 2 reads
+    stage 1's lm-eval samples)."""
+    return (task.repeats == 1 and task.spec.protocol == "criticbench" and not task.self_feedback
+            and task.spec.dimension != "self_feedback")
 
 
 def runnable_tasks() -> list[registry.Task]:

@@ -110,14 +110,22 @@ def comparison_judge_prompt(item: Mapping, prediction: str) -> str:
 
 
 def correction_judge_prompt(item: Mapping, prediction: str) -> str:
-    """Grade a revised response; it acts on the critique ``item['feedback']``; reference ``item['correction']``."""
+    """Grade a revised response; it acts on the critique ``item['feedback']``; reference ``item['correction']``.
+    An item revised without a critique (``with_feedback`` False: the EAvg tasks) shows none: the reviser saw none."""
+    with_feedback = item.get("with_feedback", True) is not False
+    review = (_section("Critique of the original response", _required(item, "feedback", "critique"))
+              if with_feedback else None)
     parts = [
         "You are grading a correction. An AI assistant's response was reviewed, and the response was then revised "
         "to fix the problems the review raised. A good correction fixes every real problem, keeps what was right, "
-        "and adds no new errors.\n",
+        "and adds no new errors.\n"
+        if with_feedback else
+        "You are grading a correction. An AI assistant's response was revised, without any critique to go on, to "
+        "fix whatever problems it has. A good correction fixes every real problem, keeps what was right, and adds "
+        "no new errors.\n",
         *_task_context(item),
         _section("Original response", _required(item, "generation", "response")),
-        _section("Critique of the original response", _required(item, "feedback", "critique")),
+        *([review] if review else []),
         _section("Reference correction (worth 8)", _required(item, "correction", "reference correction")),
         _section("Correction to grade", _prediction(prediction)),
         _SCALE.format(thing="correction"),

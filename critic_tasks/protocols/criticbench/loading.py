@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from critic_tasks.core.errors import ConfigError
 from critic_tasks.protocols.criticbench import data
+from critic_tasks.protocols.criticbench import self_feedback as savg
 from critic_tasks.protocols.criticbench.toolkit import attach_prompts, load_toolkit, resolve_protocol
 
 
 def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, fmt: str = "obj",
                    with_feedback: bool | None = None, protocol: str | None = None,
-                   toolkit_dir: str | None = None) -> list[dict]:
+                   toolkit_dir: str | None = None, feedback_source: str = "annotated",
+                   self_feedback: str | None = None) -> list[dict]:
     """Documents for lm-eval / OpenCompass / offline scoring. ``protocol``: ``ours`` (default; our prompts and
     parsing) or ``toolkit`` (the released toolkit's, read from ``toolkit_dir``); both fall back to their
-    environment variables (``CRITICBENCH_PROTOCOL``, ``CRITICBENCH_TOOLKIT_DIR``)."""
+    environment variables (``CRITICBENCH_PROTOCOL``, ``CRITICBENCH_TOOLKIT_DIR``). ``feedback_source="self"``
+    (SAvg): correction items carry the critic's own feedback, read from the stage-1 samples ``self_feedback``
+    names (else ``CRITIC_SELF_FEEDBACK``); ``dimension="self_feedback"`` gives stage 1's documents."""
     protocol = resolve_protocol(protocol)
+    if feedback_source not in savg.FEEDBACK_SOURCES:
+        raise ConfigError(f"feedback_source={feedback_source}: expected one of {', '.join(savg.FEEDBACK_SOURCES)}")
+    if protocol == "toolkit" and (dimension == savg.DIMENSION or feedback_source == "self"):
+        raise ConfigError("the self-feedback tasks (SAvg) use our prompts only: unset CRITICBENCH_PROTOCOL=toolkit "
+                          "(or the 'protocol' metadata) for them")
+    if dimension == savg.DIMENSION:
+        return savg.stage1_docs(split, domains, data_dir)
     toolkit = load_toolkit(toolkit_dir) if protocol == "toolkit" else None  # a bad checkout fails before loading
     options = {"fmt": fmt} if dimension != "meta" else {}
     docs = data.load_docs(dimension, split, domains, data_dir, keep_raw=toolkit is not None, **options)
+    if feedback_source == "self":
+        savg.apply_self_feedback(docs, self_feedback, "critic_correction_self" + ("_sub" if fmt == "sub" else ""))
     if with_feedback is not None:
         for doc in docs:
             doc["with_feedback"] = with_feedback

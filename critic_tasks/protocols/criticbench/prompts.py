@@ -8,6 +8,7 @@ parse the same way and scores stay comparable: ``Decision: x`` (feedback, 1-7),
 
 from __future__ import annotations
 
+from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.criticbench.domains import DOMAINS, Domain
 
 
@@ -137,11 +138,15 @@ def comparison_sub_prompt(doc: dict) -> str:
 PROMPTS = {
     ("feedback", "obj"): feedback_prompt, ("comparison", "obj"): comparison_prompt, ("meta", "obj"): meta_prompt,
     ("feedback", "sub"): feedback_sub_prompt, ("comparison", "sub"): comparison_sub_prompt,
+    # SAvg's stage 1: the free-text critique the correction prompt's "### Feedback:" section then carries
+    ("self_feedback", "obj"): feedback_sub_prompt,
 }
 
 
 def critic_prompt(doc: dict) -> str:
     """The prompt for any document produced by ``data`` (or the one another protocol attached to it)."""
+    if doc.get("self_feedback_error"):  # SAvg: an item the stage-1 samples do not cover (see self_feedback)
+        raise DataError(doc["self_feedback_error"])
     if doc.get("prompt"):
         return doc["prompt"]
     if doc["dimension"] == "correction":

@@ -16,6 +16,7 @@ families below compute them, all on the paper's x100 scale (shares included):
   (items whose gold answer or unit test is unusable; excluded, logged), ``pass@k`` when every item has at least k samples.
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
+* ``feedback_text`` (SAvg's stage 1, not scored): ``parse_rate`` = the share of non-empty critiques.
 
 On the test split (no human labels) the label-based keys are absent, not zero, and ``labels_available`` is 0.
 
@@ -38,6 +39,7 @@ from critic_tasks.core.parsing import parse_likert, parse_verdict
 from critic_tasks.core.records import (
     CheckOutcome,
     CorrectionRecord,
+    FeedbackTextRecord,
     JudgedRecord,
     LikertRecord,
     Record,
@@ -88,8 +90,14 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
                             isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})))
 
 
+def feedback_text_record(doc: dict, text: str | None) -> FeedbackTextRecord:
+    """SAvg's stage 1: the critic's own feedback is kept for the correction run, not scored."""
+    return FeedbackTextRecord(domain=doc["domain"], parsed=bool((text or "").strip()))
+
+
 RECORDERS: dict[str, Callable[[dict, str | None], Record]] = {
-    "feedback": likert_record, "meta": likert_record, "comparison": verdict_record}
+    "feedback": likert_record, "meta": likert_record, "comparison": verdict_record,
+    "self_feedback": feedback_text_record}
 
 
 def record(doc: dict, text: str | None) -> Record:
@@ -208,9 +216,15 @@ def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
     return out
 
 
+def feedback_text_metrics(records: Sequence[FeedbackTextRecord]) -> dict[str, float]:
+    """``parse_rate``: the share of non-empty critiques (SAvg's stage 1 is not scored)."""
+    return {"parse_rate": rate(r.parsed for r in records)}
+
+
 # The metric families the registry's metrics name (``Metric.family``).
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {
-    "likert": likert_metrics, "pairwise": pairwise_family, "correction": correction_metrics, "judge": judge_metrics}
+    "likert": likert_metrics, "pairwise": pairwise_family, "correction": correction_metrics, "judge": judge_metrics,
+    "feedback_text": feedback_text_metrics}
 
 
 # ----------------------------------------------------------------------------- intervals
