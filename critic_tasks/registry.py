@@ -138,7 +138,8 @@ class Task:
 
     @property
     def judged(self) -> bool:
-        return self.spec.scorer == "judge"
+        """Needs a judge model (CriticBench's 1-10 grades, MetaCritique's AIU checks)."""
+        return self.spec.scorer in ("judge", "aiu_judge")
 
     def headline_keys(self) -> tuple[str, ...]:
         return self.headline or self.spec.headline

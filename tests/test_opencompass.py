@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, SHARED
 from helpers import scripted_lm
 
 import critic_tasks
@@ -58,6 +58,8 @@ def smollm2_folder(oc_bin, tmp_path_factory):
 def _env(tmp_path, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CRITIC_JUDGE_", "OC_JUDGE_", "CRITICBENCH_"))}
     return {**env, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": "sample",
+            "CRITIQUELLM_DATA_DIR": str(SHARED / "data" / "critiquellm"),
+            "METACRITIQUE_DATA_DIR": str(SHARED / "data" / "metacritique"),
             "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
 
 
@@ -76,9 +78,21 @@ with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_feedback_sub_chat_gen import (
         critic_feedback_sub_chat_datasets,
     )
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_alignbench_pairwise_free_gen import (
+        critic_alignbench_pairwise_free_datasets,
+    )
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_alignbench_ref_gen import (
+        critic_alignbench_ref_datasets,
+    )
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_metacritique_gen import critic_metacritique_datasets
     from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
 
-datasets = [*critic_datasets, *critic_feedback_sub_chat_datasets]
+# the other protocols on their first rows (OpenCompass's test_range): 10 ratings, 5 pairs in both orders, 3 critiques
+for d, rows in ((critic_alignbench_ref_datasets, 10), (critic_alignbench_pairwise_free_datasets, 10),
+                (critic_metacritique_datasets, 3)):
+    d[0]['reader_cfg']['test_range'] = f'[0:{{rows}}]'
+datasets = [*critic_datasets, *critic_feedback_sub_chat_datasets, *critic_alignbench_ref_datasets,
+            *critic_alignbench_pairwise_free_datasets, *critic_metacritique_datasets]
 for d in datasets:  # a short budget keeps the CPU run short; revisions get a little more room
     d['infer_cfg']['inferencer']['max_out_len'] = 96 if d['task'] == 'critic_correction' else 40
 
@@ -86,6 +100,11 @@ models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', open
                tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=40, batch_size=8, temperature=0.0,
                query_per_second=100, retry=2)]
 """
+
+
+OTHER = {"critic_alignbench_ref": list(range(10)), "critic_alignbench_pairwise_free": list(range(10)),
+         "critic_metacritique": list(range(3))}
+OTHER_ROWS = sum(map(len, OTHER.values()))
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +141,9 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     assert set(tasks) | {"critic"} <= set(ours)
 
     replies = _predictions(api_run["dir"])
-    assert len(replies) >= 141 + 5
-    for key in ("HF_HUB_OFFLINE", "CRITICBENCH_DATA_DIR", "CRITIC_JUDGE_CACHE", "CRITIC_JUDGE_MAX_TOKENS"):
+    assert len(replies) >= 141 + 5 + OTHER_ROWS
+    for key in ("HF_HUB_OFFLINE", "CRITICBENCH_DATA_DIR", "CRITIC_JUDGE_CACHE", "CRITIC_JUDGE_MAX_TOKENS",
+                "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR"):
         monkeypatch.setenv(key, api_run["env"][key])
     # the judge OpenCompass's variables named, as our own settings: same identity, so every grade is a cache hit
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "smollm2-judge")
@@ -139,7 +159,15 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
 
     live = lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=["critic", "critic_feedback_sub_chat"],
                                    task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    # CritiqueLLM and MetaCritique on the rows OpenCompass ran (lm-eval's `samples`: those documents only)
+    live.update(lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=list(OTHER), samples=OTHER,
+                                        task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"])
     assert set(asked) == set(replies)  # every lm-eval prompt is one OpenCompass sent, byte for byte
+    tasks += list(OTHER)
+    assert set(OTHER) <= set(ours)
+    assert "f1,none" in ours["critic_metacritique"] or "judge_failed,none" in ours["critic_metacritique"]
+    assert "agreement,none" in ours["critic_alignbench_pairwise_free"]
+    assert "text_pearson,none" in ours["critic_alignbench_ref"]
     compared = 0
     for task in tasks:
         for key, value in ours[task].items():

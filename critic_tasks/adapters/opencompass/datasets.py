@@ -16,8 +16,7 @@ from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
 from critic_tasks.preflight import check_scorer
-from critic_tasks.protocols.criticbench import prompts
-from critic_tasks.protocols.criticbench.evaluate import task_docs
+from critic_tasks.protocols.evaluate import prompt, task_docs
 
 
 @LOAD_DATASET.register_module()
@@ -27,12 +26,13 @@ class CriticBenchDataset(BaseDataset):
     @clear_errors
     def load(task: str, data_dir: str | None = None, protocol: str | None = None, toolkit_dir: str | None = None,
              judge_cfg: dict | None = None, **_):
-        """``task``: a registered task (``critic-eval tasks``). ``data_dir`` (else ``CRITICBENCH_DATA_DIR``, else the
-        Hub), ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
+        """``task``: a registered task (``critic-eval tasks``). ``data_dir`` (else the protocol's data variable:
+        ``CRITICBENCH_DATA_DIR``, ``CRITIQUELLM_DATA_DIR``, ``METACRITIQUE_DATA_DIR``; else the published copy),
+        ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
         here, before any generation."""
         spec = registry.task(task)
         check_scorer(spec.spec.scorer)
         if spec.judged:
             require_judge(task, judge_cfg)
         docs = task_docs(task, data_dir, protocol, toolkit_dir)
-        return Dataset.from_list([{"prompt": prompts.critic_prompt(d), "doc": json.dumps(d, default=str)} for d in docs])
+        return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str)} for d in docs])

@@ -18,7 +18,7 @@ from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
 from critic_tasks.core.errors import DataError
-from critic_tasks.protocols.criticbench.evaluate import judge_identity, score_task
+from critic_tasks.protocols.evaluate import item_label, judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
 
@@ -44,9 +44,9 @@ class CriticBenchEvaluator(BaseEvaluator):
             executor = get_executor(self.executor_name or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
         texts = [p if isinstance(p, str) else None for p in predictions]
         metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)
-        details = [{"item": f"{d['source_file']}[{d['item_index']}]", "prediction": t, **r.as_dict()}
+        details = [{"item": item_label(d), "prediction": t, **r.as_dict()}
                    for d, t, r in zip(docs, texts, records)]
         out: dict = {**metrics, "details": details}
         if judge is not None:
-            out["judge"] = judge_identity(judge)
+            out["judge"] = judge_identity(self.task, judge)
         return out

@@ -31,8 +31,8 @@ def supported(task: registry.Task) -> bool:
     """Tasks OpenCompass runs. Not the sampled pass@k variant: OpenCompass scores each of its ``n`` runs on its
     own, so no evaluator call sees an item's samples together; not SAvg's two stages (lm-eval only: stage 2 reads
     stage 1's lm-eval samples)."""
-    return (task.repeats == 1 and task.spec.protocol == "criticbench" and not task.self_feedback
-            and task.spec.dimension != "self_feedback")
+    return (task.repeats == 1 and task.spec.scorer in ("parse", "sandbox", "judge", "aiu_judge")
+            and not task.self_feedback and task.spec.dimension != "self_feedback")
 
 
 def runnable_tasks() -> list[registry.Task]:
@@ -69,4 +69,6 @@ def collections() -> dict[str, tuple[list[str], str]]:
     everything = [*registry.GROUPS["critic"].members, *registry.GROUPS["critic_sub"].members, "critic_correction_empty"]
     out["critic_all"] = (everything, "every dimension on all domains: objective, judge-scored and correction "
                                      "without feedback")
+    out["critic_critiquellm"] = (registry.tags()["critic_critiquellm"], "CritiqueLLM's four AlignBench tasks "
+                                 "(pointwise and pairwise, with and without the reference)")
     return out

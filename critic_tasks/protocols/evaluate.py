@@ -1,0 +1,83 @@
+"""Any registered task, scored outside lm-eval (OpenCompass's evaluator, re-scoring): documents, then records and
+the registry's metric keys from one reply per document, whatever the protocol.
+
+CriticBench keeps its own ``criticbench.evaluate`` (toolkit protocol, sandbox, judge); the other protocols are
+scored here from their catalog steps: a parsed reply becomes a record (``Steps.record``), MetaCritique's critiques
+go through its AIU judge, and the metrics are the family's values plus the bootstrap intervals the registry lists.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from critic_tasks import registry
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, settings_from_env
+from critic_tasks.core.records import Record
+from critic_tasks.llm import LLMSettings
+from critic_tasks.protocols import catalog
+from critic_tasks.protocols.criticbench import evaluate as criticbench
+
+
+def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None) -> list[dict]:
+    """The documents of a registered task, as its lm-eval YAML loads them (same options)."""
+    spec = registry.task(task)
+    if spec.spec.protocol == "criticbench":
+        return criticbench.task_docs(task, data_dir, protocol, toolkit_dir)
+    steps = catalog.PROTOCOLS[spec.spec.protocol]
+    return steps.load_docs(spec.spec.dimension, **dict(spec.options), data_dir=data_dir)
+
+
+def prompt(doc: dict, task: str) -> str:
+    return catalog.PROTOCOLS[registry.task(task).spec.protocol].prompt(doc)
+
+
+def metrics(dimension: registry.Dimension, records: Sequence[Record],
+            intervals: BootstrapSettings | None = None) -> dict[str, float]:
+    """The registry's keys for ``dimension`` from its family, with the intervals its metrics list."""
+    records = list(records)
+    values = catalog.FAMILIES[dimension.metrics[0].family](records)
+    out = {m.key: values[m.key] for m in dimension.metrics if m.key in values}
+    settings = settings_from_env() if intervals is None else intervals
+    if settings.enabled:
+        for m in dimension.metrics:
+            if m.ci == "low" and m.key.removesuffix("_ci_low") in out:
+                ci = catalog.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
+                if ci is not None:
+                    out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
+    return out
+
+
+def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,
+               judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
+    """A registered task's metrics and per-item records from its documents and one reply per document."""
+    spec = registry.task(task)
+    dimension = spec.spec
+    if dimension.protocol == "criticbench":
+        return criticbench.score_task(task, docs, generations, executor=executor, judge=judge)
+    if len(docs) != len(generations):
+        raise ValueError(f"{len(docs)} documents but {len(generations)} generations")
+    if dimension.scorer == "aiu_judge":
+        from critic_tasks.protocols.metacritique.judge import judge_critiques
+
+        records: list[Record] = list(judge_critiques(docs, generations, judge, progress=False))
+    elif dimension.scorer == "parse":
+        record = catalog.PROTOCOLS[dimension.protocol].record
+        records = [record(d, g) for d, g in zip(docs, generations)]
+    else:
+        raise ValueError(f"{task}: scored by {dimension.scorer!r}, not outside lm-eval")
+    return metrics(dimension, records), records
+
+
+def judge_identity(task: str, judge: LLMSettings) -> dict:
+    if registry.task(task).spec.scorer == "aiu_judge":
+        from critic_tasks.protocols.metacritique.judge import judge_identity as aiu_identity
+
+        return aiu_identity(judge)
+    return criticbench.judge_identity(judge)
+
+
+def item_label(doc: dict) -> str:
+    """How per-item details name a document: its file and index, else its id."""
+    if "source_file" in doc:
+        return f"{doc['source_file']}[{doc['item_index']}]"
+    return str(doc.get("id", doc.get("pair_id", "")))
