@@ -156,11 +156,12 @@ def expected_rco():
 
 
 def test_multicritique_metrics_match_hand_computation_and_rerun_asks_nothing(tmp_path):
-    out = _run("critic_revision_pool", tmp_path)
+    out = _run("critic_revision_pool", tmp_path, log_samples=True)
     got, exp = _metrics(out, "critic_revision_pool"), expected_multicritique()
     assert 0 < exp["r_obj"] < 100 and exp["judge_failed"] == 1  # the plan exercises passes, fails and failures
-    for key, value in exp.items():
-        assert got[key] == pytest.approx(value, abs=1e-9), key
+    rows = [s["filtered_resps"][0][0] for s in out["samples"]["critic_revision_pool"]]
+    for key, value in exp.items():  # on a mismatch, show each item's outcome
+        assert got[key] == pytest.approx(value, abs=1e-9), (key, [(r["item"], r["passed"], r["error"]) for r in rows])
     assert len(Calls.reviser) == 2 * len(ITEMS) and len(Calls.judge) == 2  # ratings for the two text items only
     assert _metrics(_run("critic_revision_pool", tmp_path), "critic_revision_pool") == got
     # the rerun: every answered call from the cache (an unreadable reply too: temperature 0); a failed call is not

@@ -5,7 +5,8 @@ the old cache, and the results name the versions in use.
 * reviser: the question, the initial response and the feedback -> a revised response, in the form the item's check
   reads (a final answer line, a ``class Solution``, a whole program in a code block);
 * judge: a pairwise preference between two responses with ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), and a 1-10
-  quality rating of one response with ``Rating: [[x]]``.
+  quality rating of one response with ``Rating: [[x]]``; the marker comes first, so a short budget still scores
+  (the last marker in a reply counts).
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def reviser_prompt(doc: dict, feedback: str | None) -> str:
 
 
 _PAIRWISE = """Compare two responses to the question below and decide which one is better: more correct, more \
-helpful, more complete and clearer. Explain briefly, then give your verdict on the last line as [[A]] if response A \
-is better, [[B]] if response B is better, or [[C]] for a tie.
+helpful, more complete and clearer. Start your reply with your verdict: [[A]] if response A is better, [[B]] if \
+response B is better, or [[C]] for a tie; then explain briefly.
 
 {article}[Question]
 {question}
@@ -71,7 +72,7 @@ is better, [[B]] if response B is better, or [[C]] for a tie.
 [Response B]
 {b}
 
-[Your judgment]
+[Your verdict]
 """
 
 
@@ -81,7 +82,7 @@ def pairwise_prompt(doc: dict, a: str, b: str) -> str:
 
 
 _RATING = """Rate the quality of the response to the question below on a scale of 1 to 10 (1: useless or wrong, \
-10: fully correct, helpful and clear). Explain briefly, then give your rating on the last line as "Rating: [[x]]".
+10: fully correct, helpful and clear). Start your reply with your rating as "Rating: [[x]]", then explain briefly.
 
 {article}[Question]
 {question}
