@@ -12,6 +12,7 @@ import re
 
 import pytest
 from helpers import scripted_lm
+from stub_server import StubServer
 
 import critic_tasks
 from critic_tasks import cli
@@ -66,6 +67,8 @@ class ScriptedModel:
         self.model = settings.model
 
     def reply(self, prompt: str) -> Reply:
+        if self.model == "crash":
+            raise RuntimeError("the reviser backend crashed")
         k = _item(prompt)
         if self.model in REVISIONS:
             Calls.reviser.append(prompt)
@@ -204,6 +207,49 @@ def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     assert len(Calls.judge) == n_judge + 3 * len(ITEMS)  # failed judge calls were not cached: asked once more
 
 
+def test_reviser_endpoint_failing_mid_run_is_counted_then_resumed_with_nothing_asked_twice(tmp_path, monkeypatch):
+    """A real HTTP reviser (the stub server, OpenAI-compatible) answers 3 revisions, then refuses every request."""
+    monkeypatch.delenv("CRITIC_REVISERS")
+    monkeypatch.setenv("CRITIC_REVISER_BACKEND", "openai")
+    monkeypatch.setenv("CRITIC_REVISER_MODEL", "good")
+    monkeypatch.setenv("CRITIC_REVISER_API_KEY", "sk-test")
+    monkeypatch.setenv("CRITIC_REVISER_CONCURRENCY", "1")  # one at a time: the first 3 arrivals succeed
+
+    def answer(n, prompt):
+        return ("ok", REVISIONS["good"][_item(prompt)]) if n < 3 else ("status", 400, {})  # 400: not retried
+
+    with StubServer(answer) as dying:
+        monkeypatch.setenv("CRITIC_REVISER_BASE_URL", dying.base_url)
+        got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+        port, first = dying.port, list(dying.answered)
+    assert got["reviser_failed"] == len(ITEMS) - 3 and len(first) == 3  # counted per item, no crash
+    assert len(Calls.judge) == 3 * 3  # only the revised items were judged
+    with StubServer(lambda n, p: ("ok", REVISIONS["good"][_item(p)]), port=port) as healthy:
+        got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+        assert sorted(healthy.prompts()) == sorted(set(healthy.prompts()))
+        assert len(healthy.prompts()) == len(ITEMS) - 3 and not set(healthy.prompts()) & set(first)  # nothing twice
+    assert got == pytest.approx({**expected_rco(), "reviser_failed": 0})
+    assert len(Calls.judge) == 3 * len(ITEMS)  # the judgments of the first run were kept
+
+
+def test_revisers_of_a_pool_run_at_once_each_bounded_by_its_concurrency(tmp_path, monkeypatch):
+    from critic_tasks.protocols.revision import pipeline
+
+    docs = data.load_task_docs("utility", items_file=str(tmp_path / ROWS))
+    slow = lambda n, p: ("sleep", 0.3, REVISIONS["good"][_item(p)])  # noqa: E731
+    with StubServer(slow) as a, StubServer(slow) as b:
+        for name, stub in (("GOOD", a), ("BAD", b)):
+            monkeypatch.setenv(f"CRITIC_REVISER_{name}_BACKEND", "openai")
+            monkeypatch.setenv(f"CRITIC_REVISER_{name}_BASE_URL", stub.base_url)
+        monkeypatch.setenv("CRITIC_REVISER_API_KEY", "sk-test")
+        monkeypatch.setenv("CRITIC_REVISER_CONCURRENCY", "2")
+        revised = pipeline.revise(docs, [f"Feedback on item {k}" for k in ITEMS], pipeline.reviser_pool(), False)
+        assert [[c.text for c in per] for per in revised] == [[REVISIONS["good"][k] for k in ITEMS]] * 2
+        assert a.max_in_flight == b.max_in_flight == 2  # bounded per reviser, and used to the bound
+        first_b, last_a = min(t for t, _, _ in b.log), max(t for t, _, _ in a.log)
+        assert first_b < last_a  # the two revisers ran at the same time
+
+
 def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monkeypatch):
     monkeypatch.delenv("CRITIC_REVISERS")
     out = _run("critic_utility", tmp_path, log_samples=True)
@@ -225,6 +271,18 @@ def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monke
     assert cli.main(args + ["--allow_failures"]) == 0
     assert len(Calls.reviser) + len(Calls.judge) == n_calls + 1  # the rerun: only the failed reviser call
     assert json.loads(report.read_text())["results"] == saved["results"]
+
+
+def test_a_crash_after_generation_saves_the_critiques_and_critic_eval_revise_scores_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRITIC_RESCUE_DIR", str(tmp_path / "rescue"))
+    monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "crash")
+    with pytest.raises(hooks.ScoringFailed, match="critic-eval revise "):
+        _run("critic_utility", tmp_path)
+    (saved,) = (tmp_path / "rescue").glob("samples_critic_utility_*.jsonl")
+    monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "bad")
+    report = tmp_path / "revised.json"
+    assert cli.main(["revise", str(saved), "--output", str(report), "--no_progress", "--allow_failures"]) == 0
+    assert json.loads(report.read_text())["results"]["critic_utility"] == pytest.approx(expected_rco())
 
 
 def test_criticbench_items_all_nine_domains(monkeypatch):
