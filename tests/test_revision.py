@@ -110,7 +110,7 @@ def environment(monkeypatch, tmp_path):
                         "CRITIC_REVISER_CACHE": str(tmp_path / "reviser.sqlite"),
                         "CRITIC_JUDGE_BACKEND": "scripted-revision", "CRITIC_JUDGE_MODEL": "judge-1",
                         "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"),
-                        "CRITIC_JUDGE_ALLOW_FAILURES": "1"}.items():
+                        "CRITIC_JUDGE_ALLOW_FAILURES": "1", "CRITIC_RESCUE_DIR": str(tmp_path / "rescue")}.items():
         monkeypatch.setenv(name, value)
     pm = plugin_manager()
     pm.register(Plugin(), name="scripted-revision")
@@ -328,3 +328,32 @@ def test_pool_settings(monkeypatch):
     monkeypatch.delenv("CRITIC_REVISERS")
     monkeypatch.setenv("CRITIC_REVISER_MODEL", "solo")
     assert [s.model for s in pool_from_env("reviser")] == ["solo"]
+
+
+@pytest.mark.parametrize("var, value, message", [
+    ("CRITIC_REVISERS", "good,good", "named twice"),
+    ("CRITIC_REVISER_GOOD_CONCURRENCY", "0", "CRITIC_REVISER_GOOD_CONCURRENCY must be >= 1, got 0"),
+    ("CRITIC_REVISERS", "good,third", "neither CRITIC_REVISER_THIRD_MODEL nor CRITIC_REVISER_MODEL is set"),
+])
+def test_bad_settings_stop_the_run_before_any_generation(tmp_path, monkeypatch, capsys, var, value, message):
+    monkeypatch.setenv(var, value)
+    lm = scripted_lm(critic)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        lm_eval.simple_evaluate(model=lm, tasks=["critic_utility"], bootstrap_iters=0,
+                                task_manager=critic_tasks.task_manager(metadata={"items_file": str(tmp_path / ROWS)}))
+    assert lm.prompts == []
+    # critic-eval checks them before lm-eval loads the model: one line, exit 2
+    assert cli.main(["--model", "hf", "--model_args", "pretrained=/no/such/model", "--tasks", "critic_utility"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_bad_item_row_stops_the_run_before_any_generation(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "q", "generation": "g"}\n{"question": "q"}\n')
+    lm = scripted_lm(critic)
+    with pytest.raises(Exception) as err:
+        lm_eval.simple_evaluate(model=lm, tasks=["critic_revision_pool"], bootstrap_iters=0,
+                                task_manager=critic_tasks.task_manager(metadata={"items_file": str(path)}))
+    assert f"{path}:2: missing field 'generation'" in str(err.value) or \
+        f"{path}:2: missing field 'generation'" in str(err.value.__cause__)
+    assert lm.prompts == []

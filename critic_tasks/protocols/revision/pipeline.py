@@ -27,6 +27,7 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
 from critic_tasks.core.records import RevisionRecord
 from critic_tasks.llm import Completion, LLMSettings, complete
+from critic_tasks.llm.cache import ReplyCache
 from critic_tasks.llm.client import identity
 from critic_tasks.llm.settings import pool_env, pool_from_env
 from critic_tasks.protocols.criticbench.correction import check_corrections
@@ -76,6 +77,10 @@ def revise(docs: Sequence[dict], critiques: Sequence[str | None], revisers: Sequ
            progress: bool = True) -> list[list[Completion]]:
     """[reviser][item]: every reviser's revision of every item, all revisers at once."""
     asks = [prompts.reviser_prompt(d, c) for d, c in zip(docs, critiques)]
+    # a fresh sqlite cache file opened by several threads at once can fail to switch to WAL ("database is
+    # locked"): create each one here first, then the revisers' threads share it
+    for path in dict.fromkeys(s.cache for s in revisers if s.cache):
+        ReplyCache(path).close()
     with ThreadPoolExecutor(max_workers=max(1, len(revisers))) as pool:
         futures = [pool.submit(complete, asks, s, prompts.REVISER_VERSION, progress) for s in revisers]
         return [f.result() for f in futures]
