@@ -33,6 +33,10 @@ from critic_tasks.llm.settings import pool_env, pool_from_env
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.revision import prompts
 from critic_tasks.protocols.revision.data import where
+from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
+
+__all__ = ["reviser_pool", "judge_settings", "missing", "models", "revise", "check", "run", "deferred_record",
+           "per_reviser_pass_rates"]
 
 log = logging.getLogger("critic_tasks")
 PROTOCOLS = ("multicritique", "rco")
