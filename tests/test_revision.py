@@ -58,6 +58,7 @@ class Calls:
     reviser: list[str] = []
     judge: list[str] = []
     judge_down = False  # every judge call fails (an endpoint that is down)
+    kill_after: dict[str, int] = {}  # role -> the process is "killed" (KeyboardInterrupt) once that many were asked
 
 
 class ScriptedModel:
@@ -70,8 +71,11 @@ class ScriptedModel:
         if self.model == "crash":
             raise RuntimeError("the reviser backend crashed")
         k = _item(prompt)
+        role = "reviser" if self.model in REVISIONS else "judge"
+        if role in Calls.kill_after and len(getattr(Calls, role)) >= Calls.kill_after[role]:
+            raise KeyboardInterrupt("killed")
         if self.model in REVISIONS:
-            Calls.reviser.append(prompt)
+            Calls.reviser.append(f"{self.model}|{prompt}")
             assert f"Feedback on item {k}" in prompt  # the critic's feedback reached the reviser
             text = REVISIONS[self.model][k]
             return Reply(text) if text is not None else Reply(None, "reviser endpoint: 503")
@@ -114,7 +118,7 @@ def environment(monkeypatch, tmp_path):
         monkeypatch.setenv(name, value)
     pm = plugin_manager()
     pm.register(Plugin(), name="scripted-revision")
-    Calls.reviser, Calls.judge, Calls.judge_down = [], [], False
+    Calls.reviser, Calls.judge, Calls.judge_down, Calls.kill_after = [], [], False, {}
     yield
     pm.unregister(name="scripted-revision")
 
@@ -205,6 +209,21 @@ def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     assert got == pytest.approx(expected_rco())
     assert len(Calls.reviser) == n_reviser + 1  # the revisions were kept; only the failed one is asked again
     assert len(Calls.judge) == n_judge + 3 * len(ITEMS)  # failed judge calls were not cached: asked once more
+
+
+@pytest.mark.parametrize("role, after", [("reviser", 7), ("judge", 10)])
+def test_a_killed_run_resumes_with_nothing_lost_and_nothing_asked_twice(tmp_path, role, after):
+    Calls.kill_after = {role: after}
+    with pytest.raises(KeyboardInterrupt):
+        _run("critic_utility", tmp_path)
+    assert len(getattr(Calls, role)) == after
+    Calls.kill_after = {}
+    got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+    assert got == pytest.approx(expected_rco())
+    assert len(Calls.judge) == len(set(Calls.judge)) == 3 * len(ITEMS)  # every judgment asked exactly once
+    assert len(set(Calls.reviser)) == 2 * len(ITEMS)  # every (reviser, item) asked; none answered was asked again:
+    again = [p for p in set(Calls.reviser) if Calls.reviser.count(p) > 1]
+    assert all(p.startswith("bad|") and _item(p) == 4 for p in again)  # only the failing call (never cached)
 
 
 def test_reviser_endpoint_failing_mid_run_is_counted_then_resumed_with_nothing_asked_twice(tmp_path, monkeypatch):
