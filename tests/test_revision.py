@@ -376,3 +376,30 @@ def test_a_bad_item_row_stops_the_run_before_any_generation(tmp_path):
     assert f"{path}:2: missing field 'generation'" in str(err.value) or \
         f"{path}:2: missing field 'generation'" in str(err.value.__cause__)
     assert lm.prompts == []
+
+
+def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
+    import threading
+
+    from critic_tasks.protocols.revision import pipeline
+    from critic_tasks.sandbox import ExecResult
+
+    rows = [{"domain": "math_pot", "question": "Question 0?", "generation": "Initial 0", "ground_truth_answer": "3"},
+            {"domain": "code_not_exec", "question": "Question 1?", "generation": "Initial 1",
+             "unit_test": "assert add(1, 2) == 3"}]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    docs = data.load_task_docs("utility", items_file=str(path))
+
+    class Meeting:
+        """Each domain's batch waits for the other's: only batches running at the same time get through."""
+
+        isolation, barrier = "test", threading.Barrier(2, timeout=20)
+
+        def run(self, programs):
+            self.barrier.wait()
+            return [ExecResult("failed", 1, "", "AssertionError", 0.0) for _ in programs]
+
+    revisions = [["```python\nclass Solution:\n    def solution(self):\n        return 3\n```", GOOD_CODE]]
+    outcomes = pipeline.check(docs, revisions, Meeting())
+    assert [o.status for o in outcomes[0]] == ["failed", "failed"]
