@@ -403,3 +403,44 @@ def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
     revisions = [["```python\nclass Solution:\n    def solution(self):\n        return 3\n```", GOOD_CODE]]
     outcomes = pipeline.check(docs, revisions, Meeting())
     assert [o.status for o in outcomes[0]] == ["failed", "failed"]
+
+
+class Generic:
+    """Any item: the reviser appends a line; the judge always prefers response B and rates 7."""
+
+    def __init__(self, settings):
+        self.model = settings.model
+
+    def generate(self, prompts_, progress=True, on_result=None):
+        replies = [Reply("The answer is 42." if self.model == "generic-reviser" else
+                         ("Rating: [[7]]" if p.startswith("Rate the quality") else "[[B]]")) for p in prompts_]
+        for i, reply in enumerate(replies):
+            if on_result:
+                on_result(i, reply)
+        return replies
+
+
+class GenericPlugin:
+    @hookimpl
+    def critic_llm_backend(self, name, settings):
+        return Generic(settings) if name == "generic" else None
+
+
+def test_criticbench_tasks_run_on_the_sample(monkeypatch):
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.delenv("CRITIC_REVISERS")
+    for name, value in {"CRITIC_REVISER_BACKEND": "generic", "CRITIC_REVISER_MODEL": "generic-reviser",
+                        "CRITIC_JUDGE_BACKEND": "generic", "CRITIC_JUDGE_MODEL": "generic-judge"}.items():
+        monkeypatch.setenv(name, value)
+    plugin_manager().register(GenericPlugin(), name="generic-revision")
+    try:
+        out = lm_eval.simple_evaluate(model=scripted_lm(lambda p: "Check the arithmetic."), bootstrap_iters=0,
+                                      tasks=["critic_utility_chat", "critic_revision_pool_math_cot"],
+                                      task_manager=critic_tasks.task_manager())
+    finally:
+        plugin_manager().unregister(name="generic-revision")
+    chat, math_cot = _metrics(out, "critic_utility_chat"), _metrics(out, "critic_revision_pool_math_cot")
+    assert out["results"]["critic_utility_chat"]["sample_len"] == 4  # the dev sample's main chat file
+    assert chat["critique_utility"] == 50.0 and chat["rqs"] == 7.0  # [[B]] in both orders: a win, then a loss
+    assert "refine_accuracy" not in chat and "r_sub" not in math_cot  # no checked chat item, no judged math one
+    assert 0.0 <= math_cot["r_obj"] <= 100.0 and math_cot["reviser_failed"] == 0 and math_cot["invalid_items"] == 0
