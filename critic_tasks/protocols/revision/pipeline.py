@@ -156,7 +156,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         for kind, (c, value) in got.items():
             if value is None:
                 errors.append(f"judge ({kind}): {c.error or 'no [[...]] marker in the reply'}")
-        invalid = any(o is not None and o.status == "invalid" for per in outcomes for o in [per[i]])
+        invalid = any(per[i] is not None and per[i].status == "invalid" for per in outcomes)
         passed = tuple(None if o is None or o.status == "invalid" else o.passed for o in (per[i] for per in outcomes))
         prefs = tuple(got[k][1] for k in ("forward", "reverse") if k in got)
         rec = RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
