@@ -27,7 +27,8 @@ def test_tasks_lists_every_registered_task_group_and_tag(capsys):
         "critic_correction_empty_per_domain", "critic_feedback_sub_per_domain", "critic_comparison_sub_per_domain",
         "critic_correction_sub_per_domain", "critic_correction_empty_sub_per_domain", "critic_critiquellm",
         "critic_self_per_domain", "critic_correction_self_per_domain", "critic_correction_self_sub_per_domain",
-        "critic_self_feedback_per_domain"}
+        "critic_self_feedback_per_domain",
+        "critic_revision", "critic_revision_pool_per_domain", "critic_utility_per_domain"}
 
 
 def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):

@@ -29,6 +29,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "rescore": "score saved generations of the parsed and sandbox-checked tasks again (--log_samples, or a rescue)",
+    "revise": "revise and judge saved critiques of the revision tasks (MultiCritique, RCO; --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
     "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
     "metacritique-calibrate": "a judge's MetaCritique precision / recall verdicts against the human labels",
@@ -49,7 +50,7 @@ def usage() -> str:
               "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
               "  critic-eval run --help      lm-eval's own flags",
               "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'), CRITIQUELLM_DATA_DIR,",
-              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*;",
+              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*; revisers: CRITIC_REVISER_* (CRITIC_REVISERS: a pool);",
               "code execution: CRITIC_EXECUTOR. See the README."]
     return "\n".join(lines)
 
@@ -71,11 +72,11 @@ def _main(argv: list[str] | None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge, opencompass, protocols, reports, rescore
+            from critic_tasks.cli import judge, opencompass, protocols, reports, rescore, revise
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
-                        "judge": judge.judge_command, "rescore": rescore.rescore_command,
+                        "judge": judge.judge_command, "rescore": rescore.rescore_command, "revise": revise.revise_command,
                         "calibrate-judge": judge.calibrate_command, "report": reports.report_command,
                         "check": reports.check_command, "preflight": _preflight,
                         "metacritique-score": protocols.score_command,
