@@ -14,7 +14,7 @@ from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.protocols import catalog, remote
-from critic_tasks.protocols.criticbench.data import resolve_data_dir
+from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
 from critic_tasks.sandbox import get_executor
@@ -29,6 +29,12 @@ def check_scorer(scorer: str) -> None:
         check_backend_name(settings)
     elif scorer == "sandbox":
         get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
+    elif scorer == "revision":  # revisers (a pool), the judge, and the sandbox for the checked items
+        from critic_tasks.protocols.revision.pipeline import reviser_pool
+
+        for settings in [*reviser_pool(), judge_settings()]:
+            check_backend_name(settings)
+        get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
 
 
 def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
@@ -37,11 +43,13 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
     protocols = {t.spec.protocol for t in tasks}
-    if "criticbench" in protocols:
+    # the protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)
+    on_criticbench = {p for p in protocols if catalog.PROTOCOLS[p].data_env == DATA_DIR_ENV}
+    if on_criticbench:
         resolve_data_dir(data_dir)
-        if resolve_protocol(protocol) == "toolkit":
+        if "criticbench" in protocols and resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
-    for name in sorted(protocols - {"criticbench"}):  # a local data folder that is not there stops the run now
+    for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
         remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)

@@ -304,6 +304,53 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique")
 
+# ----------------------------------------------------------------------------- revision protocols (issue 11a)
+# MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
+# CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
+# lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
+
+
+def _revision_counts(family: str) -> tuple[Metric, ...]:
+    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False),
+            Metric("reviser_failed", family, higher_is_better=False),
+            Metric("invalid_items", family, higher_is_better=False),
+            Metric("revision_deferred", family, when="deferred", higher_is_better=False))
+
+
+PROTOCOLS.update({
+    "multicritique": Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287"),
+    "rco": Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157"),
+})
+DIMENSIONS.update({d.name: d for d in (
+    Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
+              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True)),
+               Metric("r_sub", "multicritique", when="scored", subset=("checked", False)),
+               *_revision_counts("multicritique")),
+              ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
+              "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
+    Dimension("utility", "rco", "utility", "sub", "revision",
+              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored"),
+               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True)), *_revision_counts("rco")),
+              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
+              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
+)})
+
+
+def _revision_tasks() -> list[Task]:
+    tasks = []
+    for root, dim in (("critic_revision_pool", "revision_pool"), ("critic_utility", "utility")):
+        tag = ("critic_revision",)
+        tasks.append(Task(root, dim, tags=tag, section=root, options=(("split", "dev"), ("domains", "all"))))
+        tasks.append(Task(f"{root}_test", dim, split="test", tags=tag, section=root,
+                          options=(("split", "test"), ("domains", "all"))))
+        tasks += [Task(f"{root}_{d}", dim, domains=(d,), tags=(f"{root}_per_domain",), section=root,
+                       options=(("split", "dev"), ("domains", d))) for d in DOMAIN_NAMES]
+    return tasks
+
+
+TASKS.update({t.name: t for t in _revision_tasks()})
+SECTIONS += ("critic_revision_pool", "critic_utility")
+
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

@@ -28,6 +28,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
+    "revise": "revise and judge saved critiques of the revision tasks (MultiCritique, RCO; --log_samples output)",
     "calibrate-judge": "the judge's Spearman with human meta-feedback scores",
     "metacritique-score": "MetaCritique P/R/F1 (macro, micro) per critique source of an annotation file, from its labels",
     "metacritique-calibrate": "a judge's MetaCritique precision / recall verdicts against the human labels",
@@ -47,7 +48,7 @@ def usage() -> str:
               "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
               "  critic-eval run --help      lm-eval's own flags",
               "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'), CRITIQUELLM_DATA_DIR,",
-              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*;",
+              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*; revisers: CRITIC_REVISER_* (CRITIC_REVISERS: a pool);",
               "code execution: CRITIC_EXECUTOR. See the README."]
     return "\n".join(lines)
 
@@ -60,11 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     own = argv[0] in COMMANDS
     try:
         if own:
-            from critic_tasks.cli import judge, opencompass, protocols, reports
+            from critic_tasks.cli import judge, opencompass, protocols, reports, revise
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
                         "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
-                        "judge": judge.judge_command, "calibrate-judge": judge.calibrate_command,
+                        "judge": judge.judge_command, "revise": revise.revise_command, "calibrate-judge": judge.calibrate_command,
                         "report": reports.report_command, "check": reports.check_command,
                         "metacritique-score": protocols.score_command,
                         "metacritique-calibrate": protocols.calibrate_command}

@@ -207,8 +207,46 @@ class AIURecord(Record):
         return self.is_deferred
 
 
+@dataclass(frozen=True)
+class RevisionRecord(Record):
+    """What a critique did to the revisions of one initial response (MultiCritique, RCO): per reviser, whether its
+    revision passed the item's check (None: no check, no revision, or the item is ``invalid``); the judge's 1-10
+    quality score of the first reviser's revision (``rqs``); and its preference for that revision over the initial
+    response, one value per judged order (1 win, 0.5 tie, 0 loss; None unreadable). ``judge_asked`` /
+    ``judge_parsed`` count the judgments; ``reviser_failed`` the revisions whose call failed."""
+
+    kind: ClassVar[str] = "revision"
+    item: str = ""
+    group: str = ""
+    checked: bool = False  # the item has a gold answer or a test
+    revisers: tuple[str, ...] = field(default_factory=tuple)
+    revisions: tuple[str | None, ...] = field(default_factory=tuple)
+    passed: tuple[bool | None, ...] = field(default_factory=tuple)
+    invalid: bool = False
+    rqs: float | None = None
+    prefs: tuple[float | None, ...] = field(default_factory=tuple)
+    judge_asked: int = 0
+    judge_parsed: int = 0
+    reviser_failed: int = 0
+    error: str | None = None
+    is_deferred: bool = False
+
+    @property
+    def scored(self) -> bool:
+        return not self.is_deferred
+
+    @property
+    def deferred(self) -> bool:
+        return self.is_deferred
+
+    @property
+    def failed(self) -> bool:
+        """A reviser or judge call failed, or a judgment was unreadable: counted, and retried on the next run."""
+        return self.reviser_failed > 0 or self.judge_parsed < self.judge_asked
+
+
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.kind: cls for cls in (LikertRecord, VerdictRecord, CorrectionRecord, JudgedRecord, RatingRecord,
-                              PreferenceRecord, AIURecord)
+                              PreferenceRecord, AIURecord, RevisionRecord)
 }
 _FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in RECORD_TYPES.values()}

@@ -7,11 +7,16 @@ API_KEY (falls back to ``OPENAI_API_KEY``), CONCURRENCY, CACHE (a file, or a dir
 lm-eval's ``--model_args``: ``kv_cache_memory_bytes=4294967296,max_model_len=4096``). Keyword overrides
 (command-line flags) win over the environment. Every problem is a ``ConfigError`` naming the variable, raised when
 the settings are built, before any model is called.
+
+A role may have a pool of models (the revision protocols' revisers): ``CRITIC_REVISERS=strong,weak`` names the
+members, and each reads ``CRITIC_REVISER_<MEMBER>_*`` first, then the role's ``CRITIC_REVISER_*`` (a shared
+BASE_URL, CACHE, ...); see ``pool_from_env``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from critic_tasks.core.errors import ConfigError
@@ -52,11 +57,16 @@ class LLMSettings:
     # join the identity; memory and scheduling ones (ENGINE_RESOURCE_ARGS) do not, so resizing keeps the cache.
     engine_args: tuple = ()
     role: str = "judge"
+    member: str = ""  # a pool member's name (CRITIC_REVISERS=...); not part of the identity
+
+    @property
+    def prefix(self) -> str:
+        return env_prefix(self.role) + (f"{self.member.upper()}_" if self.member else "")
 
     def __post_init__(self):
         base_url = self.base_url or (OPENAI_BASE_URL if self.backend == "openai" else None)
         object.__setattr__(self, "base_url", base_url.rstrip("/") if base_url else None)
-        prefix = env_prefix(self.role)
+        prefix = self.prefix
         for name in ("concurrency", "max_tries", "batch_size", "max_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{prefix}{name.upper()} must be >= 1, got {getattr(self, name)}")
@@ -66,28 +76,38 @@ class LLMSettings:
             object.__setattr__(self, "cache", _cache_file(self.cache, self.role))
 
     @classmethod
-    def from_env(cls, role: str = "judge", **overrides) -> "LLMSettings":
-        """Settings for ``role`` from its ``CRITIC_<ROLE>_*`` variables; keyword overrides win."""
-        prefix, env = env_prefix(role), os.environ
-        cache = env.get(prefix + "CACHE", "").strip()
+    def from_env(cls, role: str = "judge", member: str = "", **overrides) -> "LLMSettings":
+        """Settings for ``role`` from its ``CRITIC_<ROLE>_*`` variables; keyword overrides win. A pool ``member``
+        reads ``CRITIC_<ROLE>_<MEMBER>_*`` first, then the role's variables."""
+        role_prefix, env = env_prefix(role), os.environ
+        own = role_prefix + (f"{member.upper()}_" if member else "")
+
+        def get(name: str) -> str:
+            return env.get(own + name) or env.get(role_prefix + name) or ""
+
+        def where(name: str) -> str:
+            return (own if env.get(own + name) else role_prefix) + name
+
+        cache = get("CACHE").strip()
         values: dict = {
             "role": role,
-            "backend": env.get(prefix + "BACKEND") or "openai",
-            "model": env.get(prefix + "MODEL") or None,
-            "base_url": env.get(prefix + "BASE_URL") or None,
-            "api_key": env.get(prefix + "API_KEY") or env.get("OPENAI_API_KEY") or None,
+            "member": member,
+            "backend": get("BACKEND") or "openai",
+            "model": get("MODEL") or None,
+            "base_url": get("BASE_URL") or None,
+            "api_key": get("API_KEY") or env.get("OPENAI_API_KEY") or None,
             "cache": None if cache.lower() in CACHE_OFF else os.path.expanduser(cache or default_cache_path(role)),
         }
-        raw_engine = env.get(prefix + "ENGINE_ARGS", "").strip()
+        raw_engine = get("ENGINE_ARGS").strip()
         if raw_engine:
-            values["engine_args"] = parse_engine_args(raw_engine, prefix + "ENGINE_ARGS")
+            values["engine_args"] = parse_engine_args(raw_engine, where("ENGINE_ARGS"))
         for name in ("max_tokens", "concurrency"):  # MAX_TOKENS: our extension of the judge contract
-            raw = env.get(prefix + name.upper())
+            raw = get(name.upper())
             if raw:
                 try:
                     values[name] = int(raw)
                 except ValueError:
-                    raise ConfigError(f"{prefix}{name.upper()} must be an integer, got {raw!r}") from None
+                    raise ConfigError(f"{where(name.upper())} must be an integer, got {raw!r}") from None
         values.update(overrides)
         return cls(**values)
 
@@ -103,8 +123,35 @@ class LLMSettings:
     def require_model(self) -> str:
         if not self.model:
             raise ConfigError(f"the {self.backend!r} {self.role} backend needs a model: set "
-                              f"{env_prefix(self.role)}MODEL")
+                              f"{self.prefix}MODEL")
         return self.model
+
+
+def pool_env(role: str) -> str:
+    return f"CRITIC_{role.upper()}S"
+
+
+def pool_from_env(role: str = "reviser", **overrides) -> list[LLMSettings]:
+    """The models of a role's pool, in order: ``CRITIC_<ROLE>S=a,b`` names them (each ``CRITIC_<ROLE>_<A>_*``,
+    falling back to ``CRITIC_<ROLE>_*``); unset, the one model of ``CRITIC_<ROLE>_*``, or none when its MODEL is
+    unset. A name that is not a plain word, a repeated name or a member without a model is a ConfigError."""
+    raw = os.environ.get(pool_env(role), "").strip()
+    if not raw:
+        single = LLMSettings.from_env(role, **overrides)
+        return [single] if single.model else []
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
+            raise ConfigError(f"{pool_env(role)}={raw}: member {name!r} must be letters and digits (it names the "
+                              f"variables {env_prefix(role)}<MEMBER>_*)")
+    if len({n.upper() for n in names}) != len(names):
+        raise ConfigError(f"{pool_env(role)}={raw}: a member is named twice")
+    pool = [LLMSettings.from_env(role, member=n, **overrides) for n in names]
+    for s in pool:
+        if not s.model:
+            raise ConfigError(f"{pool_env(role)} names {s.member!r} but neither {s.prefix}MODEL nor "
+                              f"{env_prefix(role)}MODEL is set")
+    return pool
 
 
 # vLLM engine arguments that size or schedule the engine without changing what it replies (greedy).

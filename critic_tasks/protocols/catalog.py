@@ -22,6 +22,9 @@ from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
 from critic_tasks.protocols.metacritique import prompts as mc_prompts
 from critic_tasks.protocols.metacritique import scoring as mc_scoring
+from critic_tasks.protocols.revision import data as rv_data
+from critic_tasks.protocols.revision import prompts as rv_prompts
+from critic_tasks.protocols.revision import scoring as rv_scoring
 
 
 @dataclass(frozen=True)
@@ -44,5 +47,10 @@ PROTOCOLS: dict[str, Steps] = {
     "metacritique": Steps(mc_data.load_task_docs, ("data_dir",), mc_prompts.critic_prompt, mc_prompts.gold_text, None,
                           mc_data.DATA_DIR_ENV),
 }
+# The revision protocols (MultiCritique, RCO): the same items and critic prompt; the lm-eval filter makes records.
+_REVISION = Steps(rv_data.load_task_docs, ("split", "domains", "data_dir", "items_file"), rv_prompts.critic_prompt,
+                  rv_prompts.gold_text, None, rv_data.DATA_DIR_ENV)
+PROTOCOLS.update({"multicritique": _REVISION, "rco": _REVISION})
 
-FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES}
+FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES,
+                                 **rv_scoring.FAMILIES}

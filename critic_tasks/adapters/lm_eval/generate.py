@@ -35,7 +35,8 @@ TEMPLATE = {
 }
 # Outputs that are not parsed item by item are scored for the whole task at once by a filter: programs run in
 # parallel in the sandbox, judge calls run concurrently.
-FILTERS = {"sandbox": "CorrectionCheck", "judge": "JudgeFilter", "aiu_judge": "AIUJudgeFilter"}
+FILTERS = {"sandbox": "CorrectionCheck", "judge": "JudgeFilter", "aiu_judge": "AIUJudgeFilter",
+           "revision": "RevisionFilter"}
 
 
 def _dump(data: dict) -> str:

@@ -27,6 +27,7 @@ from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
 from critic_tasks.protocols.metacritique import judge as metacritique_judge
+from critic_tasks.protocols.revision import pipeline as revision_pipeline
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -81,8 +82,8 @@ def doc_to_target(doc: dict) -> str:
 
 
 def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
-    if dim.scorer in ("judge", "aiu_judge"):
-        return Record.from_dict(results[0][0])  # the judge filter's record for this document
+    if dim.scorer in ("judge", "aiu_judge", "revision"):
+        return Record.from_dict(results[0][0])  # the judge (or revision) filter's record for this document
     if dim.scorer == "sandbox":
         outcomes = results[0]
         if isinstance(outcomes, dict):  # one sample
@@ -180,7 +181,8 @@ def _scored_or_rescued(kind: str, resps, docs, score):
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):
                 fh.write(json.dumps({"doc_id": i, "doc": doc, "resps": [list(resp)]}, default=str) + "\n")
-        how = ("critic-eval judge " + str(path)) if kind == "judge" else "the same command once the cause is fixed"
+        how = {"judge": f"critic-eval judge {path}", "revision": f"critic-eval revise {path}"}.get(
+            kind, "the same command once the cause is fixed")
         raise ScoringFailed(f"{kind} scoring failed ({type(err).__name__}: {err}); the {len(docs)} generations are "
                             f"saved in {path}; re-score them with: {how}") from err
 
@@ -279,3 +281,28 @@ class AIUJudgeFilter:
             docs, [r[0] if r else None for r in resps], settings))
         identity = metacritique_judge.judge_identity(settings)
         return [[{**rec.as_dict(), "judge": identity}] for rec in records]
+
+
+class RevisionFilter:
+    """lm-eval filter for the revision protocols (MultiCritique, RCO): the critiques go to the revisers
+    (CRITIC_REVISER_* or a CRITIC_REVISERS pool), the revisions to the answer checks / sandbox and the judge
+    (CRITIC_JUDGE_*), all through ``protocols.revision.pipeline`` (cached per step). Without the revisers or a needed
+    judge, scoring is deferred: keep the generations (``--log_samples``) and run ``critic-eval revise <output dir>``.
+    Failed reviser / judge calls and unreadable verdicts are counted per item and make ``critic-eval`` exit 1."""
+
+    def __init__(self, **kwargs):
+        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+
+    def apply(self, resps, docs):
+        protocol = _dimension(docs[0]).protocol
+        revisers, judge = revision_pipeline.reviser_pool(), revision_pipeline.judge_settings()
+        why = revision_pipeline.missing(protocol, docs, revisers, judge)
+        if why:
+            log.warning("critic_tasks: %s scoring deferred (set %s); keep generations with --log_samples and run "
+                        "`critic-eval revise <output_path>`", protocol, why)
+            return [[revision_pipeline.deferred_record(doc).as_dict()] for doc in docs]
+        records = _scored_or_rescued("revision", resps, docs, lambda: revision_pipeline.run(
+            protocol, docs, [r[0] if r else None for r in resps], revisers, judge, get_executor(self.executor_name)))
+        JUDGE_FAILURES.extend(rec.item for rec in records if rec.failed)
+        models = revision_pipeline.models(revisers, judge)
+        return [[{**rec.as_dict(), "models": models}] for rec in records]

@@ -1,0 +1,90 @@
+"""``critic-eval revise``: score saved generations of the revision tasks (MultiCritique, RCO).
+
+    critic-eval revise OUTPUT_PATH [--output results.json] [--model JUDGE ...]
+
+Reads lm-eval's ``--log_samples`` files of ``critic_revision_pool*`` / ``critic_utility*`` (a run whose scoring
+was deferred, a rescued run, or a finished one to re-score), runs the same pipeline as the in-run filter (revisers:
+``CRITIC_REVISER_*`` or the ``CRITIC_REVISERS`` pool; judge: ``CRITIC_JUDGE_*``, overridden by the flags), through
+the same caches, and prints / writes the same metrics, with every model involved and the prompt versions. Exit 1
+when a call failed or a verdict was unreadable (counted per item; rerun to retry, or ``--allow_failures``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from critic_tasks import registry
+from critic_tasks.cli.judge import _judge_flags, find_sample_files, read_samples
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.protocols import catalog
+
+
+def metrics(dim: registry.Dimension, records) -> dict[str, float]:
+    """The registry's keys, each over the records an lm-eval run routes to it (``Metric.accepts``)."""
+    out = {}
+    for m in dim.metrics:
+        rows = [r for r in records if m.accepts(r)]
+        if rows and not m.ci:
+            out[m.key] = catalog.FAMILIES[m.family](rows)[m.base]
+    return out
+
+
+def revise_command(argv: list[str]) -> int:
+    from critic_tasks.protocols.revision import pipeline
+    from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
+    from critic_tasks.sandbox import get_executor
+
+    parser = argparse.ArgumentParser(prog="critic-eval revise", description="Revise and judge saved critiques "
+                                     "(MultiCritique, RCO).")
+    parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
+    parser.add_argument("--output", type=Path, help="write the results JSON here")
+    parser.add_argument("--executor", default=None, help="code executor (default: CRITIC_EXECUTOR or sandbox)")
+    parser.add_argument("--no_progress", action="store_true")
+    parser.add_argument("--allow_failures", action="store_true",
+                        help="exit 0 even when some reviser / judge calls failed or verdicts were unreadable")
+    _judge_flags(parser)
+    args = parser.parse_args(argv)
+    overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
+                 if getattr(args, k) is not None}
+    if args.cache is not None:
+        overrides["cache"] = None if args.cache.lower() in ("off", "none", "0") else args.cache
+    judge = pipeline.judge_settings(**overrides)
+    revisers = pipeline.reviser_pool()
+    executor = get_executor(args.executor or os.environ.get("CRITIC_EXECUTOR") or "sandbox")
+
+    results, failed, pass_rates, n_items = {}, {}, {}, 0
+    for task, path in find_sample_files(args.path).items():
+        if task not in registry.TASKS or registry.TASKS[task].spec.scorer != "revision":
+            continue
+        dim = registry.TASKS[task].spec
+        docs, critiques = read_samples(path)
+        if not docs:
+            continue
+        why = pipeline.missing(dim.protocol, docs, revisers, judge)
+        if why:
+            raise ConfigError(f"{task}: set {why}")
+        n_items += len(docs)
+        print(f"revising {task}: {len(docs)} critiques from {path}", file=sys.stderr)
+        records = pipeline.run(dim.protocol, docs, critiques, revisers, judge, executor, progress=not args.no_progress)
+        results[task] = metrics(dim, records)
+        pass_rates[task] = per_reviser_pass_rates(records)
+        failed[task] = [{"item": r.item, "error": r.error} for r in records if r.failed]
+    if not results:
+        raise ValueError(f"{args.path}: no samples of the revision tasks (critic_revision_pool*, critic_utility*)")
+    report = {"results": results, "per_reviser_pass_rate": pass_rates, "failed": failed,
+              "models": pipeline.models(revisers, judge)}
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=2))
+    for task, values in results.items():
+        print(f"{task}: " + "  ".join(f"{k} {v:.2f}" for k, v in values.items()))
+    n_failed = sum(map(len, failed.values()))
+    if n_failed and not args.allow_failures:
+        print(f"critic-eval revise: {n_failed} of {n_items} items had a failed call or an unreadable verdict (see "
+              "'failed' in the output, or the log); rerun to retry them (replies are cached), or pass --allow_failures",
+              file=sys.stderr)
+        return 1
+    return 0

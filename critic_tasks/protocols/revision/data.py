@@ -1,0 +1,117 @@
+"""Items for the revision protocols: an initial response to revise, with a gold answer or a test where one exists.
+
+* CriticBench (default): the initial responses of the main feedback files (``{split}``, all nine domains, or the
+  task's ``domains``): math_cot / math_pot carry ``ground_truth_answer``, code_exec / code_not_exec ``unit_test``,
+  so their revisions are checked by our answer checks and the sandbox; the five text domains are judged.
+  ``CRITICBENCH_DATA_DIR`` / ``data_dir`` as for the CriticBench tasks (``sample``: the bundled sample).
+* Your own items: ``items_file`` (task option, or ``--metadata '{"items_file": "items.jsonl"}'``), one JSON object
+  per line with ``question`` and ``generation`` (the initial response); optional ``id``, ``domain``, ``article``,
+  and a check: ``ground_truth_answer`` (a final answer, checked as math_cot's), ``unit_test`` (Python tests,
+  run with the revised code as code_not_exec's), or ``domain`` naming one of CriticBench's four checked domains.
+  A bad row is one DataError naming the file, line and field.
+
+Every document field is a string (Arrow needs one type per column): ``check`` is the check kind (``final_answer``,
+``program_value``, ``unit_test``, or empty for judged items) and ``check_domain`` the CriticBench domain whose
+checker runs it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from critic_tasks.core.errors import DataError
+from critic_tasks.protocols.criticbench import data as cb_data
+from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, resolve_domains
+
+DATA_DIR_ENV = cb_data.DATA_DIR_ENV
+DIMENSIONS = ("revision_pool", "utility")  # MultiCritique's and RCO's data dimensions (registry)
+
+
+def _doc(dimension: str, **fields) -> dict:
+    domain = fields.get("domain") or "custom"
+    check_domain = domain if domain in OBJECTIVE_CORRECTION_DOMAINS else fields.get("check_domain", "")
+    doc = {"dimension": dimension, "fmt": "sub", "domain": domain, "check_domain": check_domain,
+           "check": DOMAINS[check_domain].correction_check if check_domain else ""}
+    for name in ("question", "article", "generation", "ground_truth_answer", "unit_test", "data_source", "exec_rest",
+                 "quality", "source_file", "id"):
+        doc[name] = str(fields.get(name) or "")
+    doc["item_index"] = int(fields.get("item_index", 0))
+    return doc
+
+
+def load_criticbench(dimension: str, split: str = "dev", domains=None, data_dir=None) -> list[dict]:
+    docs = cb_data.load_feedback(split, domains, data_dir, fmt="obj", parts=("main",))
+    return [_doc(dimension, **{k: d.get(k) for k in ("domain", "question", "article", "generation",
+                                                        "ground_truth_answer", "unit_test", "data_source",
+                                                        "exec_rest", "quality", "source_file", "item_index")})
+            for d in docs]
+
+
+def _text(row: dict, name: str, where: str, required: bool = False) -> str:
+    value = row.get(name)
+    if value is None or value == "":
+        if required:
+            raise DataError(f"{where}: missing field '{name}'")
+        return ""
+    if name == "ground_truth_answer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if not isinstance(value, str):
+        raise DataError(f"{where}: field '{name}' should be a string, got {type(value).__name__}")
+    return value
+
+
+def load_items_file(path: str | Path, dimension: str) -> list[dict]:
+    """One document per line of a JSONL file of ``question`` / ``generation`` (+ optional gold / tests) rows."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DataError(f"items_file={path}: no such file")
+    docs = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{where}: not a JSON object ({err.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}")
+            fields = {k: _text(row, k, where, required=k in ("question", "generation"))
+                      for k in ("question", "generation", "domain", "article", "ground_truth_answer", "unit_test",
+                                "data_source")}
+            fields["id"] = str(row.get("id", n))
+            domain = fields["domain"]
+            if domain in OBJECTIVE_CORRECTION_DOMAINS:
+                need = "ground_truth_answer" if DOMAINS[domain].needs_gold_answer else "unit_test"
+                if not fields[need]:
+                    raise DataError(f"{where}: missing field '{need}' (domain {domain!r} is checked with it)")
+            elif fields["unit_test"]:
+                fields["check_domain"] = "code_not_exec"
+            elif fields["ground_truth_answer"]:
+                fields["check_domain"] = "math_cot"
+            docs.append(_doc(dimension, **fields, source_file=str(path), item_index=n - 1))
+    if not docs:
+        raise DataError(f"items_file={path}: no items")
+    return docs
+
+
+def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, items_file=None,
+                   **_ignored) -> list[dict]:
+    if dimension not in DIMENSIONS:
+        raise DataError(f"unknown revision dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
+    if not items_file:
+        return load_criticbench(dimension, split, domains, data_dir)
+    docs = load_items_file(items_file, dimension)
+    if domains not in (None, "all"):
+        wanted = set(resolve_domains(domains)) if all(d in DOMAINS for d in str(domains).split(",")) else \
+            set(str(domains).split(","))
+        docs = [d for d in docs if d["domain"] in wanted]
+        if not docs:
+            raise DataError(f"items_file={items_file}: no items of domain(s) {domains}")
+    return docs
+
+
+def where(doc: dict) -> str:
+    return f"{doc['source_file']}[{doc['item_index']}]"

@@ -1,0 +1,163 @@
+"""The critique -> revision pipeline: revise (a pool of revisers, concurrently), then check or judge.
+
+Pure functions over documents, critiques and ``LLMSettings``; every model call goes through
+``critic_tasks.llm.complete`` (cached as each reply arrives, so a rerun asks nothing, a killed run resumes with
+nothing lost, and changing only the judge re-asks only the judge):
+
+1. revise: every reviser gets every (item, critique) at once, each reviser in its own thread (bounded by its
+   CONCURRENCY setting), all revisers together;
+2. check: every revision of an item with a gold answer or a test, one batch per check domain (programs run in
+   parallel in the sandbox); an item whose gold / test is unusable is ``invalid`` (counted, excluded);
+3. judge: one concurrent batch of every judgment. MultiCritique: the first reviser's revision of each judged
+   (text) item gets a 1-10 rating. RCO: the first reviser (the actor)'s revision of every item is compared with
+   the initial response in both orders (``[[A]]`` / ``[[B]]`` / ``[[C]]``) and rated 1-10 (RQS).
+
+A failed reviser or judge call, or an unreadable verdict, is counted in the item's record (never dropped, never a
+crash); failed calls are not cached, so the next run retries exactly those.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
+from critic_tasks.core.records import RevisionRecord
+from critic_tasks.llm import Completion, LLMSettings, complete
+from critic_tasks.llm.cache import ReplyCache
+from critic_tasks.llm.client import identity
+from critic_tasks.llm.settings import pool_env, pool_from_env
+from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.revision import prompts
+from critic_tasks.protocols.revision.data import where
+
+log = logging.getLogger("critic_tasks")
+PROTOCOLS = ("multicritique", "rco")
+# preference for the revision: forward order = (A: initial, B: revised), reverse = (A: revised, B: initial)
+PREFERENCE = {"forward": {"B": 1.0, "C": 0.5, "A": 0.0}, "reverse": {"A": 1.0, "C": 0.5, "B": 0.0}}
+
+
+def reviser_pool() -> list[LLMSettings]:
+    """``CRITIC_REVISERS`` / ``CRITIC_REVISER_*`` (see ``llm.settings.pool_from_env``); empty: none configured."""
+    return pool_from_env("reviser")
+
+
+def judge_settings(**overrides) -> LLMSettings:
+    return LLMSettings.from_env("judge", **overrides)
+
+
+def needs_judge(protocol: str, docs: Sequence[dict]) -> bool:
+    return protocol == "rco" or any(not d["check"] for d in docs)
+
+
+def missing(protocol: str, docs: Sequence[dict], revisers: Sequence[LLMSettings], judge: LLMSettings | None) -> str:
+    """Why this run cannot score now ('' when it can): the settings to set."""
+    lacking = [] if revisers else [f"CRITIC_REVISER_MODEL (or {pool_env('reviser')})"]
+    if needs_judge(protocol, docs) and (judge is None or not judge.model):
+        lacking.append("CRITIC_JUDGE_MODEL")
+    return " and ".join(lacking)
+
+
+def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None) -> dict:
+    """Every model the pipeline calls, with its prompt version (recorded with the results)."""
+    return {"revisers": [{**identity(s, prompts.REVISER_VERSION), **({"name": s.member} if s.member else {})}
+                         for s in revisers],
+            "judge": identity(judge, prompts.JUDGE_VERSION) if judge is not None and judge.model else None,
+            "prompt_versions": prompts.versions()}
+
+
+def reviser_name(s: LLMSettings) -> str:
+    return s.member or s.model or "?"
+
+
+def revise(docs: Sequence[dict], critiques: Sequence[str | None], revisers: Sequence[LLMSettings],
+           progress: bool = True) -> list[list[Completion]]:
+    """[reviser][item]: every reviser's revision of every item, all revisers at once."""
+    asks = [prompts.reviser_prompt(d, c) for d, c in zip(docs, critiques)]
+    # a fresh sqlite cache file opened by several threads at once can fail to switch to WAL ("database is
+    # locked"): create each one here first, then the revisers' threads share it
+    for path in dict.fromkeys(s.cache for s in revisers if s.cache):
+        ReplyCache(path).close()
+    with ThreadPoolExecutor(max_workers=max(1, len(revisers))) as pool:
+        futures = [pool.submit(complete, asks, s, prompts.REVISER_VERSION, progress) for s in revisers]
+        return [f.result() for f in futures]
+
+
+def check(docs: Sequence[dict], revisions: Sequence[Sequence[str | None]], executor=None) -> list[list]:
+    """[reviser][item]: the check outcome of each revision of a checked item (None: judged item, or no revision)."""
+    out: list[list] = [[None] * len(docs) for _ in revisions]
+    by_domain: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for r, texts in enumerate(revisions):
+        for i, (doc, text) in enumerate(zip(docs, texts)):
+            if doc["check"] and text is not None:
+                by_domain[doc["check_domain"]].append((r, i))
+    for domain, slots in by_domain.items():
+        outcomes = check_corrections(domain, [revisions[r][i] for r, i in slots], [docs[i] for _, i in slots],
+                                     executor=executor, invalid="mark")
+        for (r, i), outcome in zip(slots, outcomes):
+            out[r][i] = outcome
+    return out
+
+
+def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], revisers: Sequence[LLMSettings],
+        judge: LLMSettings | None, executor=None, progress: bool = True) -> list[RevisionRecord]:
+    """One ``RevisionRecord`` per item: revise, check, judge (see the module docstring)."""
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"unknown revision protocol {protocol!r}; known: {', '.join(PROTOCOLS)}")
+    if len(docs) != len(critiques):
+        raise ValueError(f"{len(docs)} documents but {len(critiques)} critiques")
+    why = missing(protocol, docs, revisers, judge)
+    if why:
+        raise ConfigError(f"{protocol}: set {why}")
+    revised = revise(docs, critiques, revisers, progress)
+    texts = [[c.text for c in per] for per in revised]
+    outcomes = check(docs, texts, executor)
+
+    # judge jobs: (item, kind, prompt); kind = "rqs" | "forward" | "reverse"
+    jobs: list[tuple[int, str, str]] = []
+    for i, doc in enumerate(docs):
+        first = texts[0][i]
+        if first is None:
+            continue
+        if protocol == "multicritique" and not doc["check"]:
+            jobs.append((i, "rqs", prompts.rating_prompt(doc, first)))
+        elif protocol == "rco":
+            jobs += [(i, "forward", prompts.pairwise_prompt(doc, doc["generation"], first)),
+                     (i, "reverse", prompts.pairwise_prompt(doc, first, doc["generation"])),
+                     (i, "rqs", prompts.rating_prompt(doc, first))]
+    judged = complete([p for _, _, p in jobs], judge, prompts.JUDGE_VERSION, progress) if jobs else []
+    verdicts: dict[int, dict[str, tuple[Completion, object]]] = defaultdict(dict)
+    for (i, kind, _), c in zip(jobs, judged):
+        value = parse_bracket_rating(c.text) if kind == "rqs" else (
+            PREFERENCE[kind].get(parse_bracket_verdict(c.text) or "") if c.text is not None else None)
+        verdicts[i][kind] = (c, value)
+
+    names = tuple(reviser_name(s) for s in revisers)
+    records = []
+    for i, doc in enumerate(docs):
+        errors = [f"reviser {names[r]}: {revised[r][i].error}" for r in range(len(revisers)) if texts[r][i] is None]
+        got = verdicts.get(i, {})
+        for kind, (c, value) in got.items():
+            if value is None:
+                errors.append(f"judge ({kind}): {c.error or 'no [[...]] marker in the reply'}")
+        invalid = any(o is not None and o.status == "invalid" for per in outcomes for o in [per[i]])
+        passed = tuple(None if o is None or o.status == "invalid" else o.passed for o in (per[i] for per in outcomes))
+        prefs = tuple(got[k][1] for k in ("forward", "reverse") if k in got)
+        rec = RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
+                             checked=bool(doc["check"]), revisers=names, revisions=tuple(t[i] for t in texts),
+                             passed=passed, invalid=invalid,
+                             rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
+                             judge_parsed=sum(v is not None for _, v in got.values()),
+                             reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None)
+        if rec.error:
+            log.warning("critic_tasks: %s on %s: %s", protocol, rec.item, rec.error)
+        records.append(rec)
+    return records
+
+
+def deferred_record(doc: dict) -> RevisionRecord:
+    return RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
+                          checked=bool(doc["check"]), is_deferred=True)

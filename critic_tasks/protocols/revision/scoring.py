@@ -1,0 +1,95 @@
+"""Metric families of the revision protocols: ``RevisionRecord`` lists -> metrics (rates and utility x100).
+
+``multicritique`` (Lan et al. 2024b, "Training Language Models to Critique With Multi-agent Feedback",
+arXiv:2410.15287, sec. on critique utility):
+
+    R_obj = 100 * (1/|V|) * sum_v  passed_v / checked_v       over the revisers v of the pool, where checked_v counts
+                                                               the valid checked items v revised and passed_v those
+                                                               whose revision passed (answer check or sandbox)
+    R_sub = mean over judged (text) items of the judge's 1-10 rating of the first reviser's revision
+
+``rco`` (Yu et al. 2025, "Training Language Model to Critique for Better Refinement", arXiv:2506.22157, the
+critique utility CU and the revision quality RQS):
+
+    pref(order) = 1 if the judge prefers the revision, 0.5 for a tie ([[C]]), 0 if it prefers the initial response
+    CU_i        = mean of pref over both orders (and over the M revisions, when M > 1), readable verdicts only
+    critique_utility = 100 * mean_i CU_i           over the items with at least one readable verdict
+    rqs              = mean_i judge rating (1-10) of the revision
+    refine_accuracy  = 100 * share of the valid checked items whose revision passes
+
+Shared counts: ``judge_parse_rate`` = 100 * readable / asked judgments; ``judge_failed`` = items with a failed or
+unreadable judgment; ``reviser_failed`` = failed revision calls (item x reviser); ``invalid_items`` = checked items
+whose gold answer or test is unusable; ``revision_deferred`` = items generated with no reviser / judge configured.
+A mean over nothing is NaN (the key is still reported, so a run that lost every call shows it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+from critic_tasks.core.records import RevisionRecord
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else math.nan
+
+
+def _counts(records: Sequence[RevisionRecord]) -> dict[str, float]:
+    done = [r for r in records if not r.deferred]
+    out: dict[str, float] = {}
+    if len(done) < len(records):
+        out["revision_deferred"] = float(len(records) - len(done))
+    if not done:
+        return out
+    asked = sum(r.judge_asked for r in done)
+    out.update(judge_parse_rate=100.0 * sum(r.judge_parsed for r in done) / asked if asked else 100.0,
+               judge_failed=float(sum(r.judge_parsed < r.judge_asked for r in done)),
+               reviser_failed=float(sum(r.reviser_failed for r in done)),
+               invalid_items=float(sum(r.invalid for r in done)))
+    return out
+
+
+def per_reviser_pass_rates(records: Sequence[RevisionRecord]) -> dict[str, float]:
+    """Reviser name -> 100 * its pass rate over the valid checked items it revised."""
+    by: dict[str, list[bool]] = {}
+    for r in records:
+        if r.deferred or not r.checked or r.invalid:
+            continue
+        for name, ok in zip(r.revisers, r.passed):
+            if ok is not None:
+                by.setdefault(name, []).append(ok)
+    return {name: 100.0 * sum(v) / len(v) for name, v in by.items()}
+
+
+def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
+    out = _counts(records)
+    done = [r for r in records if not r.deferred]
+    if not done:
+        return out
+    rates = per_reviser_pass_rates(done)
+    out["r_obj"] = _mean(rates.values())
+    out["r_sub"] = _mean(r.rqs for r in done if not r.checked and r.rqs is not None)
+    return out
+
+
+def item_utility(record: RevisionRecord) -> float | None:
+    prefs = [p for p in record.prefs if p is not None]
+    return sum(prefs) / len(prefs) if prefs else None
+
+
+def rco_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
+    out = _counts(records)
+    done = [r for r in records if not r.deferred]
+    if not done:
+        return out
+    out["critique_utility"] = 100.0 * _mean(u for u in map(item_utility, done) if u is not None)
+    out["rqs"] = _mean(r.rqs for r in done if r.rqs is not None)
+    out["refine_accuracy"] = 100.0 * _mean(r.passed[0] for r in done
+                                           if r.checked and not r.invalid and r.passed and r.passed[0] is not None)
+    return out
+
+
+FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,
+                                                               "rco": rco_metrics}

@@ -1,0 +1,359 @@
+"""The critique -> revision pipeline (MultiCritique, RCO) in lm-eval: a scripted critic, a pool of scripted revisers
+(some revisions pass, some fail, one is hostile code, one call fails), a judge with planned verdicts (wins, ties,
+losses, in both orders, and unreadable replies), and every metric computed here by hand loops from those plans.
+Also: a rerun asks nothing, changing only the judge re-asks only the judge, failing endpoints are counted per item
+and a rerun resumes them, deferred scoring then `critic-eval revise` gives the same numbers, and the settings and
+item-file errors are one clear line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from helpers import scripted_lm
+from stub_server import StubServer
+
+import critic_tasks
+from critic_tasks import cli
+from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.hookspecs import hookimpl
+from critic_tasks.llm.backends import Reply
+from critic_tasks.llm.settings import pool_from_env
+from critic_tasks.plugins import plugin_manager
+from critic_tasks.protocols.revision import data, prompts
+
+lm_eval = pytest.importorskip("lm_eval")
+from lm_eval.loggers import EvaluationTracker  # noqa: E402
+
+GOOD_CODE = "REVISED\n```python\ndef add(a, b):\n    return a + b\n```"
+HOSTILE_CODE = "REVISED\n```python\nimport os\nos._exit(0)\n```"  # exits 0 before any test: must not pass
+# id -> (domain, gold answer, unit test); the initial response of item k is "Initial k".
+ITEMS = {0: ("math_cot", "4", ""), 1: ("math_cot", "10", ""), 2: ("code_not_exec", "", "assert add(1, 2) == 3"),
+         3: ("chat", "", ""), 4: ("chat", "", ""), 5: ("math_cot", "unknowable", "")}  # 5: gold unusable -> invalid
+# reviser -> item -> revision (None: the call fails)
+REVISIONS = {
+    "good": {0: "REVISED. The answer is 4.", 1: "REVISED. The answer is 10.", 2: GOOD_CODE,
+             3: "REVISED text 3 good", 4: "REVISED text 4 good", 5: "REVISED. The answer is 3."},
+    "bad": {0: "REVISED. The answer is 5.", 1: "REVISED. The answer is 10.", 2: HOSTILE_CODE,
+            3: "REVISED text 3 bad", 4: None, 5: "REVISED. The answer is 3."},
+}
+PASSES = {"good": {0: True, 1: True, 2: True}, "bad": {0: False, 1: True, 2: False}}  # the checked, valid items
+# the judge's plan, per item: raw verdicts (forward = A initial / B revised; reverse = A revised / B initial), rating
+PAIR = {0: ("B", "A"), 1: ("C", "C"), 2: ("A", "A"), 3: ("B", None), 4: ("A", "B"), 5: ("B", "C")}
+RATING = {0: 7, 1: 5, 2: 3, 3: 8, 4: None, 5: 6}  # None: a reply without a rating marker
+ROWS = "items.jsonl"
+
+
+def _item(prompt: str) -> int:
+    return int(re.search(r"Question (\d+)\?", prompt).group(1))
+
+
+def critic(prompt: str) -> str:
+    return f"Feedback on item {_item(prompt)}: check every step."
+
+
+class Calls:
+    reviser: list[str] = []
+    judge: list[str] = []
+    judge_down = False  # every judge call fails (an endpoint that is down)
+
+
+class ScriptedModel:
+    """Reviser or judge by the model's name (an in-process backend plugin, as a third party would ship one)."""
+
+    def __init__(self, settings):
+        self.model = settings.model
+
+    def reply(self, prompt: str) -> Reply:
+        if self.model == "crash":
+            raise RuntimeError("the reviser backend crashed")
+        k = _item(prompt)
+        if self.model in REVISIONS:
+            Calls.reviser.append(prompt)
+            assert f"Feedback on item {k}" in prompt  # the critic's feedback reached the reviser
+            text = REVISIONS[self.model][k]
+            return Reply(text) if text is not None else Reply(None, "reviser endpoint: 503")
+        Calls.judge.append(prompt)
+        if Calls.judge_down:
+            return Reply(None, "judge endpoint: connection refused")
+        if prompt.startswith("Rate the quality"):
+            return Reply(f"Fine.\nRating: [[{RATING[k]}]]" if RATING[k] is not None else "Fine, I suppose.")
+        first = prompt.split("[Response A]\n", 1)[1]
+        verdict = PAIR[k][0 if first.startswith("Initial") else 1]
+        return Reply(f"Reasons.\n[[{verdict}]]" if verdict else "Both have merits.")
+
+    def generate(self, prompts_, progress=True, on_result=None):
+        replies = []
+        for i, p in enumerate(prompts_):
+            replies.append(self.reply(p))
+            if on_result:
+                on_result(i, replies[-1])
+        return replies
+
+
+class Plugin:
+    @hookimpl
+    def critic_llm_backend(self, name, settings):
+        return ScriptedModel(settings) if name == "scripted-revision" else None
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch, tmp_path):
+    rows = [{"id": k, "domain": d, "question": f"Question {k}?", "generation": f"Initial {k}",
+             **({"ground_truth_answer": g} if g else {}), **({"unit_test": t} if t else {})}
+            for k, (d, g, t) in ITEMS.items()]
+    (tmp_path / ROWS).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for name, value in {"CRITIC_REVISERS": "good,bad", "CRITIC_REVISER_GOOD_MODEL": "good",
+                        "CRITIC_REVISER_BAD_MODEL": "bad", "CRITIC_REVISER_BACKEND": "scripted-revision",
+                        "CRITIC_REVISER_CACHE": str(tmp_path / "reviser.sqlite"),
+                        "CRITIC_JUDGE_BACKEND": "scripted-revision", "CRITIC_JUDGE_MODEL": "judge-1",
+                        "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"),
+                        "CRITIC_JUDGE_ALLOW_FAILURES": "1", "CRITIC_RESCUE_DIR": str(tmp_path / "rescue")}.items():
+        monkeypatch.setenv(name, value)
+    pm = plugin_manager()
+    pm.register(Plugin(), name="scripted-revision")
+    Calls.reviser, Calls.judge, Calls.judge_down = [], [], False
+    yield
+    pm.unregister(name="scripted-revision")
+
+
+def _run(task, tmp_path, log_samples=False):
+    manager = critic_tasks.task_manager(metadata={"items_file": str(tmp_path / ROWS)})
+    return lm_eval.simple_evaluate(model=scripted_lm(critic), tasks=[task], task_manager=manager, bootstrap_iters=0,
+                                   log_samples=log_samples)
+
+
+def _metrics(out, task):
+    return {k.removesuffix(",none"): v for k, v in out["results"][task].items()
+            if k.endswith(",none") and "_stderr" not in k}
+
+
+def expected_multicritique():
+    checked = [k for k, (d, g, t) in ITEMS.items() if d != "chat" and k != 5]
+    rates = []
+    for reviser in REVISIONS:  # R_obj: the mean over revisers of each one's pass rate
+        rates.append(100 * sum(PASSES[reviser][k] for k in checked) / len(checked))
+    text = [k for k, (d, _, _) in ITEMS.items() if d == "chat"]
+    ratings = [RATING[k] for k in text if RATING[k] is not None]
+    return {"r_obj": sum(rates) / len(rates), "r_sub": sum(ratings) / len(ratings),
+            "judge_parse_rate": 100 * len(ratings) / len(text), "judge_failed": len(text) - len(ratings),
+            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1}
+
+
+def expected_rco():
+    win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
+    utilities, asked, readable, failed = [], 0, 0, 0
+    for k, (fwd, rev) in PAIR.items():
+        prefs = [win[o][v] for o, v in (("forward", fwd), ("reverse", rev)) if v is not None]
+        utilities.append(sum(prefs) / len(prefs))
+        asked += 3
+        readable += len(prefs) + (RATING[k] is not None)
+        failed += len(prefs) < 2 or RATING[k] is None
+    ratings = [r for r in RATING.values() if r is not None]
+    return {"critique_utility": 100 * sum(utilities) / len(utilities), "rqs": sum(ratings) / len(ratings),
+            "refine_accuracy": 100 * sum(PASSES["good"].values()) / len(PASSES["good"]),
+            "judge_parse_rate": 100 * readable / asked, "judge_failed": failed,
+            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1}
+
+
+def test_multicritique_metrics_match_hand_computation_and_rerun_asks_nothing(tmp_path):
+    out = _run("critic_revision_pool", tmp_path, log_samples=True)
+    got, exp = _metrics(out, "critic_revision_pool"), expected_multicritique()
+    assert 0 < exp["r_obj"] < 100 and exp["judge_failed"] == 1  # the plan exercises passes, fails and failures
+    rows = [s["filtered_resps"][0][0] for s in out["samples"]["critic_revision_pool"]]
+    for key, value in exp.items():  # on a mismatch, show each item's outcome
+        assert got[key] == pytest.approx(value, abs=1e-9), (key, [(r["item"], r["passed"], r["error"]) for r in rows])
+    assert len(Calls.reviser) == 2 * len(ITEMS) and len(Calls.judge) == 2  # ratings for the two text items only
+    assert _metrics(_run("critic_revision_pool", tmp_path), "critic_revision_pool") == got
+    # the rerun: every answered call from the cache (an unreadable reply too: temperature 0); a failed call is not
+    # cached, so exactly that one is asked again
+    assert len(Calls.reviser) == 2 * len(ITEMS) + 1 and len(Calls.judge) == 2
+
+
+def test_rco_metrics_match_hand_computation_in_both_orders_with_ties(tmp_path):
+    out = _run("critic_utility", tmp_path, log_samples=True)
+    got, exp = _metrics(out, "critic_utility"), expected_rco()
+    for key, value in exp.items():
+        assert got[key] == pytest.approx(value, abs=1e-9), key
+    assert len(Calls.judge) == 3 * len(ITEMS)  # both orders + RQS, for the actor (the first reviser) only
+    row = out["samples"]["critic_utility"][0]["filtered_resps"][0][0]
+    assert row["models"]["revisers"][0]["model"] == "good" and row["models"]["revisers"][1]["name"] == "bad"
+    assert row["models"]["judge"]["model"] == "judge-1"
+    assert row["models"]["prompt_versions"] == prompts.versions()
+
+
+def test_changing_only_the_judge_re_asks_only_the_judge(tmp_path, monkeypatch):
+    _run("critic_utility", tmp_path)
+    n_reviser = len(Calls.reviser)
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", "judge-2")
+    _run("critic_utility", tmp_path)
+    assert len(Calls.reviser) == n_reviser + 1  # only the failed reviser call again
+    assert len(Calls.judge) == 2 * 3 * len(ITEMS)
+
+
+def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
+    Calls.judge_down = True
+    before = len(hooks.JUDGE_FAILURES)
+    got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+    assert got["judge_failed"] == len(ITEMS) and got["judge_parse_rate"] == 0  # every item counted, none dropped
+    assert got["refine_accuracy"] == pytest.approx(expected_rco()["refine_accuracy"])  # the checks still ran
+    assert len(hooks.JUDGE_FAILURES) - before == len(ITEMS)  # critic-eval exits 1 for these
+    Calls.judge_down, n_reviser, n_judge = False, len(Calls.reviser), len(Calls.judge)
+    got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+    assert got == pytest.approx(expected_rco())
+    assert len(Calls.reviser) == n_reviser + 1  # the revisions were kept; only the failed one is asked again
+    assert len(Calls.judge) == n_judge + 3 * len(ITEMS)  # failed judge calls were not cached: asked once more
+
+
+def test_reviser_endpoint_failing_mid_run_is_counted_then_resumed_with_nothing_asked_twice(tmp_path, monkeypatch):
+    """A real HTTP reviser (the stub server, OpenAI-compatible) answers 3 revisions, then refuses every request."""
+    monkeypatch.delenv("CRITIC_REVISERS")
+    monkeypatch.setenv("CRITIC_REVISER_BACKEND", "openai")
+    monkeypatch.setenv("CRITIC_REVISER_MODEL", "good")
+    monkeypatch.setenv("CRITIC_REVISER_API_KEY", "sk-test")
+    monkeypatch.setenv("CRITIC_REVISER_CONCURRENCY", "1")  # one at a time: the first 3 arrivals succeed
+
+    def answer(n, prompt):
+        return ("ok", REVISIONS["good"][_item(prompt)]) if n < 3 else ("status", 400, {})  # 400: not retried
+
+    with StubServer(answer) as dying:
+        monkeypatch.setenv("CRITIC_REVISER_BASE_URL", dying.base_url)
+        got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+        port, first = dying.port, list(dying.answered)
+    assert got["reviser_failed"] == len(ITEMS) - 3 and len(first) == 3  # counted per item, no crash
+    assert len(Calls.judge) == 3 * 3  # only the revised items were judged
+    with StubServer(lambda n, p: ("ok", REVISIONS["good"][_item(p)]), port=port) as healthy:
+        got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+        assert sorted(healthy.prompts()) == sorted(set(healthy.prompts()))
+        assert len(healthy.prompts()) == len(ITEMS) - 3 and not set(healthy.prompts()) & set(first)  # nothing twice
+    assert got == pytest.approx({**expected_rco(), "reviser_failed": 0})
+    assert len(Calls.judge) == 3 * len(ITEMS)  # the judgments of the first run were kept
+
+
+def test_revisers_of_a_pool_run_at_once_each_bounded_by_its_concurrency(tmp_path, monkeypatch):
+    from critic_tasks.protocols.revision import pipeline
+
+    docs = data.load_task_docs("utility", items_file=str(tmp_path / ROWS))
+    slow = lambda n, p: ("sleep", 0.3, REVISIONS["good"][_item(p)])  # noqa: E731
+    with StubServer(slow) as a, StubServer(slow) as b:
+        for name, stub in (("GOOD", a), ("BAD", b)):
+            monkeypatch.setenv(f"CRITIC_REVISER_{name}_BACKEND", "openai")
+            monkeypatch.setenv(f"CRITIC_REVISER_{name}_BASE_URL", stub.base_url)
+        monkeypatch.setenv("CRITIC_REVISER_API_KEY", "sk-test")
+        monkeypatch.setenv("CRITIC_REVISER_CONCURRENCY", "2")
+        revised = pipeline.revise(docs, [f"Feedback on item {k}" for k in ITEMS], pipeline.reviser_pool(), False)
+        assert [[c.text for c in per] for per in revised] == [[REVISIONS["good"][k] for k in ITEMS]] * 2
+        assert a.max_in_flight == b.max_in_flight == 2  # bounded per reviser, and used to the bound
+        first_b, last_a = min(t for t, _, _ in b.log), max(t for t, _, _ in a.log)
+        assert first_b < last_a  # the two revisers ran at the same time
+
+
+def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRITIC_REVISERS")
+    out = _run("critic_utility", tmp_path, log_samples=True)
+    assert _metrics(out, "critic_utility") == {"revision_deferred": len(ITEMS)}
+    assert Calls.reviser == [] and Calls.judge == []
+    tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
+    tracker.general_config_tracker.model_name_sanitized = "scripted"
+    tracker.date_id = "2026-11-22T10-00-00.000001"
+    tracker.save_results_samples("critic_utility", out["samples"]["critic_utility"])
+    monkeypatch.setenv("CRITIC_REVISERS", "good,bad")
+    report = tmp_path / "revised.json"
+    args = ["revise", str(tmp_path / "run"), "--output", str(report), "--no_progress"]
+    assert cli.main(args) == 1  # failed calls and unreadable verdicts: exit 1 unless allowed
+    saved = json.loads(report.read_text())
+    assert saved["results"]["critic_utility"] == pytest.approx(expected_rco())
+    assert saved["models"]["revisers"][0]["model"] == "good" and saved["models"]["judge"]["model"] == "judge-1"
+    assert saved["per_reviser_pass_rate"]["critic_utility"] == {"good": 100.0, "bad": pytest.approx(100 / 3)}
+    n_calls = len(Calls.reviser) + len(Calls.judge)
+    assert cli.main(args + ["--allow_failures"]) == 0
+    assert len(Calls.reviser) + len(Calls.judge) == n_calls + 1  # the rerun: only the failed reviser call
+    assert json.loads(report.read_text())["results"] == saved["results"]
+
+
+def test_a_crash_after_generation_saves_the_critiques_and_critic_eval_revise_scores_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRITIC_RESCUE_DIR", str(tmp_path / "rescue"))
+    monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "crash")
+    with pytest.raises(hooks.ScoringFailed, match="critic-eval revise "):
+        _run("critic_utility", tmp_path)
+    (saved,) = (tmp_path / "rescue").glob("samples_critic_utility_*.jsonl")
+    monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "bad")
+    report = tmp_path / "revised.json"
+    assert cli.main(["revise", str(saved), "--output", str(report), "--no_progress", "--allow_failures"]) == 0
+    assert json.loads(report.read_text())["results"]["critic_utility"] == pytest.approx(expected_rco())
+
+
+def test_criticbench_items_all_nine_domains(monkeypatch):
+    docs = data.load_task_docs("utility", "dev", "all", "sample")
+    assert {d["domain"] for d in docs} == {"translate", "chat", "qa", "summary", "harmlessness", "math_cot",
+                                           "math_pot", "code_exec", "code_not_exec"}
+    checks = {d["domain"]: d["check"] for d in docs}
+    assert checks["math_pot"] == "program_value" and checks["code_exec"] == "unit_test" and checks["chat"] == ""
+    assert all(d["ground_truth_answer"] for d in docs if d["domain"].startswith("math"))
+    assert all(d["unit_test"] for d in docs if d["domain"].startswith("code"))
+    assert [d["domain"] for d in data.load_task_docs("revision_pool", "test", "qa", "sample")] == ["qa"] * 2
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"generation": "x"}', ":2: missing field 'question'"),
+    ('{"question": "q", "generation": 3}', ":2: field 'generation' should be a string, got int"),
+    ('{"question": "q", "generation": "g", "domain": "code_exec"}', ":2: missing field 'unit_test'"),
+    ("not json", ":2: not a JSON object"),
+])
+def test_bad_item_rows_name_file_line_and_field(tmp_path, line, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "q", "generation": "g"}\n' + line + "\n")
+    with pytest.raises(DataError, match=re.escape(f"{path}{message}")):
+        data.load_task_docs("utility", items_file=str(path))
+
+
+def test_pool_settings(monkeypatch):
+    assert [(s.member, s.model, s.backend) for s in pool_from_env("reviser")] == [
+        ("good", "good", "scripted-revision"), ("bad", "bad", "scripted-revision")]
+    monkeypatch.setenv("CRITIC_REVISERS", "good,good")
+    with pytest.raises(ConfigError, match="named twice"):
+        pool_from_env("reviser")
+    monkeypatch.setenv("CRITIC_REVISERS", "good,bad-one")
+    with pytest.raises(ConfigError, match="letters and digits"):
+        pool_from_env("reviser")
+    monkeypatch.setenv("CRITIC_REVISERS", "good,third")
+    with pytest.raises(ConfigError, match="CRITIC_REVISER_THIRD_MODEL"):
+        pool_from_env("reviser")
+    monkeypatch.setenv("CRITIC_REVISER_THIRD_MODEL", "m3")
+    monkeypatch.setenv("CRITIC_REVISER_THIRD_CONCURRENCY", "x")
+    with pytest.raises(ConfigError, match="CRITIC_REVISER_THIRD_CONCURRENCY must be an integer"):
+        pool_from_env("reviser")
+    monkeypatch.delenv("CRITIC_REVISERS")
+    monkeypatch.setenv("CRITIC_REVISER_MODEL", "solo")
+    assert [s.model for s in pool_from_env("reviser")] == ["solo"]
+
+
+@pytest.mark.parametrize("var, value, message", [
+    ("CRITIC_REVISERS", "good,good", "named twice"),
+    ("CRITIC_REVISER_GOOD_CONCURRENCY", "0", "CRITIC_REVISER_GOOD_CONCURRENCY must be >= 1, got 0"),
+    ("CRITIC_REVISERS", "good,third", "neither CRITIC_REVISER_THIRD_MODEL nor CRITIC_REVISER_MODEL is set"),
+])
+def test_bad_settings_stop_the_run_before_any_generation(tmp_path, monkeypatch, capsys, var, value, message):
+    monkeypatch.setenv(var, value)
+    lm = scripted_lm(critic)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        lm_eval.simple_evaluate(model=lm, tasks=["critic_utility"], bootstrap_iters=0,
+                                task_manager=critic_tasks.task_manager(metadata={"items_file": str(tmp_path / ROWS)}))
+    assert lm.prompts == []
+    # critic-eval checks them before lm-eval loads the model: one line, exit 2
+    assert cli.main(["--model", "hf", "--model_args", "pretrained=/no/such/model", "--tasks", "critic_utility"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_bad_item_row_stops_the_run_before_any_generation(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "q", "generation": "g"}\n{"question": "q"}\n')
+    lm = scripted_lm(critic)
+    with pytest.raises(Exception) as err:
+        lm_eval.simple_evaluate(model=lm, tasks=["critic_revision_pool"], bootstrap_iters=0,
+                                task_manager=critic_tasks.task_manager(metadata={"items_file": str(path)}))
+    assert f"{path}:2: missing field 'generation'" in str(err.value) or \
+        f"{path}:2: missing field 'generation'" in str(err.value.__cause__)
+    assert lm.prompts == []
