@@ -25,7 +25,8 @@ def test_tasks_lists_every_registered_task_group_and_tag(capsys):
         "critic_per_domain", "critic_sub_per_domain", "critic_test", "critic_feedback_per_domain",
         "critic_comparison_per_domain", "critic_meta_per_domain", "critic_correction_per_domain",
         "critic_correction_empty_per_domain", "critic_feedback_sub_per_domain", "critic_comparison_sub_per_domain",
-        "critic_correction_sub_per_domain", "critic_critiquellm"}
+        "critic_correction_sub_per_domain", "critic_critiquellm",
+        "critic_revision", "critic_revision_pool_per_domain", "critic_utility_per_domain"}
 
 
 def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):

@@ -58,6 +58,7 @@ class Calls:
     reviser: list[str] = []
     judge: list[str] = []
     judge_down = False  # every judge call fails (an endpoint that is down)
+    kill_after: dict[str, int] = {}  # role -> the process is "killed" (KeyboardInterrupt) once that many were asked
 
 
 class ScriptedModel:
@@ -70,8 +71,11 @@ class ScriptedModel:
         if self.model == "crash":
             raise RuntimeError("the reviser backend crashed")
         k = _item(prompt)
+        role = "reviser" if self.model in REVISIONS else "judge"
+        if role in Calls.kill_after and len(getattr(Calls, role)) >= Calls.kill_after[role]:
+            raise KeyboardInterrupt("killed")
         if self.model in REVISIONS:
-            Calls.reviser.append(prompt)
+            Calls.reviser.append(f"{self.model}|{prompt}")
             assert f"Feedback on item {k}" in prompt  # the critic's feedback reached the reviser
             text = REVISIONS[self.model][k]
             return Reply(text) if text is not None else Reply(None, "reviser endpoint: 503")
@@ -114,7 +118,7 @@ def environment(monkeypatch, tmp_path):
         monkeypatch.setenv(name, value)
     pm = plugin_manager()
     pm.register(Plugin(), name="scripted-revision")
-    Calls.reviser, Calls.judge, Calls.judge_down = [], [], False
+    Calls.reviser, Calls.judge, Calls.judge_down, Calls.kill_after = [], [], False, {}
     yield
     pm.unregister(name="scripted-revision")
 
@@ -205,6 +209,21 @@ def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     assert got == pytest.approx(expected_rco())
     assert len(Calls.reviser) == n_reviser + 1  # the revisions were kept; only the failed one is asked again
     assert len(Calls.judge) == n_judge + 3 * len(ITEMS)  # failed judge calls were not cached: asked once more
+
+
+@pytest.mark.parametrize("role, after", [("reviser", 7), ("judge", 10)])
+def test_a_killed_run_resumes_with_nothing_lost_and_nothing_asked_twice(tmp_path, role, after):
+    Calls.kill_after = {role: after}
+    with pytest.raises(KeyboardInterrupt):
+        _run("critic_utility", tmp_path)
+    assert len(getattr(Calls, role)) == after
+    Calls.kill_after = {}
+    got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+    assert got == pytest.approx(expected_rco())
+    assert len(Calls.judge) == len(set(Calls.judge)) == 3 * len(ITEMS)  # every judgment asked exactly once
+    assert len(set(Calls.reviser)) == 2 * len(ITEMS)  # every (reviser, item) asked; none answered was asked again:
+    again = [p for p in set(Calls.reviser) if Calls.reviser.count(p) > 1]
+    assert all(p.startswith("bad|") and _item(p) == 4 for p in again)  # only the failing call (never cached)
 
 
 def test_reviser_endpoint_failing_mid_run_is_counted_then_resumed_with_nothing_asked_twice(tmp_path, monkeypatch):
@@ -357,3 +376,71 @@ def test_a_bad_item_row_stops_the_run_before_any_generation(tmp_path):
     assert f"{path}:2: missing field 'generation'" in str(err.value) or \
         f"{path}:2: missing field 'generation'" in str(err.value.__cause__)
     assert lm.prompts == []
+
+
+def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
+    import threading
+
+    from critic_tasks.protocols.revision import pipeline
+    from critic_tasks.sandbox import ExecResult
+
+    rows = [{"domain": "math_pot", "question": "Question 0?", "generation": "Initial 0", "ground_truth_answer": "3"},
+            {"domain": "code_not_exec", "question": "Question 1?", "generation": "Initial 1",
+             "unit_test": "assert add(1, 2) == 3"}]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    docs = data.load_task_docs("utility", items_file=str(path))
+
+    class Meeting:
+        """Each domain's batch waits for the other's: only batches running at the same time get through."""
+
+        isolation, barrier = "test", threading.Barrier(2, timeout=20)
+
+        def run(self, programs):
+            self.barrier.wait()
+            return [ExecResult("failed", 1, "", "AssertionError", 0.0) for _ in programs]
+
+    revisions = [["```python\nclass Solution:\n    def solution(self):\n        return 3\n```", GOOD_CODE]]
+    outcomes = pipeline.check(docs, revisions, Meeting())
+    assert [o.status for o in outcomes[0]] == ["failed", "failed"]
+
+
+class Generic:
+    """Any item: the reviser appends a line; the judge always prefers response B and rates 7."""
+
+    def __init__(self, settings):
+        self.model = settings.model
+
+    def generate(self, prompts_, progress=True, on_result=None):
+        replies = [Reply("The answer is 42." if self.model == "generic-reviser" else
+                         ("Rating: [[7]]" if p.startswith("Rate the quality") else "[[B]]")) for p in prompts_]
+        for i, reply in enumerate(replies):
+            if on_result:
+                on_result(i, reply)
+        return replies
+
+
+class GenericPlugin:
+    @hookimpl
+    def critic_llm_backend(self, name, settings):
+        return Generic(settings) if name == "generic" else None
+
+
+def test_criticbench_tasks_run_on_the_sample(monkeypatch):
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.delenv("CRITIC_REVISERS")
+    for name, value in {"CRITIC_REVISER_BACKEND": "generic", "CRITIC_REVISER_MODEL": "generic-reviser",
+                        "CRITIC_JUDGE_BACKEND": "generic", "CRITIC_JUDGE_MODEL": "generic-judge"}.items():
+        monkeypatch.setenv(name, value)
+    plugin_manager().register(GenericPlugin(), name="generic-revision")
+    try:
+        out = lm_eval.simple_evaluate(model=scripted_lm(lambda p: "Check the arithmetic."), bootstrap_iters=0,
+                                      tasks=["critic_utility_chat", "critic_revision_pool_math_cot"],
+                                      task_manager=critic_tasks.task_manager())
+    finally:
+        plugin_manager().unregister(name="generic-revision")
+    chat, math_cot = _metrics(out, "critic_utility_chat"), _metrics(out, "critic_revision_pool_math_cot")
+    assert out["results"]["critic_utility_chat"]["sample_len"] == 4  # the dev sample's main chat file
+    assert chat["critique_utility"] == 50.0 and chat["rqs"] == 7.0  # [[B]] in both orders: a win, then a loss
+    assert "refine_accuracy" not in chat and "r_sub" not in math_cot  # no checked chat item, no judged math one
+    assert 0.0 <= math_cot["r_obj"] <= 100.0 and math_cot["reviser_failed"] == 0 and math_cot["invalid_items"] == 0

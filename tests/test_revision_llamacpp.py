@@ -77,3 +77,25 @@ def test_real_critic_reviser_and_judge(environment, llama_server, http_calls, ta
     same = [s["resps"] for s in again["samples"][task]] == [s["resps"] for s in samples]
     if same:
         assert len(http_calls) == asked
+
+
+def test_critic_eval_command_then_revise_gives_the_same_numbers(environment, llama_server, monkeypatch, capsys):
+    """The user's commands: `critic-eval --model ... --tasks critic_utility --log_samples`, then `critic-eval revise`
+    on its output directory (the same caches: no new call, the same numbers)."""
+    from critic_tasks import cli
+    from critic_tasks.reports.results import read_results
+
+    out = environment / "out"
+    code = cli.main(["--model", "local-chat-completions", "--model_args",
+                     f"model=smollm2-135m,base_url={llama_server}/chat/completions,tokenizer_backend=None",
+                     "--apply_chat_template", "--gen_kwargs", "max_gen_toks=48", "--tasks", "critic_utility",
+                     "--metadata", json.dumps({"items_file": str(environment / "items.jsonl")}),
+                     "--output_path", str(out), "--log_samples"])
+    results = read_results(out)["critic_utility"]
+    # exit 1 exactly when some judgment was unreadable or failed (a 135M judge often writes no marker)
+    assert code == (1 if results["judge_failed,none"] else 0)
+    report = environment / "revised.json"
+    assert cli.main(["revise", str(out), "--output", str(report), "--no_progress", "--allow_failures"]) == 0
+    again = json.loads(report.read_text())["results"]["critic_utility"]
+    for key, value in again.items():
+        assert (math.isnan(value) and math.isnan(results[f"{key},none"])) or value == results[f"{key},none"], key

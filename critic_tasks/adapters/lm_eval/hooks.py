@@ -304,5 +304,9 @@ class RevisionFilter:
         records = _scored_or_rescued("revision", resps, docs, lambda: revision_pipeline.run(
             protocol, docs, [r[0] if r else None for r in resps], revisers, judge, get_executor(self.executor_name)))
         JUDGE_FAILURES.extend(rec.item for rec in records if rec.failed)
+        rates = revision_pipeline.per_reviser_pass_rates(records)
+        if rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
+            log.info("critic_tasks: %s pass rate per reviser: %s", protocol,
+                     ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
         models = revision_pipeline.models(revisers, judge)
         return [[{**rec.as_dict(), "models": models}] for rec in records]

@@ -6,8 +6,9 @@ nothing lost, and changing only the judge re-asks only the judge):
 
 1. revise: every reviser gets every (item, critique) at once, each reviser in its own thread (bounded by its
    CONCURRENCY setting), all revisers together;
-2. check: every revision of an item with a gold answer or a test, one batch per check domain (programs run in
-   parallel in the sandbox); an item whose gold / test is unusable is ``invalid`` (counted, excluded);
+2. check: every revision of an item with a gold answer or a test, in one parallel batch (one call per check
+   domain, all at once; the sandbox bounds the programs together); an item whose gold / test is unusable is
+   ``invalid`` (counted, excluded);
 3. judge: one concurrent batch of every judgment. MultiCritique: the first reviser's revision of each judged
    (text) item gets a 1-10 rating. RCO: the first reviser (the actor)'s revision of every item is compared with
    the initial response in both orders (``[[A]]`` / ``[[B]]`` / ``[[C]]``) and rated 1-10 (RQS).
@@ -33,6 +34,11 @@ from critic_tasks.llm.settings import pool_env, pool_from_env
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.revision import prompts
 from critic_tasks.protocols.revision.data import where
+from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
+from critic_tasks.sandbox import get_executor
+
+__all__ = ["reviser_pool", "judge_settings", "missing", "models", "revise", "check", "run", "deferred_record",
+           "per_reviser_pass_rates"]
 
 log = logging.getLogger("critic_tasks")
 PROTOCOLS = ("multicritique", "rco")
@@ -94,10 +100,17 @@ def check(docs: Sequence[dict], revisions: Sequence[Sequence[str | None]], execu
         for i, (doc, text) in enumerate(zip(docs, texts)):
             if doc["check"] and text is not None:
                 by_domain[doc["check_domain"]].append((r, i))
+    executor = executor or get_executor()
+
+    def one_domain(domain: str, slots: list[tuple[int, int]]):
+        return check_corrections(domain, [revisions[r][i] for r, i in slots], [docs[i] for _, i in slots],
+                                 executor=executor, invalid="mark")
+
+    # every domain's batch at once: the sandbox's run() is thread-safe and bounds all programs together (its slots)
+    with ThreadPoolExecutor(max_workers=max(1, len(by_domain))) as pool:
+        futures = {domain: pool.submit(one_domain, domain, slots) for domain, slots in by_domain.items()}
     for domain, slots in by_domain.items():
-        outcomes = check_corrections(domain, [revisions[r][i] for r, i in slots], [docs[i] for _, i in slots],
-                                     executor=executor, invalid="mark")
-        for (r, i), outcome in zip(slots, outcomes):
+        for (r, i), outcome in zip(slots, futures[domain].result()):
             out[r][i] = outcome
     return out
 
@@ -143,7 +156,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         for kind, (c, value) in got.items():
             if value is None:
                 errors.append(f"judge ({kind}): {c.error or 'no [[...]] marker in the reply'}")
-        invalid = any(o is not None and o.status == "invalid" for per in outcomes for o in [per[i]])
+        invalid = any(per[i] is not None and per[i].status == "invalid" for per in outcomes)
         passed = tuple(None if o is None or o.status == "invalid" else o.passed for o in (per[i] for per in outcomes))
         prefs = tuple(got[k][1] for k in ("forward", "reverse") if k in got)
         rec = RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
