@@ -27,25 +27,26 @@ over the server's span (first request's start to last one's end). Both sides mus
 counts, judge values). The baseline is slow by design (about 4 x latency per 8 requests); ``--baseline-items``
 runs it on the first N items only and reports its items/s from those.
 
-Measured on our 2-core machine (shared with other work; load average ~4 during the runs),
-``python benchmarks/revision_pipeline.py`` (64 items: 48 math_cot, 8 code_not_exec, 8 qa; 2 revisers; rco;
-latency 0.5 s, 64 slots, concurrency 64)::
+Measured on our 2-core machine (shared with other work; load average ~2.5), ``python benchmarks/revision_pipeline.py``
+(64 items: 48 math_cot, 8 code_not_exec, 8 qa; 2 revisers; rco; latency 0.5 s, 64 slots, concurrency 64), with the
+pipeline of issue11a at 714f294::
 
     64 items {'math_cot': 48, 'code_not_exec': 8, 'qa': 8}, 2 revisers, protocol rco; 320 requests (5.00 per item)
     server: latency 0.5 s, 64 slots; concurrency 64: capacity 128.0 req/s = 25.60 items/s; sandbox isolation bwrap
     same outcomes on both sides: True {'failed': 10, ..., 'passed': 102, ...}
 
                                                 items   wall s  items/s  capacity
-    toolkit pattern (batches of 8, Pool(2))        64    95.02    0.674      2.6%
-    ours (pipeline.run, concurrency 64)            64     3.45   18.571     72.5%
+    toolkit pattern (batches of 8, Pool(2))        64    88.92    0.720      2.8%
+    ours (pipeline.run, concurrency 64)            64     3.69   17.348     67.8%
 
-    speed-up (ours / toolkit pattern): 27.57x (target >= 5x)
-    ours at 73% of the server's capacity over the whole call (target >= 90%), 75% over the server's span; check
-    phase 0.47 s of 3.45 s; server max in service 64
+    speed-up (ours / toolkit pattern): 24.10x (target >= 5x)
+    ours at 68% of the server's capacity over the whole call (target >= 90%), 71% over the server's span; check
+    phase 0.54 s of 3.69 s; server max in service 64
 
-(other runs of the same command: 23.0x and 62%, 4.05 s, with a check phase of 0.68 s, at a load average near 4.)
-With ``--latency 2.0 --baseline-items 8`` (a hosted API's latency; the toolkit side on the first 8 items):
-ours 11.36 s = 5.63 items/s, 88% of the capacity (89% over the server's span), toolkit 0.194 items/s, 29.1x.
+Other runs of the same command (pipeline at 2bed927): 27.6x and 73% (3.45 s, checks 0.47 s); 23.0x and 62%
+(4.05 s, checks 0.68 s, load average near 4). With ``--latency 2.0 --baseline-items 8`` (a hosted API's latency;
+the toolkit side on the first 8 items): ours 11.36 s = 5.63 items/s, 88% of the capacity (89% over the server's
+span), toolkit 0.194 items/s, 29.1x.
 
 Where the rest of the capacity goes (ideal at 0.5 s: 2 waves of revisions + 3 of judgments = 2.5 s): the checks run
 between the two request phases, with no request in flight (0.5-0.7 s here: 96 answer checks and 16 sandboxed
