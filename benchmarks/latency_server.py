@@ -34,6 +34,7 @@ import asyncio
 import hashlib
 import json
 import re
+import select
 import subprocess
 import sys
 import time
@@ -259,12 +260,13 @@ def start_server(latency: float, slots: int, reply: str = "auto", timeout: float
     cmd = [sys.executable, __file__, "--port", "0", "--latency", str(latency), "--slots", str(slots),
            "--reply", reply]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.monotonic() + timeout
-    line = proc.stdout.readline()  # the ready line (or EOF if it died)
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    line = proc.stdout.readline() if ready else ""  # the ready line (or EOF if it died)
     match = re.search(r"ready (http://\S+)", line)
-    if not match or time.monotonic() > deadline:
+    if not match:
         proc.kill()
-        raise RuntimeError(f"latency_server did not start: {line!r} (exit {proc.poll()})")
+        proc.wait()
+        raise RuntimeError(f"latency_server did not start in {timeout} s: {line!r} (exit {proc.poll()})")
     return proc, match.group(1)
 
 
