@@ -433,3 +433,29 @@ def test_engine_args_setting_parsed_and_only_reply_changing_ones_in_the_identity
     monkeypatch.setenv("CRITIC_JUDGE_ENGINE_ARGS", "dtype")
     with pytest.raises(ValueError, match="CRITIC_JUDGE_ENGINE_ARGS: expected key=value"):
         JudgeSettings.from_env("judge", cache=None)
+
+
+def test_threads_creating_one_new_cache_file_at_once_all_succeed(tmp_path):
+    """A reviser pool opens the same new cache from several threads: sqlite's switch to WAL must not fail one."""
+    import threading
+
+    from critic_tasks.llm.cache import ReplyCache
+
+    for run in range(20):
+        path, errors = tmp_path / f"c{run}.sqlite", []
+
+        def open_and_write(i, path=path, errors=errors):
+            try:
+                cache = ReplyCache(str(path))
+                cache.put(f"k{i}", {}, "text")
+                cache.close()
+            except Exception as err:  # noqa: BLE001 - any failure fails the test below
+                errors.append(err)
+
+        threads = [threading.Thread(target=open_and_write, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert len(ReplyCache(str(path)).get_many([f"k{i}" for i in range(8)])) == 8

@@ -21,6 +21,9 @@ def cache_key(identity: dict, prompt: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+_OPENING = threading.Lock()
+
+
 class ReplyCache:
     """sqlite in WAL mode: readers don't block the writer, each insert commits at once (autocommit), and one
     lock makes the connection safe to share with a backend's worker thread. Several processes may share a file."""
@@ -29,18 +32,36 @@ class ReplyCache:
         path = os.path.expanduser(path)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._lock = threading.Lock()
+        # Switching a new file to WAL takes an exclusive lock that sqlite's busy timeout does not wait for: two
+        # threads (a reviser pool) or processes creating the same cache at once would see "database is locked".
+        # One opening at a time in this process, and a short retry for other processes.
+        for attempt in range(50):
+            try:
+                with _OPENING:
+                    self._db = self._open(path)
+                break
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or attempt == 49:
+                    raise ConfigError(f"reply cache {path}: unusable ({err}); point the CACHE setting elsewhere, "
+                                      "or 'off'") from None
+                time.sleep(0.1)
+            except sqlite3.Error as err:
+                raise ConfigError(f"reply cache {path}: unusable ({err}); point the CACHE setting elsewhere, or 'off'") \
+                    from None
+
+    @staticmethod
+    def _open(path: str) -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
         try:
-            self._db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; fsync at checkpoints
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; fsync at checkpoints
             # The table keeps its first name ("judgments") so caches written by earlier versions stay valid.
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
-                "text TEXT NOT NULL, created REAL NOT NULL)"
-            )
-        except sqlite3.Error as err:
-            raise ConfigError(f"reply cache {path}: unusable ({err}); point the CACHE setting elsewhere, or 'off'") \
-                from None
+            db.execute("CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
+                       "text TEXT NOT NULL, created REAL NOT NULL)")
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
 
     def get_many(self, keys: list[str]) -> dict[str, str]:
         found: dict[str, str] = {}

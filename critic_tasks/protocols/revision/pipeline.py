@@ -32,6 +32,7 @@ from critic_tasks.llm.cache import ReplyCache
 from critic_tasks.llm.client import identity
 from critic_tasks.llm.settings import pool_env, pool_from_env
 from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.domains import DOMAINS
 from critic_tasks.protocols.revision import prompts
 from critic_tasks.protocols.revision.data import where
 from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
@@ -106,11 +107,17 @@ def check(docs: Sequence[dict], revisions: Sequence[Sequence[str | None]], execu
         return check_corrections(domain, [revisions[r][i] for r, i in slots], [docs[i] for _, i in slots],
                                  executor=executor, invalid="mark")
 
-    # every domain's batch at once: the sandbox's run() is thread-safe and bounds all programs together (its slots)
+    # Every program domain's batch at once (the sandbox's run() is thread-safe and bounds all programs together, its
+    # slots); answer checks stay in the calling thread, where math-verify's SIGALRM timeout works.
+    in_thread = {d for d in by_domain if DOMAINS[d].correction_check == "final_answer"}
+    results: dict[str, list] = {}
     with ThreadPoolExecutor(max_workers=max(1, len(by_domain))) as pool:
-        futures = {domain: pool.submit(one_domain, domain, slots) for domain, slots in by_domain.items()}
+        futures = {d: pool.submit(one_domain, d, slots) for d, slots in by_domain.items() if d not in in_thread}
+        for d in in_thread:
+            results[d] = one_domain(d, by_domain[d])
+    results.update({d: f.result() for d, f in futures.items()})
     for domain, slots in by_domain.items():
-        for (r, i), outcome in zip(slots, futures[domain].result()):
+        for (r, i), outcome in zip(slots, results[domain]):
             out[r][i] = outcome
     return out
 
@@ -127,7 +134,6 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         raise ConfigError(f"{protocol}: set {why}")
     revised = revise(docs, critiques, revisers, progress)
     texts = [[c.text for c in per] for per in revised]
-    outcomes = check(docs, texts, executor)
 
     # judge jobs: (item, kind, prompt); kind = "rqs" | "forward" | "reverse"
     jobs: list[tuple[int, str, str]] = []
@@ -141,7 +147,11 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
             jobs += [(i, "forward", prompts.pairwise_prompt(doc, doc["generation"], first)),
                      (i, "reverse", prompts.pairwise_prompt(doc, first, doc["generation"])),
                      (i, "rqs", prompts.rating_prompt(doc, first))]
-    judged = complete([p for _, _, p in jobs], judge, prompts.JUDGE_VERSION, progress) if jobs else []
+    # The judgments do not wait for the checks: they are asked (in a thread) while the checks run here.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        asking = pool.submit(complete, [p for _, _, p in jobs], judge, prompts.JUDGE_VERSION, progress) if jobs else None
+        outcomes = check(docs, texts, executor)
+        judged = asking.result() if asking is not None else []
     verdicts: dict[int, dict[str, tuple[Completion, object]]] = defaultdict(dict)
     for (i, kind, _), c in zip(jobs, judged):
         value = parse_bracket_rating(c.text) if kind == "rqs" else (
