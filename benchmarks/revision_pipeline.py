@@ -11,8 +11,8 @@ return (``latency_server.plan``), so outcomes are known: most revisions fix the 
 The same work runs two ways:
 
 * ours: ``critic_tasks.protocols.revision.pipeline.run`` -- every reviser's revisions at once (the pool in threads,
-  each reviser with ``concurrency / revisers`` requests in flight, so ``--concurrency`` in all), then the checks
-  (answers, and the programs in one parallel sandbox batch), then every judgment at once (``--concurrency``);
+  each reviser with ``concurrency / revisers`` requests in flight, so ``--concurrency`` in all), then every judgment
+  at once (``--concurrency``), asked while the checks run (answers, and the programs in one parallel sandbox batch);
 * toolkit pattern (CriticEval's ``batch_chat``): the same prompts, reviser by reviser, in batches of 8, each batch
   on a fresh ``multiprocessing.Pool(2)`` with a fresh connection per request (``judge_throughput.run_toolkit``);
   then the same judge prompts in the same pattern; then the checks one after another as the toolkit's
@@ -27,33 +27,27 @@ over the server's span (first request's start to last one's end). Both sides mus
 counts, judge values). The baseline is slow by design (about 4 x latency per 8 requests); ``--baseline-items``
 runs it on the first N items only and reports its items/s from those.
 
-Measured on our 2-core machine (shared with other work; load average ~2.5), ``python benchmarks/revision_pipeline.py``
-(64 items: 48 math_cot, 8 code_not_exec, 8 qa; 2 revisers; rco; latency 0.5 s, 64 slots, concurrency 64), with the
-pipeline of issue11a at 714f294::
+Measured on our 2-core machine (the server and the client share its two cores), ``python
+benchmarks/revision_pipeline.py`` (64 items: 48 math_cot, 8 code_not_exec, 8 qa; 2 revisers; rco; latency 0.5 s,
+64 slots, concurrency 64)::
 
     64 items {'math_cot': 48, 'code_not_exec': 8, 'qa': 8}, 2 revisers, protocol rco; 320 requests (5.00 per item)
     server: latency 0.5 s, 64 slots; concurrency 64: capacity 128.0 req/s = 25.60 items/s; sandbox isolation bwrap
     same outcomes on both sides: True {'failed': 10, ..., 'passed': 102, ...}
 
                                                 items   wall s  items/s  capacity
-    toolkit pattern (batches of 8, Pool(2))        64    88.92    0.720      2.8%
-    ours (pipeline.run, concurrency 64)            64     3.69   17.348     67.8%
+    toolkit pattern (batches of 8, Pool(2))        64    87.00    0.736      2.9%
+    ours (pipeline.run, concurrency 64)            64     3.12   20.508     80.1%
 
-    speed-up (ours / toolkit pattern): 24.10x (target >= 5x)
-    ours at 68% of the server's capacity over the whole call (target >= 90%), 71% over the server's span; check
-    phase 0.54 s of 3.69 s; server max in service 64
+    speed-up (ours / toolkit pattern): 27.88x (target >= 5x)
+    ours at 80% of the server's capacity over the whole call (target >= 90%), 83% over the server's span; check
+    phase 0.43 s of 3.12 s; server max in service 64
 
-Other runs of the same command (pipeline at 2bed927): 27.6x and 73% (3.45 s, checks 0.47 s); 23.0x and 62%
-(4.05 s, checks 0.68 s, load average near 4). With ``--latency 2.0 --baseline-items 8`` (a hosted API's latency;
-the toolkit side on the first 8 items): ours 11.36 s = 5.63 items/s, 88% of the capacity (89% over the server's
-span), toolkit 0.194 items/s, 29.1x.
-
-Where the rest of the capacity goes (ideal at 0.5 s: 2 waves of revisions + 3 of judgments = 2.5 s): the checks run
-between the two request phases, with no request in flight (0.5-0.7 s here: 96 answer checks and 16 sandboxed
-programs on 2 busy cores); each of the two request phases starts a new client and new connections (~0.1-0.2 s);
-and each refill of the 64 slots is built one request after another on one event loop (~1.5 ms each). Running the
-checks beside the judgments (they are independent) would hide the first; the per-request costs shrink relative to
-the latency as the latency grows, as the 2 s run shows.
+Before the judgments overlapped the checks: 24.1x and 68% (3.69 s, the checks 0.54 s of it between the two request
+phases). What is left at 0.5 s is the client's own CPU (about 2 ms per request on one event loop, on the cores the
+server also uses) and each phase's start. With ``--latency 2.0 --baseline-items 8`` (a hosted API's latency; the
+toolkit side on the first 8 items): ours 10.67 s = 6.00 items/s, 94% of the capacity (95% over the server's span),
+toolkit 0.194 items/s, 30.9x.
 """
 
 from __future__ import annotations
