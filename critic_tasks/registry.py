@@ -348,7 +348,8 @@ def _revision_counts(family: str) -> tuple[Metric, ...]:
     return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False),
             Metric("reviser_failed", family, higher_is_better=False),
             Metric("invalid_items", family, higher_is_better=False),
-            Metric("revision_deferred", family, when="deferred", higher_is_better=False))
+            Metric("revision_deferred", family, when="deferred", higher_is_better=False),
+            Metric("models", family, when="scored"))  # JSON text: the revisers, the judge, the prompt versions
 
 
 PROTOCOLS.update({

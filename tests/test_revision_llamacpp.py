@@ -7,7 +7,6 @@ HTTP call."""
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
@@ -60,12 +59,13 @@ def test_real_critic_reviser_and_judge(environment, llama_server, http_calls, ta
     assert len(samples) == len(ROWS)
     rows = [s["filtered_resps"][0][0] for s in samples]
     assert all(r["revisions"][0] and r["revisions"][0].strip() for r in rows)  # real revisions came back
-    assert rows[0]["models"]["revisers"][0]["model"] == "smollm2-135m"
-    assert rows[0]["models"]["judge"]["base_url"] == llama_server
+    involved = json.loads(rows[0]["models"])
+    assert involved["revisers"][0]["model"] == "smollm2-135m"
+    assert involved["judge"]["base_url"] == llama_server
     checked = [r for r in rows if r["checked"]]
     assert len(checked) == 2 and all(r["passed"][0] in (True, False) for r in checked)
     if task == "critic_utility":
-        assert not math.isnan(results["refine_accuracy,none"])
+        assert results["refine_accuracy,none"] is not None
     # whatever a 135M judge makes of the markers, every unreadable judgment is a counted, explained failure
     judged = [r for r in rows if r["judge_asked"]]
     assert results["judge_failed,none"] == sum(r["judge_parsed"] < r["judge_asked"] for r in judged)
@@ -98,4 +98,6 @@ def test_critic_eval_command_then_revise_gives_the_same_numbers(environment, lla
     assert cli.main(["revise", str(out), "--output", str(report), "--no_progress", "--allow_failures"]) == 0
     again = json.loads(report.read_text())["results"]["critic_utility"]
     for key, value in again.items():
-        assert (math.isnan(value) and math.isnan(results[f"{key},none"])) or value == results[f"{key},none"], key
+        assert value == results[f"{key},none"], key
+    # a value with nothing to average (a 135M judge's unreadable verdicts) is absent / null, never NaN
+    assert all(v is None or v == v for v in results.values() if not isinstance(v, str))

@@ -70,7 +70,7 @@ def revise_command(argv: list[str]) -> int:
         n_items += len(docs)
         print(f"revising {task}: {len(docs)} critiques from {path}", file=sys.stderr)
         records = pipeline.run(dim.protocol, docs, critiques, revisers, judge, executor, progress=not args.no_progress)
-        results[task] = metrics(dim, records)
+        results[task] = {k: v for k, v in metrics(dim, records).items() if k != "models"}  # models: reported once
         pass_rates[task] = per_reviser_pass_rates(records)
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.failed]
     if not results:

@@ -239,6 +239,7 @@ class RevisionRecord(Record):
     reviser_failed: int = 0
     error: str | None = None
     is_deferred: bool = False
+    models: str = ""  # JSON: the revisers, the judge and the prompt versions (pipeline.models)
 
     @property
     def scored(self) -> bool:

@@ -113,7 +113,8 @@ def _aggregation(family: str, base: str):
     compute = catalog.FAMILIES[family]
 
     def aggregate(rows):
-        return compute([Record.from_dict(r) for r in rows])[base]
+        # a value the family leaves out (nothing to average: every verdict unreadable, say) is null, never NaN
+        return compute([Record.from_dict(r) for r in rows]).get(base)
 
     aggregate.__name__ = aggregation_name(family, base)
     return aggregate
@@ -308,5 +309,4 @@ class RevisionFilter:
         if rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
             log.info("critic_tasks: %s pass rate per reviser: %s", protocol,
                      ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
-        models = revision_pipeline.models(revisers, judge)
-        return [[{**rec.as_dict(), "models": models}] for rec in records]
+        return [[rec.as_dict()] for rec in records]  # each names the revisers, judge and prompt versions (models)

@@ -19,6 +19,7 @@ crash); failed calls are not cached, so the next run retries exactly those.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -159,6 +160,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         verdicts[i][kind] = (c, value)
 
     names = tuple(reviser_name(s) for s in revisers)
+    involved = json.dumps(models(revisers, judge), sort_keys=True)  # recorded with every record, and in the results
     records = []
     for i, doc in enumerate(docs):
         errors = [f"reviser {names[r]}: {revised[r][i].error}" for r in range(len(revisers)) if texts[r][i] is None]
@@ -174,7 +176,8 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
                              passed=passed, invalid=invalid,
                              rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
                              judge_parsed=sum(v is not None for _, v in got.values()),
-                             reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None)
+                             reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None,
+                             models=involved)
         if rec.error:
             log.warning("critic_tasks: %s on %s: %s", protocol, rec.item, rec.error)
         records.append(rec)

@@ -25,15 +25,20 @@ A mean over nothing is NaN (the key is still reported, so a run that lost every 
 
 from __future__ import annotations
 
-import math
+import json
 from typing import Callable, Sequence
 
 from critic_tasks.core.records import RevisionRecord
 
 
-def _mean(values) -> float:
+def _mean(values) -> float | None:
     values = list(values)
-    return sum(values) / len(values) if values else math.nan
+    return sum(values) / len(values) if values else None
+
+
+def _defined(out: dict) -> dict:
+    """A value with nothing to average over is left out (absent, never NaN), as the judge family does."""
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _counts(records: Sequence[RevisionRecord]) -> dict[str, float]:
@@ -71,7 +76,8 @@ def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]
     rates = per_reviser_pass_rates(done)
     out["r_obj"] = _mean(rates.values())
     out["r_sub"] = _mean(r.rqs for r in done if not r.checked and r.rqs is not None)
-    return out
+    out["models"] = _models(done)
+    return _defined(out)
 
 
 def item_utility(record: RevisionRecord) -> float | None:
@@ -84,11 +90,20 @@ def rco_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
     done = [r for r in records if not r.deferred]
     if not done:
         return out
-    out["critique_utility"] = 100.0 * _mean(u for u in map(item_utility, done) if u is not None)
+    utility = _mean(u for u in map(item_utility, done) if u is not None)
+    accuracy = _mean(r.passed[0] for r in done if r.checked and not r.invalid and r.passed and r.passed[0] is not None)
+    out["critique_utility"] = None if utility is None else 100.0 * utility
     out["rqs"] = _mean(r.rqs for r in done if r.rqs is not None)
-    out["refine_accuracy"] = 100.0 * _mean(r.passed[0] for r in done
-                                           if r.checked and not r.invalid and r.passed and r.passed[0] is not None)
-    return out
+    out["refine_accuracy"] = None if accuracy is None else 100.0 * accuracy
+    out["models"] = _models(done)
+    return _defined(out)
+
+
+def _models(records: Sequence[RevisionRecord]) -> str | None:
+    """The revisers, the judge and the prompt versions that made these values (JSON text: a results entry beside
+    the numbers it stands for), or None for records scored before they carried it."""
+    found = sorted({r.models for r in records if r.models})
+    return found[0] if len(found) == 1 else (json.dumps([json.loads(m) for m in found]) if found else None)
 
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,
