@@ -28,8 +28,9 @@ def metrics(dim: registry.Dimension, records) -> dict[str, float]:
     out = {}
     for m in dim.metrics:
         rows = [r for r in records if m.accepts(r)]
-        if rows and not m.ci:
-            out[m.key] = catalog.FAMILIES[m.family](rows)[m.base]
+        value = catalog.FAMILIES[m.family](rows).get(m.base) if rows and not m.ci else None
+        if value is not None:  # nothing to average over (every verdict unreadable): absent, as in a live run (null)
+            out[m.key] = value
     return out
 
 
