@@ -7,12 +7,13 @@ before lm-eval even loads the model) and raises one ``ConfigError`` / ``DataErro
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from typing import Iterable
 
 from critic_tasks import registry
-from critic_tasks.core.errors import DataError
+from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.protocols import catalog, remote
@@ -71,9 +72,15 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
 
 
 def expand(names: Iterable[str]) -> list[registry.Task]:
-    """Our tasks among lm-eval task names (groups and tags expanded); other names are lm-eval's business."""
+    """Our tasks among lm-eval task names (groups and tags expanded); other names are lm-eval's business, except a
+    ``critic_`` name we do not know: a typo of ours, stopped here in one line before any model loads."""
     tags, out = registry.tags(), []
+    known = [*registry.GROUPS, *tags, *registry.TASKS]
     for name in names:
+        if name.startswith("critic") and name not in known and not os.path.exists(name):
+            close = difflib.get_close_matches(name, known, n=3)
+            raise ConfigError(f"unknown critic task {name!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
+                              + " (`critic-eval tasks` lists them)")
         if name in registry.GROUPS:
             out += [registry.TASKS[m] for m in registry.GROUPS[name].members]
         elif name in tags:

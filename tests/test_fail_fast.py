@@ -215,3 +215,27 @@ def test_preflight_command_checks_settings_for_plain_lm_eval(monkeypatch, capsys
     assert "/nope" in capsys.readouterr().err
     assert cli.main(["preflight"]) == 2
     assert "preflight needs --tasks" in capsys.readouterr().err
+    monkeypatch.delenv("CRITIC_EXECUTOR")
+    # a typo of ours, SAvg without its stage 1, a URL without a scheme: one line each, before any model loads
+    assert cli.main(["preflight", "--tasks", "critic_feedbak"]) == 2
+    assert "unknown critic task 'critic_feedbak'; did you mean critic_feedback" in capsys.readouterr().err
+    assert cli.main(["preflight", "--tasks", "critic_correction_self"]) == 2
+    assert "needs the critic's own feedback from a stage-1 run" in capsys.readouterr().err
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", "j")
+    monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", "notaurl")
+    assert cli.main(["preflight", "--tasks", "critic_feedback_sub_chat"]) == 2
+    assert "CRITIC_JUDGE_BASE_URL=notaurl: expected an http:// or https:// URL" in capsys.readouterr().err
+    monkeypatch.delenv("CRITIC_JUDGE_MODEL")
+    monkeypatch.delenv("CRITIC_JUDGE_BASE_URL")
+    assert cli.main(["preflight", "--tasks", "critic_feedback_sub_chat"]) == 0
+    assert "note: no judge model (CRITIC_JUDGE_MODEL): judging will be deferred" in capsys.readouterr().out
+    assert cli.main(["preflight", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: critic-eval preflight")
+
+
+def test_a_task_name_lm_eval_does_not_know_is_one_line(capsys):
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedbak"]) == 2
+    assert "unknown critic task 'critic_feedbak'" in capsys.readouterr().err
+    assert cli.main(["--model", "dummy", "--tasks", "hellaswagg_nonexistent"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Tasks not found" in err[0] and "hellaswagg_nonexistent" in err[0]

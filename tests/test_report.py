@@ -170,3 +170,17 @@ def test_report_and_gate_read_a_real_lm_eval_output_dir(tmp_path, monkeypatch, c
     assert cli.main(["check", str(out), "--min", "critic_feedback_chat.spearman=10"]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == ("FAIL critic_feedback_chat.spearman = 0.00 (95% CI 0.00-0.00) is "
                                                          "below the minimum 10 by 10.00")
+
+
+def test_savg_stage1_run_inside_an_output_dir_is_not_a_run_of_its_own(tmp_path):
+    from critic_tasks.reports.results import load_runs, read_results
+
+    def write(folder, task, value, stamp):
+        folder.mkdir(parents=True)
+        (folder / f"results_{stamp}.json").write_text(json.dumps({"results": {task: {"pass_rate,none": value}}}))
+
+    write(tmp_path / "out" / "self_feedback" / "2026-11-22T10-00-00" / "m", "critic_self_feedback", 100.0, "a")
+    write(tmp_path / "out" / "m", "critic_correction_self", 40.0, "b")
+    runs = load_runs(tmp_path / "out")
+    assert len(runs) == 1
+    assert read_results(tmp_path / "out")["critic_correction_self"]["pass_rate,none"] == 40.0

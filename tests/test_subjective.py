@@ -200,6 +200,6 @@ def test_in_run_judging_exits_non_zero_when_items_could_not_be_judged(tmp_path, 
     # lm-eval writes each filtered record as its repr
     unjudged = sum(ast.literal_eval(s["filtered_resps"][0][0])["judge_text"] == "Hard to say." for s in samples)
     assert len(samples) == 44 and unjudged > 0
-    assert f"critic-eval: {unjudged} item(s) could not be judged" in capsys.readouterr().err
+    assert f"critic-eval: {unjudged} item(s) could not be scored by the judge" in capsys.readouterr().err
     monkeypatch.setenv("CRITIC_JUDGE_ALLOW_FAILURES", "1")
     assert cli.main(args) == 0  # accepted; and every grade came from the cache

@@ -98,24 +98,56 @@ def _main(argv: list[str] | None) -> int:
         raise
 
 
+PREFLIGHT_USAGE = ("usage: critic-eval preflight --tasks TASKS [--metadata '{...}'] [--limit N]\n\n"
+                   "Checks what a run of these tasks needs (data, judge, revisers, executor, intervals; SAvg's stage-1 "
+                   "feedback) before any model loads, from the same flags as the run; exit 2 with the reason. For "
+                   "plain lm_eval runs, which check only after loading the model (critic-eval checks first itself).")
+
+
 def _preflight(argv: list[str]) -> int:
     """Plain ``lm_eval`` builds the tasks (where our settings are checked) only after loading the model; this runs
     the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
-    from critic_tasks.adapters.lm_eval.runner import flag_value, preflight
+    from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
+    from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import expand
 
+    if any(a in ("-h", "--help") for a in argv):
+        print(PREFLIGHT_USAGE)
+        return 0
     if not any(a == "--tasks" or a.startswith("--tasks=") for a in argv):
         raise ValueError("preflight needs --tasks (and the --metadata of the run, if any): "
                          "critic-eval preflight --tasks critic_feedback_sub [--metadata '{...}']")
+    tasks = expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())
+    metadata = _metadata(argv)
+    savg = [t.name for t in tasks if t.self_feedback]
+    if savg and not (metadata.get("self_feedback") or os.environ.get("CRITIC_SELF_FEEDBACK")):
+        raise ValueError(f"{', '.join(savg)}: plain lm_eval needs the critic's own feedback from a stage-1 run "
+                         "(--metadata '{\"self_feedback\": \"<its output dir>\"}'); critic-eval runs stage 1 itself")
     preflight(argv)
-    tasks = [t for t in expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())]
-    print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings, executor and data checked)")
+    notes = []
+    scorers = {t.spec.scorer for t in tasks}
+    if scorers & {"judge", "aiu_judge", "revision"} and not LLMSettings.from_env("judge").model:
+        notes.append("no judge model (CRITIC_JUDGE_MODEL): judging will be deferred; keep --log_samples")
+    if "revision" in scorers:
+        from critic_tasks.protocols.revision.pipeline import reviser_pool
+
+        if not reviser_pool():
+            notes.append("no reviser (CRITIC_REVISER_MODEL / CRITIC_REVISERS): revision scoring will be deferred; "
+                         "keep --log_samples, then critic-eval revise")
+    for note in notes:
+        print(f"critic-eval preflight: note: {note}")
+    local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
+    data = f"data {local}" if local else "data from the Hub, read when the run starts (set CRITICBENCH_DATA_DIR for a local copy)"
+    print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")
     return 0
 
 
 def _tasks_dir(argv: list[str]) -> int:
     from critic_tasks import tasks_dir
 
+    if any(a in ("-h", "--help") for a in argv):
+        print("usage: critic-eval tasks-dir   (prints the lm-eval task folder, for lm_eval --include_path)")
+        return 0
     print(tasks_dir())
     return 0
 

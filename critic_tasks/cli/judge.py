@@ -131,9 +131,9 @@ def judge_command(argv: list[str]) -> int:
                   f"f1_micro {m['f1_micro']:.2f} (AIU level)")
     n_failed = sum(map(len, failed.values()))
     if n_failed and not args.allow_failures:
-        print(f"critic-eval judge: {n_failed} of {n_items} items could not be judged (see 'failed' in the output, "
-              "or the log); rerun to retry failed calls (replies are cached), or pass --allow_failures",
-              file=sys.stderr)
+        print(f"critic-eval judge: {n_failed} of {n_items} items could not be judged (listed in the log"
+              + (", and under 'failed' in --output" if args.output else "") + "); rerunning retries failed calls "
+              "(a reply without a score is cached and stays so), or pass --allow_failures", file=sys.stderr)
         return 1
     return 0
 

@@ -90,7 +90,7 @@ def rescore_command(argv: list[str]) -> int:
             continue
         dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
         if dim.scorer not in ("parse", "sandbox"):
-            judged.append(task)
+            judged.append((task, "revise" if dim.scorer == "revision" else "judge"))
             continue
         if dim.scorer == "sandbox" and executor is None:
             import os
@@ -102,9 +102,10 @@ def rescore_command(argv: list[str]) -> int:
         values = [results[t][group.metric] for t in group.members if group.metric in results.get(t, {})]
         if len(values) == len(group.members):
             results[group.name] = {group.metric: sum(values) / len(values)}
-    if judged:
-        print(f"judge-scored, not re-scored here: {', '.join(judged)} (use `critic-eval judge {args.path}`)",
-              file=sys.stderr)
+    for command in ("judge", "revise"):
+        names = [task for task, how in judged if how == command]
+        if names:
+            print(f"not re-scored here: {', '.join(names)} (use `critic-eval {command} {args.path}`)", file=sys.stderr)
     if not results:
         raise ValueError(f"{args.path}: no generations of parsed or sandbox-checked critic tasks in these samples")
     if args.output:

@@ -84,8 +84,8 @@ def revise_command(argv: list[str]) -> int:
         print(f"{task}: " + "  ".join(f"{k} {v:.2f}" for k, v in values.items()))
     n_failed = sum(map(len, failed.values()))
     if n_failed and not args.allow_failures:
-        print(f"critic-eval revise: {n_failed} of {n_items} items had a failed call or an unreadable verdict (see "
-              "'failed' in the output, or the log); rerun to retry them (replies are cached), or pass --allow_failures",
-              file=sys.stderr)
+        print(f"critic-eval revise: {n_failed} of {n_items} items had a failed call or an unreadable verdict (listed in "
+              "the log" + (", and under 'failed' in --output" if args.output else "") + "); rerunning retries the "
+              "failed calls (an unreadable reply is cached and stays so), or pass --allow_failures", file=sys.stderr)
         return 1
     return 0

@@ -65,6 +65,10 @@ class LLMSettings:
 
     def __post_init__(self):
         base_url = self.base_url or (OPENAI_BASE_URL if self.backend == "openai" else None)
+        if base_url and not base_url.startswith(("http://", "https://")):
+            # caught here, before any model loads: the HTTP client would retry it as a transient error
+            raise ConfigError(f"{self.prefix}BASE_URL={base_url}: "
+                              "expected an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1")
         object.__setattr__(self, "base_url", base_url.rstrip("/") if base_url else None)
         prefix = self.prefix
         for name in ("concurrency", "max_tries", "batch_size", "max_tokens"):

@@ -87,8 +87,19 @@ def _checked(path: Path, results) -> dict:
     return results
 
 
-def newest_results_file(path: Path) -> Path:
+STAGE1_FOLDER = "self_feedback"  # where critic-eval keeps SAvg's stage-1 run inside an output dir (runner.py)
+
+
+def results_files(path: Path) -> list[Path]:
+    """The ``results_*.json`` under an output dir, oldest first; SAvg's stage-1 run (``self_feedback/``) belongs to
+    the run it fed, so it is left out unless it is all there is."""
     found = sorted(path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    own = [f for f in found if STAGE1_FOLDER not in f.relative_to(path).parts[:-1]]
+    return own or found
+
+
+def newest_results_file(path: Path) -> Path:
+    found = results_files(path)
     if not found:
         raise ConfigError(f"{path}: a directory without lm-eval results_*.json files")
     return found[-1]
@@ -134,7 +145,7 @@ def load_runs(path: Path) -> list[Run]:
     path = Path(path)
     if path.is_dir():
         newest: dict[Path, Path] = {}
-        for f in sorted(path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime):
+        for f in results_files(path):
             newest[f.parent] = f
         if not newest:
             raise ConfigError(f"{path}: a directory without lm-eval results_*.json files")

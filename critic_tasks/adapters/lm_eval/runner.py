@@ -60,6 +60,10 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         ours = _find_cause(err, (DataError, ConfigError))
         if ours is not None:
             raise ours from None
+        if isinstance(err, ValueError) and str(err).startswith("Tasks not found"):  # lm-eval's own: one line
+            print(f"critic-eval: {err} (`critic-eval tasks` lists ours; `critic-eval run ls tasks` lm-eval's)",
+                  file=sys.stderr)
+            return 2
         rescued = _find_cause(err, ScoringFailed)
         if rescued is not None:  # the generations are safe on disk; the message says where and what to run
             print(f"critic-eval: {rescued}", file=sys.stderr)
@@ -69,10 +73,11 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         shutdown_vllm_engines()
     unjudged = len(hooks.JUDGE_FAILURES) - failures_before
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
-        print(f"critic-eval: {unjudged} item(s) could not be judged (failed calls or replies without a score; listed "
-              "in the warnings above and counted in judge_failed). The results are written; rerunning retries only "
-              f"those (the judge cache keeps the rest), or set {ALLOW_JUDGE_FAILURES_ENV}=1 to accept them",
-              file=sys.stderr)
+        print(f"critic-eval: {unjudged} item(s) could not be scored by the judge or revisers (failed calls, or replies "
+              "without a score or verdict; listed in the warnings above and counted in judge_failed / reviser_failed). "
+              "Rerunning retries the failed calls only (the caches keep the rest); a reply without a score is cached "
+              "and stays so with the same model and prompt. Set "
+              f"{ALLOW_JUDGE_FAILURES_ENV}=1 to accept them", file=sys.stderr)
         return 1
     return 0
 
