@@ -76,7 +76,8 @@ class Metric:
 # scores, AIU precision / recall / F1.
 INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistency", "pass_rate", "judge_score",
                   *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
-                  "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
+                  "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro",
+                  "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub")
 
 
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:

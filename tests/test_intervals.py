@@ -292,3 +292,33 @@ def test_text_level_pearson_interval_equals_hand_loop_over_questions():
     got = rating_interval(records, "text_pearson", BootstrapSettings(resamples=B, level=0.95, seed=0))
     assert got == pytest.approx(_percentiles(reps))
     assert rating_interval(records, "system_pearson", BootstrapSettings(resamples=B)) is None
+
+
+def test_revision_intervals_equal_hand_loops():
+    """RCO's critique utility (a mean over items) and MultiCritique's r_obj (per-reviser pass rates recomputed on
+    each resample of items, then averaged over revisers)."""
+    from critic_tasks.core.records import RevisionRecord, canonical
+    from critic_tasks.protocols.revision.scoring import revision_interval
+
+    rng = np.random.default_rng(11)
+    records = []
+    for i in range(50):
+        passed = tuple(None if rng.random() < 0.1 else bool(rng.integers(0, 2)) for _ in range(2))
+        prefs = tuple(float(rng.choice([0.0, 0.5, 1.0])) for _ in range(2))
+        records.append(RevisionRecord(domain="math_cot", item=f"i{i:02d}", checked=True, revisers=("a", "b"),
+                                      passed=passed, prefs=prefs))
+    settings = BootstrapSettings(resamples=B, level=0.95, seed=0)
+    rows = canonical(records)
+    draws = _draws(len(rows))
+    utility = [100 * sum(r.prefs) / len(r.prefs) for r in rows]
+    reps = [sum(utility[i] for i in row) / len(row) for row in draws]
+    assert revision_interval(records, "critique_utility", settings) == pytest.approx(_percentiles(reps))
+    reps = []
+    for row in draws:
+        rates = []
+        for j in range(2):
+            verdicts = [rows[i].passed[j] for i in row if rows[i].passed[j] is not None]
+            if verdicts:
+                rates.append(100 * sum(verdicts) / len(verdicts))
+        reps.append(sum(rates) / len(rates))
+    assert revision_interval(records, "r_obj", settings) == pytest.approx(_percentiles(reps))

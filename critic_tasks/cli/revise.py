@@ -25,12 +25,21 @@ from critic_tasks.protocols import catalog
 
 def metrics(dim: registry.Dimension, records) -> dict[str, float]:
     """The registry's keys, each over the records an lm-eval run routes to it (``Metric.accepts``)."""
-    out = {}
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+
+    out, intervals = {}, settings_from_env()
     for m in dim.metrics:
         rows = [r for r in records if m.accepts(r)]
-        value = catalog.FAMILIES[m.family](rows).get(m.base) if rows and not m.ci else None
-        if value is not None:  # nothing to average over (every verdict unreadable): absent, as in a live run (null)
-            out[m.key] = value
+        if not rows:
+            continue
+        if m.ci == "low" and intervals.enabled:  # both bounds from one bootstrap, on the rows lm-eval routes to it
+            ci = catalog.INTERVALS[m.family](rows, m.base, intervals)
+            if ci is not None:
+                out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
+        elif not m.ci:
+            value = catalog.FAMILIES[m.family](rows).get(m.base)
+            if value is not None:  # nothing to average over (every verdict unreadable): absent, as live (null)
+                out[m.key] = value
     return out
 
 

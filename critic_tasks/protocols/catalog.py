@@ -56,4 +56,5 @@ PROTOCOLS.update({"multicritique": _REVISION, "rco": _REVISION})
 FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES,
                                  **rv_scoring.FAMILIES}
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
-INTERVALS: dict[str, Callable] = {**cb_scoring.INTERVALS, **cq_scoring.INTERVALS, **mc_scoring.INTERVALS}
+INTERVALS: dict[str, Callable] = {**cb_scoring.INTERVALS, **cq_scoring.INTERVALS, **mc_scoring.INTERVALS,
+                                  **rv_scoring.INTERVALS}

@@ -28,7 +28,10 @@ from __future__ import annotations
 import json
 from typing import Callable, Sequence
 
-from critic_tasks.core.records import RevisionRecord
+import numpy as np
+
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
+from critic_tasks.core.records import RevisionRecord, canonical
 
 
 def _mean(values) -> float | None:
@@ -108,3 +111,47 @@ def _models(records: Sequence[RevisionRecord]) -> str | None:
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,
                                                                "rco": rco_metrics}
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+def _item_values(records: Sequence[RevisionRecord], base: str) -> list[float]:
+    """Per item, the quantity a mean-valued metric averages (x100 where the metric is a percentage)."""
+    if base == "critique_utility":
+        return [100.0 * u for u in map(item_utility, records) if u is not None]
+    if base in ("rqs", "r_sub"):
+        return [r.rqs for r in records if r.rqs is not None and (base == "rqs" or not r.checked)]
+    if base == "refine_accuracy":
+        return [100.0 * r.passed[0] for r in records
+                if r.checked and not r.invalid and r.passed and r.passed[0] is not None]
+    raise KeyError(base)
+
+
+def revision_interval(records: Sequence[RevisionRecord], base: str, settings: BootstrapSettings) -> tuple | None:
+    """Items resampled. ``r_obj``: each reviser's pass rate recomputed on the drawn items, then averaged over the
+    revisers, as the value is; the other values are means over items (``mean_interval``)."""
+    done = [r for r in canonical(records) if not r.deferred]
+    if base != "r_obj":
+        values = _item_values(done, base)
+        return mean_interval(values, None, settings) if values else None
+    checked = [r for r in done if r.checked and not r.invalid]
+    names = sorted({n for r in checked for n in r.revisers})
+    if not checked or not names:
+        return None
+    table = np.full((len(checked), len(names)), np.nan)  # item x reviser: 1 passed, 0 failed, nan no verdict
+    for i, r in enumerate(checked):
+        for name, ok in zip(r.revisers, r.passed):
+            if ok is not None:
+                table[i, names.index(name)] = float(ok)
+    (idx,) = resample_indices(np.zeros(len(checked)), settings.resamples, np.random.default_rng(settings.seed))
+    drawn = table[idx]  # (B, n, revisers)
+    counts = (~np.isnan(drawn)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.nansum(drawn, axis=1) / counts  # (B, revisers); nan where a reviser has no drawn verdict
+        replicates = 100.0 * np.nanmean(rates, axis=1)
+    replicates = replicates[~np.isnan(replicates)]
+    return percentile_interval(replicates, settings.level) if replicates.size else None
+
+
+INTERVALS: dict[str, Callable] = {"multicritique": revision_interval, "rco": revision_interval}
