@@ -143,7 +143,7 @@ def pool_from_env(role: str = "reviser", **overrides) -> list[LLMSettings]:
     if not raw:
         single = LLMSettings.from_env(role, **overrides)
         return [single] if single.model else []
-    names = [n.strip() for n in raw.split(",") if n.strip()]
+    names = [n.strip() for n in raw.split(",")]
     for name in names:
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
             raise ConfigError(f"{pool_env(role)}={raw}: member {name!r} must be letters and digits (it names the "

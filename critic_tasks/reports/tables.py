@@ -37,7 +37,8 @@ def _interval(metrics: dict, key: str) -> tuple[float, float] | None:
 def _note(metrics: dict, key: str, value: float | None) -> str:
     """Why a value is what it is, where the number alone would mislead."""
     if key == "spearman" and (_value(metrics, "spearman_warnings") or 0) > 0:
-        return f"{_value(metrics, 'spearman_warnings'):.0f} undefined correlation(s) reported as 0 (constant scores)"
+        n = _value(metrics, 'spearman_warnings')
+        return f"{n:.0f} undefined correlation(s) reported as 0 (constant scores, or under 2 items)"
     if key == "judge_score" and value is None and (_value(metrics, "judge_deferred") or 0) > 0:
         return f"{_value(metrics, 'judge_deferred'):.0f} items not judged yet: run `critic-eval judge <output_path>`"
     if value is None and key not in metrics and _value(metrics, "labels_available") == 0:
