@@ -155,6 +155,10 @@ def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, to
     if spec.judged:
         out.skipped.append((names, "judge-scored: OpenCompass's evaluator grades it with the judge"))
         return
+    if spec.spec.protocol != "criticbench":
+        out.skipped.append((names, f"{spec.spec.protocol}: its OpenCompass result file holds the scores (this command "
+                                   "re-scores CriticBench predictions)"))
+        return
     if len(paths) > 1 and any(OPENCOMPASS_FILE.match(p.name)["chunk"] is None for p in paths):
         raise DataError(f"{paths[0].parent}: both {task}.json and chunks {task}_<i>.json: two runs in one folder?")
     rows = [row for path in paths for row in _read(path)]
