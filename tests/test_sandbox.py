@@ -262,8 +262,8 @@ def test_hostile_program_fails_and_harness_survives(hostile_run, name):
         assert not hostile_run["survivors"], hostile_run["survivors"]
     if name in ("infinite_loop", "sleeps_forever", "cpu_threads"):
         assert result.status == "timeout"
-    if name == "huge_output":
-        assert "output" in result.stderr
+    if name == "huge_output":  # stopped at the output cap, or (on a loaded machine) by the timeout first
+        assert "output" in result.stderr or result.status == "timeout", result.stderr
 
 
 def test_hostile_batch_neighbour_and_secrets(hostile_run):

@@ -44,8 +44,18 @@ def likert_by_rule(text, marker):
     hit = re.search(rf"{marker}[\s*_`'\"]*[:：][\s*_`'\"]*{NUMBER}", text, re.I)
     if hit:
         return float(hit.group(1)) if 1 <= float(hit.group(1)) <= 7 else None
-    text = re.sub(r"\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?", " ", text)
-    numbers = [float(n) for n in re.findall(r"(?<![\w.])" + NUMBER + r"(?![\w]|\.\d)", text)]
+    # a reply that stops mid-sentence was cut off: no fallback number
+    if text.strip() and not re.search(r"(?:[.!?。！？।)\]}\"'”’*`>$|%°]|\d\s*[^\s\d]{0,2})\s*$", text):
+        return None
+    text = re.sub(r"\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?", " ", text)  # denominators
+    # stated scales and ranges, powers, and list enumerators are not scores
+    text = re.sub(r"\b(?:from\s+)?\d+(?:\.\d+)?\s*(?:-|–|—|\bto\b)\s*\d+(?:\.\d+)?"
+                  r"|\bbetween\s+\d+(?:\.\d+)?\s+and\s+\d+(?:\.\d+)?"
+                  r"|\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+|(?:\^|\*\*)\s*[-+]?\d+(?:\.\d+)?"
+                  r"|\d+(?:\.\d+)?[eE][-+]?\d+", " ", text, flags=re.I)
+    text = re.sub(r"(?<![\d.])1(?:\.0)?\D{1,15}?7(?:\.0)?(?![\d.])", " ", text)  # the scale's two ends
+    text = re.sub(r"^(\s*)\d+[.)](?=\s)", r"\1 ", text, flags=re.M)
+    numbers = [float(n) for n in re.findall(r"(?<![A-Za-z0-9_.])" + NUMBER + r"(?![A-Za-z0-9_]|\.\d)", text)]
     return next((n for n in reversed(numbers) if 1 <= n <= 7), None)
 
 
