@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from critic_tasks import registry
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, settings_from_env
 from critic_tasks.core.records import Record
 from critic_tasks.llm import LLMSettings
 from critic_tasks.protocols import catalog
@@ -31,20 +30,7 @@ def prompt(doc: dict, task: str) -> str:
     return catalog.PROTOCOLS[registry.task(task).spec.protocol].prompt(doc)
 
 
-def metrics(dimension: registry.Dimension, records: Sequence[Record],
-            intervals: BootstrapSettings | None = None) -> dict[str, float]:
-    """The registry's keys for ``dimension`` from its family, with the intervals its metrics list."""
-    records = list(records)
-    values = catalog.FAMILIES[dimension.metrics[0].family](records)
-    out = {m.key: values[m.key] for m in dimension.metrics if m.key in values}
-    settings = settings_from_env() if intervals is None else intervals
-    if settings.enabled:
-        for m in dimension.metrics:
-            if m.ci == "low" and m.key.removesuffix("_ci_low") in out:
-                ci = catalog.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
-                if ci is not None:
-                    out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
-    return out
+metrics = catalog.dimension_metrics
 
 
 def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,

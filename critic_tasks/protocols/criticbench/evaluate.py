@@ -11,7 +11,6 @@ from collections import defaultdict
 from typing import Sequence
 
 from critic_tasks import registry
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, settings_from_env
 from critic_tasks.core.records import Record
 from critic_tasks.llm import LLMSettings
 from critic_tasks.protocols import catalog
@@ -52,25 +51,7 @@ def task_records(dimension: registry.Dimension, docs: Sequence[dict], generation
     return records
 
 
-def dimension_metrics(dimension: registry.Dimension, records: Sequence[Record],
-                      intervals: BootstrapSettings | None = None) -> dict[str, float]:
-    """The registry's metric keys for this dimension (those with a value), from the family a live run uses.
-
-    One run of the family over all records reports the breakdown keys (``spearman_low``, ...) itself; a live
-    lm-eval run routes records key by key (``Metric.accepts``) and gets the same values. Interval keys
-    (``spearman_ci_low``, ...) are computed on the records their metric accepts, as lm-eval routes them
-    (``intervals``: default from CRITIC_CI_*; disabled: no interval keys)."""
-    records = list(records)
-    values = scoring.FAMILIES[dimension.metrics[0].family](records)
-    out = {m.key: values[m.key] for m in dimension.metrics if m.key in values}
-    settings = settings_from_env() if intervals is None else intervals
-    if settings.enabled:
-        for m in dimension.metrics:
-            if m.ci == "low" and m.key.removesuffix("_ci_low") in out:
-                ci = catalog.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
-                if ci is not None:
-                    out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
-    return out
+dimension_metrics = catalog.dimension_metrics  # one implementation for every protocol (see there)
 
 
 def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,
