@@ -65,19 +65,26 @@ def find_sample_files(path: Path) -> dict[str, Path]:
     return {task: f for task, (_, f) in sorted(newest.items())}
 
 
-def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
-    """The documents and first generations of one samples file (of a judge-scored task)."""
-    docs, predictions = [], []
+def read_all_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
+    """The documents and every generation of each (lm-eval keeps one list per sample), from one samples file."""
+    docs, generations = [], []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             try:
                 sample = json.loads(line)
                 doc, resps = sample["doc"], sample["resps"]
+                texts = [(r[0] if r else None) if isinstance(r, list) else r for r in resps] if resps else [None]
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise ValueError(f"{path}:{n}: not an lm-eval sample line ({err})") from None
             docs.append(doc)
-            predictions.append(resps[0][0] if resps and resps[0] else None)
-    return docs, predictions
+            generations.append(texts)
+    return docs, generations
+
+
+def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
+    """The documents and first generations of one samples file (of a judge-scored task)."""
+    docs, generations = read_all_samples(path)
+    return docs, [texts[0] for texts in generations]
 
 
 def judge_command(argv: list[str]) -> int:

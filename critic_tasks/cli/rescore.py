@@ -18,25 +18,16 @@ from collections import defaultdict
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.cli.judge import find_sample_files
+from critic_tasks.cli.judge import find_sample_files, read_all_samples
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
 
 
-def read_all_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
-    """The documents and every generation of each, from one samples file."""
-    docs, generations = [], []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                sample = json.loads(line)
-                doc, resps = sample["doc"], sample["resps"]
-                texts = [r[0] if isinstance(r, list) else r for r in resps] if resps else [None]
-            except (json.JSONDecodeError, KeyError, TypeError, IndexError) as err:
-                raise ValueError(f"{path}:{n}: not an lm-eval sample line ({err})") from None
-            if not isinstance(doc, dict) or "dimension" not in doc:
-                raise ValueError(f"{path}:{n}: the sample's doc is not a critic task document (no 'dimension')")
-            docs.append(doc)
-            generations.append(texts)
+def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
+    """``judge.read_all_samples``, each document checked to be one of our tasks' (it names its dimension)."""
+    docs, generations = read_all_samples(path)
+    for n, doc in enumerate(docs, 1):
+        if not isinstance(doc, dict) or "dimension" not in doc:
+            raise ValueError(f"{path}:{n}: the sample's doc is not a critic task document (no 'dimension')")
     return docs, generations
 
 
@@ -85,7 +76,7 @@ def rescore_command(argv: list[str]) -> int:
     executor = None
     results, judged = {}, []
     for task, path in find_sample_files(args.path).items():
-        docs, generations = read_all_samples(path)
+        docs, generations = read_critic_samples(path)
         if not docs:
             continue
         dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
