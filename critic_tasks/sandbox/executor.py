@@ -92,8 +92,26 @@ class ExecResult:
         return self.status == "passed"
 
 
+@dataclasses.dataclass
+class Pair:
+    """An untrusted program wired to a trusted one: each reads the other's stdout on its stdin. Each runs in a sandbox
+    of its own (own work dir, uid, cgroup, namespaces), so the untrusted side can send the trusted one only bytes.
+    The trusted side's exit decides; its source goes on its command line, never into a file anyone else can reach."""
+
+    untrusted: str
+    trusted: str
+    timeout_s: float = 4.0
+
+
+@dataclasses.dataclass
+class PairResult:
+    trusted: ExecResult    # the verdict: its status, its stderr (tracebacks of the tests)
+    untrusted: ExecResult  # what the untrusted side left on stderr, for the record only; never read as a verdict
+
+
 class Executor(Protocol):
-    """What ``critic_executor`` hooks return: ``run`` keeps the order of ``programs`` and never raises per program."""
+    """What ``critic_executor`` hooks return: ``run`` keeps the order of ``programs`` and never raises per program.
+    ``run_pairs`` (optional; code checks need it) does the same for wired pairs."""
 
     def run(self, programs: Sequence[Program]) -> list[ExecResult]: ...
 
@@ -102,7 +120,6 @@ class Executor(Protocol):
 
 
 _ANNOUNCED: set[str] = set()
-_ANNOUNCED_ROOT: list[bool] = []
 
 
 def _announce(layer: str, opted_in: bool) -> None:
@@ -132,8 +149,9 @@ def _interpreter_roots(python: str) -> list[str]:
 
 def _bwrap_prefix(python: str, workdir: str, uid: int | None = None) -> list[str]:
     """bwrap's arguments, up to the program. ``uid``: we are root and the program runs as that uid (setpriv)."""
-    if uid is None:
-        namespaces = ["--unshare-all"] + (["--cap-drop", "ALL"] if os.geteuid() == 0 else [])
+    if uid is None:  # a user namespace of its own; no nested ones (seccomp refuses them too: boot.py)
+        namespaces = ["--unshare-all", "--unshare-user", *_disable_userns()]
+        namespaces += ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
     else:  # no user namespace: setpriv's uid must be a real one; CAP_SETUID/SETGID go when the uid changes
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                       "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -169,6 +187,16 @@ def _bwrap_prefix(python: str, workdir: str, uid: int | None = None) -> list[str
     return args
 
 
+@functools.lru_cache(maxsize=1)
+def _disable_userns() -> tuple[str, ...]:
+    """bwrap >= 0.8's ``--disable-userns`` (no user namespace inside the sandbox), where this bwrap has it."""
+    try:
+        usage = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return ("--disable-userns",) if "--disable-userns" in usage else ()
+
+
 _UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", "--"]
 
 
@@ -187,10 +215,22 @@ def detect_isolation(python: str = sys.executable) -> str:
 BOOT = (Path(__file__).parent / "boot.py").read_text(encoding="utf-8")
 
 
+RUN_MAIN = 'runpy.run_path("main.py", run_name="__main__")'
+
+
+def _boot(python: str, inline: str | None = None) -> str:
+    """boot.py with the interpreter's site-packages filled in; with ``inline``, that source runs instead of main.py."""
+    boot = _boot_for(python)
+    if inline is None:
+        return boot
+    return boot.replace(RUN_MAIN, f"exec(compile({inline!r}, 'main.py', 'exec'), {{'__name__': '__main__'}})", 1)
+
+
 @functools.lru_cache(maxsize=None)
-def _boot(python: str) -> str:
-    """boot.py with the interpreter's site-packages filled in."""
-    return BOOT.replace("sys.path.extend(SITE_DIRS)", f"sys.path.extend({list(_site_dirs(python))!r})", 1)
+def _boot_for(python: str) -> str:
+    boot = BOOT.replace("sys.path.extend(SITE_DIRS)", f"sys.path.extend({list(_site_dirs(python))!r})", 1)
+    assert RUN_MAIN in boot
+    return boot
 
 
 @functools.lru_cache(maxsize=None)
@@ -318,6 +358,39 @@ def _limit_child(limits: list[tuple[str, int, int]], cgroup_procs: bytes | None,
         os.setuid(uid)
 
 
+def _blocking_folder(python: str) -> str | None:
+    """The first folder on the interpreter's real path that other users cannot enter (a pyenv under a 0700 /root)."""
+    path = "/"
+    for part in os.path.realpath(python).split(os.sep)[1:-1]:
+        path = os.path.join(path, part)
+        try:
+            if not os.stat(path).st_mode & 0o001:
+                return path
+        except OSError:
+            return path
+    return None
+
+
+WORKDIR_PREFIX = "critic-sbx-"
+
+
+def _sweep_stale_workdirs() -> None:
+    """Work dirs of a harness that was killed mid-run (``critic-sbx-<pid>-*`` whose pid is gone)."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{WORKDIR_PREFIX}*-*")):
+        owner = os.path.basename(path)[len(WORKDIR_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclasses.dataclass
+class _Running:
+    """One launched sandboxed process and what must be cleaned up after it."""
+
+    proc: subprocess.Popen
+    workdir: str
+    cgroup: str | None
+
+
 class SandboxExecutor:
     """Runs programs in parallel (a thread pool of subprocess launches), each in the sandbox described above."""
 
@@ -343,16 +416,23 @@ class SandboxExecutor:
             raise ConfigError(f"refusing to run model-written code: {why}, and the {self.isolation!r} layer "
                               f"{WEAKER[self.isolation]}. Install bubblewrap, or set {ALLOW_UNISOLATED_ENV}=1 to "
                               "run it anyway")
-        _announce(self.isolation, allow_unisolated)
-        self.cgroup = _cgroup_base() if use_cgroup else None
-        # as root, every layer runs programs as an unprivileged uid where that uid can run the interpreter
+        # As root, every layer runs programs as unprivileged uids (SANDBOX_UID + 2 * slot, + 1 for a pair's trusted
+        # side); where such a uid cannot run the interpreter, nothing runs: root without capabilities still reads
+        # /etc/shadow, and on the weaker layers root writes site-packages, reads /proc/<harness>/environ and kills us.
         self.run_as = SANDBOX_UID if _unprivileged_can_run(self.python, self.isolation) else None
-        if self.isolation == "bwrap" and os.geteuid() == 0 and self.run_as is None and not _ANNOUNCED_ROOT:
-            _ANNOUNCED_ROOT.append(True)
-            log.warning("critic_tasks sandbox: bwrap runs programs as root without capabilities (uid %d cannot run %s "
-                        "through setpriv): root-owned files stay readable to them", SANDBOX_UID, self.python)
+        if os.geteuid() == 0 and self.run_as is None:
+            blocked = _blocking_folder(self.python)
+            where = f" ({blocked} is closed to other users)" if blocked else ""
+            raise ConfigError(
+                f"refusing to run model-written code as root: uid {SANDBOX_UID} cannot run {self.python} on the "
+                f"{self.isolation!r} layer{where}. Install bubblewrap (it re-binds the interpreter for that uid), use "
+                "an interpreter other users can read (e.g. a venv made from /usr/bin/python3 outside /root), or run "
+                "as a non-root user")
+        _announce(self.isolation, allow_unisolated)
+        _sweep_stale_workdirs()
+        self.cgroup = _cgroup_base() if use_cgroup else None
         self._ids = itertools.count()
-        self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one uid per concurrently running program
+        self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one pair of uids per running program or pair
         for slot in range(self.max_workers):
             self._slots.put(slot)
 
@@ -362,19 +442,38 @@ class SandboxExecutor:
         with concurrent.futures.ThreadPoolExecutor(min(self.max_workers, len(programs))) as pool:
             return list(pool.map(self._run_safely, programs))
 
+    def run_pairs(self, pairs: Sequence[Pair]) -> list[PairResult]:
+        """Each ``Pair`` (see there), in parallel like ``run``; the order is kept and nothing raises per pair."""
+        if not pairs:
+            return []
+        with concurrent.futures.ThreadPoolExecutor(min(self.max_workers, len(pairs))) as pool:
+            return list(pool.map(self._run_pair_safely, pairs))
+
     def _run_safely(self, program: Program) -> ExecResult:
         start, slot = time.monotonic(), self._slots.get()  # the slot picks the uid when we drop root
         try:
             return self._run_one(program, start, slot)
         except Exception as err:  # a harness-side failure: report it, never raise out of run()
-            return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
+            return _harness_error(err, start)
         finally:
             self._slots.put(slot)
 
-    def _command(self, workdir: str, uid: int | None) -> list[str]:
+    def _run_pair_safely(self, pair: Pair) -> PairResult:
+        start, slot = time.monotonic(), self._slots.get()
+        try:
+            return self._run_pair(pair, start, slot)
+        except Exception as err:
+            return PairResult(_harness_error(err, start), _harness_error(err, start))
+        finally:
+            self._slots.put(slot)
+
+    def _uid(self, slot: int, trusted: bool = False) -> int | None:
+        return None if self.run_as is None else self.run_as + 2 * slot + int(trusted)
+
+    def _command(self, workdir: str, uid: int | None, inline: str | None = None) -> list[str]:
         # -S then site-packages appended by hand (boot.py): the same path without running .pth files (an editable
         # install's finder alone costs ~20 ms per start); no user site; the env is ours, so PYTHONHASHSEED applies
-        cmd = [self.python, "-S", "-B", "-c", _boot(self.python)]
+        cmd = [self.python, "-S", "-B", "-c", _boot(self.python, inline)]
         if self.isolation == "bwrap":
             return _bwrap_prefix(self.python, workdir, uid) + cmd
         if self.isolation == "unshare-net":  # unshare needs root: it switches to the slot uid itself, after unsharing
@@ -398,9 +497,9 @@ class SandboxExecutor:
             limits.append(("nproc", self.max_processes, self.max_processes))
         return limits
 
-    def _launch(self, workdir: str, uid: int | None, cgroup: str | None, timeout_s: float):
+    def _launch(self, cmd: list[str], uid: int | None, cgroup: str | None, timeout_s: float):
         """The command line and preexec_fn (None when wrappers do it all; see the module docstring)."""
-        cmd, limits = self._command(workdir, uid), self._limits(timeout_s)
+        limits = self._limits(timeout_s)
         procs = os.path.join(cgroup, "cgroup.procs") if cgroup else None
         setuid = uid if self.isolation == "rlimits" else None  # bwrap/unshare change uid themselves
         if not _prlimit() or setuid is not None:
@@ -410,49 +509,99 @@ class SandboxExecutor:
             cmd = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, *cmd]
         return cmd, None
 
-    def _run_one(self, program: Program, start: float, slot: int) -> ExecResult:
-        uid = None if self.run_as is None else self.run_as + slot
-        workdir = tempfile.mkdtemp(prefix="critic-sbx-")
-        cgroup = None
+    def _start(self, uid: int | None, timeout_s: float, stdin, stdout, source: str | None = None,
+               inline: str | None = None) -> _Running:
+        """One sandboxed interpreter running ``source`` (written to main.py) or ``inline`` (on its command line)."""
+        workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+        running = _Running(None, workdir, None)  # type: ignore[arg-type]
         try:
-            with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
-                f.write(program.source)
+            if source is not None:
+                with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
+                    f.write(source)
             if uid is not None:
                 os.chown(workdir, uid, uid)
-                os.chown(os.path.join(workdir, "main.py"), uid, uid)
+                if source is not None:
+                    os.chown(os.path.join(workdir, "main.py"), uid, uid)
                 os.chmod(workdir, 0o711)  # bwrap enters it as root without capabilities, before setpriv
             if self.cgroup:
-                cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
-                os.mkdir(cgroup)
-                _write(os.path.join(cgroup, "pids.max"), str(self.max_processes))
-            cmd, preexec = self._launch(workdir, uid, cgroup, program.timeout_s)
-            with tempfile.TemporaryFile() as stdin:  # a file, so a program that never reads cannot block us
-                stdin.write(program.stdin.encode())
-                stdin.seek(0)
-                proc = subprocess.Popen(cmd, cwd=workdir, env=self._env(workdir), stdin=stdin, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-                                        preexec_fn=preexec)
-            try:
-                out, err, why = self._collect(proc, start + program.timeout_s, cgroup)
-            finally:
-                _kill(proc, cgroup)
+                running.cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
+                os.mkdir(running.cgroup)
+                _write(os.path.join(running.cgroup, "pids.max"), str(self.max_processes))
+            cmd, preexec = self._launch(self._command(workdir, uid, inline), uid, running.cgroup, timeout_s)
+            running.proc = subprocess.Popen(cmd, cwd=workdir, env=self._env(workdir), stdin=stdin, stdout=stdout,
+                                            stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                                            preexec_fn=preexec)
+        except BaseException:
+            self._clean(running)
+            raise
+        return running
+
+    @staticmethod
+    def _clean(running: _Running) -> int | None:
+        """Kill what is left, reap, remove the cgroup and the work dir; the return code (None: unkillable)."""
+        returncode = None
+        try:
+            if running.proc is not None:
+                _kill(running.proc, running.cgroup)
                 try:
-                    returncode = proc.wait(timeout=5)
+                    returncode = running.proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:  # unkillable (D state): leave it, report what we have
-                    returncode = None
+                    pass
         finally:
-            if cgroup:
-                _remove_cgroup(cgroup)
-            shutil.rmtree(workdir, ignore_errors=True)
+            if running.cgroup:
+                _remove_cgroup(running.cgroup)
+            shutil.rmtree(running.workdir, ignore_errors=True)
+        return returncode
+
+    def _result(self, returncode: int | None, out: str, err: str, why: str | None, start: float) -> ExecResult:
         cpu_killed = returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU)  # bwrap reports 128+signal
         status = why or ("passed" if returncode == 0 else "timeout" if cpu_killed else "failed")
         if why == "overflow":
             status, err = "failed", err + f"\n[sandbox] killed: more than {self.max_output_bytes} bytes of output"
         return ExecResult(status, returncode, out, err, time.monotonic() - start)
 
-    def _collect(self, proc: subprocess.Popen, deadline: float, cgroup: str | None) -> tuple[str, str, str | None]:
-        """Read both pipes until EOF, the deadline, or too much output; returns (stdout, stderr, why-stopped)."""
-        bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    def _run_one(self, program: Program, start: float, slot: int) -> ExecResult:
+        with tempfile.TemporaryFile() as stdin:  # a file, so a program that never reads cannot block us
+            stdin.write(program.stdin.encode())
+            stdin.seek(0)
+            running = self._start(self._uid(slot), program.timeout_s, stdin, subprocess.PIPE, source=program.source)
+        try:
+            (out, err), why = self._collect([running], [running.proc.stdout, running.proc.stderr],
+                                            start + program.timeout_s)
+        finally:
+            returncode = self._clean(running)
+        return self._result(returncode, out, err, why, start)
+
+    def _run_pair(self, pair: Pair, start: float, slot: int) -> PairResult:
+        # two pipes between the sides, nothing else shared: the untrusted side gets a uid, work dir, cgroup and
+        # (bwrap, unshare) PID namespace of its own, so it cannot signal, trace or read the trusted side
+        to_untrusted, to_trusted = os.pipe(), os.pipe()
+        started: list[_Running] = []
+        try:
+            started.append(self._start(self._uid(slot, trusted=True), pair.timeout_s, to_trusted[0], to_untrusted[1],
+                                       inline=pair.trusted))
+            started.append(self._start(self._uid(slot), pair.timeout_s, to_untrusted[0], to_trusted[1],
+                                       source=pair.untrusted))
+        except BaseException:
+            for running in started:
+                self._clean(running)
+            raise
+        finally:
+            for fd in (*to_untrusted, *to_trusted):
+                os.close(fd)
+        trusted, untrusted = started
+        try:
+            (t_err, u_err), why = self._collect(started, [trusted.proc.stderr, untrusted.proc.stderr],
+                                                start + pair.timeout_s)
+        finally:
+            t_code, u_code = self._clean(trusted), self._clean(untrusted)
+        return PairResult(self._result(t_code, "", t_err, why, start), self._result(u_code, "", u_err, why, start))
+
+    def _collect(self, running: list[_Running], pipes: list, deadline: float) -> tuple[list[str], str | None]:
+        """Read ``pipes`` until EOF, the deadline, or too much output in all; ``running[0]`` is the process whose
+        end ends the run (the rest are killed then). Returns (the text of each pipe, why-stopped)."""
+        main = running[0].proc
+        bufs = {pipe: bytearray() for pipe in pipes}
         total, why, exited = 0, None, False
         with selectors.DefaultSelector() as sel:
             for pipe in bufs:
@@ -463,10 +612,11 @@ class SandboxExecutor:
                 if now >= deadline:
                     why = None if exited else "timeout"
                     break
-                if not exited and _exited(proc.pid):
+                if not exited and _exited(main.pid):
                     # main process is done: kill what it left behind (they may hold our pipes), drain briefly
                     exited, deadline = True, min(deadline, now + 0.5)
-                    _kill(proc, cgroup)
+                    for r in running:
+                        _kill(r.proc, r.cgroup)
                 for key, _ in sel.select(min(deadline - now, 0.1)):
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
@@ -482,13 +632,16 @@ class SandboxExecutor:
                         break
         if why is None and not exited:  # pipes closed early (e.g. os.close(1)): still bound by the deadline
             try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                main.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 why = "timeout"
         for pipe in bufs:
             pipe.close()
-        text = [bytes(b[-self.capture_bytes:]).decode("utf-8", "replace") for b in bufs.values()]
-        return text[0], text[1], why
+        return [bytes(b[-self.capture_bytes:]).decode("utf-8", "replace") for b in bufs.values()], why
+
+
+def _harness_error(err: Exception, start: float) -> ExecResult:
+    return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
 
 
 def _exited(pid: int) -> bool:

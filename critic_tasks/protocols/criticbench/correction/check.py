@@ -15,6 +15,7 @@ Where we differ from the original toolkit, on purpose:
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import secrets
 from typing import Sequence
@@ -27,12 +28,13 @@ from critic_tasks.core.records import CheckOutcome
 from critic_tasks.protocols.criticbench.correction.programs import (
     RESULT_MARKER,
     TESTS_DONE_MARKER,
-    build_code_test_program,
+    build_code_test_pair,
     build_math_pot_program,
     find_entry_point,
+    item_functions,
 )
 from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
-from critic_tasks.sandbox import Program, get_executor
+from critic_tasks.sandbox import Pair, Program, get_executor
 
 
 def gold_answer(item: dict) -> str:
@@ -55,6 +57,10 @@ def _unit_test(item: dict) -> str:
     unit_test = item.get("unit_test")
     if not isinstance(unit_test, str) or not unit_test.strip():
         raise ValueError("field 'unit_test' is missing or empty; the item is invalid (it would pass any code)")
+    try:
+        ast.parse(unit_test)
+    except SyntaxError as err:
+        raise ValueError(f"field 'unit_test' is not Python ({err.msg}, line {err.lineno}); the item is invalid") from None
     return unit_test
 
 
@@ -102,28 +108,43 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
             results[i] = CheckOutcome(False, False, "unparsed")
         elif code is not None:
             if spec.correction_check == "program_value":
-                source = build_math_pot_program(code)
-            else:
+                programs.append(Program(build_math_pot_program(code), timeout_s=timeout_s))
+            else:  # the verdict comes from a trusted tester, never from the candidate's process (programs.py)
                 entry = find_entry_point(code, item.get("question"), item.get("generation"), item.get("exec_rest"))
                 tokens[i] = secrets.token_hex(16)
-                source = build_code_test_program(code, golds[i], item.get("data_source"), entry, tokens[i])
-            programs.append(Program(source, timeout_s=timeout_s))
+                candidate, tester = build_code_test_pair(
+                    code, golds[i], item.get("data_source"), entry,
+                    item_functions(item.get("question"), item.get("generation")), tokens[i])
+                programs.append(Pair(candidate, tester, timeout_s=timeout_s))
             slots.append(i)
     executor = executor or get_executor()
-    runs = executor.run(programs) if programs else []
+    if spec.correction_check == "program_value":
+        runs = executor.run(programs) if programs else []
+    elif not hasattr(executor, "run_pairs"):
+        raise ConfigError(f"the code executor {type(executor).__name__} has no run_pairs(): code items are checked by "
+                          "a trusted tester wired to the candidate program (critic_tasks.sandbox.Pair)")
+    else:
+        runs = executor.run_pairs(programs) if programs else []
     layer = getattr(executor, "isolation", "")  # recorded with every executed outcome (in logged samples)
     for i, run in zip(slots, runs):
-        detail = run.stderr.strip().splitlines()[-1][:300] if run.stderr.strip() else ""
-        if spec.correction_check == "program_value" and run.status == "passed":
+        if spec.correction_check == "program_value":
+            detail = run.stderr.strip().splitlines()[-1][:300] if run.stderr.strip() else ""
             value = run.stdout.rsplit(RESULT_MARKER, 1)[1].strip() if RESULT_MARKER in run.stdout else None
+            if run.status != "passed":
+                results[i] = CheckOutcome(True, False, run.status, detail, layer)
+                continue
             ok = value is not None and answers_match(value, golds[i])
             status = "passed" if ok else "no_result" if value is None else "wrong_answer"
             results[i] = CheckOutcome(True, ok, status, value or "", layer)
-        elif run.status == "passed" and f"{TESTS_DONE_MARKER}{tokens[i]}" not in run.stdout:
-            # exit 0, but the tests never reached their end (os._exit(0), an atexit hook, an early sys.exit)
-            results[i] = CheckOutcome(True, False, "tests_not_finished", "exited 0 before the last test ran", layer)
+            continue
+        verdict = run.trusted  # the candidate's own exit status and output are never read as a verdict
+        lines = [line for line in verdict.stderr.splitlines() if line.strip() and TESTS_DONE_MARKER not in line]
+        detail = lines[-1][:300] if lines else ""
+        if verdict.status == "passed" and f"{TESTS_DONE_MARKER}{tokens[i]}" not in verdict.stderr:
+            results[i] = CheckOutcome(True, False, "tests_not_finished", "the tests ended before the last one ran",
+                                      layer)
         else:
-            results[i] = CheckOutcome(True, run.status == "passed", run.status, detail, layer)
+            results[i] = CheckOutcome(True, verdict.status == "passed", verdict.status, detail, layer)
     return _with_truncation(results, revisions)
 
 
