@@ -1,8 +1,10 @@
-"""Throughput of the sandbox executor against one plain ``subprocess.run`` per program, run one after another.
+"""Throughput of code checks in the sandbox against the toolkit's one plain ``subprocess.run`` per program.
 
-Programs are shaped like CriticBench code corrections: the toolkit-like import header, a revised function, and a
-HumanEval-style ``check(candidate)`` (``build_code_test_program``). The mix is 80% passing, 15% failing an assert and
-5% timing out (half spin in a loop, half block forever, e.g. a deadlock). Both sides use the same timeout.
+Programs are shaped like CriticBench code corrections: a revised function and a HumanEval-style
+``check(candidate)``. Ours is the real check: a candidate process wired to a trusted tester, each in its own
+sandbox (``build_code_test_pair``, ``run_pairs``); the baseline runs the function and its tests in one plain
+process, as the toolkit does (and as a forged pass needs). The mix is 80% passing, 15% failing an assert and 5%
+timing out (half spin in a loop, half block forever, e.g. a deadlock). Both sides use the same timeout.
 
     python benchmarks/exec_throughput.py [--n 300] [--timeout 1.0] [--workers N] [--chunk 100]
 """
@@ -21,8 +23,8 @@ from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from critic_tasks.protocols.criticbench.correction import build_code_test_program  # noqa: E402
-from critic_tasks.sandbox.executor import Program, SandboxExecutor  # noqa: E402
+from critic_tasks.protocols.criticbench.correction.programs import PRELUDE, build_code_test_pair  # noqa: E402
+from critic_tasks.sandbox.executor import Pair, SandboxExecutor  # noqa: E402
 
 UNIT_TEST = """def check(candidate):
     assert candidate([1, 2, 3], 2) == [2, 4, 6]
@@ -40,12 +42,15 @@ BODIES = {
 }
 
 
-def make_programs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+def make_programs(n: int, seed: int = 0) -> list[tuple[str, Pair, str]]:
+    """(kind, our candidate/tester pair, the toolkit's single program) per item."""
     kinds = ["pass"] * 80 + ["fail"] * 15 + ["spin"] * 3 + ["block"] * 2
     rng = random.Random(seed)
     picked = [kinds[i % 100] for i in range(n)]
     rng.shuffle(picked)
-    return [(kind, build_code_test_program(BODIES[kind], UNIT_TEST, "humaneval", "scale")) for kind in picked]
+    pairs = {kind: Pair(*build_code_test_pair(body, UNIT_TEST, "humaneval", "scale")) for kind, body in BODIES.items()}
+    single = {kind: f"{PRELUDE}\n{body}\n{UNIT_TEST}\ncheck(scale)\n" for kind, body in BODIES.items()}
+    return [(kind, pairs[kind], single[kind]) for kind in picked]
 
 
 def cpu_meter():
@@ -96,9 +101,10 @@ def main() -> None:
 
     programs = make_programs(args.n)
     expected = {"pass": "passed", "fail": "failed", "spin": "timeout", "block": "timeout"}
-    sources = [source for _, source in programs]
+    sources = [source for _, _, source in programs]
+    pairs = [pair for _, pair, _ in programs]
     executor = SandboxExecutor(max_workers=args.workers)
-    print(f"{args.n} programs {dict(Counter(kind for kind, _ in programs))}, timeout {args.timeout}s, "
+    print(f"{args.n} programs {dict(Counter(kind for kind, _, _ in programs))}, timeout {args.timeout}s, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; sandbox: isolation={executor.isolation} "
           f"cgroup={bool(executor.cgroup)} workers={executor.max_workers}")
 
@@ -110,14 +116,15 @@ def main() -> None:
         for side in ("sandbox", "baseline") if (lo // args.chunk) % 2 == 0 else ("baseline", "sandbox"):
             start, cpu_start = time.perf_counter(), meter()
             if side == "sandbox":
-                ours += executor.run([Program(source, timeout_s=args.timeout) for source in chunk])
+                ours += [r.trusted for r in executor.run_pairs(
+                    [Pair(p.untrusted, p.trusted, args.timeout) for p in pairs[lo: lo + args.chunk]])]
             else:
                 base += run_baseline(chunk, args.timeout)
             wall[side] += time.perf_counter() - start
             cpu[side] += meter() - cpu_start
 
     for name, statuses in (("sandbox", [r.status for r in ours]), ("baseline", base)):
-        wrong = sum(s != expected[kind] for s, (kind, _) in zip(statuses, programs))
+        wrong = sum(s != expected[kind] for s, (kind, _, _) in zip(statuses, programs))
         print(f"  {name:9s} statuses {dict(Counter(statuses))}  unexpected: {wrong}")
     print(f"  {'':9s} {'seconds':>9s} {'programs/s':>11s} {'CPU-seconds':>12s}")
     for side in ("sandbox", "baseline"):

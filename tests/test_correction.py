@@ -17,11 +17,12 @@ from critic_tasks.protocols.criticbench.correction.programs import (
     PRELUDE,
     RESULT_MARKER,
     TESTS_DONE_MARKER,
-    build_code_test_program,
+    build_code_test_pair,
     build_math_pot_program,
     find_entry_point,
+    item_functions,
 )
-from critic_tasks.sandbox.executor import ExecResult, Program
+from critic_tasks.sandbox.executor import ExecResult, Pair, Program
 
 # ----------------------------------------------------------------------------- code extraction
 
@@ -187,15 +188,17 @@ def test_humaneval_program_with_real_check(predictions_dir, executor):
                "    s = (a + b + c) / 2\n    return round((s * (s - a) * (s - b) * (s - c)) ** 0.5, 2)\n")
     entry = find_entry_point(correct, item["question"], item["generation"])
     assert entry == "triangle_area"
-    programs = [build_code_test_program(correct, item["unit_test"], "humaneval", entry),
-                build_code_test_program(item["generation"], item["unit_test"], "humaneval", entry),
-                build_code_test_program("def triangle_area(a, b, c):\n    return -1\n", item["unit_test"], "humaneval",
-                                        entry)]
-    # the check call, then the line that proves the tests ran to their end
-    assert programs[0].rstrip().splitlines()[-3:] == ["check(triangle_area)", "",
-                                                       f"print('\\n{TESTS_DONE_MARKER}', flush=True)"]
-    good, original, wrong = executor.run([Program(p) for p in programs])
-    assert good.status == "passed", good.stderr
+    functions = item_functions(item["question"], item["generation"])
+    pairs = [build_code_test_pair(code, item["unit_test"], "humaneval", entry, functions, "tok")
+             for code in (correct, item["generation"], "def triangle_area(a, b, c):\n    return -1\n")]
+    # the tester calls check on the entry point, then proves the tests ran to their end; the candidate never
+    # receives the tests, and the tester never receives the candidate's code
+    candidate, tester = pairs[0]
+    assert "check(triangle_area)" in tester and "assert candidate(3, 4, 5) == 6.00" in tester
+    assert "check(" not in candidate and "s = (a + b + c) / 2" in candidate and "s = (a + b + c) / 2" not in tester
+    assert f"{TESTS_DONE_MARKER}tok" in tester and TESTS_DONE_MARKER not in candidate
+    good, original, wrong = (r.trusted for r in executor.run_pairs([Pair(*p) for p in pairs]))
+    assert good.status == "passed" and f"{TESTS_DONE_MARKER}tok" in good.stderr, good.stderr
     assert original.status == "failed" and "Traceback" in original.stderr  # the buggy original generation
     assert wrong.status == "failed" and "AssertionError" in wrong.stderr
 
@@ -205,20 +208,21 @@ def test_mbpp_program_with_real_asserts(predictions_dir, executor):
     item = next(i for i in map(_code_item, (r["origin_prompt"] for r in records)) if "tn_gp(" in i["unit_test"])
     assert item["data_source"] == "mbpp" and item["unit_test"].lstrip().startswith("assert")
     correct = "def tn_gp(a, n, r):\n    return a * r ** (n - 1)\n"
-    program = build_code_test_program(correct, item["unit_test"], "mbpp")
-    assert "check(" not in program
-    good, original = executor.run([Program(program),
-                                   Program(build_code_test_program(item["generation"], item["unit_test"], "mbpp"))])
+    functions = item_functions(item["question"], item["generation"])
+    good_pair = build_code_test_pair(correct, item["unit_test"], "mbpp", None, functions)
+    assert "check(" not in good_pair[1]
+    good, original = (r.trusted for r in executor.run_pairs([
+        Pair(*good_pair), Pair(*build_code_test_pair(item["generation"], item["unit_test"], "mbpp", None, functions))]))
     assert good.status == "passed", good.stderr
     assert original.status == "failed"
 
 
 def test_uncalled_check_is_called_whatever_the_source():
     unit_test = "def check(candidate):\n    assert candidate(2) == 4\n"
-    program = build_code_test_program("def sq(x):\n    return x + 2\n", unit_test, data_source=None)
-    assert "\ncheck(sq)\n" in program and program.index("\ncheck(sq)") < program.index(TESTS_DONE_MARKER)
-    program = build_code_test_program("x = 1\n", unit_test, data_source="humaneval")
-    assert "check(__no_function_defined__)" in program  # fails at run time instead of passing vacuously
+    _, tester = build_code_test_pair("def sq(x):\n    return x + 2\n", unit_test, data_source=None, done_token="t")
+    assert "check(sq)" in tester and tester.index("check(sq)") < tester.index(f"{TESTS_DONE_MARKER}t")
+    _, tester = build_code_test_pair("x = 1\n", unit_test, data_source="humaneval")
+    assert "check(__no_function_defined__)" in tester  # fails at run time instead of passing vacuously
 
 
 def test_math_pot_program_prints_marked_value(executor):
@@ -322,7 +326,8 @@ def test_exit_status_zero_alone_is_not_a_pass(executor, cheat):
     honest = "def second_largest(xs):\n    return sorted(set(xs))[-2]\n"
     results = check_corrections("code_not_exec", [f"```python\n{cheat}```", f"```python\n{honest}```"],
                                 [item, item], executor=executor)
-    assert [(r.passed, r.status) for r in results] == [(False, "tests_not_finished"), (True, "passed")]
+    assert [r.passed for r in results] == [False, True]
+    assert results[0].status in ("failed", "tests_not_finished")  # the tester, not the program, decides
     assert results[1].isolation == executor.isolation
 
 

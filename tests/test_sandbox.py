@@ -27,6 +27,7 @@ import pytest
 from critic_tasks.sandbox.executor import (
     LAYERS,
     ExecResult,
+    Pair,
     Program,
     SandboxExecutor,
     _site_dirs,
@@ -51,18 +52,28 @@ def _temp_dir_venv() -> str | None:
 TEMP_VENV_PYTHON = _temp_dir_venv()
 
 
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin")
+
+
+def _runnable_python(layer: str) -> str | None:
+    """An interpreter the layer will run: ours, or (as root, where the sandbox uid cannot reach ours, e.g. a pyenv
+    under a 0700 /root) the system one; None when neither (the layer refuses: test_root_is_refused_...)."""
+    if os.geteuid() != 0 or _unprivileged_can_run(sys.executable, layer):
+        return sys.executable
+    return SYSTEM_PYTHON if SYSTEM_PYTHON and _unprivileged_can_run(SYSTEM_PYTHON, layer) else None
+
+
 def _variants():
     detected = detect_isolation()
     # weaker layers than bwrap run only when the caller opts in, as here (they are under test)
-    out = [pytest.param({"isolation": layer, "allow_unisolated": True}, id=layer)
-           for layer in LAYERS[LAYERS.index(detected):]]
+    out = []
+    for layer in LAYERS[LAYERS.index(detected):]:
+        python = _runnable_python(layer)
+        marks = [] if python else [pytest.mark.skip(reason=f"{layer}: no interpreter an unprivileged uid can run")]
+        out.append(pytest.param({"isolation": layer, "allow_unisolated": True, "python": python}, id=layer, marks=marks))
     if TEMP_VENV_PYTHON:
         out.append(pytest.param({"python": TEMP_VENV_PYTHON, "allow_unisolated": detected != "bwrap"},
                                 id="venv-under-tmp"))
-    system_python = shutil.which("python3", path="/usr/bin:/bin")
-    if os.geteuid() == 0 and system_python and _unprivileged_can_run(system_python, "rlimits"):
-        out.append(pytest.param({"isolation": "rlimits", "python": system_python, "allow_unisolated": True},
-                                id="rlimits-uid"))
     return out
 
 
@@ -78,6 +89,50 @@ def _can_signal_us(ex) -> bool:
 
 def _fs_writable(ex) -> bool:
     return ex.isolation != "bwrap" and ex.run_as is None
+
+
+KERNEL_DOORS = """
+import ctypes, errno, os, platform, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {"x86_64": dict(unshare=272, clone=56, clone3=435, setns=308, io_uring_setup=425, bpf=321, perf_event_open=298,
+                     keyctl=250, add_key=248, userfaultfd=323, ptrace=101, kexec_load=246, init_module=175,
+                     process_vm_readv=310, pidfd_getfd=438, open_tree=428, fsopen=430),
+      "aarch64": dict(unshare=97, clone=220, clone3=435, setns=268, io_uring_setup=425, bpf=280, perf_event_open=241,
+                      keyctl=219, add_key=217, userfaultfd=282, ptrace=117, kexec_load=104, init_module=105,
+                      process_vm_readv=270, pidfd_getfd=438, open_tree=428, fsopen=430)}[platform.machine()]
+params = ctypes.create_string_buffer(120)
+calls = {
+    "unshare(CLONE_NEWUSER)": (NR["unshare"], 0x10000000), "unshare(CLONE_NEWNET)": (NR["unshare"], 0x40000000),
+    "unshare(CLONE_NEWNS)": (NR["unshare"], 0x20000), "clone(CLONE_NEWUSER)": (NR["clone"], 0x10000000 | 17, 0, 0, 0, 0),
+    "clone(CLONE_NEWPID)": (NR["clone"], 0x20000000 | 17, 0, 0, 0, 0), "clone3": (NR["clone3"], 0, 0),
+    "setns": (NR["setns"], 0, 0), "io_uring_setup": (NR["io_uring_setup"], 8, ctypes.addressof(params)),
+    "bpf": (NR["bpf"], 0, 0, 0), "perf_event_open": (NR["perf_event_open"], 0, 0, -1, -1, 0),
+    "keyctl": (NR["keyctl"], 0, 0), "add_key": (NR["add_key"], 0, 0, 0, 0, 0), "userfaultfd": (NR["userfaultfd"], 0),
+    "ptrace(ATTACH parent)": (NR["ptrace"], 16, os.getppid(), 0, 0), "kexec_load": (NR["kexec_load"], 0, 0, 0, 0),
+    "init_module": (NR["init_module"], 0, 0, 0), "process_vm_readv": (NR["process_vm_readv"], 1, 0, 0, 0, 0, 0),
+    "pidfd_getfd": (NR["pidfd_getfd"], 0, 0, 0), "open_tree": (NR["open_tree"], -100, 0, 0),
+    "fsopen": (NR["fsopen"], 0, 0),
+}
+opened = []
+for name, (nr, *args) in calls.items():
+    if libc.syscall(nr, *[ctypes.c_long(a) for a in args]) >= 0:
+        opened.append(name)
+if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+    opened.append("mount tmpfs")
+for family, kind, name in ((16, socket.SOCK_RAW, "AF_NETLINK"), (17, socket.SOCK_RAW, "AF_PACKET"),
+                           (1, socket.SOCK_STREAM, "AF_UNIX")):
+    try:
+        socket.socket(family, kind).close()
+        opened.append(name)
+    except OSError:
+        pass
+child = os.fork()  # plain fork, threads and subprocesses still work
+if child == 0:
+    os._exit(7)
+assert os.waitpid(child, 0)[1] >> 8 == 7
+print("opened:", opened)
+sys.exit(0 if opened else 1)
+"""
 
 
 def _hostile(ex, port: int, outside: list[str], marker: str, unix_path: str = "") -> dict[str, tuple[str, str | None]]:
@@ -133,6 +188,8 @@ def _hostile(ex, port: int, outside: list[str], marker: str, unix_path: str = ""
             "ret = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(buf)))()\n"
             "print('compat socket:', 'FD' if ret >= 0 else ret)\nraise SystemExit(1)\n",
             None if platform.machine() == "x86_64" else "the 32-bit entry is an x86_64 matter"),
+        # kernel doors (Docker's default seccomp profile as the floor): each call must fail; exit 0 if one opened
+        "kernel_doors": (KERNEL_DOORS, None),
         # unmount the fresh /proc to see the harness's, read its environment, join its network namespace
         "namespace_escape": (
             "import ctypes, os, socket, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
@@ -232,7 +289,7 @@ def _cmdlines():
                 continue
 
 
-HOSTILE = ["infinite_loop", "fork_bomb", "memory_bomb", "huge_output", "write_outside", "socket_connect",
+HOSTILE = ["kernel_doors", "infinite_loop", "fork_bomb", "memory_bomb", "huge_output", "write_outside", "socket_connect",
            "kill_parent", "os_system", "recursion_bomb", "escaping_grandchild", "sleeps_forever", "cpu_threads",
            "big_file", "namespace_escape", "unix_socket", "unix_socket_compat", "read_root_files"]
 
@@ -258,6 +315,8 @@ def test_hostile_program_fails_and_harness_survives(hostile_run, name):
     if name == "unix_socket_compat":
         # refused with an errno, or (a kernel without the 32-bit entry) killed before printing
         assert result.stdout.startswith("compat socket: -") or result.stdout == "", result
+    if name == "kernel_doors":
+        assert result.stdout == "opened: []\n", result
     if name == "escaping_grandchild":
         assert not hostile_run["survivors"], hostile_run["survivors"]
     if name in ("infinite_loop", "sleeps_forever", "cpu_threads"):
@@ -388,8 +447,96 @@ def test_weaker_layer_refuses_without_opt_in(monkeypatch):
     with pytest.raises(ValueError, match=r"refusing to run model-written code: .*CRITIC_ALLOW_UNISOLATED=1"):
         SandboxExecutor(isolation="rlimits")
     monkeypatch.setenv("CRITIC_ALLOW_UNISOLATED", "1")
-    (result,) = SandboxExecutor(isolation="rlimits").run([Program("print('ran')")])
+    python = _runnable_python("rlimits")
+    if python is None:
+        pytest.skip("no interpreter an unprivileged uid can run here")
+    (result,) = SandboxExecutor(isolation="rlimits", python=python).run([Program("print('ran')")])
     assert (result.status, result.stdout) == ("passed", "ran\n")
+
+
+@pytest.mark.parametrize("layer", ["unshare-net", "rlimits"])
+def test_root_is_refused_when_the_sandbox_uid_cannot_reach_the_interpreter(layer):
+    """The weaker layers once ran model code as real root when the interpreter sat under a 0700 folder: it read
+    /etc/shadow, planted a .pth in site-packages and killed the harness. Now: one line, no program run."""
+    if os.geteuid() != 0:
+        pytest.skip("only root could run programs as root")
+    if LAYERS.index(layer) < LAYERS.index(detect_isolation()):
+        pytest.skip(f"{layer} is not available here")
+    closed = tempfile.mkdtemp(prefix="critic-closed-")  # 0700, like /root
+    venv = os.path.join(closed, "venv")
+    subprocess.run([SYSTEM_PYTHON or sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=120)
+    try:
+        with pytest.raises(ValueError) as refused:
+            SandboxExecutor(isolation=layer, allow_unisolated=True, python=os.path.join(venv, "bin", "python"))
+        message = str(refused.value)
+        assert "\n" not in message and message.startswith("refusing to run model-written code as root")
+        assert closed in message and "bubblewrap" in message
+    finally:
+        shutil.rmtree(closed)
+
+
+@pytest.mark.parametrize("variant", _variants())
+def test_programs_never_run_as_root(variant):
+    layer_ex = SandboxExecutor(**variant)
+    (result,) = layer_ex.run([Program("import os\nprint(os.getuid(), os.geteuid(), os.getgid())")])
+    uid, euid, gid = map(int, result.stdout.split())
+    if os.geteuid() == 0:
+        assert uid >= 64000 and euid == uid and gid == uid, result.stdout  # outside any user namespace
+    assert layer_ex.run_as is not None or os.geteuid() != 0
+
+
+def test_stale_work_dirs_of_a_killed_harness_are_swept():
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    stale = tempfile.mkdtemp(prefix=f"critic-sbx-{dead.pid}-")
+    live = tempfile.mkdtemp(prefix=f"critic-sbx-{os.getpid()}-")
+    open(os.path.join(stale, "main.py"), "w").write("x = 1\n")
+    try:
+        SandboxExecutor(**_variants()[0].values[0])
+        assert not os.path.exists(stale) and os.path.isdir(live)
+    finally:
+        shutil.rmtree(live, ignore_errors=True)
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- pairs: an untrusted and a trusted side
+
+
+def test_pair_sides_are_wired_and_the_trusted_side_decides(ex):
+    echo_twice = "import sys\nfor line in sys.stdin:\n    print(line.strip() * 2, flush=True)\n"
+    asks = ("import sys\nprint('ab', flush=True)\nreply = sys.stdin.readline().strip()\n"
+            "print('got', reply, file=sys.stderr)\nsys.exit(0 if reply == 'abab' else 1)\n")
+    exits_1 = "import sys\nsys.exit(1)\n"
+    (ok, fails, untrusted_exit_0) = ex.run_pairs([
+        Pair(echo_twice, asks), Pair(echo_twice, exits_1), Pair("import sys\nsys.exit(0)\n", exits_1)])
+    assert (ok.trusted.status, ok.trusted.stderr) == ("passed", "got abab\n")
+    assert fails.trusted.status == "failed"
+    assert untrusted_exit_0.trusted.status == "failed"  # the untrusted side's exit 0 decides nothing
+
+
+def test_untrusted_side_cannot_reach_the_trusted_one(ex):
+    """The trusted side sleeps; the untrusted side looks for it (by its command line, which holds a secret) to kill
+    it, trace it, read its memory or write to its stderr. The trusted side must finish normally."""
+    secret = uuid.uuid4().hex
+    trusted = (f"import os, sys, time\nSECRET = {secret!r}\nprint(os.getpid(), flush=True)\ntime.sleep(1.5)\n"
+               "print('done', file=sys.stderr)\n")
+    untrusted = (
+        "import os, signal, sys\nfound = []\ntheirs = sys.stdin.readline().strip()\n"
+        "pids = [p for p in os.listdir('/proc') if p.isdigit()] + [theirs]\n"
+        "for pid in [p for p in pids if int(p) != os.getpid()]:  # (its pid may be ours: namespaces differ)\n"
+        "    try:\n"
+        f"        if {secret!r}.encode() in open(f'/proc/{{pid}}/cmdline', 'rb').read():\n"
+        "            found.append(pid)\n"
+        "    except OSError:\n        pass\n"
+        "    for attempt in (lambda: os.kill(int(pid), signal.SIGKILL),\n"
+        "                    lambda: open(f'/proc/{pid}/fd/2', 'w').write('forged'),\n"
+        "                    lambda: open(f'/proc/{pid}/mem', 'rb').read(1)):\n"
+        "        try:\n            attempt()\n            found.append(pid)\n        except (OSError, ValueError):\n"
+        "            pass\n"
+        "print('reached:', sorted(set(found)), file=sys.stderr)\n")
+    (result,) = ex.run_pairs([Pair(untrusted, trusted, timeout_s=10)])
+    assert (result.trusted.status, result.trusted.stderr) == ("passed", "done\n"), result
+    assert "reached: []" in result.untrusted.stderr, result.untrusted.stderr
 
 
 def test_unavailable_isolation_is_refused():

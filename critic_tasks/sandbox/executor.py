@@ -178,7 +178,13 @@ def _bwrap_prefix(python: str, workdir: str, uid: int | None = None) -> list[str
         for step in reversed(steps):
             args += ["--perms", "0755", "--dir", step]
             made.add(step)
-        args += ["--ro-bind", root, root]
+        if os.stat(root).st_mode & 0o001:
+            args += ["--ro-bind", root, root]
+        else:  # a 0700 root (a venv made in a mkdtemp folder): a bind keeps its mode, so bind what is inside it
+            args += ["--perms", "0755", "--dir", root]
+            for entry in sorted(os.listdir(root)):
+                args += ["--ro-bind", os.path.join(root, entry), os.path.join(root, entry)]
+            made.add(root)
     if home in hidden:
         args += ["--remount-ro", home]
     args += ["--bind", workdir, workdir, "--chdir", workdir, "--"]
@@ -359,15 +365,17 @@ def _limit_child(limits: list[tuple[str, int, int]], cgroup_procs: bytes | None,
 
 
 def _blocking_folder(python: str) -> str | None:
-    """The first folder on the interpreter's real path that other users cannot enter (a pyenv under a 0700 /root)."""
-    path = "/"
-    for part in os.path.realpath(python).split(os.sep)[1:-1]:
-        path = os.path.join(path, part)
-        try:
-            if not os.stat(path).st_mode & 0o001:
+    """The first folder on the interpreter's path, or its real path, that other users cannot enter (a venv under a
+    0700 temp dir; a pyenv under a 0700 /root)."""
+    for target in (os.path.abspath(python), os.path.realpath(python)):
+        path = "/"
+        for part in target.split(os.sep)[1:-1]:
+            path = os.path.join(path, part)
+            try:
+                if not os.stat(path).st_mode & 0o001:
+                    return path
+            except OSError:
                 return path
-        except OSError:
-            return path
     return None
 
 

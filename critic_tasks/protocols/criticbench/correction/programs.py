@@ -1,4 +1,5 @@
-"""The programs a correction check runs: a math_pot solution with a value printer, a code revision with its tests.
+"""The programs a correction check runs: a math_pot solution with a value printer; for a code revision, a candidate
+program and the trusted tester that runs the item's tests against it (see ``build_code_test_pair``).
 
 HumanEval's entry point is the function the item is about (the ``check(f)`` of its execution result, else the
 question's function), not the first ``def`` of the revised code; a unit test that defines ``check`` but never calls
@@ -17,8 +18,8 @@ from typing import Iterable
 
 PRELUDE = (Path(__file__).parent / "prelude.py").read_text(encoding="utf-8")
 RESULT_MARKER = "__critic_result__:"
-# Printed after the last test, with a fresh random token per program: exit status 0 alone is not a pass, since a
-# revision that is just ``os._exit(0)`` (or registers it with atexit) would pass every item.
+# Printed by the trusted tester after the last test, with a fresh random token per item: its exit status 0 alone is
+# not a pass (a test file that exits early would pass every item).
 TESTS_DONE_MARKER = "__critic_tests_done__:"
 
 
@@ -57,21 +58,6 @@ def find_entry_point(code: str, question: str | None = None, generation: str | N
             return names[0]
     callee = re.search(r"^\s*assert\s+(?:not\s+)?\(?\s*([A-Za-z_]\w*)\s*\(", code or "", re.M)
     return callee.group(1) if callee else None
-
-
-def build_code_test_program(code: str, unit_test: str, data_source: str | None, entry_point: str | None = None,
-                            done_token: str = "") -> str:
-    """``code`` + the unit test; for HumanEval-style tests (``def check(candidate)``) also ``check(<entry point>)``;
-    then a line printing ``TESTS_DONE_MARKER + done_token``, reached only if every test ran."""
-    defines_check = re.search(r"^def\s+check\s*\(", unit_test, re.M)
-    calls_check = re.search(r"^check\s*\(", unit_test, re.M)
-    program = _with_header(code) + "\n\n" + unit_test.rstrip() + "\n"
-    if (str(data_source or "").lower() == "humaneval" or defines_check) and not calls_check:
-        name = entry_point or find_entry_point(code)
-        program += f"\n\ncheck({name or '__no_function_defined__'})\n"  # an undefined name fails, as it should
-    return program + f"\nprint('\\n{TESTS_DONE_MARKER}{done_token}', flush=True)\n"
-
-
 
 
 # ----------------------------------------------------------------------------- code items: a candidate and its tester
