@@ -8,7 +8,8 @@ the benchmarks, and next the OpenCompass configs. Adding a metric or a task is o
 * A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it (the protocol's
   ``scoring.FAMILIES``), the ``base`` value it reports, which records it is computed over (``when``: all records,
   only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only ``deferred`` ones; and a
-  breakdown ``subset`` such as quality = low), and its direction.
+  breakdown ``subset`` such as quality = low), its direction, and its ``scale``: the values it can take
+  (``SCALES``), against which the reports and the gate check every results file they read.
 * A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
   ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
 * A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
@@ -19,7 +20,8 @@ the benchmarks, and next the OpenCompass configs. Adding a metric or a task is o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from critic_tasks.core.errors import ConfigError
@@ -42,6 +44,19 @@ class Protocol:
     reference: str
 
 
+# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
+# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
+# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
+JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
+SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
+    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
+    "correlation": ((-100.0, 100.0), "a x100 correlation"),
+    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
+    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
+    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
+}
+
+
 @dataclass(frozen=True)
 class Metric:
     key: str
@@ -52,9 +67,13 @@ class Metric:
     min_samples: int = 0  # only records with at least this many samples (pass@k)
     higher_is_better: bool = True
     ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
+    scale: str = "rate"  # a key of SCALES
+    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
 
     def __post_init__(self):
         object.__setattr__(self, "base", self.base or self.key)
+        if self.scale not in SCALES:
+            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
         if self.when not in WHEN:
             raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
         if self.ci not in ("", "low", "high"):
@@ -84,7 +103,7 @@ def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
     """``metrics`` followed by the two interval keys of each one whose value is in ``INTERVAL_BASES`` (for families
     with an interval function)."""
     keys = {m.key for m in metrics}  # idempotent: a Dimension rebuilt with dataclasses.replace keeps one copy
-    bounds = tuple(Metric(f"{m.key}_ci_{b}", m.family, m.base, m.when, m.subset, m.min_samples, m.higher_is_better, ci=b)
+    bounds = tuple(replace(m, key=f"{m.key}_ci_{b}", ci=b)
                    for m in metrics if not m.ci and m.base in INTERVAL_BASES and m.family in INTERVALS for b in ("low", "high")
                    if f"{m.key}_ci_{b}" not in keys)
     return metrics + bounds
@@ -169,15 +188,16 @@ class Group:
 # ----------------------------------------------------------------------------- metrics
 
 
-def _breakdown(family: str, base: str, field_name: str, values, when: str = "scored") -> tuple[Metric, ...]:
-    return tuple(Metric(f"{base}_{v}", family, base, when, subset=(field_name, v)) for v in values)
+def _breakdown(family: str, base: str, field_name: str, values, **options) -> tuple[Metric, ...]:
+    """``base`` per breakdown group (``options``: the base's other settings: scale, valid_only)."""
+    return tuple(Metric(f"{base}_{v}", family, base, "scored", subset=(field_name, v), **options) for v in values)
 
 
 def _likert(qualities) -> tuple[Metric, ...]:
-    return (Metric("spearman", "likert", when="scored"), Metric("score", "likert", when="scored"),
+    return (Metric("spearman", "likert", when="scored", scale="correlation"), Metric("score", "likert", when="scored"),
             Metric("parse_rate", "likert"), Metric("labels_available", "likert"),
-            Metric("spearman_warnings", "likert", when="scored", higher_is_better=False),
-            *_breakdown("likert", "spearman", "quality", qualities))
+            Metric("spearman_warnings", "likert", when="scored", higher_is_better=False, scale="count"),
+            *_breakdown("likert", "spearman", "quality", qualities, scale="correlation"))
 
 
 PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
@@ -186,29 +206,30 @@ PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loos
             Metric("consistency", "pairwise"), Metric("score", "pairwise", when="scored"),
             Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"))
 
-CORRECTION = (Metric("pass_rate", "correction", when="scored"), Metric("score", "correction", when="scored"),
+CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
+              Metric("score", "correction", when="scored", valid_only=True),
               Metric("parse_rate", "correction"), Metric("truncated", "correction", higher_is_better=False),
-              Metric("invalid_items", "correction", higher_is_better=False),
-              Metric("isolation", "correction"),  # the sandbox layer's name, not a number
-              *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES),
-              *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k) for k in PASS_AT_K))
+              Metric("invalid_items", "correction", higher_is_better=False, scale="count"),
+              Metric("isolation", "correction", scale="text"),  # the sandbox layer's name, not a number
+              *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES, valid_only=True),
+              *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k, valid_only=True) for k in PASS_AT_K))
 
 
 def _judged(groups) -> tuple[Metric, ...]:
-    return (Metric("judge_score", "judge", when="scored"), Metric("judge_parse_rate", "judge"),
-            Metric("judge_failed", "judge", higher_is_better=False),
-            Metric("judge_deferred", "judge", when="deferred", higher_is_better=False),
-            *_breakdown("judge", "judge_score", "group", groups))
+    return (Metric("judge_score", "judge", when="scored", scale="judge"), Metric("judge_parse_rate", "judge"),
+            Metric("judge_failed", "judge", higher_is_better=False, scale="count"),
+            Metric("judge_deferred", "judge", when="deferred", higher_is_better=False, scale="count"),
+            *_breakdown("judge", "judge_score", "group", groups, scale="judge"))
 
 
 # CritiqueLLM (pointwise ratings, pairwise preferences) and MetaCritique (AIU precision / recall).
-RATING = (Metric("text_pearson", "rating", when="scored"), Metric("text_spearman", "rating", when="scored"),
-          Metric("text_kendall", "rating", when="scored"), Metric("text_questions", "rating", when="scored"),
-          Metric("text_skipped", "rating", when="scored", higher_is_better=False),
-          Metric("system_pearson", "rating", when="scored"), Metric("system_spearman", "rating", when="scored"),
-          Metric("system_kendall", "rating", when="scored"), Metric("system_models", "rating", when="scored"),
+_CORRELATIONS = tuple(Metric(f"{level}_{c}", "rating", when="scored", scale="correlation")
+                      for level in ("text", "system") for c in ("pearson", "spearman", "kendall"))
+RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", scale="count"),
+          Metric("text_skipped", "rating", when="scored", higher_is_better=False, scale="count"),
+          *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", scale="count"),
           Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
-          *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS))
+          *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
               Metric("parse_rate", "preference"), *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
@@ -217,9 +238,9 @@ SELF_FEEDBACK = (Metric("parse_rate", "feedback_text"),)
 
 AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro",
                                                      "f1_micro")),
-       Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False),
-       Metric("empty_critiques", "aiu", higher_is_better=False),
-       Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False))
+       Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False, scale="count"),
+       Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
+       Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False, scale="count"))
 
 # ----------------------------------------------------------------------------- the catalogue
 
@@ -346,11 +367,12 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
 
 
 def _revision_counts(family: str) -> tuple[Metric, ...]:
-    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False),
-            Metric("reviser_failed", family, higher_is_better=False),
-            Metric("invalid_items", family, higher_is_better=False),
-            Metric("revision_deferred", family, when="deferred", higher_is_better=False),
-            Metric("models", family, when="scored"))  # JSON text: the revisers, the judge, the prompt versions
+    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
+            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
+            Metric("invalid_items", family, higher_is_better=False, scale="count"),
+            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
+            # JSON text: the revisers, the judge, the prompt versions
+            Metric("models", family, when="scored", scale="text"))
 
 
 PROTOCOLS.update({
@@ -359,14 +381,15 @@ PROTOCOLS.update({
 })
 DIMENSIONS.update({d.name: d for d in (
     Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
-              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True)),
-               Metric("r_sub", "multicritique", when="scored", subset=("checked", False)),
+              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
+               Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
                *_revision_counts("multicritique")),
               ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
               "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
     Dimension("utility", "rco", "utility", "sub", "revision",
-              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored"),
-               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True)), *_revision_counts("rco")),
+              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
+               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
+               *_revision_counts("rco")),
               ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
               "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
 )})
@@ -419,6 +442,17 @@ def aggregations() -> list[tuple[str, str]]:
 def intervals() -> list[tuple[str, str]]:
     """Every (family, base) pair reported with an interval: two aggregation functions each (low, high)."""
     return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics if m.ci))
+
+
+def result_metric(name: str, key: str) -> Metric | None:
+    """The Metric that a results entry ``name`` (a task, or a group: its overall, the members' metric) reports under
+    ``key``; None where it declares none (lm-eval's ``alias``, another harness's task)."""
+    if name in GROUPS:
+        group = GROUPS[name]
+        return TASKS[group.members[0]].spec.metric(key) if key == group.metric else None
+    if name in TASKS:
+        return next((m for m in TASKS[name].spec.metrics if m.key == key), None)
+    return None
 
 
 def interval_keys(key: str) -> tuple[str, str]:

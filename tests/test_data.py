@@ -36,11 +36,14 @@ def test_feedback_pools_main_and_correction_part(tmp_path):
     assert docs[0]["source_file"].endswith("chat_feedback_correction.json")
 
 
+SUPER_HIGH = {**FEEDBACK_ITEM, "feedback_score": 7, "metadata": {"quality": "super-high"}}  # a correction_part item
+
+
 def test_env_var_override(tmp_path, monkeypatch):
     _write(tmp_path, "obj_dev_data/qa_feedback_correction.json", [FEEDBACK_ITEM])
-    _write(tmp_path, "obj_dev_data/correction_part/qa_feedback.json", [])
+    _write(tmp_path, "obj_dev_data/correction_part/qa_feedback.json", [SUPER_HIGH])
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", str(tmp_path))
-    assert len(data.load_feedback("dev", "qa")) == 1
+    assert len(data.load_feedback("dev", "qa")) == 2
 
 
 def test_comparison_both_orders_and_gold_last_char(tmp_path):
@@ -55,9 +58,10 @@ def test_comparison_both_orders_and_gold_last_char(tmp_path):
 def test_test_split_tolerates_withheld_labels(tmp_path):
     item = {k: v for k, v in FEEDBACK_ITEM.items() if k != "feedback_score"}
     _write(tmp_path, "obj_test_data/chat_feedback_correction.json", [item])
-    _write(tmp_path, "obj_test_data/correction_part/chat_feedback.json", [])
-    (doc,) = data.load_feedback("test", "chat", data_dir=tmp_path)
-    assert doc["feedback_score"] is None
+    _write(tmp_path, "obj_test_data/correction_part/chat_feedback.json",
+           [{k: v for k, v in SUPER_HIGH.items() if k != "feedback_score"}])
+    docs = data.load_feedback("test", "chat", data_dir=tmp_path)
+    assert [d["feedback_score"] for d in docs] == [None, None]
 
 
 @pytest.mark.parametrize(
@@ -81,10 +85,27 @@ def test_test_split_tolerates_withheld_labels(tmp_path):
 )
 def test_bad_files_raise_one_clear_error(tmp_path, content, message):
     path = _write(tmp_path, "obj_dev_data/chat_feedback_correction.json", content)
-    _write(tmp_path, "obj_dev_data/correction_part/chat_feedback.json", [])
+    _write(tmp_path, "obj_dev_data/correction_part/chat_feedback.json", [SUPER_HIGH])
     with pytest.raises(DataError) as err:
         data.load_feedback("dev", "chat", data_dir=tmp_path)
     assert str(path) in str(err.value) and message in str(err.value)
+
+
+@pytest.mark.parametrize("loader, rel", [
+    (lambda root: data.load_comparison("dev", "chat", data_dir=root), "obj_dev_data/chat_comp_feedback.json"),
+    (lambda root: data.load_meta("dev", "chat", data_dir=root),
+     "obj_dev_data/meta_feedback_single/meta_feedback_singlewise_chat.json"),
+    (lambda root: data.load_feedback("dev", "chat", data_dir=root), "obj_dev_data/chat_feedback_correction.json"),
+    (lambda root: data.load_feedback("dev", "chat", data_dir=root), "obj_dev_data/correction_part/chat_feedback.json"),
+])
+def test_an_empty_file_is_an_error_naming_it_not_a_dropped_domain(tmp_path, loader, rel):
+    """Before: `[]` loaded as no items, so the domain vanished from the run (and from its averages) without a word."""
+    _write(tmp_path, "obj_dev_data/chat_feedback_correction.json", [FEEDBACK_ITEM])
+    _write(tmp_path, "obj_dev_data/correction_part/chat_feedback.json", [SUPER_HIGH])
+    path = _write(tmp_path, rel, [])
+    with pytest.raises(DataError) as err:
+        loader(tmp_path)
+    assert str(err.value).startswith(f"{path}: an empty list") and "\n" not in str(err.value)
 
 
 def test_missing_file_and_bad_preference(tmp_path):

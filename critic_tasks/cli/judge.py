@@ -76,6 +76,10 @@ def read_all_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
                 texts = [(r[0] if r else None) if isinstance(r, list) else r for r in resps] if resps else [None]
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise ValueError(f"{path}:{n}: not an lm-eval sample line ({err})") from None
+            # a reply is text (None: no reply); a string's characters or a number would be scored as replies
+            if not isinstance(resps, (list, type(None))) or not all(t is None or isinstance(t, str) for t in texts):
+                raise ValueError(f"{path}:{n}: 'resps' should hold the model's replies as text, got "
+                                 f"{json.dumps(resps)[:80]}")
             docs.append(doc)
             generations.append(texts)
     return docs, generations

@@ -33,7 +33,7 @@ import yaml
 
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.reports.results import Run
+from critic_tasks.reports.results import Run, invalid_note
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,12 @@ def _ci_text(ci: tuple[float, float] | None) -> str:
     return "no interval" if ci is None else f"95% CI {ci[0]:.2f}-{ci[1]:.2f}"
 
 
+def _left_out(run: Run, name: str) -> str:
+    """A rate's unchecked items, said on its line: a gate passed on fewer items than the run had should say so."""
+    note = invalid_note(run.invalid_items(*name.split(".", 1)))
+    return f"; {note}" if note else ""
+
+
 def _lookup(run: Run, name: str) -> tuple[float, tuple[float, float] | None]:
     task, key = name.split(".", 1)
     if task not in run.results:
@@ -135,7 +141,7 @@ def check_thresholds(run: Run, minimum: dict[str, float], maximum: dict[str, flo
             else:
                 word = "below the minimum" if side == "min" else "above the maximum"
                 msg = f"{name} = {value:.2f} ({_ci_text(ci)}) is {word} {limit:g} by {abs(value - limit):.2f}"
-            out.append(Outcome(name, ok, msg))
+            out.append(Outcome(name, ok, msg + _left_out(run, name)))
     return out
 
 
@@ -180,5 +186,6 @@ def check_baseline(run: Run, baseline: Run, compare: list[str] | None = None) ->
         verb = "dropped" if higher else "rose"
         detail = (f"{name} {verb if drop > 0 else 'moved'} {abs(now - then):.2f}: {then:.2f} ({_ci_text(ci_then)}) -> "
                   f"{now:.2f} ({_ci_text(ci_now)}); allowed {allowed:.2f}")
-        out.append(Outcome(name, ok, detail if not ok or drop > 0 else f"{name} {then:.2f} -> {now:.2f} ({_ci_text(ci_now)})"))
+        text = detail if not ok or drop > 0 else f"{name} {then:.2f} -> {now:.2f} ({_ci_text(ci_now)})"
+        out.append(Outcome(name, ok, text + _left_out(run, name)))
     return out

@@ -34,7 +34,7 @@ from critic_tasks.protocols.criticbench.leaderboard import (
     Leaderboard,
     read_leaderboard,
 )
-from critic_tasks.reports.results import Run
+from critic_tasks.reports.results import Run, invalid_note
 from critic_tasks.reports.tables import format_value
 
 
@@ -42,9 +42,10 @@ from critic_tasks.reports.tables import format_value
 class Cell:
     value: float | None
     ci: tuple[float, float] | None = None
+    note: str = ""  # said beside the value: the unchecked items a rate left out
 
     def text(self) -> str:
-        return "" if self.value is None else format_value(self.value, self.ci)
+        return "" if self.value is None else format_value(self.value, self.ci) + (f"; {self.note}" if self.note else "")
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _present(runs: list[Run], task: str) -> bool:
 
 
 def _cell(run: Run, task: str, key: str) -> Cell:
-    return Cell(run.value(task, key), run.interval(task, key))
+    return Cell(run.value(task, key), run.interval(task, key), invalid_note(run.invalid_items(task, key)))
 
 
 def _overviews(runs: list[Run]) -> list[Table]:
@@ -271,6 +272,7 @@ def to_html(report: Report, title: str, images: dict[str, bytes] | None = None) 
                     tds += '<td class="num">n/a</td>'
                 else:
                     ci = "" if c.ci is None else f' <span class="ci">[{c.ci[0]:.2f}, {c.ci[1]:.2f}]</span>'
+                    ci += f' <span class="ci">({esc(c.note)})</span>' if c.note else ""
                     tds += f'<td class="num">{c.value:.2f}{ci}</td>'
             parts.append(f'<tr{" class=published" if i in t.published else ""}>{tds}</tr>')
         parts.append("</tbody></table></div>")

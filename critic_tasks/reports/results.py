@@ -9,6 +9,11 @@ declares them). A group's overall (the unweighted mean of its m members' headlin
 interval combined from its members' intervals, which are computed on disjoint items and resampled independently:
 each side's half-width is ``sqrt(sum_i h_i^2) / m`` (h_i: member i's half-width on that side), the normal
 approximation of the mean of independent estimates. Where a member has no interval, the overall has none.
+
+Every value of a critic task or group is checked against its metric's domain (``registry.SCALES``: x100 rates in
+[0, 100], correlations in [-100, 100], judge scores 1-10, whole counts >= 0; never NaN or a boolean) as the file is
+read: a value out of its domain was not written by these tasks, and a table or a gate must not show or pass it. A
+null value (nothing to average) is absent, as lm-eval writes it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.errors import ConfigError, DataError
 
 
 @dataclass
@@ -40,6 +45,9 @@ class Run:
         metrics = self.results.get(task, {})
         low, high = (metric_value(metrics, k) for k in registry.interval_keys(key))
         return None if low is None or high is None else (low, high)
+
+    def invalid_items(self, task: str, key: str) -> int:
+        return invalid_items(self.results, task, key)
 
     def split(self, task: str) -> str:
         return registry.TASKS[task].split if task in registry.TASKS else ""
@@ -66,6 +74,63 @@ def group_interval(results: dict, group: registry.Group) -> tuple[float, float] 
     return (mean - math.sqrt(sum(h * h for h in lows)) / m, mean + math.sqrt(sum(h * h for h in highs)) / m)
 
 
+def invalid_items(results: dict, task: str, key: str) -> int:
+    """How many items the value of ``task.key`` leaves out because they could not be checked (no usable gold answer
+    or unit test: the task's ``invalid_items``); 0 for a value that leaves none out. A group's overall: its members'."""
+    if task in registry.GROUPS and key == registry.GROUPS[task].metric:
+        return sum(invalid_items(results, member, key) for member in registry.GROUPS[task].members)
+    metric = registry.result_metric(task, key)
+    if metric is None or not metric.valid_only:
+        return 0
+    return int(metric_value(results.get(task, {}), "invalid_items") or 0)
+
+
+def invalid_note(n: int) -> str:
+    """What is said beside a rate that left ``n`` unchecked items out (the count is otherwise only in the JSON)."""
+    return f"{n} invalid_items left out (no usable gold answer or unit test)" if n else ""
+
+
+def _domain_problem(value, scale: str, stderr: bool) -> str:
+    """Why ``value`` cannot be a value (or, ``stderr``, a standard error) of a metric on ``scale``; "" if it can."""
+    bounds, what = registry.SCALES[scale]
+    if bounds is None:
+        return "" if isinstance(value, str) else f"expected {what}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"not a number ({what} expected)"
+    if not math.isfinite(value):
+        return f"not a finite number ({what} expected)"
+    low, high = bounds
+    if stderr:  # a standard error is never negative, nor wider than the domain itself
+        low, high, what = 0.0, high - low, f"the standard error of {what}"
+    if not low <= value <= high:
+        return f"outside the domain of {what} ({f'[{low:g}, {high:g}]' if math.isfinite(high) else f'>= {low:g}'})"
+    if scale == "count" and not stderr and value != int(value):
+        return "not a whole number (a count)"
+    return ""
+
+
+def check_values(path: Path, results: dict) -> None:
+    """Refuse (one ``DataError`` naming file, task and key) a critic task's or group's value outside its metric's
+    domain, or an interval whose low bound is above its high one. Keys no metric declares are not read by any table
+    or gate, and are left alone (lm-eval's ``alias``, other harnesses' tasks)."""
+    for task, metrics in results.items():
+        for name, value in metrics.items():
+            key = name.split(",")[0]  # lm-eval's "<key>,<filter>"
+            stderr = key.endswith("_stderr")  # lm-eval's own standard error: "N/A" where it computed none
+            metric = registry.result_metric(task, key.removesuffix("_stderr"))
+            if metric is None or value is None or (stderr and value == "N/A"):
+                continue
+            problem = _domain_problem(value, metric.scale, stderr)
+            if problem:
+                raise DataError(f"{path}: {task}.{key} = {json.dumps(value)}: {problem}")
+            if metric.ci == "low" and not stderr:  # an inverted interval would widen what --baseline allows
+                high_key = key.removesuffix("_low") + "_high"
+                high = metrics.get(high_key + name[len(key):])  # the same filter's
+                if isinstance(high, (int, float)) and not isinstance(high, bool) and value > high:
+                    raise DataError(f"{path}: {task}.{key} = {json.dumps(value)} is above {task}.{high_key} = "
+                                    f"{json.dumps(high)}: not an interval")
+
+
 def has_critic_tasks(results: dict) -> bool:
     return any(t in registry.TASKS or t in registry.GROUPS for t in results)
 
@@ -84,6 +149,7 @@ def _checked(path: Path, results) -> dict:
         raise ConfigError(f"{path}: not lm-eval results (expected an object whose 'results' maps tasks to metrics)")
     if not has_critic_tasks(results):
         raise ConfigError(f"{path}: no critic task in these results (found: {', '.join(sorted(results)[:5]) or 'none'})")
+    check_values(path, results)
     return results
 
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from critic_tasks import registry
-from critic_tasks.reports.results import group_interval, has_critic_tasks  # noqa: F401  (has_critic_tasks: re-exported)
+from critic_tasks.reports.results import (  # noqa: F401  (has_critic_tasks: re-exported)
+    group_interval,
+    has_critic_tasks,
+    invalid_items,
+    invalid_note,
+)
 
 SCALE_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10; [low, high]: 95 % bootstrap "
               "interval. For scale, the published "
@@ -50,18 +55,21 @@ def format_table(results: dict) -> str:
     """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last.
 
     Only registered critic tasks are shown; a value that is absent reads ``n/a``, with a note saying why; a value with
-    a bootstrap interval is followed by it (``45.20 [41.10, 49.30]``)."""
+    a bootstrap interval is followed by it (``45.20 [41.10, 49.30]``); a rate that left unchecked items out says how
+    many (``invalid_items``)."""
     rows = [("task", "metric", "value", "note")]
     known = [registry.TASKS[t] for t in results if t in registry.TASKS]
     for task in sorted(known, key=lambda t: (registry.SECTIONS.index(t.section), t.name)):
         for key in task.headline_keys():
             value = _value(results[task.name], key)
+            notes = (_note(results[task.name], key, value), invalid_note(invalid_items(results, task.name, key)))
             rows.append((task.name, key, format_value(value, _interval(results[task.name], key)),
-                         _note(results[task.name], key, value)))
+                         "; ".join(filter(None, notes))))
     for group in registry.GROUPS.values():
         overall = _value(results.get(group.name, {}), group.metric)
         if overall is not None:
-            rows.append((group.name, group.label, format_value(overall, group_interval(results, group)), ""))
+            rows.append((group.name, group.label, format_value(overall, group_interval(results, group)),
+                         invalid_note(invalid_items(results, group.name, group.metric))))
     return render_rows(rows)
 
 

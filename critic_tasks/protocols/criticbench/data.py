@@ -79,6 +79,8 @@ def read_file(relpath: str, data_dir: str | os.PathLike | None = None) -> tuple[
         raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
     if not isinstance(items, list):
         raise DataError(f"{path}: expected a JSON array of objects, got {type(items).__name__}")
+    if not items:  # every file of the dataset holds items: an empty one would drop its domain without a word
+        raise DataError(f"{path}: an empty list (expected the items of this file; a truncated copy of the dataset?)")
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise DataError(f"{path}[{i}]: expected an object, got {type(item).__name__}")
