@@ -112,3 +112,17 @@ def test_output_into_a_closed_pipe_ends_quietly():
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+
+
+def test_samples_reader_keeps_every_reply_of_a_repeated_task(tmp_path):
+    """lm-eval logs one request per document; a repeated task (pass@k, self-consistency) holds its k replies in it:
+    rescore, judge and revise must see all k, not the first."""
+    from critic_tasks.cli.judge import read_all_samples
+
+    path = tmp_path / "samples_critic_correction_sampled_2026.jsonl"
+    rows = [{"doc": {"id": 1}, "resps": [["a", "b", "c"]]}, {"doc": {"id": 2}, "resps": [["only"]]},
+            {"doc": {"id": 3}, "resps": [[]]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    docs, generations = read_all_samples(path)
+    assert docs == [{"id": 1}, {"id": 2}, {"id": 3}]
+    assert generations == [["a", "b", "c"], ["only"], [None]]

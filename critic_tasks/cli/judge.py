@@ -73,7 +73,8 @@ def read_all_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
             try:
                 sample = json.loads(line)
                 doc, resps = sample["doc"], sample["resps"]
-                texts = [(r[0] if r else None) if isinstance(r, list) else r for r in resps] if resps else [None]
+                # one request per document; a repeated task (pass@k, self-consistency) keeps its k replies in it
+                texts = [t for r in resps for t in (r or [None] if isinstance(r, list) else [r])] if resps else [None]
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise ValueError(f"{path}:{n}: not an lm-eval sample line ({err})") from None
             # a reply is text (None: no reply); a string's characters or a number would be scored as replies
