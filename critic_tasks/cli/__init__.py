@@ -26,7 +26,8 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "summary": "print the dimension table of a saved lm-eval results JSON",
     "report": "several runs side by side with intervals: Markdown; CSV, HTML and charts with -o DIR",
     "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
-    "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
+    "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset; "
+             "--predictions_only: what needs no labels",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "rescore": "score saved generations of the parsed and sandbox-checked tasks again (--log_samples, or a rescue)",
     "revise": "revise and judge saved critiques of the revision tasks (MultiCritique, RCO; --log_samples output)",
@@ -196,14 +197,28 @@ def _score(argv: list[str]) -> int:
                         "every prompt is the toolkit's (CRITICBENCH_TOOLKIT_DIR)")
     parser.add_argument("--data_dir", default=None, help="local dataset copy, or 'sample' (default: "
                         "CRITICBENCH_DATA_DIR / the Hub)")
+    parser.add_argument("--predictions_only", action="store_true", help="without the dataset: what needs no labels "
+                        "(parse rates, distributions of the parsed scores and verdicts, the comparisons' position "
+                        "statistics), per split, dimension and domain")
     parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape, plus the "
-                        "parsed value of every item) here")
+                        "parsed value of every item) here; with --predictions_only, the statistics")
     args = parser.parse_args(argv)
     # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
     logging.getLogger("critic_tasks").setLevel(logging.ERROR)
     protocol = resolve_protocol(args.protocol)
     toolkit_dir = args.toolkit_dir or (os.environ.get("CRITICBENCH_TOOLKIT_DIR") if protocol == "toolkit" else None)
-    scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir)
+    if args.predictions_only:
+        if args.data_dir or args.toolkit_dir:
+            raise ValueError("--predictions_only reads no dataset: drop --data_dir / --toolkit_dir (or "
+                             "--predictions_only, to score against the labels)")
+        return _score_predictions_only(args.predictions_dir, protocol, args.output)
+    try:
+        scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir)
+    except DataError as err:
+        if "could not be read from the Hub" in str(err):
+            raise DataError(f"{err} Without the dataset: critic-eval score --predictions_only "
+                            f"{args.predictions_dir} (parse rates and verdict distributions).") from None
+        raise
     if args.output:
         args.output.write_text(json.dumps({"results": scored.results, "groups": scored.groups,
                                            "config": {"protocol": protocol, "predictions": str(args.predictions_dir)},
@@ -213,6 +228,27 @@ def _score(argv: list[str]) -> int:
         print(SCALE_NOTE)
     for name, why in scored.skipped:
         print(f"not scored: {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _score_predictions_only(predictions_dir: Path, protocol: str, output: Path | None) -> int:
+    from critic_tasks.protocols.criticbench.label_free import summarize_predictions
+    from critic_tasks.reports.tables import LABEL_FREE_NOTE, format_label_free
+
+    summary = summarize_predictions(predictions_dir, protocol)
+    if output:
+        output.write_text(json.dumps({"predictions_only": summary.stats, "items": summary.items,
+                                      "skipped": summary.skipped,
+                                      "config": {"protocol": protocol, "predictions": str(predictions_dir)}}, indent=2))
+    if summary.stats:
+        print(format_label_free(summary.stats))
+        print(LABEL_FREE_NOTE)
+    by_reason: dict[str, list[str]] = {}
+    for name, why in summary.skipped:
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():  # one line per reason (the released folder holds 62 judge-scored files)
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        print(f"not scored: {why}: {shown}", file=sys.stderr)
     return 0
 
 
