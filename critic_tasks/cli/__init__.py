@@ -37,6 +37,8 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "tasks": "list our tasks, groups and tags",
     "preflight": "check the settings that --tasks need (judge, executor, data), e.g. before a plain lm_eval run",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
+    "register-lm-eval": "make plain `lm_eval --tasks critic_...` find our tasks (a folder in lm-eval's tree; --undo)",
+    "lm-eval-config": "print (or -o write) an lm_eval --config YAML that sets include_path to our tasks, for CI",
     "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
     "opencompass-config-dir": "print our OpenCompass config tree, for opencompass --config-dir",
 }
@@ -76,7 +78,8 @@ def _main(argv: list[str] | None) -> int:
             from critic_tasks.cli import judge, opencompass, protocols, reports, rescore, revise
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
-                        "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
+                        "tasks-dir": _tasks_dir, "register-lm-eval": _register_lm_eval,
+                        "lm-eval-config": _lm_eval_config, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "rescore": rescore.rescore_command, "revise": revise.revise_command,
                         "calibrate-judge": judge.calibrate_command, "report": reports.report_command,
                         "check": reports.check_command, "preflight": _preflight,
@@ -150,6 +153,39 @@ def _tasks_dir(argv: list[str]) -> int:
         print("usage: critic-eval tasks-dir   (prints the lm-eval task folder, for lm_eval --include_path)")
         return 0
     print(tasks_dir())
+    return 0
+
+
+def _register_lm_eval(argv: list[str]) -> int:
+    from critic_tasks.adapters.lm_eval import register
+
+    parser = argparse.ArgumentParser(prog="critic-eval register-lm-eval", description=(
+        "lm-eval 0.4.13 finds tasks only in its own tasks/ folder and --include_path. This places "
+        f"lm_eval/tasks/{register.FOLDER}/ in the installed lm-eval: include-only YAMLs pointing at our task files, "
+        "a one-line utils.py and a marker; --undo removes exactly that. Refuses lm-eval versions it does not know "
+        f"({', '.join(register.KNOWN_VERSIONS)}), and does nothing where lm-eval reads the lm_eval.tasks entry point."))
+    parser.add_argument("--undo", action="store_true", help="remove the folder again (only if our marker is in it)")
+    args = parser.parse_args(argv)
+    print(f"critic-eval: {register.undo() if args.undo else register.register()}")
+    return 0
+
+
+def _lm_eval_config(argv: list[str]) -> int:
+    from critic_tasks.adapters.lm_eval.register import config_yaml
+
+    parser = argparse.ArgumentParser(prog="critic-eval lm-eval-config", description=COMMANDS["lm-eval-config"] + (
+        ": lm_eval --config FILE --tasks critic_feedback,critic_meta --model ... (nothing written into lm-eval)."))
+    parser.add_argument("-o", "--output", type=Path, help="write it here instead of printing it")
+    args = parser.parse_args(argv)
+    if args.output is None:
+        print(config_yaml(), end="")
+        return 0
+    try:
+        args.output.write_text(config_yaml(), encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{args.output}: cannot write the config ({err.strerror or err})") from None
+    print(f"critic-eval: wrote {args.output}; run lm_eval --config {args.output} --tasks critic_feedback,critic_meta "
+          "--model ...")
     return 0
 
 

@@ -20,5 +20,13 @@ def task_manager(**kwargs):
     from lm_eval.tasks import TaskManager
 
     include = kwargs.pop("include_path", None)
-    paths = [tasks_dir()] + ([include] if isinstance(include, (str, Path)) else list(include or []))
-    return TaskManager(include_path=paths, **kwargs)
+    paths = own_path() + ([include] if isinstance(include, (str, Path)) else list(include or []))
+    return TaskManager(include_path=paths or None, **kwargs)
+
+
+def own_path() -> list[str]:
+    """``[tasks_dir()]``, or ``[]`` where ``critic-eval register-lm-eval`` has put exactly these tasks in lm-eval's
+    own tree (both would index every task twice, with one warning per task)."""
+    from critic_tasks.adapters.lm_eval.register import up_to_date
+
+    return [] if up_to_date() else [tasks_dir()]
