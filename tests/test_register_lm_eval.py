@@ -153,6 +153,7 @@ def test_an_lm_eval_that_reads_entry_points_needs_nothing(tmp_path, monkeypatch,
     out = capsys.readouterr().out
     assert "reads the `lm_eval.tasks` entry point" in out and "nothing done" in out
     assert tree_state(lm.package) == before
+    assert adapter.own_path() == []  # critic-eval leaves --include_path off there too (no task indexed twice)
     # the installed lm-eval (0.4.13) does not: registering is what makes the plain command work there
     real = REAL_INSTALLED()
     assert real.version == "0.4.13" and not register.reads_entry_points(real)

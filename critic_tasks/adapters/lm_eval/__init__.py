@@ -25,8 +25,14 @@ def task_manager(**kwargs):
 
 
 def own_path() -> list[str]:
-    """``[tasks_dir()]``, or ``[]`` where ``critic-eval register-lm-eval`` has put exactly these tasks in lm-eval's
-    own tree (both would index every task twice, with one warning per task)."""
-    from critic_tasks.adapters.lm_eval.register import up_to_date
+    """``[tasks_dir()]``, or ``[]`` where lm-eval finds these tasks by itself: ``critic-eval register-lm-eval`` has
+    put exactly them in its own tree, or it reads our ``lm_eval.tasks`` entry point (both ways would index every task
+    twice, with one warning per task)."""
+    from critic_tasks.adapters.lm_eval import register
+    from critic_tasks.core.errors import ConfigError
 
-    return [] if up_to_date() else [tasks_dir()]
+    try:
+        found = register.up_to_date() or register.reads_entry_points(register.installed())
+    except ConfigError:  # no lm-eval to inspect: lm-eval's own import says so
+        found = False
+    return [] if found else [tasks_dir()]
