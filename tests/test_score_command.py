@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import re
 
 import pytest
 from conftest import SHARED
@@ -115,3 +116,167 @@ def test_mismatched_predictions_are_one_clear_line(tmp_path, capsys):
     path.write_text((folder / "dev_qa_meta_feedback_obj.json").read_text())
     assert cli.main(["score", str(folder), "--data_dir", "sample"]) == 2
     assert "does not contain the task input" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- --predictions_only (no dataset)
+
+
+def _pair_prompt(question: str, first: str, second: str) -> str:
+    return f"User: ### Question:\n{question}\n### Answer A:\n{first}\n### Answer B:\n{second}---\nDecision: A/B/C.\n\nAssistant: "
+
+
+def _hand_made_folder(folder):
+    """Known replies: 4 comparison pairs in both orders, 4 feedback replies, 2 + 2 revisions."""
+    pairs = [("Decision: A", "Decision: B"),  # consistent
+             ("Decision: A", "Decision: A"),  # the first slot twice
+             ("Decision: A.", "**Decision:** A"),  # the first slot twice
+             ("Decision: C", "I cannot decide.")]  # the reverse unparsed
+    forward, reverse = {}, {}
+    for i, (f, r) in enumerate(pairs):
+        q, a, b = f"question {i}?", f"first response {i}", f"the other response, number {i}"
+        forward[str(i)] = {"origin_prompt": _pair_prompt(q, a, b), "prediction": f}
+        reverse[str(i)] = {"origin_prompt": _pair_prompt(q, b, a), "prediction": r}
+    files = {
+        "dev_chat_comp_feedback_obj.json": forward,
+        "dev_chat_comp_feedback_obj_reverse.json": reverse,
+        "dev_chat_feedback_obj.json": {str(i): {"origin_prompt": "", "prediction": p} for i, p in enumerate(
+            ["Decision: 3", "Decision: 7\nThe response is perfect.", "I have no idea.", "Decision: 3"])},
+        "dev_math_cot_correction_obj.json": {"0": {"prediction": "The revised rationale.\n#### RESULT: 5"},
+                                             "1": {"prediction": "I cannot revise this."}},
+        "dev_code_exec_correction_obj.json": {"0": {"prediction": "```python\ndef f():\n    return 1\n```"},
+                                              "1": {"prediction": "```python\ndef f(:\n"}},
+        "dev_chat_feedback_sub.json": {"0": {"prediction": "Free-text feedback."}},
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, rows in files.items():
+        (folder / name).write_text(json.dumps(rows))
+    return folder
+
+
+def test_predictions_only_on_a_hand_made_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR")  # no dataset anywhere
+    folder = _hand_made_folder(tmp_path / "preds")
+    out = tmp_path / "stats.json"
+    assert cli.main(["score", str(folder), "--predictions_only", "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    stats = report["predictions_only"]
+    comp = stats["dev/comparison/chat"]
+    # 8 replies: A x5 (f0, f1, r1, f2, r2), B x1 (r0), C x1 (f3), unparsed x1 (r3)
+    assert comp["replies"] == 8 and comp["parse_rate"] == pytest.approx(87.5)
+    assert comp["distribution"] == pytest.approx({"A": 62.5, "B": 12.5, "C": 12.5}) and comp["unparsed"] == 12.5
+    assert comp["pairs"] == 4
+    assert comp["consistency"] == pytest.approx(25.0)  # only pair 0 swaps its verdict with the responses
+    assert comp["same_position"] == pytest.approx(50.0)  # pairs 1 and 2 chose the first slot both times
+    assert comp["first_position"] == pytest.approx(100 * 5 / 6)  # A/B verdicts of the 4 pairs: A, B, A, A, A, A
+    assert stats["dev/comparison/all"] == comp  # one domain: the pooled row is the same
+    fb = stats["dev/feedback/chat"]
+    assert fb["replies"] == 4 and fb["parse_rate"] == 75.0 and fb["unparsed"] == 25.0
+    assert fb["distribution"] == {"3": 50.0, "7": 25.0} and fb["mean"] == pytest.approx(13 / 3)
+    assert stats["dev/correction/math_cot"] == {"replies": 2, "parse_rate": 50.0, "truncated": 0.0}
+    assert stats["dev/correction/code_exec"] == {"replies": 2, "parse_rate": 50.0, "truncated": 50.0}  # unclosed block
+    assert stats["dev/correction/all"] == {"replies": 4, "parse_rate": 50.0, "truncated": 25.0}
+    assert report["items"]["dev_chat_comp_feedback_obj_reverse.json"] == {"0": "B", "1": "A", "2": "A", "3": None}
+    assert report["skipped"] == [["dev_chat_feedback_sub.json", report["skipped"][0][1]]]
+    printed = capsys.readouterr()
+    row = next(line.split() for line in printed.out.splitlines() if line.split()[:3] == ["dev", "comparison", "chat"])
+    assert row[3:5] == ["8", "87.50"] and row[-3:] == ["25.00", "83.33", "50.00"]
+    assert "not scored: judge-scored" in printed.err and "dev_chat_feedback_sub.json" in printed.err
+
+
+def test_predictions_only_refuses_unpaired_orders_and_a_dataset(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR")
+    folder = _hand_made_folder(tmp_path / "preds")
+    path = folder / "dev_chat_comp_feedback_obj_reverse.json"
+    rows = json.loads(path.read_text())
+    rows["1"]["origin_prompt"], rows["2"]["origin_prompt"] = rows["2"]["origin_prompt"], rows["1"]["origin_prompt"]
+    path.write_text(json.dumps(rows))
+    assert cli.main(["score", str(folder), "--predictions_only"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{path}[1]" in err[0] and "do not hold the same pairs" in err[0]
+    assert cli.main(["score", str(folder), "--predictions_only", "--data_dir", "sample"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--predictions_only reads no dataset" in err[0]
+
+
+def test_without_a_dataset_the_hub_error_names_predictions_only(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR")  # the default: the Hub, offline in the tests (HF_HUB_OFFLINE=1)
+    folder = _hand_made_folder(tmp_path / "preds")
+    assert cli.main(["score", str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "could not be read from the Hub" in err[0] and "--predictions_only" in err[0]
+
+
+def test_predictions_only_reads_an_opencompass_run(tmp_path, monkeypatch):
+    """OpenCompass's files: a row's `gold` is its document (domain, pair, order); without it the task's one domain
+    and the dataset's layout (forward, then reverse) stand in."""
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR")
+    folder = tmp_path / "oc"
+    folder.mkdir()
+    docs = [{"domain": "qa", "pair_id": "qa/0", "order": "forward"}, {"domain": "qa", "pair_id": "qa/0", "order": "reverse"},
+            {"domain": "chat", "pair_id": "chat/0", "order": "forward"},
+            {"domain": "chat", "pair_id": "chat/0", "order": "reverse"}]
+    replies = ["Decision: B", "Decision: B", "Decision: A", "Decision: B"]
+    (folder / "critic_comparison.json").write_text(json.dumps(
+        {str(i): {"origin_prompt": "", "prediction": p, "gold": json.dumps(d)} for i, (d, p) in enumerate(zip(docs, replies))}))
+    (folder / "critic_meta_chat.json").write_text(json.dumps(
+        {str(i): {"origin_prompt": "", "prediction": p} for i, p in enumerate(["Score: 2", "Score: 6", "?"])}))
+    out = tmp_path / "stats.json"
+    assert cli.main(["score", str(folder), "--predictions_only", "--output", str(out)]) == 0
+    stats = json.loads(out.read_text())["predictions_only"]
+    assert stats["dev/comparison/qa"]["same_position"] == 100.0 and stats["dev/comparison/qa"]["consistency"] == 0.0
+    assert stats["dev/comparison/chat"]["consistency"] == 100.0 and stats["dev/comparison/chat"]["same_position"] == 0.0
+    assert stats["dev/comparison/all"]["first_position"] == 25.0  # B, B, A, B
+    assert stats["dev/meta/chat"]["distribution"] == pytest.approx({"2": 100 / 3, "6": 100 / 3})
+
+
+# the released DeepSeek-67B-Chat predictions (read in place from ../shared): hand loops with our own regexes, on
+# files where these simple rules and the package's parser agree (checked when this test was written)
+HAND_VERDICT = re.compile(r"Decision\s*:\s*\**\s*\(?([ABC])(?![A-Za-z])")
+HAND_LIKERT = re.compile(r"Decision\s*:\s*\**\s*([1-7])(?![\d.])")
+
+
+def test_predictions_only_on_the_released_deepseek_files(predictions_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR")
+    out = tmp_path / "stats.json"
+    assert cli.main(["score", str(predictions_dir), "--predictions_only", "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    stats = report["predictions_only"]
+    names = sorted(p.name for p in predictions_dir.glob("*.json"))
+    assert len(names) == 156
+    assert sorted(n for n, _ in report["skipped"]) == [n for n in names if "_sub" in n] and len(report["skipped"]) == 62
+
+    def rows(name):
+        return list(json.loads((predictions_dir / name).read_text()).values())
+
+    # feedback on the test split's qa items (50 + 10 correction-part items): parse rate and distribution
+    values = [HAND_LIKERT.search(r["prediction"]) for f in ("test_qa_feedback_obj.json",
+                                                            "test_qa_feedback_obj_correction_part.json") for r in rows(f)]
+    parsed = [int(m.group(1)) for m in values if m]
+    qa = stats["test/feedback/qa"]
+    assert qa["replies"] == len(values) == 60
+    assert qa["parse_rate"] == pytest.approx(100 * len(parsed) / 60)
+    assert qa["distribution"] == pytest.approx({str(v): 100 * parsed.count(v) / 60 for v in sorted(set(parsed))})
+    assert qa["mean"] == pytest.approx(sum(parsed) / len(parsed))
+
+    # comparison, dev math_cot: both orders, pair i = item i of each file
+    def verdict(text):
+        m = HAND_VERDICT.search(text)
+        return m.group(1) if m else None
+
+    fwd = [verdict(r["prediction"]) for r in rows("dev_math_cot_comp_feedback_obj.json")]
+    rev = [verdict(r["prediction"]) for r in rows("dev_math_cot_comp_feedback_obj_reverse.json")]
+    swap = {"A": "B", "B": "A", "C": "C"}
+    comp = stats["dev/comparison/math_cot"]
+    assert comp["pairs"] == len(fwd) == len(rev) == 50
+    assert comp["parse_rate"] == pytest.approx(100 * sum(v is not None for v in fwd + rev) / 100)
+    assert comp["consistency"] == pytest.approx(100 * sum(f is not None and r == swap[f] for f, r in zip(fwd, rev)) / 50)
+    assert comp["same_position"] == pytest.approx(100 * sum(f == r and f in "AB" for f, r in zip(fwd, rev) if f) / 50)
+    slots = [v for v in fwd + rev if v in ("A", "B")]
+    assert comp["first_position"] == pytest.approx(100 * slots.count("A") / len(slots))
+    # every objective reply is counted once, per split and dimension
+    for split in ("dev", "test"):
+        for dim, mode in (("feedback", "_feedback_obj"), ("comparison", "_comp_feedback_obj"), ("meta", "_meta_feedback_obj"),
+                          ("correction", "_correction_obj")):
+            count = sum(len(rows(n)) for n in names if n.startswith(f"{split}_") and mode in n
+                        and not (mode == "_feedback_obj" and ("_comp_" in n or "_meta_" in n)))
+            assert stats[f"{split}/{dim}/all"]["replies"] == count, (split, dim)

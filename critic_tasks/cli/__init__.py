@@ -26,7 +26,8 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "summary": "print the dimension table of a saved lm-eval results JSON",
     "report": "several runs side by side with intervals: Markdown; CSV, HTML and charts with -o DIR",
     "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
-    "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset",
+    "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset; "
+             "--predictions_only: what needs no labels",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "rescore": "score saved generations of the parsed and sandbox-checked tasks again (--log_samples, or a rescue)",
     "revise": "revise and judge saved critiques of the revision tasks (MultiCritique, RCO; --log_samples output)",
@@ -36,6 +37,8 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "tasks": "list our tasks, groups and tags",
     "preflight": "check the settings that --tasks need (judge, executor, data), e.g. before a plain lm_eval run",
     "tasks-dir": "print the task directory, for lm_eval --include_path",
+    "register-lm-eval": "make plain `lm_eval --tasks critic_...` find our tasks (a folder in lm-eval's tree; --undo)",
+    "lm-eval-config": "print (or -o write) an lm_eval --config YAML that sets include_path to our tasks, for CI",
     "opencompass": "run OpenCompass with our config tree (checks settings first; other flags pass through)",
     "opencompass-config-dir": "print our OpenCompass config tree, for opencompass --config-dir",
 }
@@ -75,7 +78,8 @@ def _main(argv: list[str] | None) -> int:
             from critic_tasks.cli import judge, opencompass, protocols, reports, rescore, revise
 
             commands = {"opencompass": opencompass.run_command, "opencompass-config-dir": opencompass.config_dir_command,
-                        "tasks-dir": _tasks_dir, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
+                        "tasks-dir": _tasks_dir, "register-lm-eval": _register_lm_eval,
+                        "lm-eval-config": _lm_eval_config, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "rescore": rescore.rescore_command, "revise": revise.revise_command,
                         "calibrate-judge": judge.calibrate_command, "report": reports.report_command,
                         "check": reports.check_command, "preflight": _preflight,
@@ -152,6 +156,39 @@ def _tasks_dir(argv: list[str]) -> int:
     return 0
 
 
+def _register_lm_eval(argv: list[str]) -> int:
+    from critic_tasks.adapters.lm_eval import register
+
+    parser = argparse.ArgumentParser(prog="critic-eval register-lm-eval", description=(
+        "lm-eval 0.4.13 finds tasks only in its own tasks/ folder and --include_path. This places "
+        f"lm_eval/tasks/{register.FOLDER}/ in the installed lm-eval: include-only YAMLs pointing at our task files, "
+        "a one-line utils.py and a marker; --undo removes exactly that. Refuses lm-eval versions it does not know "
+        f"({', '.join(register.KNOWN_VERSIONS)}), and does nothing where lm-eval reads the lm_eval.tasks entry point."))
+    parser.add_argument("--undo", action="store_true", help="remove the folder again (only if our marker is in it)")
+    args = parser.parse_args(argv)
+    print(f"critic-eval: {register.undo() if args.undo else register.register()}")
+    return 0
+
+
+def _lm_eval_config(argv: list[str]) -> int:
+    from critic_tasks.adapters.lm_eval.register import config_yaml
+
+    parser = argparse.ArgumentParser(prog="critic-eval lm-eval-config", description=COMMANDS["lm-eval-config"] + (
+        ": lm_eval --config FILE --tasks critic_feedback,critic_meta --model ... (nothing written into lm-eval)."))
+    parser.add_argument("-o", "--output", type=Path, help="write it here instead of printing it")
+    args = parser.parse_args(argv)
+    if args.output is None:
+        print(config_yaml(), end="")
+        return 0
+    try:
+        args.output.write_text(config_yaml(), encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{args.output}: cannot write the config ({err.strerror or err})") from None
+    print(f"critic-eval: wrote {args.output}; run lm_eval --config {args.output} --tasks critic_feedback,critic_meta "
+          "--model ...")
+    return 0
+
+
 def _tasks(argv: list[str]) -> int:
     argparse.ArgumentParser(prog="critic-eval tasks", description=COMMANDS["tasks"]).parse_args(argv)
     print(format_task_list())
@@ -196,14 +233,28 @@ def _score(argv: list[str]) -> int:
                         "every prompt is the toolkit's (CRITICBENCH_TOOLKIT_DIR)")
     parser.add_argument("--data_dir", default=None, help="local dataset copy, or 'sample' (default: "
                         "CRITICBENCH_DATA_DIR / the Hub)")
+    parser.add_argument("--predictions_only", action="store_true", help="without the dataset: what needs no labels "
+                        "(parse rates, distributions of the parsed scores and verdicts, the comparisons' position "
+                        "statistics), per split, dimension and domain")
     parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape, plus the "
-                        "parsed value of every item) here")
+                        "parsed value of every item) here; with --predictions_only, the statistics")
     args = parser.parse_args(argv)
     # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
     logging.getLogger("critic_tasks").setLevel(logging.ERROR)
     protocol = resolve_protocol(args.protocol)
     toolkit_dir = args.toolkit_dir or (os.environ.get("CRITICBENCH_TOOLKIT_DIR") if protocol == "toolkit" else None)
-    scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir)
+    if args.predictions_only:
+        if args.data_dir or args.toolkit_dir:
+            raise ValueError("--predictions_only reads no dataset: drop --data_dir / --toolkit_dir (or "
+                             "--predictions_only, to score against the labels)")
+        return _score_predictions_only(args.predictions_dir, protocol, args.output)
+    try:
+        scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir)
+    except DataError as err:
+        if "could not be read from the Hub" in str(err):
+            raise DataError(f"{err} Without the dataset: critic-eval score --predictions_only "
+                            f"{args.predictions_dir} (parse rates and verdict distributions).") from None
+        raise
     if args.output:
         args.output.write_text(json.dumps({"results": scored.results, "groups": scored.groups,
                                            "config": {"protocol": protocol, "predictions": str(args.predictions_dir)},
@@ -213,6 +264,27 @@ def _score(argv: list[str]) -> int:
         print(SCALE_NOTE)
     for name, why in scored.skipped:
         print(f"not scored: {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _score_predictions_only(predictions_dir: Path, protocol: str, output: Path | None) -> int:
+    from critic_tasks.protocols.criticbench.label_free import summarize_predictions
+    from critic_tasks.reports.tables import LABEL_FREE_NOTE, format_label_free
+
+    summary = summarize_predictions(predictions_dir, protocol)
+    if output:
+        output.write_text(json.dumps({"predictions_only": summary.stats, "items": summary.items,
+                                      "skipped": summary.skipped,
+                                      "config": {"protocol": protocol, "predictions": str(predictions_dir)}}, indent=2))
+    if summary.stats:
+        print(format_label_free(summary.stats))
+        print(LABEL_FREE_NOTE)
+    by_reason: dict[str, list[str]] = {}
+    for name, why in summary.skipped:
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():  # one line per reason (the released folder holds 62 judge-scored files)
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        print(f"not scored: {why}: {shown}", file=sys.stderr)
     return 0
 
 

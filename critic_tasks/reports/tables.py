@@ -93,3 +93,27 @@ def format_task_list() -> str:
     for tag, members in registry.tags().items():
         rows.append((tag, "tag", f"{len(members)} tasks: {', '.join(members[:3])}{', ...' if len(members) > 3 else ''}"))
     return render_rows(rows)
+
+
+def format_label_free(stats: dict) -> str:
+    """``critic-eval score --predictions_only``: one row per split, dimension and domain (pooled over the domains
+    first), from ``protocols.criticbench.label_free``; shares x100."""
+    rows = [("split", "dimension", "domain", "replies", "parsed", "distribution", "consistent", "first_pos",
+             "same_pos")]
+    for key, s in stats.items():
+        split, dimension, domain = key.split("/")
+        dist = " ".join(f"{k}:{v:.1f}" for k, v in {**s.get("distribution", {}), "none": s.get("unparsed")}.items()
+                        if v is not None)
+        if "truncated" in s:
+            dist = f"truncated:{s['truncated']:.1f}"
+        elif "mean" in s:
+            dist += f" (mean {s['mean']:.2f})"
+        pair = [f"{s[k]:.2f}" if k in s else "" for k in ("consistency", "first_position", "same_position")]
+        rows.append((split, dimension, domain, str(s["replies"]), f"{s['parse_rate']:.2f}", dist, *pair))
+    return render_rows(rows)
+
+
+LABEL_FREE_NOTE = ("predictions only (no dataset): parse rates and distributions of the parsed values, x100 shares "
+                   "of the replies; comparison pairs: consistent = reverse verdict is the swap of the forward one, "
+                   "first_pos = share of A/B verdicts naming the first-shown response (50 = no slot preference), "
+                   "same_pos = pairs answered with the same slot in both orders. Labelled metrics: --data_dir.")

@@ -20,5 +20,19 @@ def task_manager(**kwargs):
     from lm_eval.tasks import TaskManager
 
     include = kwargs.pop("include_path", None)
-    paths = [tasks_dir()] + ([include] if isinstance(include, (str, Path)) else list(include or []))
-    return TaskManager(include_path=paths, **kwargs)
+    paths = own_path() + ([include] if isinstance(include, (str, Path)) else list(include or []))
+    return TaskManager(include_path=paths or None, **kwargs)
+
+
+def own_path() -> list[str]:
+    """``[tasks_dir()]``, or ``[]`` where lm-eval finds these tasks by itself: ``critic-eval register-lm-eval`` has
+    put exactly them in its own tree, or it reads our ``lm_eval.tasks`` entry point (both ways would index every task
+    twice, with one warning per task)."""
+    from critic_tasks.adapters.lm_eval import register
+    from critic_tasks.core.errors import ConfigError
+
+    try:
+        found = register.up_to_date() or register.reads_entry_points(register.installed())
+    except ConfigError:  # no lm-eval to inspect: lm-eval's own import says so
+        found = False
+    return [] if found else [tasks_dir()]

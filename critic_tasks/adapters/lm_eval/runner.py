@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.preflight import check_tasks, expand
@@ -50,7 +50,8 @@ def run_cli(argv: list[str]) -> int:
 def _lm_eval(command: str, rest: list[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
-    sys.argv = ["lm_eval", command, *rest, "--include_path", tasks_dir()]
+    ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
+    sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
     failures_before = len(hooks.JUDGE_FAILURES)
     try:
         cli_evaluate()

@@ -148,6 +148,23 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
     return _with_truncation(results, revisions)
 
 
+def parse_revisions(domain: str, revisions: Sequence[str | None], questions: Sequence[str | None] | None = None
+                    ) -> list[CheckOutcome]:
+    """What needs no gold answer or unit test: each revision's parse (a final answer, or a code block), as
+    ``check_corrections`` reads it, and whether it was cut off; nothing runs. ``questions``, when known, let a
+    multiple-choice letter count as an answer (``extract_final_answer``); status is ``parsed`` or ``unparsed``."""
+    spec = DOMAINS.get(domain)
+    if spec is None or not spec.objective_correction:
+        raise ConfigError(f"domain {domain!r} has no objective correction check; choose one of "
+                          f"{list(OBJECTIVE_CORRECTION_DOMAINS)}")
+    questions = list(questions) if questions is not None else [None] * len(revisions)
+    results = []
+    for text, question in zip(revisions, questions):
+        found = extract_final_answer(text, question) if spec.correction_check == "final_answer" else extract_code(text)
+        results.append(CheckOutcome(found is not None, False, "parsed" if found is not None else "unparsed", found or ""))
+    return _with_truncation(results, revisions)
+
+
 def _with_truncation(results: list[CheckOutcome], revisions: Sequence[str | None]) -> list[CheckOutcome]:
     """Mark replies cut off by the token budget: a code block opened and never closed, or a reply with no answer in
     it that stops mid-sentence (lm-eval does not pass on why generation stopped, so the text is the evidence)."""
