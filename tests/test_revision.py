@@ -391,7 +391,7 @@ def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
     import threading
 
     from critic_tasks.protocols.revision import pipeline
-    from critic_tasks.sandbox import ExecResult
+    from critic_tasks.sandbox import ExecResult, PairResult
 
     rows = [{"domain": "math_pot", "question": "Question 0?", "generation": "Initial 0", "ground_truth_answer": "3"},
             {"domain": "code_not_exec", "question": "Question 1?", "generation": "Initial 1",
@@ -405,9 +405,14 @@ def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
 
         isolation, barrier = "test", threading.Barrier(2, timeout=20)
 
-        def run(self, programs):
+        def run(self, programs):  # math_pot: one program each
             self.barrier.wait()
             return [ExecResult("failed", 1, "", "AssertionError", 0.0) for _ in programs]
+
+        def run_pairs(self, pairs):  # code: a candidate and its trusted tester each
+            self.barrier.wait()
+            failed = ExecResult("failed", 1, "", "AssertionError", 0.0)
+            return [PairResult(failed, failed) for _ in pairs]
 
     revisions = [["```python\nclass Solution:\n    def solution(self):\n        return 3\n```", GOOD_CODE]]
     outcomes = pipeline.check(docs, revisions, Meeting())
