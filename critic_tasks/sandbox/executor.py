@@ -16,12 +16,17 @@ Isolation is layered by what works on this machine (detected once, cached; see `
   network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
 * ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
 
-When we are root and an unprivileged uid can run the interpreter, each worker slot runs its programs as its own
-uid (``SANDBOX_UID + slot``): no writing our files, no signalling us or the programs running beside it, and
+Never as root: when we are root, each worker slot runs its programs as uids of its own (``SANDBOX_UID + 2 * slot``,
+``+ 1`` for a pair's trusted side): no writing our files, no signalling us or the programs running beside it, and
 RLIMIT_NPROC binds. Under bwrap this is ``setpriv`` inside the sandbox (bwrap keeps only CAP_SETUID/CAP_SETGID for
 it, and no user namespace, whose uid map would keep the program root outside): without it a program would run as
 root without capabilities, still able to read root-owned files such as ``/etc/shadow``. Where that uid cannot run
-the interpreter, bwrap runs as root without capabilities, and the log says so.
+the interpreter (a pyenv under a 0700 ``/root`` on a layer that cannot re-bind it), the executor refuses to start,
+in one line naming the closed folder. Every layer also gets boot.py's seccomp filter (no namespaces, mounts,
+io_uring, bpf, ptrace, ...; see there).
+
+``run_pairs`` runs a ``Pair``: an untrusted program wired to a trusted one through two pipes, each in a sandbox of
+its own; the code checks use it so that the verdict is never decided inside the program under test.
 
 On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
 delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root);
