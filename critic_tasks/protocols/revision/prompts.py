@@ -155,17 +155,18 @@ def task_kind(doc: dict) -> str:
     return "summary" if doc.get("article") else "qa"
 
 
-# kind -> (who judges, what is shown, the input's label, the response's name, what to look at)
+# kind -> (who judges, what is shown, the input's label (the paper's field names), the response's name, what to
+# look at)
 _RCO_KINDS = {
-    "dialog": ("an impartial judge", "a dialog between a human and an AI assistant", "Dialog", "response",
+    "dialog": ("an impartial judge", "a dialog between a human and an AI assistant", "Conversation", "response",
                "whether it is helpful, harmless and correct"),
     "summary": ("an impartial judge", "an article and a summary of it", "Question", "summary",
                 "whether it misses key information from the article or holds information that is unnecessary or "
                 "false"),
-    "qa": ("an impartial judge", "a question and an answer", "Question", "answer", "what is wrong with it"),
-    "math": ("an expert on mathematics", "a math problem and an answer to it", "Problem", "answer",
+    "qa": ("an impartial judge", "a question and an answer", "User Question", "answer", "what is wrong with it"),
+    "math": ("an expert on mathematics", "a math problem and an answer to it", "Math Problem", "answer",
              "what is wrong with it"),
-    "code": ("an expert on computer programming", "a coding problem and code written for it", "Requirements",
+    "code": ("an expert on computer programming", "a coding problem and code written for it", "Code Requirements",
              "code", "whether it is correct and readable and meets the requirements"),
 }
 _RULE = "----------"
