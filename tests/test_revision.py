@@ -142,13 +142,16 @@ def _run(task, tmp_path, log_samples=False):
 
 def _metrics(out, task):
     return {k.removesuffix(",none"): v for k, v in out["results"][task].items()
-            if k.endswith(",none") and "_stderr" not in k and "_ci_" not in k and k != "models,none"}
-    # models and the intervals are checked on their own
+            if k.endswith(",none") and "_stderr" not in k and "_ci_" not in k and k.removesuffix(",none") not in TEXT}
+    # the text entries and the intervals are checked on their own
+
+
+TEXT = ("models", "variant", "failure_rule")  # results entries that name what ran, not numbers
 
 
 def _values(metrics: dict) -> dict:
-    """A `critic-eval revise` results entry without its interval keys."""
-    return {k: v for k, v in metrics.items() if "_ci_" not in k}
+    """A `critic-eval revise` results entry without its interval keys and text entries."""
+    return {k: v for k, v in metrics.items() if "_ci_" not in k and k not in TEXT}
 
 
 def expected_multicritique():
@@ -158,17 +161,22 @@ def expected_multicritique():
         rates.append(100 * sum(PASSES[reviser][k] for k in checked) / len(checked))
     text = [k for k, (d, _, _) in ITEMS.items() if d == "chat"]
     ratings = [RATING[k] for k in text if RATING[k] is not None]
+    missing = {k: sum(REVISIONS[r][k] is None for r in REVISIONS) for k in checked}  # failed revisions per item
     return {"r_obj": sum(rates) / len(rates), "r_sub": sum(ratings) / len(ratings),
             "judge_parse_rate": 100 * len(ratings) / len(text), "judge_failed": len(text) - len(ratings),
-            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1}
+            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
+            # checked items some / all revisers failed on; judged items without a readable rating
+            "partial_items": sum(0 < m < len(REVISIONS) for m in missing.values()),
+            "empty_items": sum(m == len(REVISIONS) for m in missing.values()) + len(text) - len(ratings)}
 
 
 def expected_rco():
     win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
-    utilities, asked, readable, failed = [], 0, 0, 0
+    utilities, asked, readable, failed, orders = [], 0, 0, 0, []
     for k, (fwd, rev) in PAIR.items():
         prefs = [win[o][v] for o, v in (("forward", fwd), ("reverse", rev)) if v is not None]
         utilities.append(sum(prefs) / len(prefs))
+        orders.append(len(prefs))
         asked += 3
         readable += len(prefs) + (RATING[k] is not None)
         failed += len(prefs) < 2 or RATING[k] is None
@@ -176,7 +184,8 @@ def expected_rco():
     return {"critique_utility": 100 * sum(utilities) / len(utilities), "rqs": sum(ratings) / len(ratings),
             "refine_accuracy": 100 * sum(PASSES["good"].values()) / len(PASSES["good"]),
             "judge_parse_rate": 100 * readable / asked, "judge_failed": failed,
-            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1}
+            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
+            "partial_items": orders.count(1), "empty_items": orders.count(0)}  # items with one / no readable order
 
 
 def test_multicritique_metrics_match_hand_computation_and_rerun_asks_nothing(tmp_path):
@@ -495,7 +504,8 @@ def test_paper_multicritique_r_sub_is_criticevals_reference_guided_correction_ju
     got = _metrics(out, "critic_revision_pool")
     grades = [g for g in GRADE.values() if g is not None]
     exp = {**expected_multicritique(), "r_sub": sum(grades) / len(grades),  # 9: on CriticEval's scale (ref = 8)
-           "judge_parse_rate": 100 * len(grades) / len(GRADE), "judge_failed": len(GRADE) - len(grades)}
+           "judge_parse_rate": 100 * len(grades) / len(GRADE), "judge_failed": len(GRADE) - len(grades),
+           "empty_items": len(GRADE) - len(grades)}  # no checked item lost all its revisions here
     for key, value in exp.items():
         assert got[key] == pytest.approx(value, abs=1e-9), key
     results = out["results"]["critic_revision_pool"]
