@@ -645,3 +645,24 @@ def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tm
         lm_eval.simple_evaluate(model=lm, tasks=["critic_utility"], bootstrap_iters=0,
                                 task_manager=critic_tasks.task_manager(metadata={"items_file": str(tmp_path / ROWS)}))
     assert lm.prompts == []
+
+
+def test_critic_eval_revise_rescores_saved_samples_under_another_failure_rule(tmp_path, capsys):
+    """The run's rule is recorded in its samples; `critic-eval revise --failure_rule zero` re-scores them (from the
+    caches) under another: item 3's unreadable reverse order now counts as a loss."""
+    out = _run("critic_utility", tmp_path, log_samples=True)
+    tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
+    tracker.general_config_tracker.model_name_sanitized = "scripted"
+    tracker.date_id = "2026-11-22T10-00-00.000001"
+    tracker.save_results_samples("critic_utility", out["samples"]["critic_utility"])
+    report = tmp_path / "zero.json"
+    assert cli.main(["revise", str(tmp_path / "run"), "--output", str(report), "--no_progress", "--allow_failures",
+                     "--failure_rule", "zero"]) == 0
+    saved = json.loads(report.read_text())["results"]["critic_utility"]
+    win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
+    utilities = [sum(0 if v is None else win[o][v] for o, v in zip(("forward", "reverse"), PAIR[k])) / 2 for k in PAIR]
+    assert saved["critique_utility"] == pytest.approx(100 * sum(utilities) / len(utilities))
+    assert saved["failure_rule"] == "zero" and saved["variant"] == "short"
+    capsys.readouterr()
+    assert cli.main(["revise", str(tmp_path / "run"), "--failure_rule", "none"]) == 2  # one line, before any call
+    assert "failure_rule='none': expected one of exclude, tie, zero" in capsys.readouterr().err
