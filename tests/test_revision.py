@@ -212,7 +212,7 @@ def test_rco_metrics_match_hand_computation_in_both_orders_with_ties(tmp_path):
     involved = json.loads(row["models"])
     assert involved["revisers"][0]["model"] == "good" and involved["revisers"][1]["name"] == "bad"
     assert involved["judge"]["model"] == "judge-1"
-    assert involved["prompt_versions"] == prompts.versions()
+    assert involved["prompt_versions"] == prompts.versions("rco", "short")
     # the results name them too, beside the numbers
     assert json.loads(out["results"]["critic_utility"]["models,none"]) == involved
 

@@ -84,8 +84,7 @@ def run_variant(docs: Sequence[dict]) -> str:
     return found.pop() if found else variants.DEFAULT
 
 
-def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None, protocol: str = "rco",
-           variant: str = variants.SHORT) -> dict:
+def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None, protocol: str, variant: str) -> dict:
     """Every model the pipeline calls, with its prompt version (recorded with the results)."""
     versions = prompts.versions(protocol, variant)
     return {"revisers": [{**identity(s, versions["reviser"]), **({"name": s.member} if s.member else {})}

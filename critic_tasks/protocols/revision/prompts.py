@@ -51,7 +51,7 @@ def protocol_of(doc: dict) -> str:
     return PROTOCOL_OF[doc["dimension"]]
 
 
-def versions(protocol: str = "rco", variant: str = variants.SHORT) -> dict[str, str]:
+def versions(protocol: str, variant: str) -> dict[str, str]:
     """The prompt version of each role (critic, reviser, judge) for a protocol and variant."""
     return dict(_VERSIONS[protocol, variant])
 
