@@ -214,8 +214,8 @@ RATING = (Metric("text_pearson", "rating", when="scored"), Metric("text_spearman
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
               Metric("parse_rate", "preference"), Metric("variant", "preference"),
               *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
-# CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating: 512 tokens cut long ones off
-# before the rating; the short variant needs far less.
+# CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating, so a budget that ends inside the
+# explanation loses the rating: room for a long one (the paper states no budget); the short variant needs far less.
 CRITIQUELLM_BUDGET = 1024
 # The paper's sampling (sec. 4.3): nucleus sampling with temperature and p both 0.8; self-consistency averages 5.
 CRITIQUELLM_SAMPLING = {"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.8,
