@@ -16,16 +16,18 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
-from critic_tasks.protocols import catalog, remote
+from critic_tasks.protocols import catalog, remote, variants
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.protocols.criticbench.self_feedback import missing_feedback
 from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
+from critic_tasks.protocols.revision.data import resolve_failure_rule
 from critic_tasks.sandbox import get_executor
 
 EXECUTOR_ENV = "CRITIC_EXECUTOR"
+VARIANT_PROTOCOLS = {"critiquellm", "multicritique", "rco"}  # the protocols with prompt variants (protocols.variants)
 
 
 def check_scorer(scorer: str) -> None:
@@ -60,6 +62,10 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
     for scorer in sorted({t.spec.scorer for t in tasks}):
         check_scorer(scorer)
+    if protocols & VARIANT_PROTOCOLS:
+        variants.resolve()  # CRITIC_PROMPT_VARIANT (a --metadata variant is checked when the tasks are built)
+    if "revision" in {t.spec.scorer for t in tasks}:
+        resolve_failure_rule()  # CRITIC_REVISION_FAILURE_RULE
     if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
         for t in (t for t in tasks if t.self_feedback):
             docs = load_task_docs(t.spec.dimension, t.split, list(t.domains), data_dir, fmt=t.spec.fmt,

@@ -229,10 +229,18 @@ RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", 
           Metric("text_skipped", "rating", when="scored", higher_is_better=False, scale="count"),
           *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", scale="count"),
           Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
+          Metric("variant", "rating", scale="text"),  # the prompt variant's name (paper | short), not a number
           *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
-              Metric("parse_rate", "preference"), *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
+              Metric("parse_rate", "preference"), Metric("variant", "preference", scale="text"),
+              *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
+# CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating, so a budget that ends inside the
+# explanation loses the rating: room for a long one (the paper states no budget); the short variant needs far less.
+CRITIQUELLM_BUDGET = 1024
+# The paper's sampling (sec. 4.3): nucleus sampling with temperature and p both 0.8; self-consistency averages 5.
+CRITIQUELLM_SAMPLING = {"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.8,
+                        "max_gen_toks": CRITIQUELLM_BUDGET}
 
 SELF_FEEDBACK = (Metric("parse_rate", "feedback_text"),)
 
@@ -276,10 +284,12 @@ DIMENSIONS = {d.name: d for d in (
               "(not scored; parse_rate = non-empty)"),
     Dimension("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
               ("text_pearson", "text_spearman", "text_kendall", "system_pearson", "parse_rate"),
-              "rate one AlignBench response 1-10 ([[x]]); correlation with human scores"),
+              "rate one AlignBench response 1-10 ([[x]]); correlation with human scores",
+              max_gen_toks=CRITIQUELLM_BUDGET),
     Dimension("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", PREFERENCE,
               ("agreement", "consistency", "parse_rate"),
-              "pick the better of two AlignBench responses ([[A]]/[[B]]), asked in both orders; agreement with humans"),
+              "pick the better of two AlignBench responses ([[A]]/[[B]]), asked in both orders; agreement with humans",
+              max_gen_toks=CRITIQUELLM_BUDGET),
     Dimension("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
               ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
               "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
@@ -337,9 +347,7 @@ def _other_protocols() -> list[Task]:
              for kind, dim in (("", "alignbench_pointwise"), ("_pairwise", "alignbench_pairwise"))
              for ref in ("ref", "free")]
     tasks.append(Task("critic_alignbench_ref_sc", "alignbench_pointwise", repeats=5, section="critic_alignbench_ref",
-                      options=(("reference", True),),
-                      generation_kwargs={"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.95,
-                                         "max_gen_toks": 512}))
+                      options=(("reference", True),), generation_kwargs=CRITIQUELLM_SAMPLING))
     tasks.append(Task("critic_metacritique", "metacritique", section="critic_metacritique"))
     return tasks
 
@@ -371,8 +379,12 @@ def _revision_counts(family: str) -> tuple[Metric, ...]:
             Metric("reviser_failed", family, higher_is_better=False, scale="count"),
             Metric("invalid_items", family, higher_is_better=False, scale="count"),
             Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
-            # JSON text: the revisers, the judge, the prompt versions
-            Metric("models", family, when="scored", scale="text"))
+            # items a missing verdict or revision touched (what became of them: failure_rule)
+            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
+            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
+            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
+            Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
+            Metric("failure_rule", family, when="scored", scale="text"))
 
 
 PROTOCOLS.update({

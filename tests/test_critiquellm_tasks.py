@@ -1,5 +1,7 @@
 """CritiqueLLM's AlignBench tasks in lm-eval: hand-made labelled data, a scripted critic, and every metric value
-computed here independently (scipy for correlations, loops for agreement)."""
+computed here independently (scipy for correlations, loops for agreement). The paper variant (the default) is
+checked against the paper's own prompt structure, read at run time from ../shared/papers/critiquellm.txt; the short
+variant (marker first) is run through --metadata."""
 
 import hashlib
 import json
@@ -11,7 +13,8 @@ from helpers import scripted_lm
 from scipy import stats
 
 import critic_tasks
-from critic_tasks.protocols.critiquellm import data
+from critic_tasks.core.errors import ConfigError
+from critic_tasks.protocols.critiquellm import data, prompts, scoring
 
 lm_eval = pytest.importorskip("lm_eval")
 
@@ -59,20 +62,21 @@ def _h(prompt: str) -> int:
 
 
 def rating_critic(prompt: str) -> str:
+    """The paper's order: the explanation (quoting the scale's ends on the way), then the rating last."""
     h = _h(prompt)
     if h % 9 == 0:
         return "I would rather not rate this."  # unparseable: 5, counted
-    return f"Rating: [[{h % 10 + 1}]]\nThe answer is fine; on a scale [[1]] to [[10]] it is average."
+    return f"The answer is fine; on a scale from [[1]] to [[10]] it is average.\nRating: [[{h % 10 + 1}]]"
 
 
 def verdict_critic(prompt: str) -> str:
     h = _h(prompt)
-    return "No verdict." if h % 7 == 0 else f"[[{'AB'[h % 2]}]]\nbecause."
+    return "No verdict." if h % 7 == 0 else f"Unlike [[C]] cases, one is better.\n[[{'AB'[h % 2]}]]"
 
 
-def _rating(reply: str) -> float | None:
+def _rating(reply: str, first: bool = False) -> float | None:
     found = [float(x) for x in re.findall(r"\[\[(\d+(?:\.\d+)?)\]\]", reply) if 1 <= float(x) <= 10]
-    return found[-1] if found else None
+    return (found[0] if first else found[-1]) if found else None
 
 
 def _expected_pointwise(samples, system=True):
@@ -113,7 +117,8 @@ def test_pointwise_metrics_match_independent_computation(task):
                                   log_samples=True)
     samples, results = out["samples"][task], out["results"][task]
     assert len(samples) == sum(map(len, HUMAN.values()))
-    assert all(("[Reference answer]" in p) == task.endswith("_ref") for p in lm.prompts)
+    assert all(("[The Start of Reference Answer]" in p) == task.endswith("_ref") for p in lm.prompts)
+    assert results["variant,none"] == "paper"  # the default, recorded beside the numbers
     expected = _expected_pointwise(samples)
     assert 0 < expected["parse_rate"] < 100 or expected["parse_rate"] == 100
     for key, value in expected.items():
@@ -155,9 +160,9 @@ def test_a_critic_that_follows_the_humans_agrees_fully():
                                                                           for r in PAIR_ROWS}
 
     def oracle(prompt):
-        a = re.search(r"\[Assistant A's answer\]\n(.*)\n", prompt).group(1)
-        b = re.search(r"\[Assistant B's answer\]\n(.*)\n", prompt).group(1)
-        return "[[A]]" if by_text[a] > by_text[b] else "[[B]]"
+        a = re.search(r"\[The Start of Assistant A's Answer\]\n(.*)\n", prompt).group(1)
+        b = re.search(r"\[The Start of Assistant B's Answer\]\n(.*)\n", prompt).group(1)
+        return "Compared.\n" + ("[[A]]" if by_text[a] > by_text[b] else "[[B]]")
 
     out = lm_eval.simple_evaluate(model=scripted_lm(oracle), tasks=["critic_alignbench_pairwise_free"],
                                   task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
@@ -204,3 +209,116 @@ def test_shared_samples_load_as_tasks(monkeypatch):
     loaded = critic_tasks.task_manager().load(["critic_alignbench_ref", "critic_alignbench_pairwise_free"])["tasks"]
     assert len(list(loaded["critic_alignbench_ref"].eval_docs)) == 100
     assert len(list(loaded["critic_alignbench_pairwise_free"].eval_docs)) == 200
+
+
+# ----------------------------------------------------------------------------- the paper variant and the short one
+
+PAPER = SHARED / "papers" / "critiquellm.txt"
+_MARKER = re.compile(r"\[(?!\[)([A-Z][^\[\]]*)\](?!\])")  # [Question], [The Start of ...]; not [[x]]
+
+
+def _paper_prompts() -> dict[str, str]:
+    """The paper's evaluation prompts (Appendix C, Table 7), read at run time: referenced and reference-free."""
+    if not PAPER.is_file():
+        pytest.skip("shared papers not found")
+    text = PAPER.read_text(encoding="utf-8")
+    table7 = text[text.index("Table 6: Dialogue-based prompts"):]
+    referenced = table7[table7.index("Referenced\t"):table7.index("Reference- Free\t")]
+    free = table7[table7.index("Reference- Free\t"):]
+    return {"ref": referenced, "free": free[:free.index("[The End of Assistant's Answer]") + 40]}
+
+
+def _doc(reference: bool, **extra) -> dict:
+    doc = {"dimension": "alignbench_pointwise", "question": "Q-TEXT", "response": "R-TEXT",
+           "with_reference": reference, "variant": "paper", **extra}
+    return {**doc, "reference": "REF-TEXT"} if reference else doc
+
+
+@pytest.mark.parametrize("reference", [True, False])
+def test_paper_prompt_follows_the_papers_structure(reference):
+    """Our wording, the paper's fields: the same section markers in the same order as the paper's prompt, the five
+    rubric bands in order, the explanation asked before the rating, and the rating's [[x]] form at the end."""
+    paper = _paper_prompts()["ref" if reference else "free"]
+    ours = prompts.critic_prompt(_doc(reference))
+    assert _MARKER.findall(ours) == _MARKER.findall(paper)
+    expected_markers = ["Instruction", "Question", *(["The Start of Reference Answer", "The End of Reference Answer"]
+                                                     if reference else []),
+                        "The Start of Assistant's Answer", "The End of Assistant's Answer"]
+    assert _MARKER.findall(ours) == expected_markers  # and that is, by hand, what the paper's table shows
+    # the paper's rubric bands (1~2 ... 9~10; its text as extracted lost one band here and there) are ours, in order
+    bands = re.findall(r"^(\d+)-(\d+): ", ours, re.MULTILINE)
+    assert bands == [("1", "2"), ("3", "4"), ("5", "6"), ("7", "8"), ("9", "10")]
+    paper_bands = re.findall(r"score (\d+)[~-](\d+)", paper)
+    assert len(paper_bands) >= 4 and paper_bands == [b for b in bands if b in paper_bands]
+    # explanation first (in Chinese, as the paper asks), the rating last as [[x]]
+    assert ours.index("First write your explanation, in Chinese") < ours.index("Then rate the answer")
+    assert "Rating: [[x]]" in ours and "Rating: [[5]]" in ours
+    # the fields in their sections
+    assert "[Question]\nQ-TEXT\n" in ours
+    assert "[The Start of Assistant's Answer]\nR-TEXT\n[The End of Assistant's Answer]" in ours
+    assert ("[The Start of Reference Answer]\nREF-TEXT\n[The End of Reference Answer]" in ours) == reference
+    assert ("about 7" in ours) == (not reference)  # the reference-free rubric's default for an unremarkable answer
+
+
+def test_paper_pairwise_prompt_asks_the_verdict_last():
+    doc = {"dimension": "alignbench_pairwise", "question": "Q", "response_a": "RA", "response_b": "RB",
+           "with_reference": True, "reference": "REF", "variant": "paper"}
+    ours = prompts.critic_prompt(doc)
+    assert _MARKER.findall(ours) == ["Instruction", "Question", "The Start of Reference Answer",
+                                     "The End of Reference Answer", "The Start of Assistant A's Answer",
+                                     "The End of Assistant A's Answer", "The Start of Assistant B's Answer",
+                                     "The End of Assistant B's Answer"]
+    assert ours.index("First write your explanation") < ours.index("end your reply with your verdict")
+    assert '"[[C]]" for a tie' in ours
+
+
+def test_the_rating_is_read_where_the_variant_puts_it():
+    """Paper: the rating ends the reply, so the last [[x]] counts; short: it opens the reply, so the first does
+    (a critique after it may quote other ratings)."""
+    paper_reply = "这个回答一般，评分区间为[[1]]到[[10]]。\nRating: [[6]]"
+    short_reply = "Rating: [[7]]\nOn a scale from [[1]] to [[10]] this is good; an ideal answer gets [[10]]."
+    doc = {"category_slug": "writing", "question": "q", "model": "m", "human_score": 5.0}
+    assert scoring.rating_record({**doc, "variant": "paper"}, paper_reply).pred == 6.0
+    assert scoring.rating_record({**doc, "variant": "short"}, short_reply).pred == 7.0
+    assert scoring.rating_record({**doc, "variant": "paper"}, short_reply).pred == 10.0  # what reading last gives
+    # a document saved before variants existed was asked the (now) short prompt: read it that way
+    assert scoring.rating_record(doc, short_reply).pred == 7.0
+    pair = {"category_slug": "writing", "pair_id": "0", "order": "forward", "preference": "A"}
+    assert scoring.preference_record({**pair, "variant": "paper"}, "Not [[B]], because...\n[[A]]").verdict == "A"
+    assert scoring.preference_record({**pair, "variant": "short"}, "[[B]]\nbetter than [[A]] here").verdict == "B"
+
+
+def test_short_variant_through_metadata_reads_the_first_marker():
+    def marker_first(prompt: str) -> str:
+        h = _h(prompt)
+        return f"Rating: [[{h % 10 + 1}]]\nThe answer is fine; on a scale [[1]] to [[10]] it is average."
+
+    lm = scripted_lm(marker_first)
+    task = "critic_alignbench_free"
+    out = lm_eval.simple_evaluate(model=lm, tasks=[task], bootstrap_iters=0, log_samples=True,
+                                  task_manager=critic_tasks.task_manager(metadata={"variant": "short"}))
+    assert all(p.startswith("You are an expert evaluator") and "Begin your reply with the overall rating" in p
+               for p in lm.prompts)
+    samples, results = out["samples"][task], out["results"][task]
+    assert results["variant,none"] == "short"
+    ratings = [_rating(s["resps"][0][0], first=True) for s in samples]
+    assert ratings == [_h(p) % 10 + 1 for p in lm.prompts]  # the first marker, never the scale's 10
+    exp = _expected_pointwise([{**s, "resps": [[f"[[{r:g}]]"]]} for s, r in zip(samples, ratings)])
+    assert results["system_pearson,none"] == pytest.approx(exp["system_pearson"], abs=1e-9)
+
+
+def test_a_bad_variant_stops_the_run_before_any_generation(monkeypatch):
+    monkeypatch.setenv("CRITIC_PROMPT_VARIANT", "long")
+    lm = scripted_lm(rating_critic)
+    with pytest.raises(ConfigError, match=re.escape("CRITIC_PROMPT_VARIANT='long': expected one of paper, short")):
+        lm_eval.simple_evaluate(model=lm, tasks=["critic_alignbench_ref"], bootstrap_iters=0,
+                                task_manager=critic_tasks.task_manager())
+    assert lm.prompts == []
+
+
+def test_self_consistency_samples_as_the_paper():
+    """Sec. 4.3: nucleus sampling with temperature and p both 0.8; 5 candidate critiques for self-consistency."""
+    task = critic_tasks.task_manager().load(["critic_alignbench_ref_sc"])["tasks"]["critic_alignbench_ref_sc"]
+    kwargs = task.config.generation_kwargs
+    assert task.config.repeats == 5
+    assert kwargs["do_sample"] is True and kwargs["temperature"] == 0.8 and kwargs["top_p"] == 0.8

@@ -95,15 +95,51 @@ def test_leaderboard_rows_marked_and_the_run_placed_by_overall(runs, tmp_path, c
     marked = [r for r in rows if r[2] == "published (test split, toolkit protocol)"]
     assert {r[1] for r in marked} == {p["Model"] for p in published}
     gpt4 = next(r for r in rows if r[1] == "GPT-4-turbo")
-    assert gpt4[3:] == ["63.54", "69.67", "57.33", "62.90", "72.55"]
+    assert gpt4[3:] == ["", "63.54", "69.67", "57.33", "62.90", "72.55"]  # the note column: empty, reproduced
     # our run: the leaderboard's columns are feedback spearman, correction pass rate, comparison accuracy_loose, meta
     # spearman, overall; its rank is one more than the published rows with a higher overall (model-b is above a)
     b = next(r for r in rows if r[1] == "org/model-b")
     overall_b = (74 + 38 + 64 + 58) / 4
     assert b[2] == "this report (dev split, protocol not recorded)"
-    assert b[3:6] == ["48.00 [43.00, 53.00]", "58.00 [52.00, 65.00]", "43.00 [39.00, 47.00]"]
-    assert b[7].startswith(f"{overall_b:.2f} [")
+    assert b[4:7] == ["48.00 [43.00, 53.00]", "58.00 [52.00, 65.00]", "43.00 [39.00, 47.00]"]
+    assert b[8].startswith(f"{overall_b:.2f} [")
     assert int(b[0]) == 1 + sum(float(p["overall"]) > overall_b for p in published)
+
+
+@pytest.mark.parametrize("name, critique_only, no_formula", [
+    # 28 of the 36 objective rows follow the formula; 5 critique-only models (correction = meta = 0) use the plain
+    # mean of raw feedback and comparison; 3 rows match no formula
+    ("scores_obj.csv", {"Auto-J-13B", "UltraCM-13B", "UltraRM-13B", "Ziya-7B", "SteamSHP"},
+     {"Qwen-14B-Chat", "InternLM2-7B-Chat", "Vicuna-7B-v1.3"}),
+    # subjective: the plain mean of the three; two scorers without correction use the mean of the rest
+    ("scores_sub.csv", {"Auto-J-13B", "UltraCM-13B"}, {"Llama2-70B-Chat", "Llama2-13B-Chat"}),
+])
+def test_leaderboard_rows_whose_overall_the_formula_does_not_reproduce_are_marked(runs, capsys, name, critique_only,
+                                                                                  no_formula):
+    board = LEADERBOARD / name
+    if not board.is_file():
+        pytest.skip(f"no published leaderboard at {board}")
+    assert cli.main(["report", str(runs), "--leaderboard", str(board)]) == 0
+    out = capsys.readouterr().out
+    kind = "objective" if "obj" in name else "subjective"
+    notes = {r[1]: r[3] for r in _table(out, f"Among the published CriticEval leaderboard ({kind})")
+             if r[2].startswith("published")}
+    # independently: the toolkit's formula (compute_overall.py) by hand, to the published 2 decimals
+    with open(board, newline="") as fh:
+        published = list(csv.DictReader(fh))
+    for row in published:
+        f, c, p = (float(row[k]) for k in ("feedback", "correction", "comparison"))
+        formula = ((f + 100) / 2 + c + p + (float(row["meta_feedback"]) + 100) / 2) / 4 if kind == "objective" \
+            else (f + c + p) / 3
+        reproduced = abs(formula - float(row["overall"])) <= 0.01
+        assert (notes[row["Model"]] == "") == reproduced, row["Model"]
+    assert {m for m, n in notes.items() if "critique-only" in n} == critique_only
+    assert {m for m, n in notes.items() if "matches no formula" in n} == no_formula
+    assert sum(n == "" for n in notes.values()) == len(published) - len(critique_only) - len(no_formula)
+    assert notes["Qwen-14B-Chat" if kind == "objective" else "Llama2-70B-Chat"].startswith(
+        "overall matches no formula: the formula gives 41.58" if kind == "objective" else
+        "overall matches no formula: the formula gives 5.06")
+    assert f"{len(critique_only) + len(no_formula)} published overalls are not the formula's" in out
 
 
 def test_files_csv_and_self_contained_html(runs, tmp_path, capsys):

@@ -3,7 +3,10 @@
 losses, in both orders, and unreadable replies), and every metric computed here by hand loops from those plans.
 Also: a rerun asks nothing, changing only the judge re-asks only the judge, failing endpoints are counted per item
 and a rerun resumes them, deferred scoring then `critic-eval revise` gives the same numbers, and the settings and
-item-file errors are one clear line."""
+item-file errors are one clear line. These run the short variant (CRITIC_PROMPT_VARIANT=short: one generic prompt per
+role, the judge's marker first); the paper variant (the default) is tested at the end: MultiCritique's R_sub by
+CriticEval's reference-guided correction judge, RCO's per-task judges with the math reference answer, and the failure
+rules for missing verdicts and revisions."""
 
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ PASSES = {"good": {0: True, 1: True, 2: True}, "bad": {0: False, 1: True, 2: Fal
 # the judge's plan, per item: raw verdicts (forward = A initial / B revised; reverse = A revised / B initial), rating
 PAIR = {0: ("B", "A"), 1: ("C", "C"), 2: ("A", "A"), 3: ("B", None), 4: ("A", "B"), 5: ("B", "C")}
 RATING = {0: 7, 1: 5, 2: 3, 3: 8, 4: None, 5: 6}  # None: a reply without a rating marker
+GRADE = {3: 9, 4: None}  # paper MultiCritique: CriticEval's judge grades the text items' revisions ("Score: x")
 ROWS = "items.jsonl"
 
 
@@ -82,11 +86,17 @@ class ScriptedModel:
         Calls.judge.append(prompt)
         if Calls.judge_down:
             return Reply(None, "judge endpoint: connection refused")
-        if prompt.startswith("Rate the quality"):
+        if prompt.startswith("You are grading a correction"):  # paper MultiCritique: CriticEval's correction judge
+            return Reply(f"Close to the reference.\nScore: {GRADE[k]}" if GRADE[k] is not None else "Close enough.")
+        if prompt.startswith("Rate the quality") or (prompt.startswith("Act as") and "two AI assistants" not in prompt):
             return Reply(f"Fine.\nRating: [[{RATING[k]}]]" if RATING[k] is not None else "Fine, I suppose.")
-        first = prompt.split("[Response A]\n", 1)[1]
-        verdict = PAIR[k][0 if first.startswith("Initial") else 1]
-        return Reply(f"Reasons.\n[[{verdict}]]" if verdict else "Both have merits.")
+        paper = prompt.startswith("Act as")  # the paper's judges: explanation first, verdict last
+        first = (re.search(r"\[The Start of Assistant A's \w+\]\n", prompt) if paper else
+                 re.search(r"\[Response A\]\n", prompt))
+        verdict = PAIR[k][0 if prompt[first.end():].startswith("Initial") else 1]
+        if verdict is None:
+            return Reply("Both have merits.")
+        return Reply(f"Weighing both; a tie would be [[C]].\n[[{verdict}]]" if paper else f"Reasons.\n[[{verdict}]]")
 
     def generate(self, prompts_, progress=True, on_result=None):
         replies = []
@@ -114,7 +124,8 @@ def environment(monkeypatch, tmp_path):
                         "CRITIC_REVISER_CACHE": str(tmp_path / "reviser.sqlite"),
                         "CRITIC_JUDGE_BACKEND": "scripted-revision", "CRITIC_JUDGE_MODEL": "judge-1",
                         "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"),
-                        "CRITIC_JUDGE_ALLOW_FAILURES": "1", "CRITIC_RESCUE_DIR": str(tmp_path / "rescue")}.items():
+                        "CRITIC_JUDGE_ALLOW_FAILURES": "1", "CRITIC_RESCUE_DIR": str(tmp_path / "rescue"),
+                        "CRITIC_PROMPT_VARIANT": "short"}.items():
         monkeypatch.setenv(name, value)
     pm = plugin_manager()
     pm.register(Plugin(), name="scripted-revision")
@@ -131,13 +142,16 @@ def _run(task, tmp_path, log_samples=False):
 
 def _metrics(out, task):
     return {k.removesuffix(",none"): v for k, v in out["results"][task].items()
-            if k.endswith(",none") and "_stderr" not in k and "_ci_" not in k and k != "models,none"}
-    # models and the intervals are checked on their own
+            if k.endswith(",none") and "_stderr" not in k and "_ci_" not in k and k.removesuffix(",none") not in TEXT}
+    # the text entries and the intervals are checked on their own
+
+
+TEXT = ("models", "variant", "failure_rule")  # results entries that name what ran, not numbers
 
 
 def _values(metrics: dict) -> dict:
-    """A `critic-eval revise` results entry without its interval keys."""
-    return {k: v for k, v in metrics.items() if "_ci_" not in k}
+    """A `critic-eval revise` results entry without its interval keys and text entries."""
+    return {k: v for k, v in metrics.items() if "_ci_" not in k and k not in TEXT}
 
 
 def expected_multicritique():
@@ -147,17 +161,22 @@ def expected_multicritique():
         rates.append(100 * sum(PASSES[reviser][k] for k in checked) / len(checked))
     text = [k for k, (d, _, _) in ITEMS.items() if d == "chat"]
     ratings = [RATING[k] for k in text if RATING[k] is not None]
+    missing = {k: sum(REVISIONS[r][k] is None for r in REVISIONS) for k in checked}  # failed revisions per item
     return {"r_obj": sum(rates) / len(rates), "r_sub": sum(ratings) / len(ratings),
             "judge_parse_rate": 100 * len(ratings) / len(text), "judge_failed": len(text) - len(ratings),
-            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1}
+            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
+            # checked items some / all revisers failed on; judged items without a readable rating
+            "partial_items": sum(0 < m < len(REVISIONS) for m in missing.values()),
+            "empty_items": sum(m == len(REVISIONS) for m in missing.values()) + len(text) - len(ratings)}
 
 
 def expected_rco():
     win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
-    utilities, asked, readable, failed = [], 0, 0, 0
+    utilities, asked, readable, failed, orders = [], 0, 0, 0, []
     for k, (fwd, rev) in PAIR.items():
         prefs = [win[o][v] for o, v in (("forward", fwd), ("reverse", rev)) if v is not None]
         utilities.append(sum(prefs) / len(prefs))
+        orders.append(len(prefs))
         asked += 3
         readable += len(prefs) + (RATING[k] is not None)
         failed += len(prefs) < 2 or RATING[k] is None
@@ -165,7 +184,8 @@ def expected_rco():
     return {"critique_utility": 100 * sum(utilities) / len(utilities), "rqs": sum(ratings) / len(ratings),
             "refine_accuracy": 100 * sum(PASSES["good"].values()) / len(PASSES["good"]),
             "judge_parse_rate": 100 * readable / asked, "judge_failed": failed,
-            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1}
+            "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
+            "partial_items": orders.count(1), "empty_items": orders.count(0)}  # items with one / no readable order
 
 
 def test_multicritique_metrics_match_hand_computation_and_rerun_asks_nothing(tmp_path):
@@ -192,7 +212,7 @@ def test_rco_metrics_match_hand_computation_in_both_orders_with_ties(tmp_path):
     involved = json.loads(row["models"])
     assert involved["revisers"][0]["model"] == "good" and involved["revisers"][1]["name"] == "bad"
     assert involved["judge"]["model"] == "judge-1"
-    assert involved["prompt_versions"] == prompts.versions()
+    assert involved["prompt_versions"] == prompts.versions("rco", "short")
     # the results name them too, beside the numbers
     assert json.loads(out["results"]["critic_utility"]["models,none"]) == involved
 
@@ -458,3 +478,196 @@ def test_criticbench_tasks_run_on_the_sample(monkeypatch):
     assert chat["critique_utility"] == 50.0 and chat["rqs"] == 7.0  # [[B]] in both orders: a win, then a loss
     assert "refine_accuracy" not in chat and "r_sub" not in math_cot  # no checked chat item, no judged math one
     assert 0.0 <= math_cot["r_obj"] <= 100.0 and math_cot["reviser_failed"] == 0 and math_cot["invalid_items"] == 0
+
+
+# ----------------------------------------------------------------------------- the paper variant (the default)
+
+RCO_PAPER = "rco.txt"
+
+
+def _with_references(tmp_path) -> str:
+    """The items file, each judged (chat) item with its human reference revision."""
+    rows = [json.loads(line) for line in (tmp_path / ROWS).read_text().splitlines()]
+    for row in rows:
+        if row["domain"] == "chat":
+            row["correction"] = f"Reference revision {row['id']}"
+    path = tmp_path / "items_with_references.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def _run_paper(task, items_file, **metadata):
+    lm = scripted_lm(critic)
+    manager = critic_tasks.task_manager(metadata={"items_file": items_file, **metadata})
+    out = lm_eval.simple_evaluate(model=lm, tasks=[task], task_manager=manager, bootstrap_iters=0, log_samples=True)
+    return out, lm
+
+
+def test_paper_multicritique_r_sub_is_criticevals_reference_guided_correction_judge(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")  # the default: paper
+    out, lm = _run_paper("critic_revision_pool", _with_references(tmp_path))
+    got = _metrics(out, "critic_revision_pool")
+    grades = [g for g in GRADE.values() if g is not None]
+    exp = {**expected_multicritique(), "r_sub": sum(grades) / len(grades),  # 9: on CriticEval's scale (ref = 8)
+           "judge_parse_rate": 100 * len(grades) / len(GRADE), "judge_failed": len(GRADE) - len(grades),
+           "empty_items": len(GRADE) - len(grades)}  # no checked item lost all its revisions here
+    for key, value in exp.items():
+        assert got[key] == pytest.approx(value, abs=1e-9), key
+    results = out["results"]["critic_revision_pool"]
+    assert results["variant,none"] == "paper" and results["failure_rule,none"] == "exclude"
+    # the judge: CriticEval's correction judge, the reference revision worth 8, the critique the reviser used
+    assert len(Calls.judge) == 2
+    for k in (3, 4):
+        (prompt,) = [p for p in Calls.judge if f"Question {k}?" in p]
+        assert prompt.startswith("You are grading a correction")
+        assert f"### Reference correction (worth 8)\nReference revision {k}\n" in prompt
+        assert f"### Critique of the original response\nFeedback on item {k}: check every step.\n" in prompt
+        assert f"### Correction to grade\nREVISED text {k} good\n" in prompt  # the first reviser's revision
+        assert prompt.rstrip().endswith("where x is a number from 1 to 10.")
+    # the critic: CriticEval's free-text feedback prompt; the revisers: its correction prompt with that feedback
+    assert all(p.rstrip().endswith("If the response needs no revision, say so.") for p in lm.prompts)
+    assert any("### Math Question:\nQuestion 0?" in p for p in lm.prompts)
+    math_revision = [p for p in Calls.reviser if p.startswith("good|") and "Question 0?" in p][0]
+    assert "### Feedback:\nFeedback on item 0: check every step.\n" in math_revision
+    assert "`#### RESULT: x`" in math_revision
+    involved = json.loads(results["models,none"])
+    assert involved["judge"]["prompt_version"] == "critic-judge-v1" and involved["variant"] == "paper"
+
+
+def test_paper_multicritique_needs_the_reference_revision(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / ROWS}:4: missing field 'correction'")):
+        data.load_task_docs("revision_pool", items_file=str(tmp_path / ROWS))  # item 3 (line 4): chat, no reference
+    # CriticBench items: the text domains from the subjective files, which hold the reference revisions
+    docs = data.load_task_docs("revision_pool", "dev", "chat,math_cot", "sample")
+    assert {d["domain"]: "/sub_dev_data/" in d["source_file"] for d in docs} == {"chat": True, "math_cot": False}
+    assert all(d["correction"] for d in docs if d["domain"] == "chat")
+    with pytest.raises(DataError, match="missing field 'correction'.*use variant 'short' there"):
+        data.load_task_docs("revision_pool", "test", "qa", "sample")  # the test split withholds the references
+    assert len(data.load_task_docs("revision_pool", "test", "qa", "sample", variant="short")) == 2
+
+
+def _paper_table(number: int) -> str:
+    """One of the RCO paper's judge prompts (Appendix B), read at run time."""
+    from conftest import SHARED
+
+    path = SHARED / "papers" / RCO_PAPER
+    if not path.is_file():
+        pytest.skip("shared papers not found")
+    text = path.read_text(encoding="utf-8").replace("\u2019", "'")  # the paper typesets apostrophes curly
+    end = text.index(f"Table {number}: ")
+    return text[text.rindex("[SYSTEM]", 0, end):end]
+
+
+_MARKER = re.compile(r"\[(?!\[)([A-Z][^\[\]]*)\](?!\])")
+
+
+def test_paper_rco_judges_explain_first_and_the_math_judge_sees_the_reference_answer(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
+    out, _ = _run_paper("critic_utility", str(tmp_path / ROWS))
+    got = _metrics(out, "critic_utility")
+    for key, value in expected_rco().items():  # the verdict is read last: the quoted [[C]] before it never counts
+        assert got[key] == pytest.approx(value, abs=1e-9), key
+    assert out["results"]["critic_utility"]["variant,none"] == "paper"
+    gold = {k: g for k, (d, g, _) in ITEMS.items() if d == "math_cot"}
+    for prompt in Calls.judge:
+        k = _item(prompt)
+        reference = f"[The Start of Reference Answer]\n{gold[k]}\n[The End of Reference Answer]" if k in gold else None
+        assert (reference in prompt) if reference else "Reference Answer" not in prompt, (k, prompt)
+        assert prompt.index("explanation") < prompt.index("[[")  # explain first, the marker last
+    # a math judge's sections are those of the paper's math prompts (Table 31: preference, Table 41: RQS)
+    doc = data.load_task_docs("utility", items_file=str(tmp_path / ROWS))[0]
+    skip = {"SYSTEM", "USER"}
+    assert _MARKER.findall(prompts.pairwise_prompt(doc, "x", "y")) == [
+        m for m in _MARKER.findall(_paper_table(31)) if m not in skip] == [
+        "Math Problem", "The Start of Reference Answer", "The End of Reference Answer",
+        "The Start of Assistant A's Answer", "The End of Assistant A's Answer", "The Start of Assistant B's Answer",
+        "The End of Assistant B's Answer"]
+    assert _MARKER.findall(prompts.rating_prompt(doc, "x")) == [
+        m for m in _MARKER.findall(_paper_table(41)) if m not in skip]
+    chat = data.load_task_docs("utility", items_file=str(tmp_path / ROWS))[3]
+    assert _MARKER.findall(prompts.pairwise_prompt(chat, "x", "y")) == [
+        m for m in _MARKER.findall(_paper_table(28)) if m not in skip]  # dialog: no reference answer
+
+
+def _rco(prefs, rqs=None, checked=False, passed=(), revised=True, rule="exclude"):
+    from critic_tasks.core.records import RevisionRecord
+
+    return RevisionRecord(domain="d", checked=checked, revisers=("actor",), revisions=("r" if revised else None,),
+                          passed=passed, prefs=prefs, rqs=rqs, reviser_failed=0 if revised else 1, failure_rule=rule)
+
+
+@pytest.mark.parametrize("rule, utility, accuracy", [("exclude", 62.5, 100.0), ("tie", 50.0, 50.0),
+                                                     ("zero", 18.75, 50.0)])
+def test_rco_failure_rules_by_hand(rule, utility, accuracy):
+    """One order unreadable; both unreadable; the actor's revision failed (nothing judged); a complete item.
+    exclude: CU = mean(1, (0 + 0.5)/2) = 0.625; tie: mean(0.75, 0.5, 0.5, 0.25) = 0.5; zero: mean(0.5, 0, 0, 0.25).
+    refine_accuracy over the two checked items: the failed revision left out (exclude) or failed (tie, zero)."""
+    from critic_tasks.protocols.revision.scoring import rco_metrics
+
+    records = [_rco((1.0, None), rqs=7, rule=rule), _rco((None, None), rule=rule),
+               _rco((), checked=True, passed=(None,), revised=False, rule=rule),
+               _rco((0.0, 0.5), rqs=5, checked=True, passed=(True,), rule=rule)]
+    out = rco_metrics(records)
+    assert out["critique_utility"] == pytest.approx(utility) and out["refine_accuracy"] == pytest.approx(accuracy)
+    assert out["rqs"] == 6.0  # ratings are never filled in
+    assert (out["partial_items"], out["empty_items"], out["failure_rule"]) == (1, 2, rule)
+
+
+@pytest.mark.parametrize("rule, r_obj", [("exclude", 75.0), ("tie", 100 / 3), ("zero", 100 / 3)])
+def test_multicritique_failure_rules_by_hand(rule, r_obj):
+    """Two revisers. Checked items: (pass, failed call), (failed call, failed call), (fail, pass); judged: 8, none.
+    exclude: reviser 1 passes 1 of 2 revised, reviser 2 1 of 1: R_obj = (50 + 100) / 2 = 75; tie / zero: a missing
+    revision fails: 1 of 3 each, 33.33. R_sub = 8 under every rule."""
+    from critic_tasks.core.records import RevisionRecord
+    from critic_tasks.protocols.revision.scoring import multicritique_metrics
+
+    def rec(checked, passed=(None, None), rqs=None):
+        return RevisionRecord(domain="d", checked=checked, revisers=("one", "two"), passed=passed, rqs=rqs,
+                              failure_rule=rule)
+
+    records = [rec(True, (True, None)), rec(True, (None, None)), rec(True, (False, True)), rec(False, rqs=8.0),
+               rec(False)]
+    out = multicritique_metrics(records)
+    assert out["r_obj"] == pytest.approx(r_obj) and out["r_sub"] == 8.0
+    assert (out["partial_items"], out["empty_items"]) == (1, 2)
+
+
+def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tmp_path, monkeypatch):
+    out = lm_eval.simple_evaluate(model=scripted_lm(critic), tasks=["critic_utility"], bootstrap_iters=0,
+                                  task_manager=critic_tasks.task_manager(
+                                      metadata={"items_file": str(tmp_path / ROWS), "failure_rule": "tie"}))
+    got = _metrics(out, "critic_utility")
+    win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
+    utilities = [sum(0.5 if v is None else win[o][v] for o, v in zip(("forward", "reverse"), PAIR[k])) / 2
+                 for k in PAIR]  # item 3's unreadable reverse order counts as a tie
+    assert got["critique_utility"] == pytest.approx(100 * sum(utilities) / len(utilities))
+    assert out["results"]["critic_utility"]["failure_rule,none"] == "tie" and got["partial_items"] == 1
+    monkeypatch.setenv("CRITIC_REVISION_FAILURE_RULE", "drop")
+    lm = scripted_lm(critic)
+    with pytest.raises(ConfigError, match=re.escape("CRITIC_REVISION_FAILURE_RULE='drop': expected one of exclude, "
+                                                    "tie, zero")):
+        lm_eval.simple_evaluate(model=lm, tasks=["critic_utility"], bootstrap_iters=0,
+                                task_manager=critic_tasks.task_manager(metadata={"items_file": str(tmp_path / ROWS)}))
+    assert lm.prompts == []
+
+
+def test_critic_eval_revise_rescores_saved_samples_under_another_failure_rule(tmp_path, capsys):
+    """The run's rule is recorded in its samples; `critic-eval revise --failure_rule zero` re-scores them (from the
+    caches) under another: item 3's unreadable reverse order now counts as a loss."""
+    out = _run("critic_utility", tmp_path, log_samples=True)
+    tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
+    tracker.general_config_tracker.model_name_sanitized = "scripted"
+    tracker.date_id = "2026-11-22T10-00-00.000001"
+    tracker.save_results_samples("critic_utility", out["samples"]["critic_utility"])
+    report = tmp_path / "zero.json"
+    assert cli.main(["revise", str(tmp_path / "run"), "--output", str(report), "--no_progress", "--allow_failures",
+                     "--failure_rule", "zero"]) == 0
+    saved = json.loads(report.read_text())["results"]["critic_utility"]
+    win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
+    utilities = [sum(0 if v is None else win[o][v] for o, v in zip(("forward", "reverse"), PAIR[k])) / 2 for k in PAIR]
+    assert saved["critique_utility"] == pytest.approx(100 * sum(utilities) / len(utilities))
+    assert saved["failure_rule"] == "zero" and saved["variant"] == "short"
+    capsys.readouterr()
+    assert cli.main(["revise", str(tmp_path / "run"), "--failure_rule", "none"]) == 2  # one line, before any call
+    assert "failure_rule='none': expected one of exclude, tie, zero" in capsys.readouterr().err

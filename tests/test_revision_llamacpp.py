@@ -21,7 +21,8 @@ ROWS = [
     {"id": "c1", "question": "Write a Python function add(a, b) that returns the sum of a and b.",
      "generation": "def add(a, b):\n    return a - b", "unit_test": "assert add(2, 3) == 5"},
     {"id": "t1", "domain": "chat", "question": "Name the capital of France in one sentence.",
-     "generation": "The capital of France is Lyon."},
+     "generation": "The capital of France is Lyon.",
+     "correction": "The capital of France is Paris."},  # the reference revision MultiCritique's R_sub is graded against
 ]
 
 

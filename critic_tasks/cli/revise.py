@@ -6,7 +6,9 @@ Reads lm-eval's ``--log_samples`` files of ``critic_revision_pool*`` / ``critic_
 was deferred, a rescued run, or a finished one to re-score), runs the same pipeline as the in-run filter (revisers:
 ``CRITIC_REVISER_*`` or the ``CRITIC_REVISERS`` pool; judge: ``CRITIC_JUDGE_*``, overridden by the flags), through
 the same caches, and prints / writes the same metrics, with every model involved and the prompt versions. Exit 1
-when a call failed or a verdict was unreadable (counted per item; rerun to retry, or ``--allow_failures``).
+when a call failed or a verdict was unreadable (counted per item; rerun to retry, or ``--allow_failures``). The prompts
+are the variant the samples were generated with (recorded in each document); ``--failure_rule`` re-scores them under
+another rule for missing verdicts and revisions (default: the run's).
 """
 
 from __future__ import annotations
@@ -56,8 +58,14 @@ def revise_command(argv: list[str]) -> int:
     parser.add_argument("--no_progress", action="store_true")
     parser.add_argument("--allow_failures", action="store_true",
                         help="exit 0 even when some reviser / judge calls failed or verdicts were unreadable")
+    parser.add_argument("--failure_rule", default=None,
+                        help="what a missing verdict or revision counts as: exclude, tie or zero (default: the rule "
+                             "the samples were generated with)")
     _judge_flags(parser)
     args = parser.parse_args(argv)
+    from critic_tasks.protocols.revision.data import resolve_failure_rule
+
+    rule = resolve_failure_rule(args.failure_rule) if args.failure_rule is not None else None
     overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
                  if getattr(args, k) is not None}
     if args.cache is not None:
@@ -66,7 +74,7 @@ def revise_command(argv: list[str]) -> int:
     revisers = pipeline.reviser_pool()
     executor = get_executor(args.executor or os.environ.get("CRITIC_EXECUTOR") or "sandbox")
 
-    results, failed, pass_rates, n_items = {}, {}, {}, 0
+    results, failed, pass_rates, involved, n_items = {}, {}, {}, {}, 0
     for task, path in find_sample_files(args.path).items():
         if task not in registry.TASKS or registry.TASKS[task].spec.scorer != "revision":
             continue
@@ -74,6 +82,8 @@ def revise_command(argv: list[str]) -> int:
         docs, critiques = read_samples(path)
         if not docs:
             continue
+        if rule is not None:
+            docs = [{**d, "failure_rule": rule} for d in docs]
         why = pipeline.missing(dim.protocol, docs, revisers, judge)
         if why:
             raise ConfigError(f"{task}: set {why}")
@@ -82,15 +92,19 @@ def revise_command(argv: list[str]) -> int:
         records = pipeline.run(dim.protocol, docs, critiques, revisers, judge, executor, progress=not args.no_progress)
         results[task] = {k: v for k, v in metrics(dim, records).items() if k != "models"}  # models: reported once
         pass_rates[task] = per_reviser_pass_rates(records)
+        involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs))
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.failed]
     if not results:
         raise ValueError(f"{args.path}: no samples of the revision tasks (critic_revision_pool*, critic_utility*)")
-    report = {"results": results, "per_reviser_pass_rate": pass_rates, "failed": failed,
-              "models": pipeline.models(revisers, judge)}
+    first = next(iter(involved.values()))
+    report = {"results": results, "per_reviser_pass_rate": pass_rates, "failed": failed, "models": first}
+    if any(m != first for m in involved.values()):  # tasks of other protocols or variants: each task's own
+        report["models_by_task"] = involved
     if args.output:
         args.output.write_text(json.dumps(report, indent=2))
     for task, values in results.items():
-        print(f"{task}: " + "  ".join(f"{k} {v:.2f}" for k, v in values.items()))
+        print(f"{task}: " + "  ".join(f"{k} {v:.2f}" if isinstance(v, (int, float)) else f"{k} {v}"
+                                      for k, v in values.items()))
     n_failed = sum(map(len, failed.values()))
     if n_failed and not args.allow_failures:
         print(f"critic-eval revise: {n_failed} of {n_items} items had a failed call or an unreadable verdict (listed in "

@@ -15,8 +15,10 @@ Rules (documented in the README, deterministic, never raising):
   a verdict falls back to a bare leading ``A``/``B``/``C``
   (the toolkit reads the first character of such replies).
 * Anything else returns ``None``; callers count it against ``parse_rate``.
-* CritiqueLLM's double-bracket markers: a rating ``[[x]]`` (1-10) and a verdict ``[[A]]``/``[[B]]``/``[[C]]``; the
-  last in-range marker counts (a critic may quote a scale first); no marker is a failure (no number fallback).
+* CritiqueLLM's double-bracket markers: a rating ``[[x]]`` (1-10) and a verdict ``[[A]]``/``[[B]]``/``[[C]]``; by
+  default the last in-range marker counts (the paper's critic explains first and rates last, and may quote the scale
+  on the way); ``first=True`` reads the first one instead (a prompt that asks for the marker on the first line, whose
+  critique may quote other ratings after it); no marker is a failure (no number fallback).
 * MetaCritique's numbered lists: units (``1. ...``) and True/False verdicts (``1. True``), unit by unit.
 """
 
@@ -135,19 +137,20 @@ _BRACKET_RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
 _BRACKET_VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]", re.IGNORECASE)
 
 
-def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10) -> float | None:
-    """The last ``[[x]]`` with low <= x <= high, or None."""
-    for match in reversed(list(_BRACKET_RATING.finditer(text or ""))):
+def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, first: bool = False) -> float | None:
+    """The last (``first``: the first) ``[[x]]`` with low <= x <= high, or None."""
+    matches = list(_BRACKET_RATING.finditer(text or ""))
+    for match in (matches if first else reversed(matches)):
         value = float(match.group(1))
         if low <= value <= high:
             return value
     return None
 
 
-def parse_bracket_verdict(text: str | None) -> str | None:
-    """The last ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None."""
+def parse_bracket_verdict(text: str | None, first: bool = False) -> str | None:
+    """The last (``first``: the first) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None."""
     found = _BRACKET_VERDICT.findall(text or "")
-    return found[-1].upper() if found else None
+    return found[0 if first else -1].upper() if found else None
 
 
 _NUMBERED = re.compile(r"^\s*(?:[-*]\s*)?\(?(\d+)[.):\]]\s*(.*\S)?\s*$")

@@ -150,6 +150,7 @@ class RatingRecord(Record):
     category: str = ""
     samples: int = 1
     parsed_samples: int = 1
+    variant: str = ""  # the prompt variant the critic was asked with (protocols.variants; "" before variants existed)
 
     @property
     def scored(self) -> bool:
@@ -171,6 +172,7 @@ class PreferenceRecord(Record):
     parsed: bool = False
     gold: str | None = None  # the human preference for the *forward* order
     category: str = ""
+    variant: str = ""  # the prompt variant the critic was asked with
 
     @property
     def scored(self) -> bool:
@@ -222,7 +224,8 @@ class RevisionRecord(Record):
     revision passed the item's check (None: no check, no revision, or the item is ``invalid``); the judge's 1-10
     quality score of the first reviser's revision (``rqs``); and its preference for that revision over the initial
     response, one value per judged order (1 win, 0.5 tie, 0 loss; None unreadable). ``judge_asked`` /
-    ``judge_parsed`` count the judgments; ``reviser_failed`` the revisions whose call failed."""
+    ``judge_parsed`` count the judgments; ``reviser_failed`` the revisions whose call failed. ``rqs`` holds
+    MultiCritique's R_sub too (a 1-10 grade, against the reference revision on the paper variant)."""
 
     kind: ClassVar[str] = "revision"
     item: str = ""
@@ -240,6 +243,8 @@ class RevisionRecord(Record):
     error: str | None = None
     is_deferred: bool = False
     models: str = ""  # JSON: the revisers, the judge and the prompt versions (pipeline.models)
+    variant: str = ""  # the prompt variant (protocols.variants; "" before variants existed)
+    failure_rule: str = ""  # what a missing verdict or revision counts as (revision.data.FAILURE_RULES; "": exclude)
 
     @property
     def scored(self) -> bool:

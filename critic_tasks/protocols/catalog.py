@@ -43,13 +43,14 @@ PROTOCOLS: dict[str, Steps] = {
                           "feedback_source", "self_feedback"),
                          cb_prompts.critic_prompt, cb_scoring.gold_text, cb_scoring.record,
                          "CRITICBENCH_DATA_DIR"),
-    "critiquellm": Steps(cq_data.load_task_docs, ("reference", "data_dir"), cq_prompts.critic_prompt,
+    "critiquellm": Steps(cq_data.load_task_docs, ("reference", "data_dir", "variant"), cq_prompts.critic_prompt,
                          cq_scoring.gold_text, cq_scoring.record, cq_data.DATA_DIR_ENV),
     "metacritique": Steps(mc_data.load_task_docs, ("data_dir",), mc_prompts.critic_prompt, mc_prompts.gold_text, None,
                           mc_data.DATA_DIR_ENV),
 }
 # The revision protocols (MultiCritique, RCO): the same items and critic prompt; the lm-eval filter makes records.
-_REVISION = Steps(rv_data.load_task_docs, ("split", "domains", "data_dir", "items_file"), rv_prompts.critic_prompt,
+_REVISION = Steps(rv_data.load_task_docs, ("split", "domains", "data_dir", "items_file", "variant", "failure_rule"),
+                  rv_prompts.critic_prompt,
                   rv_prompts.gold_text, None, rv_data.DATA_DIR_ENV)
 PROTOCOLS.update({"multicritique": _REVISION, "rco": _REVISION})
 

@@ -32,6 +32,7 @@ from critic_tasks.protocols.criticbench.leaderboard import (
     PUBLISHED_PROTOCOL,
     PUBLISHED_SPLIT,
     Leaderboard,
+    overall_mismatch,
     read_leaderboard,
 )
 from critic_tasks.reports.results import Run, invalid_note
@@ -102,27 +103,31 @@ def _leaderboard_table(board: Leaderboard, runs: list[Run]) -> Table:
     entries: list[tuple[str, str, list[Cell], bool]] = []
     for model, values in board.rows:
         entries.append((model, f"published ({PUBLISHED_SPLIT} split, {PUBLISHED_PROTOCOL} protocol)",
-                        [Cell(values.get(c)) for c in board.columns], True))
+                        [Cell(values.get(c)) for c in board.columns], True, overall_mismatch(board.kind, values)))
     for run in runs:
         cells = [_cell(run, *mapping[c]) for c in board.columns]
         if all(c.value is None for c in cells):
             continue
         splits = sorted({run.split(mapping[c][0]) for c in board.columns if mapping[c][0] in registry.TASKS} - {""})
         entries.append((run.label, f"this report ({'/'.join(splits)} split, protocol {_run_protocol(run)})", cells,
-                        False))
+                        False, ""))
     overall = board.columns.index("overall") if "overall" in board.columns else None
     entries.sort(key=lambda e: -(e[2][overall].value if overall is not None and e[2][overall].value is not None
                                  else float("-inf")))
     header = list(board.columns)
-    rows = [([str(i + 1), name, source], cells) for i, (name, source, cells, _) in enumerate(entries)]
+    rows = [([str(i + 1), name, source, why], cells) for i, (name, source, cells, _, why) in enumerate(entries)]
+    unlike = sum(bool(e[4]) for e in entries)
     note = ("Columns: " + ", ".join(f"{c} = {mapping[c][0]}.{mapping[c][1]}" for c in board.columns) + ". "
             f"Published rows are the CriticEval leaderboard's numbers ({board.path.name}), computed on the "
             f"{PUBLISHED_SPLIT} split with the released toolkit's prompts, parser and comparison rule; they carry no "
             "interval. Rows marked 'this report' are your runs on the split and protocol shown: comparable with the "
             "published ones only when those match (run the toolkit protocol on the test split for a like-for-like "
-            "placement).")
+            "placement)." + (f" {unlike} published overall{'s are' if unlike > 1 else ' is'} not the formula's (the "
+                             "mean of (feedback + 100) / 2, correction, comparison and (meta + 100) / 2 for the objective "
+                             "board, the plain mean for the subjective one), which your runs' overall always is: the "
+                             "note column says why; place a run among those rows with care." if unlike else ""))
     return Table(f"leaderboard_{board.kind}", f"Among the published CriticEval leaderboard ({board.kind})",
-                 ["rank", "model", "source"], header, rows, note,
+                 ["rank", "model", "source", "note"], header, rows, note,
                  published={i for i, e in enumerate(entries) if e[3]})
 
 

@@ -9,13 +9,15 @@ Files, as in the CritiqueLLM repository (``data/evaluation/``) and ``../shared/d
 
 ``label`` is 0 when response 1 is preferred, 1 for response 2 (2, a tie, is accepted too). Default source: the
 repository's raw files (downloaded once); ``CRITIQUELLM_DATA_DIR`` (or ``data_dir``) names a local folder with the
-same layout. A pairwise row becomes two documents, forward (response 1 shown as A) and reverse.
+same layout. A pairwise row becomes two documents, forward (response 1 shown as A) and reverse. Every document
+carries the prompt ``variant`` of the run (``protocols.variants``: task option / --metadata, else
+``CRITIC_PROMPT_VARIANT``, else ``paper``).
 """
 
 from __future__ import annotations
 
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.protocols import remote
+from critic_tasks.protocols import remote, variants
 
 DATA_DIR_ENV = "CRITIQUELLM_DATA_DIR"
 REPO_URL = "https://raw.githubusercontent.com/thu-coai/CritiqueLLM/main/data/evaluation"
@@ -85,12 +87,18 @@ def load_pairwise(reference: bool, data_dir=None) -> list[dict]:
     return docs
 
 
-def load_task_docs(dimension: str, reference=True, data_dir=None, **_ignored) -> list[dict]:
-    """The documents of one CritiqueLLM task (``dimension``: alignbench_pointwise | alignbench_pairwise)."""
+def load_task_docs(dimension: str, reference=True, data_dir=None, variant=None, **_ignored) -> list[dict]:
+    """The documents of one CritiqueLLM task (``dimension``: alignbench_pointwise | alignbench_pairwise), each
+    carrying the run's prompt ``variant``."""
     if isinstance(reference, str):
         reference = reference.lower() not in ("false", "0", "no", "free")
+    chosen = variants.resolve(variant)  # a bad value stops the run here, before any generation
     if dimension == "alignbench_pointwise":
-        return load_pointwise(bool(reference), data_dir)
-    if dimension == "alignbench_pairwise":
-        return load_pairwise(bool(reference), data_dir)
-    raise ConfigError(f"critiquellm: unknown dimension {dimension!r}")
+        docs = load_pointwise(bool(reference), data_dir)
+    elif dimension == "alignbench_pairwise":
+        docs = load_pairwise(bool(reference), data_dir)
+    else:
+        raise ConfigError(f"critiquellm: unknown dimension {dimension!r}")
+    for doc in docs:
+        doc["variant"] = chosen
+    return docs

@@ -6,7 +6,10 @@
   ``system_*``: each generating model's mean rating vs its mean human score, correlated across models
   (``system_models``); ``text_pearson_<category>`` per AlignBench category; ``parse_rate``. An unparsed reply takes
   5, the released evaluation script's value, and counts against ``parse_rate`` (never dropped). With k sampled
-  critiques (self-consistency) the rating is the mean of the parsed samples; none parsed -> 5, unparsed.
+  critiques (self-consistency) the rating is the mean of the parsed samples; none parsed -> 5, unparsed. Where the
+  rating is read follows the prompt variant the document was made with: the last ``[[x]]`` for ``paper`` (the rating
+  ends the reply), the first for ``short`` (the rating opens it). ``variant``: the variant, recorded beside the
+  numbers.
 * ``preference`` (pairwise): ``agreement`` and ``consistency`` over pairs asked in both orders (the paper's rule,
   ``core.metrics.agreement``), ``agreement_<category>``, ``parse_rate`` (share of the 2N replies with a verdict).
 """
@@ -21,6 +24,7 @@ from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_group
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
 from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
+from critic_tasks.protocols import variants
 
 RATING_LOW, RATING_HIGH = 1, 10
 UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique
@@ -30,19 +34,22 @@ _SWAP = {"A": "B", "B": "A", "C": "C"}
 def rating_record(doc: dict, reply) -> RatingRecord:
     """``reply``: one reply, or a list of k sampled replies (self-consistency: mean of the parsed ratings)."""
     replies = reply if isinstance(reply, (list, tuple)) else [reply]
-    values = [v for v in (parse_bracket_rating(r, RATING_LOW, RATING_HIGH) for r in replies) if v is not None]
+    variant = variants.of(doc)
+    first = variant == variants.SHORT  # the short prompt asks for the rating first, the paper's last
+    values = [v for v in (parse_bracket_rating(r, RATING_LOW, RATING_HIGH, first) for r in replies) if v is not None]
     pred = sum(values) / len(values) if values else UNPARSED_RATING
     return RatingRecord(domain=doc["category_slug"], pred=pred, parsed=bool(values), gold=doc.get("human_score"),
                         question=doc["question"], model=doc["model"], category=doc["category_slug"],
-                        samples=len(replies), parsed_samples=len(values))
+                        samples=len(replies), parsed_samples=len(values), variant=variant)
 
 
 def preference_record(doc: dict, reply) -> PreferenceRecord:
     text = reply[0] if isinstance(reply, (list, tuple)) else reply
-    verdict = parse_bracket_verdict(text)
+    variant = variants.of(doc)
+    verdict = parse_bracket_verdict(text, first=variant == variants.SHORT)
     return PreferenceRecord(domain=doc["category_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
                             verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
-                            category=doc["category_slug"])
+                            category=doc["category_slug"], variant=variant)
 
 
 def record(doc: dict, reply) -> Record:
@@ -60,6 +67,7 @@ def rating_metrics(records: Sequence[RatingRecord]) -> dict[str, float]:
     out.update(text_questions=text["questions"], text_skipped=text["skipped"])
     out.update({f"system_{k}": v for k, v in system.items() if k not in ("models", "defined")})
     out.update(system_models=system["models"], system_defined=system["defined"])
+    out["variant"] = variants.recorded(r.variant for r in records)
     return out
 
 
@@ -68,7 +76,7 @@ def preference_metrics(records: Sequence[PreferenceRecord]) -> dict[str, float]:
     for r in records:
         pairs.setdefault(r.pair_id, {"gold": r.gold})[r.order] = r.verdict
     ids = sorted(pairs)
-    out = {"parse_rate": rate(r.parsed for r in records)}
+    out = {"parse_rate": rate(r.parsed for r in records), "variant": variants.recorded(r.variant for r in records)}
     out.update(agreement_metrics([pairs[i].get("forward") for i in ids], [pairs[i].get("reverse") for i in ids],
                                  [pairs[i]["gold"] for i in ids]))
     return out

@@ -8,7 +8,15 @@
   per line with ``question`` and ``generation`` (the initial response); optional ``id``, ``domain``, ``article``,
   and a check: ``ground_truth_answer`` (a final answer, checked as math_cot's), ``unit_test`` (Python tests,
   run with the revised code as code_not_exec's), or ``domain`` naming one of CriticBench's four checked domains.
-  A bad row is one DataError naming the file, line and field.
+  A bad row is one DataError naming the file, line and field. ``correction`` (optional): the human reference
+  revision, which MultiCritique's paper R_sub judges a judged (text) item's revisions against.
+* MultiCritique, paper variant: the five text domains' items are CriticEval's subjective correction items
+  (``sub_{split}_data/{d}_feedback_correction.json``), which hold the reference revisions (``correction``); the four
+  checked domains stay the objective files'. Every judged item needs its ``correction`` (the test split withholds
+  them: run the short variant there), else one DataError naming file, item and field.
+
+Every document also carries the run's prompt ``variant`` (``protocols.variants``) and ``failure_rule`` (what a
+missing verdict or revision counts as; ``FAILURE_RULES`` below), so re-scoring saved samples follows the run.
 
 Every document field is a string (Arrow needs one type per column): ``check`` is the check kind (``final_answer``,
 ``program_value``, ``unit_test``, or empty for judged items) and ``check_domain`` the CriticBench domain whose
@@ -18,14 +26,42 @@ checker runs it.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from critic_tasks.core.errors import DataError
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import data as cb_data
-from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, resolve_domains
+from critic_tasks.protocols.criticbench.domains import (
+    DOMAINS,
+    OBJECTIVE_CORRECTION_DOMAINS,
+    TEXT_DOMAINS,
+    resolve_domains,
+)
 
 DATA_DIR_ENV = cb_data.DATA_DIR_ENV
 DIMENSIONS = ("revision_pool", "utility")  # MultiCritique's and RCO's data dimensions (registry)
+
+# What a verdict or revision that is missing (an unreadable reply, a failed call) counts as; the papers do not say.
+#   exclude (ours): an RCO item is averaged over its readable orders and left out when none is readable; a failed
+#     revision leaves its reviser's pass-rate denominator and the item's utility / RQS / R_sub;
+#   tie: a missing preference verdict counts 0.5 (no revision: the response stayed as it was, a tie in both orders),
+#     a missing revision fails its check;
+#   zero: a missing preference verdict counts 0 (a loss), a missing revision fails its check.
+# Ratings (RQS, R_sub) are never filled in: an unreadable or missing rating is left out under every rule, as
+# CriticEval's judge drops an item without a score. The counts partial_items / empty_items say how many items a
+# rule touched.
+FAILURE_RULES = ("exclude", "tie", "zero")
+FAILURE_RULE_ENV = "CRITIC_REVISION_FAILURE_RULE"
+
+
+def resolve_failure_rule(value: str | None = None) -> str:
+    given = value not in (None, "")
+    chosen = str(value) if given else os.environ.get(FAILURE_RULE_ENV) or FAILURE_RULES[0]
+    if chosen not in FAILURE_RULES:
+        setting = "failure_rule" if given else FAILURE_RULE_ENV
+        raise ConfigError(f"{setting}={chosen!r}: expected one of {', '.join(FAILURE_RULES)}")
+    return chosen
 
 
 def _doc(dimension: str, **fields) -> dict:
@@ -34,18 +70,27 @@ def _doc(dimension: str, **fields) -> dict:
     doc = {"dimension": dimension, "fmt": "sub", "domain": domain, "check_domain": check_domain,
            "check": DOMAINS[check_domain].correction_check if check_domain else ""}
     for name in ("question", "article", "generation", "ground_truth_answer", "unit_test", "data_source", "exec_rest",
-                 "quality", "source_file", "id"):
+                 "quality", "source_file", "id", "correction"):
         doc[name] = str(fields.get(name) or "")
     doc["item_index"] = int(fields.get("item_index", 0))
     return doc
 
 
-def load_criticbench(dimension: str, split: str = "dev", domains=None, data_dir=None) -> list[dict]:
-    docs = cb_data.load_feedback(split, domains, data_dir, fmt="obj", parts=("main",))
-    return [_doc(dimension, **{k: d.get(k) for k in ("domain", "question", "article", "generation",
-                                                        "ground_truth_answer", "unit_test", "data_source",
-                                                        "exec_rest", "quality", "source_file", "item_index")})
-            for d in docs]
+_KEPT = ("domain", "question", "article", "generation", "ground_truth_answer", "unit_test", "data_source", "exec_rest",
+         "quality", "source_file", "item_index", "correction")
+
+
+def load_criticbench(dimension: str, split: str = "dev", domains=None, data_dir=None,
+                     reference_revisions: bool = False) -> list[dict]:
+    """``reference_revisions``: the text domains' items from the subjective files, which hold the human reference
+    revisions (MultiCritique's paper R_sub); otherwise every domain from the objective files."""
+    wanted = resolve_domains(domains)
+    from_sub = [d for d in wanted if reference_revisions and d in TEXT_DOMAINS]
+    docs = []
+    for domain in wanted:  # in domain order, each from its file
+        fmt = "sub" if domain in from_sub else "obj"
+        docs += cb_data.load_feedback(split, (domain,), data_dir, fmt=fmt, parts=("main",))
+    return [_doc(dimension, **{k: d.get(k) for k in _KEPT}) for d in docs]
 
 
 def _text(row: dict, name: str, where: str, required: bool = False) -> str:
@@ -80,7 +125,7 @@ def load_items_file(path: str | Path, dimension: str) -> list[dict]:
                 raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}")
             fields = {k: _text(row, k, where, required=k in ("question", "generation"))
                       for k in ("question", "generation", "domain", "article", "ground_truth_answer", "unit_test",
-                                "data_source")}
+                                "data_source", "correction")}
             fields["id"] = str(row.get("id", n))
             domain = fields["domain"]
             if domain in OBJECTIVE_CORRECTION_DOMAINS:
@@ -98,18 +143,27 @@ def load_items_file(path: str | Path, dimension: str) -> list[dict]:
 
 
 def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, items_file=None,
-                   **_ignored) -> list[dict]:
+                   variant=None, failure_rule=None, **_ignored) -> list[dict]:
     if dimension not in DIMENSIONS:
         raise DataError(f"unknown revision dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
+    chosen, rule = variants.resolve(variant), resolve_failure_rule(failure_rule)  # bad values stop the run now
+    by_reference = dimension == "revision_pool" and chosen == variants.PAPER  # MultiCritique's paper R_sub
     if not items_file:
-        return load_criticbench(dimension, split, domains, data_dir)
-    docs = load_items_file(items_file, dimension)
-    if domains not in (None, "all"):
-        wanted = set(resolve_domains(domains)) if all(d in DOMAINS for d in str(domains).split(",")) else \
-            set(str(domains).split(","))
-        docs = [d for d in docs if d["domain"] in wanted]
-        if not docs:
-            raise DataError(f"items_file={items_file}: no items of domain(s) {domains}")
+        docs = load_criticbench(dimension, split, domains, data_dir, reference_revisions=by_reference)
+    else:
+        docs = load_items_file(items_file, dimension)
+        if domains not in (None, "all"):
+            wanted = set(resolve_domains(domains)) if all(d in DOMAINS for d in str(domains).split(",")) else \
+                set(str(domains).split(","))
+            docs = [d for d in docs if d["domain"] in wanted]
+            if not docs:
+                raise DataError(f"items_file={items_file}: no items of domain(s) {domains}")
+    for doc in docs:
+        doc["variant"], doc["failure_rule"] = chosen, rule
+        if by_reference and not doc["check"] and not doc["correction"]:
+            where_ = f"{doc['source_file']}:{doc['item_index'] + 1}" if items_file else where(doc)
+            raise DataError(f"{where_}: missing field 'correction' (the human reference revision MultiCritique's "
+                            "paper R_sub is judged against; the test split withholds it: use variant 'short' there)")
     return docs
 
 

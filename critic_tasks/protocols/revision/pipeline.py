@@ -10,8 +10,13 @@ nothing lost, and changing only the judge re-asks only the judge):
    domain, all at once; the sandbox bounds the programs together); an item whose gold / test is unusable is
    ``invalid`` (counted, excluded);
 3. judge: one concurrent batch of every judgment. MultiCritique: the first reviser's revision of each judged
-   (text) item gets a 1-10 rating. RCO: the first reviser (the actor)'s revision of every item is compared with
-   the initial response in both orders (``[[A]]`` / ``[[B]]`` / ``[[C]]``) and rated 1-10 (RQS).
+   (text) item gets a 1-10 grade (R_sub; paper variant: CriticEval's correction judge against the human reference
+   revision, ``Score: x``; short variant: a reference-free ``Rating: [[x]]``). RCO: the first reviser (the actor)'s
+   revision of every item is compared with the initial response in both orders (``[[A]]`` / ``[[B]]`` / ``[[C]]``)
+   and rated 1-10 (RQS).
+
+The prompts are those of the documents' variant (``prompts``, ``protocols.variants``); the records carry the
+variant and the failure rule, so the metrics say which ran.
 
 A failed reviser or judge call, or an unreadable verdict, is counted in the item's record (never dropped, never a
 crash); failed calls are not cached, so the next run retries exactly those.
@@ -26,12 +31,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
+from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict, parse_grade
 from critic_tasks.core.records import RevisionRecord
 from critic_tasks.llm import Completion, LLMSettings, complete
 from critic_tasks.llm.cache import ReplyCache
 from critic_tasks.llm.client import identity
 from critic_tasks.llm.settings import pool_env, pool_from_env
+from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 from critic_tasks.protocols.revision import prompts
@@ -69,12 +75,22 @@ def missing(protocol: str, docs: Sequence[dict], revisers: Sequence[LLMSettings]
     return " and ".join(lacking)
 
 
-def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None) -> dict:
+def run_variant(docs: Sequence[dict]) -> str:
+    """The one prompt variant of a run's documents (a run asks every item with the same prompts)."""
+    found = {variants.of(d) for d in docs}
+    if len(found) > 1:
+        raise ConfigError(f"documents of different prompt variants ({', '.join(sorted(found))}) in one run; "
+                          "score each variant's samples on their own")
+    return found.pop() if found else variants.DEFAULT
+
+
+def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None, protocol: str, variant: str) -> dict:
     """Every model the pipeline calls, with its prompt version (recorded with the results)."""
-    return {"revisers": [{**identity(s, prompts.REVISER_VERSION), **({"name": s.member} if s.member else {})}
+    versions = prompts.versions(protocol, variant)
+    return {"revisers": [{**identity(s, versions["reviser"]), **({"name": s.member} if s.member else {})}
                          for s in revisers],
-            "judge": identity(judge, prompts.JUDGE_VERSION) if judge is not None and judge.model else None,
-            "prompt_versions": prompts.versions()}
+            "judge": identity(judge, versions["judge"]) if judge is not None and judge.model else None,
+            "prompt_versions": versions, "variant": variant}
 
 
 def reviser_name(s: LLMSettings) -> str:
@@ -85,12 +101,13 @@ def revise(docs: Sequence[dict], critiques: Sequence[str | None], revisers: Sequ
            progress: bool = True) -> list[list[Completion]]:
     """[reviser][item]: every reviser's revision of every item, all revisers at once."""
     asks = [prompts.reviser_prompt(d, c) for d, c in zip(docs, critiques)]
+    version = prompts.versions(prompts.protocol_of(docs[0]), run_variant(docs))["reviser"] if docs else ""
     # a fresh sqlite cache file opened by several threads at once can fail to switch to WAL ("database is
     # locked"): create each one here first, then the revisers' threads share it
     for path in dict.fromkeys(s.cache for s in revisers if s.cache):
         ReplyCache(path).close()
     with ThreadPoolExecutor(max_workers=max(1, len(revisers))) as pool:
-        futures = [pool.submit(complete, asks, s, prompts.REVISER_VERSION, progress) for s in revisers]
+        futures = [pool.submit(complete, asks, s, version, progress) for s in revisers]
         return [f.result() for f in futures]
 
 
@@ -133,41 +150,48 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
     why = missing(protocol, docs, revisers, judge)
     if why:
         raise ConfigError(f"{protocol}: set {why}")
+    variant = run_variant(docs)
+    by_reference = protocol == "multicritique" and variant == variants.PAPER  # R_sub against the reference revision
     revised = revise(docs, critiques, revisers, progress)
     texts = [[c.text for c in per] for per in revised]
 
-    # judge jobs: (item, kind, prompt); kind = "rqs" | "forward" | "reverse"
+    # judge jobs: (item, kind, prompt); kind = "rqs" | "forward" | "reverse" (a 1-10 grade is kept as "rqs")
     jobs: list[tuple[int, str, str]] = []
     for i, doc in enumerate(docs):
         first = texts[0][i]
         if first is None:
             continue
         if protocol == "multicritique" and not doc["check"]:
-            jobs.append((i, "rqs", prompts.rating_prompt(doc, first)))
+            jobs.append((i, "rqs", prompts.reference_judge_prompt(doc, critiques[i], first) if by_reference
+                         else prompts.rating_prompt(doc, first)))
         elif protocol == "rco":
             jobs += [(i, "forward", prompts.pairwise_prompt(doc, doc["generation"], first)),
                      (i, "reverse", prompts.pairwise_prompt(doc, first, doc["generation"])),
                      (i, "rqs", prompts.rating_prompt(doc, first))]
     # The judgments do not wait for the checks: they are asked (in a thread) while the checks run here.
+    judge_version = prompts.versions(protocol, variant)["judge"]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        asking = pool.submit(complete, [p for _, _, p in jobs], judge, prompts.JUDGE_VERSION, progress) if jobs else None
+        asking = pool.submit(complete, [p for _, _, p in jobs], judge, judge_version, progress) if jobs else None
         outcomes = check(docs, texts, executor)
         judged = asking.result() if asking is not None else []
     verdicts: dict[int, dict[str, tuple[Completion, object]]] = defaultdict(dict)
+    grade = parse_grade if by_reference else parse_bracket_rating  # CriticEval's judge ends with "Score: x"
     for (i, kind, _), c in zip(jobs, judged):
-        value = parse_bracket_rating(c.text) if kind == "rqs" else (
+        value = grade(c.text) if kind == "rqs" else (
             PREFERENCE[kind].get(parse_bracket_verdict(c.text) or "") if c.text is not None else None)
         verdicts[i][kind] = (c, value)
+    unreadable = "no 'Score: x' (1-10) in the reply" if by_reference else "no [[...]] marker in the reply"
 
     names = tuple(reviser_name(s) for s in revisers)
-    involved = json.dumps(models(revisers, judge), sort_keys=True)  # recorded with every record, and in the results
+    # recorded with every record, and in the results
+    involved = json.dumps(models(revisers, judge, protocol, variant), sort_keys=True)
     records = []
     for i, doc in enumerate(docs):
         errors = [f"reviser {names[r]}: {revised[r][i].error}" for r in range(len(revisers)) if texts[r][i] is None]
         got = verdicts.get(i, {})
         for kind, (c, value) in got.items():
             if value is None:
-                errors.append(f"judge ({kind}): {c.error or 'no [[...]] marker in the reply'}")
+                errors.append(f"judge ({kind}): {c.error or unreadable}")
         invalid = any(per[i] is not None and per[i].status == "invalid" for per in outcomes)
         passed = tuple(None if o is None or o.status == "invalid" else o.passed for o in (per[i] for per in outcomes))
         prefs = tuple(got[k][1] for k in ("forward", "reverse") if k in got)
@@ -177,7 +201,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
                              rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
                              judge_parsed=sum(v is not None for _, v in got.values()),
                              reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None,
-                             models=involved)
+                             models=involved, variant=variant, failure_rule=doc.get("failure_rule", ""))
         if rec.error:
             log.warning("critic_tasks: %s on %s: %s", protocol, rec.item, rec.error)
         records.append(rec)
@@ -186,4 +210,5 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
 
 def deferred_record(doc: dict) -> RevisionRecord:
     return RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
-                          checked=bool(doc["check"]), is_deferred=True)
+                          checked=bool(doc["check"]), is_deferred=True, variant=variants.of(doc),
+                          failure_rule=doc.get("failure_rule", ""))

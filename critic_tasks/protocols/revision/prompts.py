@@ -1,23 +1,66 @@
-"""The revision protocols' prompts (our wording), one version per family: a changed template is never answered from
-the old cache, and the results name the versions in use.
+"""The revision protocols' prompts (our wording), one version per protocol, variant and role: a changed template is
+never answered from the old cache, and the results name the versions in use.
 
-* critic (the model under test): the question and the initial response -> feedback;
-* reviser: the question, the initial response and the feedback -> a revised response, in the form the item's check
-  reads (a final answer line, a ``class Solution``, a whole program in a code block);
-* judge: a pairwise preference between two responses with ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), and a 1-10
-  quality rating of one response with ``Rating: [[x]]``; the marker comes first, so a short budget still scores
-  (the last marker in a reply counts).
+Two variants (``protocols.variants``, recorded with the results):
+
+``paper`` (default), per protocol:
+
+* MultiCritique (Lan et al. 2024b, sec. 4 and Appendix E: the revisions are evaluated with CriticEval's codebase):
+  the critic writes CriticEval's free-text feedback (``criticbench.prompts.feedback_sub_prompt``), each reviser
+  revises with CriticEval's correction prompt carrying that feedback (``criticbench.prompts.correction_prompt``:
+  ``#### RESULT: x`` for math_cot, one ````python`` block for programs), and R_sub is CriticEval's subjective
+  correction judge (``criticbench.judge_prompts.correction_judge_prompt``): the revision graded 1-10 against the human
+  reference revision (``correction``, worth 8), ``Score: x``. An item outside CriticBench's nine domains takes the
+  domain its check belongs to (math_cot, code_not_exec), else ``summary`` (with an article) or ``qa``.
+* RCO (Yu et al. 2025, Appendix B, Tables 11-15, 18-22 and 28-32, 38-42), by task kind (dialog: chat, harmlessness;
+  summary; question answering: qa, translate and other text; math: math_cot, math_pot and items checked by a final
+  answer; code): the critic comments on the response and ends with ``Suggestions for improvement:``; the actor
+  revises following those suggestions, starting with ``My revised answer:`` (our check's answer form added); the
+  judge explains first and gives its verdict last, ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie) or ``Rating: [[x]]``
+  (1-10); the math judge sees the reference answer (the item's ``ground_truth_answer``).
+
+``short``: one generic prompt per role for every item, the judge's marker asked first (the last marker in a reply
+counts); MultiCritique's R_sub is a reference-free 1-10 rating on this variant.
 """
 
 from __future__ import annotations
 
-CRITIC_VERSION = "revision-critic-v1"
+from critic_tasks.protocols import variants
+from critic_tasks.protocols.criticbench import judge_prompts as cb_judge_prompts
+from critic_tasks.protocols.criticbench import prompts as cb_prompts
+from critic_tasks.protocols.criticbench.domains import DOMAINS
+
+PROTOCOL_OF = {"revision_pool": "multicritique", "utility": "rco"}  # the data dimension -> its protocol
+
+CRITIC_VERSION = "revision-critic-v1"  # the short variant's versions (as they were before variants existed)
 REVISER_VERSION = "revision-reviser-v1"
 JUDGE_VERSION = "revision-judge-v1"
+_VERSIONS = {
+    ("multicritique", variants.SHORT): {"critic": CRITIC_VERSION, "reviser": REVISER_VERSION, "judge": JUDGE_VERSION},
+    ("rco", variants.SHORT): {"critic": CRITIC_VERSION, "reviser": REVISER_VERSION, "judge": JUDGE_VERSION},
+    # MultiCritique's paper variant asks CriticEval's prompts; its judge is CriticEval's correction judge
+    ("multicritique", variants.PAPER): {"critic": "multicritique-critic-paper-v1",
+                                        "reviser": "multicritique-reviser-paper-v1",
+                                        "judge": cb_judge_prompts.PROMPT_VERSION},
+    ("rco", variants.PAPER): {"critic": "rco-critic-paper-v1", "reviser": "rco-reviser-paper-v1",
+                              "judge": "rco-judge-paper-v1"},
+}
 
 
-def versions() -> dict[str, str]:
-    return {"critic": CRITIC_VERSION, "reviser": REVISER_VERSION, "judge": JUDGE_VERSION}
+def protocol_of(doc: dict) -> str:
+    return PROTOCOL_OF[doc["dimension"]]
+
+
+def versions(protocol: str, variant: str) -> dict[str, str]:
+    """The prompt version of each role (critic, reviser, judge) for a protocol and variant."""
+    return dict(_VERSIONS[protocol, variant])
+
+
+def _paper(doc: dict) -> bool:
+    return variants.of(doc) == variants.PAPER
+
+
+# ----------------------------------------------------------------------------- short variant (generic)
 
 
 def _task(doc: dict) -> str:
@@ -31,11 +74,6 @@ for a better response. Do not rewrite the response yourself.
 
 {task}[Your feedback]
 """
-
-
-def critic_prompt(doc: dict) -> str:
-    return _CRITIC.format(task=_task(doc))
-
 
 _FORMS = {
     "final_answer": "Show your reasoning, then end with a line 'The answer is X' giving the final answer.",
@@ -53,12 +91,6 @@ points out, keep what is good, and ignore suggestions that are wrong. {form}
 [Your revised response]
 """
 
-
-def reviser_prompt(doc: dict, feedback: str | None) -> str:
-    form = _FORMS.get(doc.get("check", ""), "Reply with the revised response only.")
-    return _REVISER.format(form=form, task=_task(doc), feedback=(feedback or "").strip() or "(no feedback)")
-
-
 _PAIRWISE = """Compare two responses to the question below and decide which one is better: more correct, more \
 helpful, more complete and clearer. Start your reply with your verdict: [[A]] if response A is better, [[B]] if \
 response B is better, or [[C]] for a tie; then explain briefly.
@@ -75,12 +107,6 @@ response B is better, or [[C]] for a tie; then explain briefly.
 [Your verdict]
 """
 
-
-def pairwise_prompt(doc: dict, a: str, b: str) -> str:
-    article = f"[Article]\n{doc['article']}\n\n" if doc.get("article") else ""
-    return _PAIRWISE.format(article=article, question=doc["question"], a=a, b=b)
-
-
 _RATING = """Rate the quality of the response to the question below on a scale of 1 to 10 (1: useless or wrong, \
 10: fully correct, helpful and clear). Start your reply with your rating as "Rating: [[x]]", then explain briefly.
 
@@ -94,9 +120,185 @@ _RATING = """Rate the quality of the response to the question below on a scale o
 """
 
 
-def rating_prompt(doc: dict, response: str) -> str:
+def _article(doc: dict) -> str:
+    return f"[Article]\n{doc['article']}\n\n" if doc.get("article") else ""
+
+
+# ----------------------------------------------------------------------------- paper variant: MultiCritique
+
+
+def criticbench_domain(doc: dict) -> str:
+    """The CriticBench domain whose prompts an item is asked with (its own; else its check's; else by its inputs)."""
+    if doc["domain"] in DOMAINS:
+        return doc["domain"]
+    return doc.get("check_domain") or ("summary" if doc.get("article") else "qa")
+
+
+def _as_criticbench(doc: dict, **fields) -> dict:
+    return {**doc, "domain": criticbench_domain(doc), "exec_rest": doc.get("exec_rest") or "", **fields}
+
+
+# ----------------------------------------------------------------------------- paper variant: RCO
+
+_KIND_OF_DOMAIN = {"chat": "dialog", "harmlessness": "dialog", "summary": "summary", "qa": "qa", "translate": "qa",
+                   "math_cot": "math", "math_pot": "math", "code_exec": "code", "code_not_exec": "code"}
+_KIND_OF_CHECK = {"final_answer": "math", "program_value": "math", "unit_test": "code"}
+
+
+def task_kind(doc: dict) -> str:
+    """RCO's task kind for an item: dialog, summary, qa, math or code (each kind has its own critic, reviser and
+    judge prompts in the paper)."""
+    if doc["domain"] in _KIND_OF_DOMAIN:
+        return _KIND_OF_DOMAIN[doc["domain"]]
+    if doc.get("check") in _KIND_OF_CHECK:
+        return _KIND_OF_CHECK[doc["check"]]
+    return "summary" if doc.get("article") else "qa"
+
+
+# kind -> (who judges, what is shown, the input's label (the paper's field names), the response's name, what to
+# look at)
+_RCO_KINDS = {
+    "dialog": ("an impartial judge", "a dialog between a human and an AI assistant", "Conversation", "response",
+               "whether it is helpful, harmless and correct"),
+    "summary": ("an impartial judge", "an article and a summary of it", "Question", "summary",
+                "whether it misses key information from the article or holds information that is unnecessary or "
+                "false"),
+    "qa": ("an impartial judge", "a question and an answer", "User Question", "answer", "what is wrong with it"),
+    "math": ("an expert on mathematics", "a math problem and an answer to it", "Math Problem", "answer",
+             "what is wrong with it"),
+    "code": ("an expert on computer programming", "a coding problem and code written for it", "Code Requirements",
+             "code", "whether it is correct and readable and meets the requirements"),
+}
+_RULE = "----------"
+
+
+def _rco_input(doc: dict, kind: str) -> str:
+    """The task input as RCO's prompts show it: the article first for a summary, then the question / problem."""
     article = f"[Article]\n{doc['article']}\n\n" if doc.get("article") else ""
-    return _RATING.format(article=article, question=doc["question"], response=response)
+    return f"{article}[{_RCO_KINDS[kind][2]}]\n{doc['question']}\n"
+
+
+def _rco_critic(doc: dict) -> str:
+    kind = task_kind(doc)
+    who, shown, _, name, look = _RCO_KINDS[kind]
+    return (f"You are {who}. You are shown {shown}. Comment on the {name}: look at {look}. Then give suggestions for "
+            f"improving the {name} that follow from your comment, under the heading \"Suggestions for improvement:\"."
+            f"\n{_RULE}\n{_rco_input(doc, kind)}{_RULE}\n[The assistant's {name}]\n{doc['generation']}\n{_RULE}\n"
+            "Your comment:\n")
+
+
+def _rco_reviser(doc: dict, feedback: str | None) -> str:
+    kind = task_kind(doc)
+    who, shown, _, name, _ = _RCO_KINDS[kind]
+    form = _FORMS.get(doc.get("check", ""), "")
+    return (f"You are shown {shown}. {who[0].upper() + who[1:]} has commented on the {name}. Revise the {name} to "
+            f"improve it, following the suggestions for improvement in the comment, and start your reply with "
+            f"\"My revised {name}:\".{' ' + form if form else ''}\n{_RULE}\n{_rco_input(doc, kind)}{_RULE}\n"
+            f"[Original {name}]\n{doc['generation']}\n{_RULE}\n[The comment]\n{(feedback or '').strip() or '(none)'}\n"
+            f"{_RULE}\nYour revision:\n")
+
+
+# kind -> (what a pairwise judge weighs, what a rating judge weighs)
+_RCO_CRITERIA = {
+    "dialog": ("which assistant follows the human's instructions better: how helpful, relevant, accurate, deep and "
+               "creative each response is, and how much detail it gives",
+               "how helpful, relevant, accurate, deep and creative the response is, and how much detail it gives"),
+    "summary": ("whether each summary keeps all the key information of the article and avoids false or unnecessary "
+                "sentences",
+                "whether the summary keeps all the key information of the article and avoids false or unnecessary "
+                "sentences"),
+    "qa": ("which assistant follows the user's instructions and answers the question better: how helpful, relevant, "
+           "accurate, deep and creative each answer is, and how much detail it gives",
+           "how helpful, relevant, accurate, deep and creative the answer is, and how much detail it gives"),
+    "math": ("correctness and helpfulness: compare both answers with the reference answer, and find and correct any "
+             "mistakes",
+             "correctness and helpfulness: compare the answer with the reference answer, and find and correct any "
+             "mistakes"),
+    "code": ("correctness and helpfulness: compare the two programs, and find and correct any mistakes",
+             "correctness and helpfulness: find and correct any mistakes"),
+}
+
+
+def _reference_answer(doc: dict, kind: str) -> str:
+    """The math judge's reference answer: the item's gold final answer (CriticBench ships no worked solution)."""
+    gold = doc.get("ground_truth_answer") or ""
+    if kind != "math" or not gold:
+        return ""
+    return f"[The Start of Reference Answer]\n{gold}\n[The End of Reference Answer]\n\n"
+
+
+def _given(kind: str, what: str) -> str:
+    return f"You are given {'a reference answer and ' if kind == 'math' else ''}{what}."
+
+
+def _rco_pairwise(doc: dict, a: str, b: str) -> str:
+    kind = task_kind(doc)
+    name = _RCO_KINDS[kind][3]
+    title, given = name.capitalize(), _given(kind, "the two assistants' " + name + "s")
+    return (f"Act as an impartial judge of the {name}s two AI assistants gave to the task below. Weigh "
+            f"{_RCO_CRITERIA[kind][0]}. {given} Begin with "
+            "a short explanation comparing the two. Neither the order in which they appear, nor their length, nor the "
+            "assistants' names may influence you; be as objective as possible. After your explanation, give your final "
+            'verdict in exactly this form: "[[A]]" if assistant A is better, "[[B]]" if assistant B is better, '
+            '"[[C]]" for a tie.\n\n'
+            f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
+            f"[The Start of Assistant A's {title}]\n{a}\n[The End of Assistant A's {title}]\n\n"
+            f"[The Start of Assistant B's {title}]\n{b}\n[The End of Assistant B's {title}]\n")
+
+
+def _rco_rating(doc: dict, response: str) -> str:
+    kind = task_kind(doc)
+    name = _RCO_KINDS[kind][3]
+    title, given = name.capitalize(), _given(kind, "the assistant's " + name)
+    return (f"Act as an impartial judge of the {name} an AI assistant gave to the task below. Weigh "
+            f"{_RCO_CRITERIA[kind][1]}. {given} Begin with a short "
+            f"explanation. Do not let the {name}'s length influence you; be as objective as possible. After your "
+            f'explanation, rate the {name} on a scale of 1 to 10 in exactly this form: "Rating: [[x]]", for example '
+            '"Rating: [[5]]".\n\n'
+            f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
+            f"[The Start of Assistant's {title}]\n{response}\n[The End of Assistant's {title}]\n")
+
+
+# ----------------------------------------------------------------------------- the prompts, by protocol and variant
+
+
+def critic_prompt(doc: dict) -> str:
+    if _paper(doc):
+        if protocol_of(doc) == "multicritique":
+            return cb_prompts.feedback_sub_prompt(_as_criticbench(doc))
+        return _rco_critic(doc)
+    return _CRITIC.format(task=_task(doc))
+
+
+def reviser_prompt(doc: dict, feedback: str | None) -> str:
+    if _paper(doc):
+        if protocol_of(doc) == "multicritique":
+            text = (feedback or "").strip() or "(no feedback)"
+            return cb_prompts.correction_prompt(_as_criticbench(doc, feedback=text), with_feedback=True)
+        return _rco_reviser(doc, feedback)
+    form = _FORMS.get(doc.get("check", ""), "Reply with the revised response only.")
+    return _REVISER.format(form=form, task=_task(doc), feedback=(feedback or "").strip() or "(no feedback)")
+
+
+def pairwise_prompt(doc: dict, a: str, b: str) -> str:
+    """RCO's preference judgment between two responses (A and B as given)."""
+    if _paper(doc):
+        return _rco_pairwise(doc, a, b)
+    return _PAIRWISE.format(article=_article(doc), question=doc["question"], a=a, b=b)
+
+
+def rating_prompt(doc: dict, response: str) -> str:
+    """A 1-10 rating of one response: RCO's RQS (both variants); MultiCritique's R_sub on the short variant."""
+    if _paper(doc):
+        return _rco_rating(doc, response)
+    return _RATING.format(article=_article(doc), question=doc["question"], response=response)
+
+
+def reference_judge_prompt(doc: dict, critique: str | None, revision: str) -> str:
+    """MultiCritique's R_sub on the paper variant: CriticEval's correction judge grades the revision 1-10 against the
+    human reference revision (``correction``, worth 8), seeing the critique the revision was made from."""
+    item = _as_criticbench(doc, feedback=(critique or "").strip() or "(no feedback)")
+    return cb_judge_prompts.correction_judge_prompt(item, revision)
 
 
 def gold_text(doc: dict) -> str:

@@ -6,7 +6,9 @@ arXiv:2410.15287, sec. on critique utility):
     R_obj = 100 * (1/|V|) * sum_v  passed_v / checked_v       over the revisers v of the pool, where checked_v counts
                                                                the valid checked items v revised and passed_v those
                                                                whose revision passed (answer check or sandbox)
-    R_sub = mean over judged (text) items of the judge's 1-10 rating of the first reviser's revision
+    R_sub = mean over judged (text) items of the judge's 1-10 grade of the first reviser's revision: on the paper
+            variant CriticEval's correction judge against the human reference revision (worth 8), the CriticEval
+            scale; on the short variant a reference-free 1-10 rating (a different scale, not comparable)
 
 ``rco`` (Yu et al. 2025, "Training Language Model to Critique for Better Refinement", arXiv:2506.22157, the
 critique utility CU and the revision quality RQS):
@@ -20,7 +22,14 @@ critique utility CU and the revision quality RQS):
 Shared counts: ``judge_parse_rate`` = 100 * readable / asked judgments; ``judge_failed`` = items with a failed or
 unreadable judgment; ``reviser_failed`` = failed revision calls (item x reviser); ``invalid_items`` = checked items
 whose gold answer or test is unusable; ``revision_deferred`` = items generated with no reviser / judge configured.
-A mean over nothing is NaN (the key is still reported, so a run that lost every call shows it).
+A value with nothing to average is left out (absent, never NaN).
+
+Missing verdicts and revisions (an unreadable reply, a failed call) follow the run's ``failure_rule``
+(``data.FAILURE_RULES``: exclude, ours and the default; tie; zero). What they touched is counted whatever the rule:
+``partial_items`` = items whose value rests on part of what was asked (RCO: one of the two orders readable;
+MultiCritique: a checked item some, not all, revisers revised); ``empty_items`` = items with nothing to score (RCO:
+no readable order, or no revision; MultiCritique: a checked item no reviser revised, a judged item without a
+readable grade). ``variant`` and ``failure_rule`` are recorded beside the numbers.
 """
 
 from __future__ import annotations
@@ -32,6 +41,10 @@ import numpy as np
 
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
 from critic_tasks.core.records import RevisionRecord, canonical
+from critic_tasks.protocols import variants
+
+EXCLUDE = "exclude"
+FILLED_PREFERENCE = {"tie": 0.5, "zero": 0.0}  # what a missing preference verdict counts as, by rule
 
 
 def _mean(values) -> float | None:
@@ -59,16 +72,43 @@ def _counts(records: Sequence[RevisionRecord]) -> dict[str, float]:
     return out
 
 
+def _rule(record: RevisionRecord) -> str:
+    return record.failure_rule or EXCLUDE
+
+
+def _settings(records: Sequence[RevisionRecord]) -> dict[str, str]:
+    """The variant and failure rule the values were made with (text entries beside the numbers)."""
+    return {"variant": variants.recorded(r.variant for r in records),
+            "failure_rule": "+".join(sorted({_rule(r) for r in records}))}
+
+
+def _pass(record: RevisionRecord, ok: bool | None) -> bool | None:
+    """A revision's check outcome under the record's rule: a missing revision (None) is left out, or fails."""
+    return ok if ok is not None or _rule(record) == EXCLUDE else False
+
+
 def per_reviser_pass_rates(records: Sequence[RevisionRecord]) -> dict[str, float]:
-    """Reviser name -> 100 * its pass rate over the valid checked items it revised."""
+    """Reviser name -> 100 * its pass rate over the valid checked items (those it revised, under the exclude rule;
+    all of them, a missing revision failing, under tie / zero)."""
     by: dict[str, list[bool]] = {}
     for r in records:
         if r.deferred or not r.checked or r.invalid:
             continue
         for name, ok in zip(r.revisers, r.passed):
+            ok = _pass(r, ok)
             if ok is not None:
                 by.setdefault(name, []).append(ok)
     return {name: 100.0 * sum(v) / len(v) for name, v in by.items()}
+
+
+def _multicritique_touched(r: RevisionRecord) -> str:
+    """"partial", "empty" or "" (complete): what is missing from a MultiCritique item."""
+    if not r.checked:
+        return "empty" if r.rqs is None else ""
+    if r.invalid:
+        return ""
+    missing = sum(ok is None for ok in r.passed)
+    return "" if not missing else "empty" if missing == len(r.passed) else "partial"
 
 
 def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
@@ -79,13 +119,33 @@ def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]
     rates = per_reviser_pass_rates(done)
     out["r_obj"] = _mean(rates.values())
     out["r_sub"] = _mean(r.rqs for r in done if not r.checked and r.rqs is not None)
+    touched = [_multicritique_touched(r) for r in done]
+    out.update(partial_items=float(touched.count("partial")), empty_items=float(touched.count("empty")))
     out["models"] = _models(done)
+    out.update(_settings(done))
     return _defined(out)
 
 
+def _prefs(record: RevisionRecord) -> list[float | None]:
+    """The preference of each order (forward, reverse), None where missing: unreadable, failed, or never asked
+    because the actor's revision failed."""
+    prefs = list(record.prefs)
+    return prefs + [None] * (2 - len(prefs)) if len(prefs) < 2 else prefs
+
+
 def item_utility(record: RevisionRecord) -> float | None:
-    prefs = [p for p in record.prefs if p is not None]
+    """CU of one item under its failure rule: the mean over both orders, a missing order left out (exclude: None
+    when neither is there) or filled in (tie 0.5, zero 0)."""
+    prefs = _prefs(record)
+    if _rule(record) != EXCLUDE:
+        prefs = [FILLED_PREFERENCE[_rule(record)] if p is None else p for p in prefs]
+    prefs = [p for p in prefs if p is not None]
     return sum(prefs) / len(prefs) if prefs else None
+
+
+def _actor_passed(record: RevisionRecord) -> bool | None:
+    """refine_accuracy's outcome of a valid checked item: the actor's (first reviser's) revision, under the rule."""
+    return _pass(record, record.passed[0] if record.passed else None)
 
 
 def rco_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
@@ -94,11 +154,14 @@ def rco_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
     if not done:
         return out
     utility = _mean(u for u in map(item_utility, done) if u is not None)
-    accuracy = _mean(r.passed[0] for r in done if r.checked and not r.invalid and r.passed and r.passed[0] is not None)
+    accuracy = _mean(ok for ok in (_actor_passed(r) for r in done if r.checked and not r.invalid) if ok is not None)
     out["critique_utility"] = None if utility is None else 100.0 * utility
     out["rqs"] = _mean(r.rqs for r in done if r.rqs is not None)
     out["refine_accuracy"] = None if accuracy is None else 100.0 * accuracy
+    readable = [sum(p is not None for p in _prefs(r)) for r in done]
+    out.update(partial_items=float(readable.count(1)), empty_items=float(readable.count(0)))
     out["models"] = _models(done)
+    out.update(_settings(done))
     return _defined(out)
 
 
@@ -123,8 +186,8 @@ def _item_values(records: Sequence[RevisionRecord], base: str) -> list[float]:
     if base in ("rqs", "r_sub"):
         return [r.rqs for r in records if r.rqs is not None and (base == "rqs" or not r.checked)]
     if base == "refine_accuracy":
-        return [100.0 * r.passed[0] for r in records
-                if r.checked and not r.invalid and r.passed and r.passed[0] is not None]
+        return [100.0 * ok for ok in (_actor_passed(r) for r in records if r.checked and not r.invalid)
+                if ok is not None]
     raise KeyError(base)
 
 
@@ -142,6 +205,7 @@ def revision_interval(records: Sequence[RevisionRecord], base: str, settings: Bo
     table = np.full((len(checked), len(names)), np.nan)  # item x reviser: 1 passed, 0 failed, nan no verdict
     for i, r in enumerate(checked):
         for name, ok in zip(r.revisers, r.passed):
+            ok = _pass(r, ok)
             if ok is not None:
                 table[i, names.index(name)] = float(ok)
     (idx,) = resample_indices(np.zeros(len(checked)), settings.resamples, np.random.default_rng(settings.seed))

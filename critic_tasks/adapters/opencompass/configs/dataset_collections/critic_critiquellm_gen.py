@@ -34,7 +34,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -69,7 +69,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -104,7 +104,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -139,7 +139,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(

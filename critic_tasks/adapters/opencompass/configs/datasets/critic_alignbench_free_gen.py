@@ -33,7 +33,7 @@ critic_alignbench_free_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(

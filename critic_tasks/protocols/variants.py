@@ -1,0 +1,46 @@
+"""Prompt variants: which version of a protocol's prompts (and the reading of replies that goes with them) a run uses.
+
+* ``paper`` (the default): the setting of the paper the protocol names (CritiqueLLM: explanation first, the rating
+  last, with the paper's 1-10 rubric; MultiCritique: CriticEval's feedback and correction prompts, R_sub judged
+  against the human reference revision; RCO: per-task judges, explanation first, math with the reference answer).
+* ``short``: the verdict marker on the first line, for short generation budgets (what these protocols asked before
+  the paper variant existed).
+
+Chosen per run: the task option / ``--metadata '{"variant": "short"}'``, else ``CRITIC_PROMPT_VARIANT``, else
+``paper``. The loader writes the variant into every document, so prompts, parsing and re-scoring of saved samples
+all follow the variant the run was made with, and the results record it (the ``variant`` key).
+"""
+
+from __future__ import annotations
+
+import os
+
+from critic_tasks.core.errors import ConfigError
+
+VARIANT_ENV = "CRITIC_PROMPT_VARIANT"
+PAPER, SHORT = "paper", "short"
+VARIANTS = (PAPER, SHORT)
+DEFAULT = PAPER
+# Documents saved before variants existed carry none: they were generated with what is now ``short``.
+BEFORE_VARIANTS = SHORT
+
+
+def resolve(value: str | None = None) -> str:
+    """The variant of a run: ``value`` (a task option or --metadata), else the environment, else the default."""
+    given = value not in (None, "")
+    chosen = str(value) if given else os.environ.get(VARIANT_ENV) or DEFAULT
+    if chosen not in VARIANTS:
+        setting = "variant" if given else VARIANT_ENV  # name the setting the user actually gave
+        raise ConfigError(f"{setting}={chosen!r}: expected one of {', '.join(VARIANTS)}")
+    return chosen
+
+
+def of(doc: dict) -> str:
+    """The variant a document was made with."""
+    return doc.get("variant") or BEFORE_VARIANTS
+
+
+def recorded(variants) -> str:
+    """The results entry for the variants of a set of records: one name, or the names joined when a run mixed them
+    (records re-scored together from runs of different variants)."""
+    return "+".join(sorted({v for v in variants if v})) or BEFORE_VARIANTS
