@@ -17,6 +17,7 @@ import sys
 
 from mmengine.config import ConfigDict
 from opencompass.models import OpenAISDK
+from opencompass.models.base_api import APITemplateParser
 from opencompass.models.huggingface_above_v4_33 import HuggingFacewithChatTemplate, _convert_chat_messages
 from opencompass.models.huggingface_above_v4_33 import _get_meta_template as hf_meta_template
 from opencompass.models.vllm_with_tf_above_v4_33 import VLLMwithChatTemplate
@@ -48,7 +49,7 @@ def local_model(cls, meta_template):
 def main(out: str, tasks: list[str]) -> None:
     hf = local_model(HuggingFacewithChatTemplate, hf_meta_template)
     vllm = local_model(VLLMwithChatTemplate, vllm_meta_template)
-    api = OpenAISDK(path="m", key="EMPTY", openai_api_base="http://127.0.0.1:9/v1", max_seq_len=10**9)
+    api = local_model(OpenAISDK, APITemplateParser)  # as BaseAPIModel.__init__ sets it (tiktoken needs no download)
     rendered = {}
     for task in tasks:
         batch = prompts(task)

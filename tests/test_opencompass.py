@@ -425,7 +425,7 @@ models = [dict(abbr='smollm2-hf', type=HuggingFacewithChatTemplate, path='{path}
 
 
 def test_hf_chat_model_run_and_rescore(oc_bin, smollm2_folder, tmp_path):
-    """OpenCompass's HF chat model class on the CPU; its predictions (prompts as chat turns) re-score the same."""
+    """OpenCompass's HF chat model class on the CPU; its predictions re-score the same."""
     config = tmp_path / "eval_critic_hf.py"
     config.write_text(HF_CONFIG.format(path=smollm2_folder))
     out = _critic_eval(oc_bin, [str(config), "-w", str(tmp_path / "out")], _env(tmp_path), tmp_path)
@@ -434,7 +434,8 @@ def test_hf_chat_model_run_and_rescore(oc_bin, smollm2_folder, tmp_path):
     run_dir = Path(sorted(glob.glob(str(tmp_path / "out" / "*")))[-1])
     results = json.loads((run_dir / "results" / "smollm2-hf" / "critic_meta_chat.json").read_text())
     prompt = json.loads((run_dir / "predictions" / "smollm2-hf" / "critic_meta_chat.json").read_text())["0"]
-    assert isinstance(prompt["origin_prompt"], list)  # a chat model's prompt: turns
+    # our prompt as it is: the chat model class makes it the one user message (no SYSTEM turn, no "\n" added)
+    assert isinstance(prompt["origin_prompt"], str) and not prompt["origin_prompt"].endswith("\n")
     scored = tmp_path / "scored.json"
     assert cli.main(["score", str(run_dir / "predictions" / "smollm2-hf"), "--data_dir", "sample",
                      "--output", str(scored)]) == 0
@@ -535,25 +536,27 @@ def test_example_eval_config_reads_as_opencompass_reads_it(oc_bin):
                      "critic_correction_sub": True}
 
 
-def _readme_command(needle: str) -> str:
-    """The README's shell command (continuation lines joined) that contains ``needle``."""
+def _readme_command(start: str, needle: str) -> str:
+    """The README's shell command (continuation lines joined) that begins with ``start`` and contains ``needle``."""
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
-        if needle in line or (line.rstrip().endswith("\\") and needle in lines[i + 1]):
-            command = line
-            while command.rstrip().endswith("\\"):
-                i += 1
-                command = command.rstrip()[:-1] + lines[i]
-            return command.split(" # ")[0]
-    raise AssertionError(f"no command with {needle!r} in the README")
+        if not line.startswith(start):
+            continue
+        command = line
+        while command.rstrip().endswith("\\"):
+            i += 1
+            command = command.rstrip()[:-1] + lines[i]
+        if needle in command:
+            return command
+    raise AssertionError(f"no command {start}... with {needle!r} in the README")
 
 
 @pytest.mark.slow
 def test_readme_plain_opencompass_command_runs_as_printed_on_a_cpu(oc_bin, smollm2_folder, tmp_path):
     """OpenCompass's own command, as the README prints it for a CPU (the demo model's folder where the README's
     previous line writes it), with the OpenCompass environment's commands on the PATH."""
-    command = _readme_command("--hf-num-gpus 0")
-    assert command.startswith("opencompass --config-dir") and "--hf-path smollm2-hf" in command, command
+    command = _readme_command("opencompass --config-dir", "--hf-num-gpus 0")
+    assert "--hf-path smollm2-hf" in command, command
     (tmp_path / "smollm2-hf").symlink_to(smollm2_folder)
     env = _env(tmp_path)
     env["PATH"] = os.pathsep.join([str(oc_bin), env["PATH"]])
