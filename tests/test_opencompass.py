@@ -22,7 +22,7 @@ import critic_tasks
 from critic_tasks import cli, registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
 from critic_tasks.adapters.opencompass import generate as _generate_configs
-from critic_tasks.adapters.opencompass.spec import collections
+from critic_tasks.adapters.opencompass.spec import collections, runnable_tasks
 
 OC_BIN = Path(os.environ.get("CRITIC_OPENCOMPASS_VENV", REPO / ".venv-opencompass")) / "bin"
 MODEL = "smollm2-llamacpp"
@@ -60,7 +60,9 @@ def smollm2_folder(oc_bin, tmp_path_factory):
 
 def _env(tmp_path, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CRITIC_JUDGE_", "OC_JUDGE_", "CRITICBENCH_"))}
-    return {**env, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": "sample",
+    # this checkout's code in OpenCompass's processes too (the OpenCompass environment may hold another editable one)
+    path = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return {**env, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": "sample",
             "CRITIQUELLM_DATA_DIR": str(SHARED / "data" / "critiquellm"),
             "METACRITIQUE_DATA_DIR": str(SHARED / "data" / "metacritique"),
             "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
@@ -70,6 +72,128 @@ def _critic_eval(oc_bin, args, env, cwd, timeout=1500):
     # cwd: OpenCompass caches dataset sizes in ./.cache of the directory it runs in
     return subprocess.run([str(oc_bin / "critic-eval"), "opencompass", *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=timeout)
+
+
+# ----------------------------------------------------------------------------- prompts: lm-eval's, byte for byte
+
+
+def _lm_eval_messages(tasks: list[str]) -> dict[str, list]:
+    """The chat messages lm-eval sends for each document with --apply_chat_template: what its evaluator hands the
+    model's apply_chat_template (HF and vLLM render them with the tokenizer's template, the chat-completions models
+    post them)."""
+    import lm_eval.tasks
+
+    def messages(chat_history, add_generation_prompt=True):
+        assert add_generation_prompt
+        return json.dumps(chat_history)
+
+    out = {}
+    for name, task in lm_eval.tasks.get_task_dict(tasks, critic_tasks.task_manager()).items():
+        task.build_all_requests(apply_chat_template=True, chat_template=messages)
+        out[name] = [json.loads(i.args[0]) for i in sorted(task.instances, key=lambda i: i.doc_id)]
+    return out
+
+
+def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monkeypatch):
+    """For every task OpenCompass runs, the messages of HuggingFacewithChatTemplate, VLLMwithChatTemplate and
+    OpenAISDK (rendered by OpenCompass's code, tests/oc_render_prompts.py) equal lm-eval's: one user message, the
+    same text, nothing appended (OpenCompass's HUMAN-round template used to add "\\n")."""
+    if not (SHARED / "data" / "critiquellm").is_dir() or not (SHARED / "data" / "metacritique").is_dir():
+        pytest.skip(f"shared data not found under {SHARED / 'data'}")
+    tasks = [t.name for t in runnable_tasks()]
+    env = _env(tmp_path)
+    out = tmp_path / "opencompass_messages.json"
+    run = subprocess.run([str(oc_bin / "python"), str(REPO / "tests" / "oc_render_prompts.py"), str(out), *tasks],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    theirs = json.loads(out.read_text(encoding="utf-8"))
+    for key in ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR"):
+        monkeypatch.setenv(key, env[key])
+    ours = _lm_eval_messages(tasks)
+    assert set(theirs) == set(ours) == set(tasks)
+    for task in tasks:
+        assert ours[task] and all(len(m) == 1 and m[0]["role"] == "user" for m in ours[task]), task
+        for model in ("hf", "vllm", "openai"):
+            assert theirs[task][model] == ours[task], (task, model)
+
+
+# ----------------------------------------------------------------------------- real runs
+
+
+# The same model, items and budget through both harnesses: the demo model as a HF folder, greedy, batch 1. Objective
+# tasks, a judge-scored one (the llama.cpp server judges) and a CritiqueLLM one (its first rows as a data folder).
+PARITY_TASKS = ["critic_feedback_chat", "critic_meta_chat", "critic_comparison_chat", "critic_feedback_sub_chat",
+                "critic_alignbench_ref"]
+PARITY_BUDGET = 32
+ALIGNBENCH_ROWS = 6
+
+
+@pytest.fixture(scope="module")
+def parity_runs(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
+    rel = Path("pointwise") / "alignbench_reference_based_sample.jsonl"
+    source = SHARED / "data" / "critiquellm" / rel
+    if not source.is_file():
+        pytest.skip(f"shared data not found at {source}")
+    tmp = tmp_path_factory.mktemp("parity")
+    (tmp / "critiquellm" / rel).parent.mkdir(parents=True)
+    rows = source.read_text(encoding="utf-8").splitlines(keepends=True)[:ALIGNBENCH_ROWS]
+    (tmp / "critiquellm" / rel).write_text("".join(rows), encoding="utf-8")
+    # one judge for both (same settings, same cache): identical critiques get identical grades
+    env = _env(tmp, CRITIQUELLM_DATA_DIR=str(tmp / "critiquellm"), CRITIC_JUDGE_MODEL="smollm2-judge",
+               CRITIC_JUDGE_BASE_URL=llama_server, CRITIC_JUDGE_API_KEY="EMPTY", CRITIC_JUDGE_MAX_TOKENS="48")
+    oc = _critic_eval(oc_bin, ["--datasets", *(f"{t}_gen" for t in PARITY_TASKS), "--hf-type", "chat",
+                               "--hf-path", str(smollm2_folder), "--max-out-len", str(PARITY_BUDGET),
+                               "--batch-size", "1", "-w", str(tmp / "oc")], env, tmp)
+    assert oc.returncode == 0, (oc.stdout[-3000:], oc.stderr[-3000:])
+    lm = subprocess.run([sys.executable, "-m", "critic_tasks.cli", "--model", "hf", "--model_args",
+                         f"pretrained={smollm2_folder}", "--apply_chat_template", "--tasks", ",".join(PARITY_TASKS),
+                         "--gen_kwargs", f"max_gen_toks={PARITY_BUDGET}", "--batch_size", "1", "--log_samples",
+                         "--output_path", str(tmp / "lm")], capture_output=True, text=True, env=env, cwd=tmp,
+                        timeout=1500)
+    assert lm.returncode == 0, (lm.stdout[-3000:], lm.stderr[-3000:])
+    oc_dir = Path(sorted(glob.glob(str(tmp / "oc" / "*")))[-1])
+    return {"oc": oc_dir, "oc_stderr": oc.stderr, "lm": tmp / "lm", "model": f"{smollm2_folder.name}_hf"}
+
+
+def _lm_eval_generations(out: Path, task: str) -> list[str]:
+    """The raw replies of an lm-eval --log_samples run, in document order."""
+    [path] = glob.glob(str(out / "**" / f"samples_{task}_*.jsonl"), recursive=True)
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [row["resps"][0][0] for row in sorted(rows, key=lambda r: r["doc_id"])]
+
+
+def _oc_generations(run_dir: Path, model: str, task: str) -> list[str]:
+    rows = json.loads((run_dir / "predictions" / model / f"{task}.json").read_text(encoding="utf-8"))
+    return [rows[str(i)]["prediction"] for i in range(len(rows))]
+
+
+@pytest.mark.slow
+def test_same_model_items_and_budget_give_the_same_generations_and_numbers(parity_runs):
+    """critic-eval opencompass --hf-type chat and critic-eval --model hf --apply_chat_template, greedy, batch 1, the
+    same budget: every generation identical, every metric OpenCompass reports equal to lm-eval's."""
+    model = parity_runs["model"]
+    for task in PARITY_TASKS:
+        ours, theirs = _oc_generations(parity_runs["oc"], model, task), _lm_eval_generations(parity_runs["lm"], task)
+        assert len(ours) == len(theirs) > 0, task
+        assert ours == theirs, task
+    # OpenCompass honoured --max-out-len (no dataset budget overrides it) and sent lm-eval's prompts
+    logs = "".join(Path(p).read_text(encoding="utf-8", errors="replace")
+                   for p in glob.glob(str(parity_runs["oc"] / "logs" / "infer" / model / "*.out")))
+    assert f"'max_new_tokens': {PARITY_BUDGET}" in logs and "'max_new_tokens': 512" not in logs
+    [summary] = glob.glob(str(parity_runs["oc"] / "summary" / "critic_summary_*.json"))
+    oc_results = json.loads(Path(summary).read_text(encoding="utf-8"))[model]
+    [results] = glob.glob(str(parity_runs["lm"] / "**" / "results_*.json"), recursive=True)
+    lm_results = json.loads(Path(results).read_text(encoding="utf-8"))["results"]
+    compared = 0
+    for task in PARITY_TASKS:
+        for key, value in oc_results[task].items():
+            if isinstance(value, (int, float)):
+                assert lm_results[task][key] == pytest.approx(value, abs=1e-9), (task, key)
+                compared += 1
+    assert compared > 40
+    assert "judge_parse_rate,none" in oc_results["critic_feedback_sub_chat"]
+    assert "text_pearson,none" in oc_results["critic_alignbench_ref"]
+
 
 
 EVAL_CONFIG = """\
@@ -184,17 +308,21 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     assert "critic-tasks: " + MODEL in api_run["stdout"]
 
 
-def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path, capsys):
-    path = Path(glob.glob(str(api_run["dir"] / "summary" / f"critic_results_{MODEL}_*.json"))[0])
+@pytest.mark.parametrize("name", ["critic_summary_*.json", f"critic_results_{MODEL}_*.json"])
+def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path, capsys, name):
+    """Both files the summarizer writes: every model's results (with the datasets that have none), and one model's
+    in lm-eval's shape."""
+    path = Path(glob.glob(str(api_run["dir"] / "summary" / name))[0])
     ours = json.loads(path.read_text())
+    score = (ours["results"] if "results" in ours else ours[MODEL])["critic"]["score,none"]
     assert cli.main(["summary", str(path)]) == 0
     table = capsys.readouterr().out
-    score = ours["results"]["critic"]["score,none"]
     assert any(line.split()[:3] == ["critic", "overall", f"{score:.2f}"] for line in table.splitlines()), table
     assert cli.main(["check", str(path), "--min", f"critic.score={score - 1:.2f}"]) == 0
     assert cli.main(["check", str(path), "--min", f"critic.score={score + 1:.2f}"]) == 1
     assert cli.main(["report", str(path), "-o", str(tmp_path / "report")]) == 0
     assert (tmp_path / "report" / "report.html").is_file()
+    assert MODEL in (tmp_path / "report" / "report.md").read_text()
 
 
 def test_opencompass_result_files_carry_per_item_details(api_run):
@@ -222,6 +350,66 @@ def test_critic_eval_score_rescores_an_opencompass_run(api_run, tmp_path):
         "critic_metacritique.json"]
 
 
+SPLIT_CONFIG = """\
+from mmengine.config import read_base
+from opencompass.models import OpenAISDK
+from opencompass.partitioners import NumWorkerPartitioner
+from opencompass.runners import LocalRunner
+from opencompass.tasks import OpenICLInferTask
+
+with read_base():
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_comparison_chat_gen import (
+        critic_comparison_chat_datasets,
+    )
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_feedback_chat_gen import critic_feedback_chat_datasets
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_meta_gen import critic_meta_datasets
+    from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
+
+datasets = [*critic_feedback_chat_datasets, *critic_comparison_chat_datasets, *critic_meta_datasets]
+models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
+               tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=4, temperature=0.0,
+               query_per_second=100, retry=2)]
+{infer}"""
+
+# OpenCompass's NumWorkerPartitioner leaves datasets of up to min_task_size (16) rows whole: a small one splits them
+SPLIT_INFER = """
+infer = dict(partitioner=dict(type=NumWorkerPartitioner, num_worker=2, min_task_size=2),
+             runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLInferTask)))
+"""
+SPLIT_TASKS = ("critic_feedback_chat", "critic_comparison_chat", "critic_meta")
+
+
+@pytest.mark.slow
+def test_a_run_split_across_two_workers_gives_the_whole_runs_numbers(oc_bin, smollm2_folder, llama_server, tmp_path):
+    """Each dataset split into chunks run by two workers (comparison pairs and the Spearman's items land in different
+    chunks): the evaluator scores all of a dataset's chunks together, so the numbers are the one-worker run's."""
+    runs = {}
+    for name, infer, workers in (("split", SPLIT_INFER, "2"), ("whole", "", "1")):
+        config = tmp_path / f"eval_{name}.py"
+        config.write_text(SPLIT_CONFIG.format(model=MODEL, base_url=llama_server, tokenizer=smollm2_folder,
+                                              infer=infer))
+        cwd = tmp_path / name  # its own ./.cache of dataset sizes
+        cwd.mkdir()
+        out = _critic_eval(oc_bin, [str(config), "--max-num-workers", workers, "-w", str(cwd / "out")],
+                           _env(tmp_path), cwd)
+        assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
+        runs[name] = Path(sorted(glob.glob(str(cwd / "out" / "*")))[-1])
+    predictions = {name: run / "predictions" / MODEL for name, run in runs.items()}
+    for task in SPLIT_TASKS:
+        chunks = sorted(predictions["split"].glob(f"{task}_[0-9].json"))
+        assert len(chunks) == 2, task  # really split
+        assert not (predictions["split"] / f"{task}.json").exists()
+        split_replies = [row["prediction"] for c in chunks for row in json.loads(c.read_text()).values()]
+        whole = json.loads((predictions["whole"] / f"{task}.json").read_text())
+        assert split_replies == [whole[str(i)]["prediction"] for i in range(len(whole))], task
+    summaries = {name: json.loads(Path(glob.glob(str(run / "summary" / "critic_summary_*.json"))[0]).read_text())
+                 for name, run in runs.items()}
+    for task in SPLIT_TASKS:
+        split, whole = summaries["split"][MODEL][task], summaries["whole"][MODEL][task]
+        assert split == whole and "parse_rate,none" in whole, task
+    assert "spearman,none" in summaries["whole"][MODEL]["critic_meta"]
+
+
 HF_CONFIG = """\
 from mmengine.config import read_base
 from opencompass.models import HuggingFacewithChatTemplate
@@ -237,7 +425,7 @@ models = [dict(abbr='smollm2-hf', type=HuggingFacewithChatTemplate, path='{path}
 
 
 def test_hf_chat_model_run_and_rescore(oc_bin, smollm2_folder, tmp_path):
-    """OpenCompass's HF chat model class on the CPU; its predictions (prompts as chat turns) re-score the same."""
+    """OpenCompass's HF chat model class on the CPU; its predictions re-score the same."""
     config = tmp_path / "eval_critic_hf.py"
     config.write_text(HF_CONFIG.format(path=smollm2_folder))
     out = _critic_eval(oc_bin, [str(config), "-w", str(tmp_path / "out")], _env(tmp_path), tmp_path)
@@ -246,7 +434,8 @@ def test_hf_chat_model_run_and_rescore(oc_bin, smollm2_folder, tmp_path):
     run_dir = Path(sorted(glob.glob(str(tmp_path / "out" / "*")))[-1])
     results = json.loads((run_dir / "results" / "smollm2-hf" / "critic_meta_chat.json").read_text())
     prompt = json.loads((run_dir / "predictions" / "smollm2-hf" / "critic_meta_chat.json").read_text())["0"]
-    assert isinstance(prompt["origin_prompt"], list)  # a chat model's prompt: turns
+    # our prompt as it is: the chat model class makes it the one user message (no SYSTEM turn, no "\n" added)
+    assert isinstance(prompt["origin_prompt"], str) and not prompt["origin_prompt"].endswith("\n")
     scored = tmp_path / "scored.json"
     assert cli.main(["score", str(run_dir / "predictions" / "smollm2-hf"), "--data_dir", "sample",
                      "--output", str(scored)]) == 0
@@ -345,6 +534,72 @@ def test_example_eval_config_reads_as_opencompass_reads_it(oc_bin):
     assert found == {"critic_feedback": False, "critic_comparison": False, "critic_meta": False,
                      "critic_correction": False, "critic_feedback_sub": True, "critic_comparison_sub": True,
                      "critic_correction_sub": True}
+
+
+def _readme_command(start: str, needle: str) -> str:
+    """The README's shell command (continuation lines joined) that begins with ``start`` and contains ``needle``."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith(start):
+            continue
+        command = line
+        while command.rstrip().endswith("\\"):
+            i += 1
+            command = command.rstrip()[:-1] + lines[i]
+        if needle in command:
+            return command
+    raise AssertionError(f"no command {start}... with {needle!r} in the README")
+
+
+@pytest.mark.slow
+def test_readme_plain_opencompass_command_runs_as_printed_on_a_cpu(oc_bin, smollm2_folder, tmp_path):
+    """OpenCompass's own command, as the README prints it for a CPU (the demo model's folder where the README's
+    previous line writes it), with the OpenCompass environment's commands on the PATH."""
+    command = _readme_command("opencompass --config-dir", "--hf-num-gpus 0")
+    assert "--hf-path smollm2-hf" in command, command
+    (tmp_path / "smollm2-hf").symlink_to(smollm2_folder)
+    env = _env(tmp_path)
+    env["PATH"] = os.pathsep.join([str(oc_bin), env["PATH"]])
+    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=1500)
+    assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
+    run_dir = Path(sorted(glob.glob(str(tmp_path / "outputs" / "default" / "*")))[-1])
+    summary = json.loads(Path(glob.glob(str(run_dir / "summary" / "critic_summary_*.json"))[0]).read_text())
+    assert summary["missing"] == {}
+    assert {"critic_feedback_chat", "critic_meta_chat"} <= set(summary["smollm2-hf_hf"])
+    assert "critic-tasks: smollm2-hf_hf" in out.stdout  # the paper's table
+
+
+@pytest.mark.slow
+def test_offline_example_config_runs_here(oc_bin, smollm2_folder, llama_server, tmp_path):
+    """examples/eval_critic_local.py as written, but for the judge server's port (the test's server picks a free
+    one), from a folder holding the demo model's HF folder where the example's instructions put it."""
+    text = (REPO / "examples" / "eval_critic_local.py").read_text(encoding="utf-8")
+    assert "http://127.0.0.1:8000/v1" in text
+    config = tmp_path / "eval_critic_local.py"
+    config.write_text(text.replace("http://127.0.0.1:8000/v1", llama_server), encoding="utf-8")
+    (tmp_path / "smollm2-hf").symlink_to(smollm2_folder)
+    out = _critic_eval(oc_bin, [str(config), "-w", str(tmp_path / "out")], _env(tmp_path), tmp_path)
+    assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
+    run_dir = Path(sorted(glob.glob(str(tmp_path / "out" / "*")))[-1])
+    summary = json.loads(Path(glob.glob(str(run_dir / "summary" / "critic_summary_*.json"))[0]).read_text())
+    assert summary["missing"] == {}
+    results = summary["smollm2-135m-instruct"]
+    assert {"critic_feedback_chat", "critic_meta_chat", "critic_feedback_sub_chat"} <= set(results)
+    assert "judge_parse_rate,none" in results["critic_feedback_sub_chat"]
+    judged = json.loads((run_dir / "results" / "smollm2-135m-instruct" / "critic_feedback_sub_chat.json").read_text())
+    assert judged["judge"][0]["model"] == "smollm2"  # the example's judge_cfg
+
+
+def test_tasks_opencompass_cannot_run_are_refused_in_one_line_naming_the_lm_eval_command(capsys):
+    for name, why in (("critic_correction_self_gen", "SAvg"), ("critic_self_feedback_gen", "SAvg"),
+                      ("critic_utility_gen", "reviser"), ("critic_revision_pool", "reviser"),
+                      ("critic_correction_sampled_gen", "5 samples per item")):
+        assert cli.main(["opencompass", "--datasets", "critic_feedback_gen", name, "--hf-path", "x"]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        task = name.removesuffix("_gen")
+        assert len(lines) == 1 and why in lines[0], lines
+        assert lines[0].endswith(f"critic-eval --model hf --model_args pretrained=MODEL --apply_chat_template "
+                                 f"--tasks {task}"), lines
 
 
 def test_config_dir_command_prints_the_tree(capsys):

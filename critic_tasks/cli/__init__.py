@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.reports.results import read_results
+from critic_tasks.reports.results import read_result_sets
 from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
@@ -213,9 +213,13 @@ def _demo(argv: list[str]) -> int:
 
 def _summary(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="critic-eval summary", description=COMMANDS["summary"] + ".")
-    parser.add_argument("results_json", type=Path, help="lm-eval's results JSON, or the --output_path directory")
+    parser.add_argument("results_json", type=Path, help="lm-eval's results JSON, or the --output_path directory, or "
+                        "the OpenCompass summarizer's critic_summary_<time>.json (a table per model)")
     args = parser.parse_args(argv)
-    print(format_table(read_results(args.results_json)))
+    for model, results in read_result_sets(args.results_json):
+        if model is not None:
+            print(f"{model}:")
+        print(format_table(results))
     print(SCALE_NOTE)
     return 0
 

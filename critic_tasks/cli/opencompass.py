@@ -16,7 +16,7 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
-from critic_tasks.adapters.opencompass.spec import collections
+from critic_tasks.adapters.opencompass.spec import collections, refusal, supported
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.preflight import check_tasks
 
@@ -47,6 +47,9 @@ def our_dataset_tasks(names: list[str]) -> list[registry.Task]:
         if not stem.startswith("critic"):
             continue  # OpenCompass's own datasets: its lookup, its errors
         if stem not in known:
+            task = registry.TASKS.get(stem[: -len("_gen")] if stem.endswith("_gen") else stem)
+            if task is not None and not supported(task):  # SAvg, the revision protocols, the sampled variants
+                raise ConfigError(refusal(task))
             raise ConfigError(f"--datasets {stem}: no such critic dataset config; ours are named <task>_gen (e.g. "
                               "critic_feedback_gen; `critic-eval tasks` lists the tasks) or critic_gen, critic_sub_gen, "
                               "critic_all_gen")
@@ -100,6 +103,11 @@ def run_command(argv: list[str]) -> int:
     elif tasks and cfg is not None and not cfg.get("summarizer"):  # OpenCompass reads no --summarizer with a config
         print("critic-eval: for the paper's table, add to the config's read_base: from critic_tasks.adapters."
               "opencompass.configs.summarizers.critic import summarizer", file=sys.stderr)
+    if tasks and "--hf-path" in argv and "--max-out-len" not in argv:
+        ours = sorted({t.spec.max_gen_toks for t in tasks})
+        print(f"critic-eval: no --max-out-len: OpenCompass's default (256 tokens) is every dataset's reply budget; "
+              f"lm-eval's defaults for these tasks: {', '.join(map(str, ours))} (correction needs room for a whole "
+              "program)", file=sys.stderr)
     if "--hf-path" in argv and "--hf-num-gpus" not in argv and _no_gpu():
         print("critic-eval: no GPU here: adding --hf-num-gpus 0 (the model runs on the CPU)", file=sys.stderr)
         argv += ["--hf-num-gpus", "0"]

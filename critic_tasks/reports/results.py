@@ -2,7 +2,8 @@
 
 A run is one results JSON: lm-eval's ``results_<time>.json`` (or a directory holding them: the newest file of each
 folder is one run, so an ``--output_path`` with several models gives several runs), ``critic-eval score``'s output,
-or the OpenCompass summarizer's ``critic_summary_<time>.json`` (one run per model).
+or the OpenCompass summarizer's ``critic_summary_<time>.json`` (one run per model; its ``missing`` entry, the
+datasets without results, is not a model).
 
 Intervals: a task's metric ``key`` has its bootstrap interval under ``key_ci_low`` / ``key_ci_high`` (the registry
 declares them). A group's overall (the unweighted mean of its m members' headline values) is reported with an
@@ -171,13 +172,33 @@ def newest_results_file(path: Path) -> Path:
     return found[-1]
 
 
+def summarizer_models(data) -> dict[str, dict] | None:
+    """``{model: results}`` when ``data`` is the OpenCompass summarizer's ``critic_summary_<time>.json`` (every model's
+    lm-eval-shaped results, and ``missing``: model -> dataset -> why it has no results); else None."""
+    if not isinstance(data, dict) or "results" in data:
+        return None
+    models = {k: v for k, v in data.items() if k != "missing"}
+    if models and all(isinstance(v, dict) and has_critic_tasks(v) for v in models.values()):
+        return models
+    return None
+
+
 def read_results(path: Path) -> dict:
     """``{task: metrics}`` from an lm-eval results JSON (or the newest ``results_*.json`` under an output dir)."""
+    return read_result_sets(path)[0][1]
+
+
+def read_result_sets(path: Path) -> list[tuple[str | None, dict]]:
+    """(model, ``{task: metrics}``) for each model in a results file: one (None, results) for an lm-eval results JSON
+    or output dir; one per model for the OpenCompass summarizer's file."""
     path = Path(path)
     if path.is_dir():
         path = newest_results_file(path)
     data = _read_json(path)
-    return _checked(path, data.get("results", data) if isinstance(data, dict) else None)
+    models = summarizer_models(data)
+    if models is not None:
+        return [(model, _checked(path, results)) for model, results in models.items()]
+    return [(None, _checked(path, data.get("results", data) if isinstance(data, dict) else None))]
 
 
 def _protocol(data: dict) -> str:
@@ -219,9 +240,9 @@ def load_runs(path: Path) -> list[Run]:
     data = _read_json(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: not lm-eval results (expected a JSON object)")
-    if "results" not in data and data and all(isinstance(v, dict) and has_critic_tasks(v) for v in data.values()):
-        # the OpenCompass summarizer's file: model -> lm-eval-shaped results
-        return [Run(model, path, _checked(path, results)) for model, results in data.items()]
+    models = summarizer_models(data)
+    if models is not None:  # the OpenCompass summarizer's file: model -> lm-eval-shaped results
+        return [Run(model, path, _checked(path, results)) for model, results in models.items()]
     results = _checked(path, data.get("results", data))
     return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {})]
 

@@ -51,9 +51,15 @@ def _comment(text: str) -> str:
     return "".join(f"# {line}\n" for line in textwrap.wrap(text, 110))
 
 
+BUDGET = ("The reply budget is the model's max_out_len (--max-out-len); critic_max_out_len is ours (lm-eval's "
+          "default for this task), used where a config asks for it: d['infer_cfg']['inferencer']['max_out_len'] = "
+          "d['critic_max_out_len'].")
+
+
 def _dataset_file(task: registry.Task) -> str:
     config = _python(dataset_spec(task.name))
-    return f"{HEADER}{_comment(f'{task.name}: {task.description()}')}{IMPORTS}\n{task.name}_datasets = [{config}]\n"
+    about = _comment(f"{task.name}: {task.description()}") + _comment(BUDGET)
+    return f"{HEADER}{about}{IMPORTS}\n{task.name}_datasets = [{config}]\n"
 
 
 def _collection_file(name: str, members: list[str], about: str) -> str:
