@@ -58,6 +58,10 @@ def usage() -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt:  # our own commands (a `critic-eval` run prints its own line, with what it kept)
+        print("critic-eval: interrupted; the model replies received so far are cached (judge, revisers): the same "
+              "command resumes from them", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `critic-eval tasks | head`: the reader has gone; stop quietly, as Unix tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's exit-time flush would raise again

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import json
 import math
 import os
+import shlex
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.preflight import check_tasks, expand
@@ -38,13 +40,35 @@ def run_cli(argv: list[str]) -> int:
         command, rest = argv[0], argv[1:]  # unknown word: let lm_eval explain
     else:
         command, rest = "run", argv
-    if command == "run":
+    if command != "run":
+        return _lm_eval(command, rest)
+    original = list(argv)
+    rest, cache = resume.with_request_cache(rest, flag_value)
+    try:
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
         stage1 = self_feedback_stage(rest)
         if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
             with stage1 as (stage1_argv, rest):
                 return _lm_eval(command, stage1_argv) or _lm_eval(command, rest)
-    return _lm_eval(command, rest)
+        return _lm_eval(command, rest)
+    except KeyboardInterrupt:
+        pass
+    # Out of the handler, the interrupted frames are gone: collecting them closes lm-eval's progress bars (which
+    # print a last time), so the line below is the last one the user sees.
+    gc.collect()
+    print(interrupted_message(original, cache), file=sys.stderr)
+    return 130
+
+
+def interrupted_message(argv: list[str], cache: str | None) -> str:
+    """The one line a Ctrl-C prints: what was kept, and the command that resumes."""
+    resume.flush_caches()
+    command = shlex.join(["critic-eval", *argv])
+    if cache is None:
+        return ("critic-eval: interrupted; no request cache was on (--no_resume or CRITIC_REQUEST_CACHE=off), so "
+                f"nothing is kept; rerun: {command}")
+    return (f"critic-eval: interrupted; {resume.cached_count(cache)} generation(s) kept in "
+            f"{os.path.dirname(cache)}; resume (asks the model only for the rest): {command}")
 
 
 def _lm_eval(command: str, rest: list[str]) -> int:
