@@ -27,11 +27,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from critic_tasks.llm import LLMSettings  # noqa: E402
-from critic_tasks.llm.backends.openai_compatible import OpenAIBackend  # noqa: E402
-
 import latency_server  # noqa: E402
 from judge_throughput import make_prompts  # noqa: E402
+
+from critic_tasks.llm import LLMSettings  # noqa: E402
+from critic_tasks.llm.backends.openai_compatible import OpenAIBackend  # noqa: E402
 
 
 def reviser_prompts(n: int) -> list[str]:

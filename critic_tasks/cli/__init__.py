@@ -114,6 +114,8 @@ def _preflight(argv: list[str]) -> int:
     from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
     from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import expand
+    from critic_tasks.protocols import catalog
+    from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, check_hub
 
     if any(a in ("-h", "--help") for a in argv):
         print(PREFLIGHT_USAGE)
@@ -141,7 +143,10 @@ def _preflight(argv: list[str]) -> int:
     for note in notes:
         print(f"critic-eval preflight: note: {note}")
     local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
-    data = f"data {local}" if local else "data from the Hub, read when the run starts (set CRITICBENCH_DATA_DIR for a local copy)"
+    if local in (None, "", "hub") and any(catalog.PROTOCOLS[t.spec.protocol].data_env == DATA_DIR_ENV for t in tasks):
+        check_hub()  # the Hub must answer now (or, offline, hold the files in its cache)
+    data = (f"data {local}" if local not in (None, "", "hub")
+            else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")
     print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")
     return 0
 

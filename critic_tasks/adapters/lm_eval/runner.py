@@ -46,6 +46,8 @@ def run_cli(argv: list[str]) -> int:
     rest, cache = resume.with_request_cache(rest, flag_value)
     try:
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
+        check_model_paths(rest)
+        require_scorer_or_samples(rest)
         stage1 = self_feedback_stage(rest)
         if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
             with stage1 as (stage1_argv, rest):
@@ -71,11 +73,40 @@ def interrupted_message(argv: list[str], cache: str | None) -> str:
             f"{os.path.dirname(cache)}; resume (asks the model only for the rest): {command}")
 
 
+INTERVAL_SUFFIXES = ("_ci_low", "_ci_high")
+
+
+def table_without_interval_rows(make_table):
+    """lm-eval's results table less our interval bounds (``<metric>_ci_low`` / ``_ci_high``), which it would show
+    as metrics of their own with arrows; a note says where they are."""
+
+    def table(result_dict, column: str = "results", sort_results: bool = False):
+        shown, hidden = dict(result_dict), 0
+        rows = {}
+        for name, metrics in (result_dict.get(column) or {}).items():
+            if name.startswith("critic"):
+                kept = {k: v for k, v in metrics.items() if not k.split(",")[0].endswith(INTERVAL_SUFFIXES)}
+                hidden += len(metrics) - len(kept)
+                metrics = kept
+            rows[name] = metrics
+        shown[column] = rows
+        out = make_table(shown, column, sort_results)
+        if hidden and column == "results":
+            out += ("\n95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low / "
+                    "<metric>_ci_high; `critic-eval summary OUTPUT_PATH` shows each value with its interval.\n")
+        return out
+
+    return table
+
+
 def _lm_eval(command: str, rest: list[str]) -> int:
+    import lm_eval.utils
     from lm_eval.__main__ import cli_evaluate
 
     sys.argv = ["lm_eval", command, *rest, "--include_path", tasks_dir()]
     failures_before = len(hooks.JUDGE_FAILURES)
+    make_table = lm_eval.utils.make_table
+    lm_eval.utils.make_table = table_without_interval_rows(make_table)
     try:
         cli_evaluate()
     except SystemExit as exit_:
@@ -94,6 +125,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
             return 1
         raise
     finally:
+        lm_eval.utils.make_table = make_table
         shutdown_vllm_engines()
     unjudged = len(hooks.JUDGE_FAILURES) - failures_before
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
@@ -171,6 +203,53 @@ def preflight(argv: list[str]) -> None:
     except ValueError:
         limit = math.nan  # lm-eval reports a malformed --limit itself
     check_tasks(_tasks(argv), limit=None if math.isnan(limit) else limit, **options)
+
+
+def _looks_local(value: str) -> bool:
+    """A path, not a Hub name (``org/name``): absolute, ``./``, ``../``, ``~``, or more than one ``/``."""
+    return value.startswith(("/", "./", "../", "~", ".\\")) or value in (".", "..") or value.count("/") >= 2
+
+
+def check_model_paths(argv: list[str]) -> None:
+    """A ``pretrained=`` (``tokenizer=``, ``peft=``) of ``--model_args`` that looks like a local path must exist, and
+    so must its ``gguf_file``: checked before lm-eval loads anything (else: transformers' long traceback)."""
+    from critic_tasks.adapters.lm_eval.resume import _model_args
+
+    args = _model_args(flag_value(argv, "--model_args"))
+    for key in ("pretrained", "tokenizer", "peft"):
+        value = str(args.get(key) or "")
+        if value and _looks_local(value) and not os.path.exists(os.path.expanduser(value)):
+            raise ConfigError(f"--model_args {key}={value}: no such file or folder (a Hub model is named org/name)")
+    pretrained, gguf = str(args.get("pretrained") or ""), str(args.get("gguf_file") or "")
+    folder = os.path.expanduser(pretrained)
+    if gguf and os.path.isdir(folder) and not os.path.isabs(gguf) and not os.path.exists(os.path.join(folder, gguf)):
+        raise ConfigError(f"--model_args gguf_file={gguf}: not in {folder}")
+
+
+def require_scorer_or_samples(argv: list[str]) -> None:
+    """A task scored by a judge (or revisers) with none set defers its scoring to ``critic-eval judge`` / ``revise``,
+    which read the logged samples: without ``--log_samples`` the run would generate, then keep nothing to score.
+    Refused before the model loads."""
+    if any(a in ("--log_samples", "-s") or a.startswith("--log_samples=") for a in argv):
+        return
+    from critic_tasks.llm.settings import LLMSettings
+
+    tasks = _tasks(argv)
+    judged = [t.name for t in tasks if t.spec.scorer in ("judge", "aiu_judge", "revision")]
+    if judged and not LLMSettings.from_env("judge").model:
+        raise ConfigError(f"{', '.join(judged[:3])}{' ...' if len(judged) > 3 else ''}: scored by a judge, and no "
+                          "judge is set (CRITIC_JUDGE_MODEL), so the generations would be thrown away; set "
+                          "CRITIC_JUDGE_MODEL, or add --log_samples --output_path DIR and score them later with "
+                          "`critic-eval judge DIR` (`critic-eval revise DIR` for the revision tasks)")
+    revised = [t.name for t in tasks if t.spec.scorer == "revision"]
+    if revised:
+        from critic_tasks.protocols.revision.pipeline import reviser_pool
+
+        if not reviser_pool():
+            raise ConfigError(f"{', '.join(revised[:3])}{' ...' if len(revised) > 3 else ''}: scored through "
+                              "revisers, and none is set (CRITIC_REVISER_MODEL / CRITIC_REVISERS), so the generations "
+                              "would be thrown away; set one, or add --log_samples --output_path DIR and score them "
+                              "later with `critic-eval revise DIR`")
 
 
 def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
