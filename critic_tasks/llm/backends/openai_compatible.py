@@ -183,8 +183,11 @@ class OpenAIBackend:
                 endpoint = pool.pick(tried)
                 endpoint.outstanding += 1
                 try:
-                    response = await endpoint.client.chat.completions.create(**self._payload(prompt))
-                    text = response.choices[0].message.content or ""
+                    # The plain JSON route (openai's documented ``client.post``): the same request, status handling and
+                    # errors as ``chat.completions.create``, without re-validating our own payload and building typed
+                    # objects on each call (~15% of the client's CPU per request).
+                    body = await endpoint.client.post("/chat/completions", body=self._payload(prompt), cast_to=object)
+                    text = body["choices"][0]["message"]["content"] or ""
                     endpoint.served += 1
                     return text
                 except Exception as exc:  # classified; tenacity retries the transient ones
