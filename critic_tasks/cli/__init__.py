@@ -177,7 +177,11 @@ def _demo(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from critic_tasks.adapters.lm_eval.runner import run_demo
 
-    results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path)
+    try:
+        results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv)
+    except KeyboardInterrupt as stop:  # run_demo says what it kept
+        print(stop.args[0] if stop.args else "critic-eval: interrupted", file=sys.stderr)
+        return 130
     print(format_table(results))
     print(SCALE_NOTE)
     return 0

@@ -316,17 +316,42 @@ def smollm2_model_args() -> str:
     return f"pretrained={model_dir},gguf_file={SMOLLM_GGUF},dtype=float32"
 
 
-def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None) -> dict:
-    """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results."""
+def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
+             argv: list[str] | None = None) -> dict:
+    """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
+    generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
+    print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
     os.environ.setdefault(DATA_DIR_ENV, "sample")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    model_args = smollm2_model_args() + ",device=cpu"
+    folder = resume.model_folder("hf", model_args)
+    cache = os.path.join(folder, resume.PREFIX) if folder else None
+    print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
+          f"{', '.join(tasks)} on the CPU, up to {max_gen_toks} tokens a reply (the critic group: 141 generations, about "
+          "3 minutes on 2 idle cores, several times that on busy ones; lm-eval's first time estimates run high). "
+          + (f"Generations are kept as they finish in {folder}: Ctrl-C, then the same command, resumes." if folder
+             else ""), file=sys.stderr, flush=True)
     import lm_eval
 
-    results = lm_eval.simple_evaluate(
+    try:
+        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache)
+    except KeyboardInterrupt:
+        pass
+    else:
+        if output_path:
+            Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
+        return results["results"]
+    gc.collect()
+    raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache))
+
+
+def _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
+    return lm_eval.simple_evaluate(
         model="hf",
-        model_args=smollm2_model_args() + ",device=cpu",
+        model_args=model_args,
+        use_cache=cache,
         tasks=tasks,
         task_manager=task_manager(),
         batch_size=batch_size,
@@ -334,6 +359,3 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
         gen_kwargs={"max_gen_toks": max_gen_toks},
         bootstrap_iters=0,
     )
-    if output_path:
-        Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
-    return results["results"]
