@@ -10,9 +10,9 @@ client (``OpenAIBackend``, as ``critic_tasks.llm.complete`` calls it, below the 
 prompts to the first server alone (``BASE_URL=url1``) and to all of them (``BASE_URL=url1,url2,...``; CONCURRENCY is
 per endpoint, so the pool keeps ``servers x concurrency`` in flight), in ABBA order over ``--repeats``. Reported:
 requests/s of each, the ratio (target >= 1.8x with two servers), the pool's share of the summed capacity over the
-whole call (target >= 90% at 0.5 s) and over the servers' span (first request served to last), and how many requests
-each server answered. ``--role reviser`` runs the same with reviser settings and reviser replies (the reviser pool
-uses the same backend).
+whole call (target >= 90% at 0.5 s) and over the servers' span (first request served to last), the client's CPU per
+request (this process; the servers are others), and how many requests each server answered. ``--role reviser`` runs
+the same with reviser settings and reviser replies (the reviser pool uses the same backend).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ def run(settings: LLMSettings, prompts: list[str], urls: list[str]) -> dict:
     for url in urls:
         latency_server.fetch_stats(url, reset=True)
     backend = OpenAIBackend(settings)
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.process_time()
     replies = backend.generate(prompts, progress=False)
-    wall = time.monotonic() - start
+    wall, cpu = time.monotonic() - start, time.process_time() - cpu  # the client's CPU (servers: other processes)
     failed = [r.error for r in replies if r.text is None]
     if failed:
         raise SystemExit(f"{len(failed)} requests failed, e.g. {failed[0]}")
@@ -54,6 +54,7 @@ def run(settings: LLMSettings, prompts: list[str], urls: list[str]) -> dict:
     used = [s for s in stats if s["served"]]
     span = max(s["last_end"] for s in used) - min(s["first_start"] for s in used)
     return {"wall_s": wall, "req_per_s": len(prompts) / wall, "span_req_per_s": sum(served) / span,
+            "cpu_ms_per_request": 1000 * cpu / len(prompts),
             "served": served, "texts": [r.text for r in replies]}
 
 
@@ -95,6 +96,7 @@ def main():
         wall = sum(r["wall_s"] for r in rs)
         return {"wall_s": wall / len(rs), "req_per_s": args.n * len(rs) / wall,
                 "span_req_per_s": statistics.fmean(r["span_req_per_s"] for r in rs),
+                "cpu_ms_per_request": statistics.fmean(r["cpu_ms_per_request"] for r in rs),
                 "served": [sum(r["served"][i] for r in rs) for i in range(args.servers)], "texts": rs[0]["texts"]}
 
     rows = {name: pooled(rs) for name, rs in runs.items()}
@@ -104,10 +106,12 @@ def main():
     print(f"\n{args.servers} latency servers (latency {args.latency} s, {args.slots} slots each); {args.role}; "
           f"concurrency {args.concurrency} per endpoint; {args.n} prompts x {args.repeats} repeat(s); identical "
           f"replies: {same}/{args.n}\n")
-    print(f"{'':14s} {'wall s':>7s} {'req/s':>7s} {'capacity':>9s} {'share':>6s} {'in span':>7s}  served per server")
+    print(f"{'':14s} {'wall s':>7s} {'req/s':>7s} {'capacity':>9s} {'share':>6s} {'in span':>7s} {'CPU ms/req':>10s}"
+          "  served per server")
     for name, r in rows.items():
         print(f"{name:14s} {r['wall_s']:7.2f} {r['req_per_s']:7.1f} {caps[name]:9.1f} "
-              f"{r['req_per_s'] / caps[name]:6.0%} {r['span_req_per_s'] / caps[name]:7.0%}  {r['served']}")
+              f"{r['req_per_s'] / caps[name]:6.0%} {r['span_req_per_s'] / caps[name]:7.0%} "
+              f"{r['cpu_ms_per_request']:10.2f}  {r['served']}")
     ratio = pool["req_per_s"] / one["req_per_s"]
     print(f"\n{args.servers} servers / one: {ratio:.2f}x (target >= 1.8x with two); the pool at "
           f"{pool['req_per_s'] / pool_capacity:.0%} of the servers' summed capacity ({pool_capacity:.0f} req/s; "
