@@ -89,7 +89,9 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(DummyLM, "generate_until", interrupted)
     assert run("--limit", "1") == 130
     err = capsys.readouterr().err.strip().splitlines()
-    assert "Traceback" not in "\n".join(err)
+    # (in-process, lm-eval's log handler may still hold an earlier test's closed stream and print "--- Logging
+    # error ---" tracebacks of its own; the real run below checks a whole process's output for any traceback)
+    assert not [line for line in err if "KeyboardInterrupt" in line]
     (folder,) = (tmp_path / "cache").iterdir()
     assert err[-1] == (f"critic-eval: interrupted; 0 generation(s) kept in {folder}; resume (asks the model only for "
                        "the rest): critic-eval --model dummy --tasks critic_feedback_chat,critic_comparison_chat "
