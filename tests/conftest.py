@@ -107,3 +107,10 @@ def http_calls(monkeypatch):
 
     monkeypatch.setattr(openai_compatible.OpenAIBackend, "_request", counting)
     return calls
+
+
+@pytest.fixture(autouse=True)
+def own_request_cache(monkeypatch, tmp_path_factory):
+    """critic-eval keeps lm-eval's request cache by default (resume): each test gets its own, so no test answers
+    another's requests from it (nor writes into the user's ~/.cache)."""
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path_factory.mktemp("requests")))

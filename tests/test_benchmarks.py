@@ -1,6 +1,7 @@
 """The latency-bound server the throughput benchmarks run against, and the benchmarks themselves at tiny sizes."""
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -100,3 +101,12 @@ def test_revision_pipeline_benchmark(tmp_path):
     out = _run_script("benchmarks/revision_pipeline.py", "--items", "8", "--latency", "0.05", "--slots", "8",
                       "--concurrency", "8", "--json", str(tmp_path / "out.json"))
     assert "same outcomes on both sides: True" in out and "speed-up (ours / toolkit pattern)" in out
+
+
+def test_fanout_benchmark(tmp_path):
+    out = _run_script("benchmarks/fanout_throughput.py", "--n", "16", "--latency", "0.05", "--slots", "4",
+                      "--concurrency", "4", "--repeats", "1", "--json", str(tmp_path / "out.json"))
+    assert "identical replies: 16/16" in out and "2 servers / one:" in out
+    numbers = json.loads((tmp_path / "out.json").read_text())
+    assert numbers["one server"]["served"] == [16, 0] and sum(numbers["2 servers"]["served"]) == 16
+    assert min(numbers["2 servers"]["served"]) > 0  # both servers got work

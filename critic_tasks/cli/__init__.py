@@ -61,6 +61,10 @@ def usage() -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt:  # our own commands (a `critic-eval` run prints its own line, with what it kept)
+        print("critic-eval: interrupted; the model replies received so far are cached (judge, revisers): the same "
+              "command resumes from them", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `critic-eval tasks | head`: the reader has gone; stop quietly, as Unix tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's exit-time flush would raise again
@@ -114,6 +118,8 @@ def _preflight(argv: list[str]) -> int:
     from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
     from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import expand
+    from critic_tasks.protocols import catalog
+    from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, check_hub
 
     if any(a in ("-h", "--help") for a in argv):
         print(PREFLIGHT_USAGE)
@@ -141,7 +147,10 @@ def _preflight(argv: list[str]) -> int:
     for note in notes:
         print(f"critic-eval preflight: note: {note}")
     local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
-    data = f"data {local}" if local else "data from the Hub, read when the run starts (set CRITICBENCH_DATA_DIR for a local copy)"
+    if local in (None, "", "hub") and any(catalog.PROTOCOLS[t.spec.protocol].data_env == DATA_DIR_ENV for t in tasks):
+        check_hub()  # the Hub must answer now (or, offline, hold the files in its cache)
+    data = (f"data {local}" if local not in (None, "", "hub")
+            else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")
     print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")
     return 0
 
@@ -205,7 +214,11 @@ def _demo(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from critic_tasks.adapters.lm_eval.runner import run_demo
 
-    results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path)
+    try:
+        results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv)
+    except KeyboardInterrupt as stop:  # run_demo says what it kept
+        print(stop.args[0] if stop.args else "critic-eval: interrupted", file=sys.stderr)
+        return 130
     print(format_table(results))
     print(SCALE_NOTE)
     return 0

@@ -65,11 +65,9 @@ class LLMSettings:
 
     def __post_init__(self):
         base_url = self.base_url or (OPENAI_BASE_URL if self.backend == "openai" else None)
-        if base_url and not base_url.startswith(("http://", "https://")):
-            # caught here, before any model loads: the HTTP client would retry it as a transient error
-            raise ConfigError(f"{self.prefix}BASE_URL={base_url}: "
-                              "expected an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1")
-        object.__setattr__(self, "base_url", base_url.rstrip("/") if base_url else None)
+        if base_url:
+            urls = parse_endpoints(base_url, f"{self.prefix}BASE_URL")
+            object.__setattr__(self, "base_url", ",".join(urls))
         prefix = self.prefix
         for name in ("concurrency", "max_tries", "batch_size", "max_tokens"):
             if getattr(self, name) < 1:
@@ -115,9 +113,17 @@ class LLMSettings:
         values.update(overrides)
         return cls(**values)
 
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Every endpoint serving this model (``BASE_URL=url1,url2,...`` or a file of URLs); requests are spread
+        over them and fail over between them. The first names the model in the identity (the cache key)."""
+        return tuple(self.base_url.split(",")) if self.base_url else ()
+
     def identity(self) -> dict:
-        """What determines a reply; recorded in results and hashed into cache keys. Never includes the key."""
-        ident = {"backend": self.backend, "model": self.model, "base_url": self.base_url,
+        """What determines a reply; recorded in results and hashed into cache keys. Never includes the key. With
+        several endpoints, only the first is part of it: the others serve the same model, so which one answered
+        does not matter, and adding or removing the others keeps the cache."""
+        ident = {"backend": self.backend, "model": self.model, "base_url": self.endpoints[0] if self.endpoints else None,
                  "temperature": self.temperature, "max_tokens": self.max_tokens}
         engine = {k: v for k, v in self.engine_args if k not in ENGINE_RESOURCE_ARGS}
         if engine:  # only when set: identities (cache keys) without engine arguments stay as they were
@@ -129,6 +135,33 @@ class LLMSettings:
             raise ConfigError(f"the {self.backend!r} {self.role} backend needs a model: set "
                               f"{self.prefix}MODEL")
         return self.model
+
+
+def parse_endpoints(value: str, name: str) -> tuple[str, ...]:
+    """``url`` / ``url1,url2,...`` / a file with one URL a line (``#`` comments) -> the URLs, each checked."""
+    raw = value.strip()
+    if raw and not raw.startswith(("http://", "https://")) and "," not in raw and os.path.isfile(os.path.expanduser(raw)):
+        try:
+            with open(os.path.expanduser(raw), encoding="utf-8") as f:
+                lines = [line.split("#", 1)[0].strip() for line in f]
+        except (OSError, UnicodeDecodeError) as err:
+            raise ConfigError(f"{name}={raw}: cannot read the endpoint list ({err})") from None
+        urls = [line for line in lines if line]
+        if not urls:
+            raise ConfigError(f"{name}={raw}: the endpoint file lists no URL (one http(s):// URL a line)")
+    else:
+        urls = [u.strip() for u in raw.split(",") if u.strip()]
+    out = []
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            # caught here, before any model loads: the HTTP client would retry it as a transient error
+            raise ConfigError(f"{name}={url}: expected an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1"
+                              + (" (or several, comma-separated, or a file listing them)" if len(urls) > 1 else ""))
+        url = url.rstrip("/")
+        if url in out:
+            raise ConfigError(f"{name}: {url} is listed twice")
+        out.append(url)
+    return tuple(out)
 
 
 def pool_env(role: str) -> str:

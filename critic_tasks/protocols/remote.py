@@ -19,7 +19,10 @@ from critic_tasks.core.errors import DataError
 def resolve_dir(value: str | os.PathLike | None, env: str) -> Path | None:
     """The local root: ``value`` if given, else ``$env``; None for the repository default ('repo' / unset)."""
     given = value not in (None, "")
-    value = value if given else os.environ.get(env) or None
+    value = value if given else os.environ.get(env)
+    if not given and value is not None and not value.strip():  # `X_DATA_DIR=`: a path left out, not the default
+        raise DataError(f"{env} is set but empty; give a local copy of the files, or 'repo' (or unset it) for the "
+                        "repository's own")
     if value is None or value in ("repo", "hub"):
         return None
     root = Path(value).expanduser()

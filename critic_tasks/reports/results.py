@@ -213,18 +213,46 @@ def _protocol(data: dict) -> str:
     return ""
 
 
+def _model_args(config: dict) -> dict:
+    args = config.get("model_args")
+    if isinstance(args, dict):
+        return {str(k): v for k, v in args.items()}
+    out = {}
+    for part in (args.split(",") if isinstance(args, str) else []):
+        key, sep, value = part.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _model_name(name: str, args: dict) -> str:
+    """A local path names the model by its file or folder (``SmolLM2-135M-Instruct.Q4_1``, not a site-packages
+    path); a Hub name stays as it is."""
+    if not (name.startswith(("/", "./", "../", "~")) or name.count("/") >= 2 or name.startswith("__")):
+        return name
+    gguf = str(args.get("gguf_file") or "")
+    if gguf:
+        return Path(gguf).name.removesuffix(".gguf")
+    return Path(name.rstrip("/")).name or name
+
+
 def _label(data: dict, path: Path) -> str:
-    if isinstance(data.get("model_name"), str) and data["model_name"]:
-        return data["model_name"]
-    args = (data.get("config") or {}).get("model_args")
-    if isinstance(args, str):
-        for part in args.split(","):
-            if part.startswith(("pretrained=", "model=")):
-                return part.split("=", 1)[1]
-    predictions = (data.get("config") or {}).get("predictions")
-    if isinstance(predictions, str):
-        return Path(predictions).name
-    return path.parent.name if path.stem.startswith("results_") else path.stem
+    """The model's name (``model_name``, else ``pretrained=`` / ``model=``), marked when ``--limit`` cut the run."""
+    config = data.get("config") or {}
+    args = _model_args(config)
+    name = data.get("model_name") if isinstance(data.get("model_name"), str) and data["model_name"] else None
+    name = name or str(args.get("pretrained") or args.get("model") or "")
+    if name:
+        name = _model_name(name, args)
+    else:
+        predictions = config.get("predictions")
+        if isinstance(predictions, str):
+            return Path(predictions).name
+        name = path.parent.name if path.stem.startswith("results_") else path.stem
+    limit = config.get("limit")
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit:
+        name += f" (--limit {limit:g}: a few items per task)"
+    return name
 
 
 def load_runs(path: Path) -> list[Run]:
@@ -248,11 +276,22 @@ def load_runs(path: Path) -> list[Run]:
 
 
 def load_all(paths) -> list[Run]:
-    """Every run of every path, labels made unique (``name``, ``name #2``, ...)."""
+    """Every run of every path, labels made unique: runs of one model told apart by their folders
+    (``name (out-a)``, ``name (out-b)``), else by their files' times, else numbered (``name #2``)."""
     runs = [run for p in paths for run in load_runs(Path(p))]
-    seen: dict[str, int] = {}
+    groups: dict[str, list[Run]] = {}
     for run in runs:
-        seen[run.label] = seen.get(run.label, 0) + 1
-        if seen[run.label] > 1:
-            run.label = f"{run.label} #{seen[run.label]}"
+        groups.setdefault(run.label, []).append(run)
+    for label, same in groups.items():
+        if len(same) < 2:
+            continue
+        for tell in (lambda r: r.path.parent.name, lambda r: r.path.stem.removeprefix("results_")):
+            names = [tell(r) for r in same]
+            if len(set(names)) == len(names) and all(names):
+                for run, name in zip(same, names):
+                    run.label = f"{label} ({name})"
+                break
+        else:
+            for n, run in enumerate(same[1:], 2):
+                run.label = f"{label} #{n}"
     return runs

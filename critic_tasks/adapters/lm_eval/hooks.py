@@ -52,6 +52,18 @@ class _ExpectedCountWarning(logging.Filter):
 
 logging.getLogger("lm_eval.evaluator_utils").addFilter(_ExpectedCountWarning())
 
+
+class _CustomKwargsWarning(logging.Filter):
+    """lm-eval warns, for every task built from a ``custom_dataset`` (all of ours), that "Custom kwargs can be passed
+    to `--metadata`": four identical warnings for four tasks, about options our README documents. Dropped for ours."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("critic_") and "Custom kwargs can be passed to `--metadata`" in message)
+
+
+logging.getLogger("lm_eval.api.task").addFilter(_CustomKwargsWarning())
+
 def _dimension(doc: dict) -> registry.Dimension:
     return registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
 

