@@ -31,7 +31,15 @@ def sample_data(monkeypatch):
 def test_generated_yaml_in_sync_with_generator():
     files = _generate_configs.render()
     on_disk = {p.name: p.read_text() for p in Path(critic_tasks.tasks_dir()).glob("*yaml")}
-    assert on_disk == files, "run: python -m critic_tasks.adapters.lm_eval.generate"
+    assert on_disk == files, "run: python -m critic_tasks.generate"
+
+
+def test_generated_utils_binds_every_name_the_yaml_files_use():
+    """Each ``!function utils.<name>`` has its own line in tasks/utils.py (grep finds the definition)."""
+    on_disk = (Path(critic_tasks.tasks_dir()) / "utils.py").read_text()
+    assert on_disk == _generate_configs.render_utils(), "run: python -m critic_tasks.generate"
+    assert 'agg_likert_spearman = aggregation("likert", "spearman")\n' in on_disk
+    assert "import *" not in on_disk
 
 
 def test_every_task_yaml_loads(manager):

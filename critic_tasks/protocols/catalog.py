@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from critic_tasks.core.records import Record
+from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import loading as cb_loading
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
@@ -35,6 +36,7 @@ class Steps:
     target: Callable[[dict], str]
     record: Callable[[dict, object], Record] | None
     data_env: str  # the environment variable naming a local copy of the data
+    source: str  # where the loader reads the data from (the Hub dataset or paper repository; lm-eval's dataset_path)
 
 
 PROTOCOLS: dict[str, Steps] = {
@@ -42,16 +44,17 @@ PROTOCOLS: dict[str, Steps] = {
                          ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
                           "feedback_source", "self_feedback"),
                          cb_prompts.critic_prompt, cb_scoring.gold_text, cb_scoring.record,
-                         "CRITICBENCH_DATA_DIR"),
+                         cb_data.DATA_DIR_ENV, cb_data.HUB_REPO),
     "critiquellm": Steps(cq_data.load_task_docs, ("reference", "data_dir", "variant"), cq_prompts.critic_prompt,
-                         cq_scoring.gold_text, cq_scoring.record, cq_data.DATA_DIR_ENV),
+                         cq_scoring.gold_text, cq_scoring.record, cq_data.DATA_DIR_ENV, cq_data.REPO),
     "metacritique": Steps(mc_data.load_task_docs, ("data_dir",), mc_prompts.critic_prompt, mc_prompts.gold_text, None,
-                          mc_data.DATA_DIR_ENV),
+                          mc_data.DATA_DIR_ENV, mc_data.REPO),
 }
 # The revision protocols (MultiCritique, RCO): the same items and critic prompt; the lm-eval filter makes records.
 _REVISION = Steps(rv_data.load_task_docs, ("split", "domains", "data_dir", "items_file", "variant", "failure_rule"),
                   rv_prompts.critic_prompt,
-                  rv_prompts.gold_text, None, rv_data.DATA_DIR_ENV)
+                  rv_prompts.gold_text, None, rv_data.DATA_DIR_ENV,
+                  cb_data.HUB_REPO)  # CriticBench's initial responses
 PROTOCOLS.update({"multicritique": _REVISION, "rco": _REVISION})
 
 FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES,

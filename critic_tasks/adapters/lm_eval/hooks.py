@@ -1,4 +1,5 @@
-"""What the generated YAML files name (``!function utils.<name>``; ``tasks/utils.py`` re-exports this module).
+"""What the generated YAML files name (``!function utils.<name>``): the generated ``tasks/utils.py`` binds each name
+to this module's hooks, one line each (``agg_likert_spearman = aggregation("likert", "spearman")``).
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
 there. ``process_results`` turns each document's output into a record and hands it to exactly the metric keys the
@@ -109,7 +110,8 @@ def aggregation_name(family: str, base: str) -> str:
     return "agg_" + "_".join(filter(None, (family, base.replace("@", "_at_").replace("-", "_"))))
 
 
-def _aggregation(family: str, base: str):
+def aggregation(family: str, base: str):
+    """The lm-eval aggregation of a metric key reporting ``base`` of ``family`` over the rows routed to it."""
     compute = catalog.FAMILIES[family]
 
     def aggregate(rows):
@@ -128,7 +130,7 @@ def metric_aggregation_name(metric: registry.Metric) -> str:
 _LAST_INTERVAL: list = []  # [((family, base, settings), rows, (low, high))]: an interval's two bounds, one bootstrap
 
 
-def _interval_aggregation(family: str, base: str, bound: str):
+def interval_bound(family: str, base: str, bound: str):
     """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
     metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
     compute = catalog.INTERVALS[family]
@@ -146,15 +148,6 @@ def _interval_aggregation(family: str, base: str, bound: str):
 
     aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
     return aggregate
-
-
-# One aggregation per (family, value) the registry's metrics report, e.g. agg_likert_spearman, and two per
-# interval (agg_likert_spearman_ci_low / _ci_high).
-for _family, _base in registry.aggregations():
-    globals()[aggregation_name(_family, _base)] = _aggregation(_family, _base)
-for _family, _base in registry.intervals():
-    for _bound in ("low", "high"):
-        globals()[aggregation_name(_family, f"{_base}_ci_{_bound}")] = _interval_aggregation(_family, _base, _bound)
 
 
 # ----------------------------------------------------------------------------- filters
