@@ -9,7 +9,10 @@ metric family over a list of records, and pooling across domains happens natural
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import functools
 import itertools
 import json
 import logging
@@ -38,20 +41,27 @@ class _ExpectedCountWarning(logging.Filter):
     expected, since a per-quality key sees only its quality's items (and groups average only the headline metric,
     unweighted). Dropped for our tasks, explained once."""
 
-    explained = False
+    def __init__(self):
+        super().__init__()
+        self.explained = False
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if message.startswith("[critic_") and "not scored on the same number of documents" in message:
-            if not _ExpectedCountWarning.explained:
-                _ExpectedCountWarning.explained = True
+            if not self.explained:
+                self.explained = True
                 log.info("critic_tasks: breakdown metrics (per quality, difficulty, ...) are computed on their own "
                          "items, so lm-eval's 'not scored on the same number of documents' notes are expected")
             return False
         return True
 
 
-logging.getLogger("lm_eval.evaluator_utils").addFilter(_ExpectedCountWarning())
+def _quiet_expected_count_warnings() -> None:
+    """Install the filter on lm-eval's logger once a critic task is built (not when this module is imported)."""
+    logger = logging.getLogger("lm_eval.evaluator_utils")
+    if not any(isinstance(f, _ExpectedCountWarning) for f in logger.filters):
+        logger.addFilter(_ExpectedCountWarning())
+
 
 def _dimension(doc: dict) -> registry.Dimension:
     return registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
@@ -65,6 +75,7 @@ def load_docs(**kwargs):
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
     dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
+    _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     check_scorer(dim.scorer)
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
@@ -98,7 +109,7 @@ def process_results(doc: dict, results: list) -> dict:
     dim = _dimension(doc)
     rec = _record(doc, results, dim)
     row = rec.as_dict()  # plain JSON in --log_samples files
-    # the same row object under every key: an interval's two bounds are computed once (see _interval_aggregation)
+    # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
     intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
     return {m.key: row for m in dim.metrics if m.accepts(rec) and (intervals or not m.ci)}
 
@@ -127,23 +138,34 @@ def metric_aggregation_name(metric: registry.Metric) -> str:
     return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
 
 
-_LAST_INTERVAL: list = []  # [((family, base, settings), rows, (low, high))]: an interval's two bounds, one bootstrap
+class _Rows:
+    """The rows of a metric key, equal to other rows of the same content: the key under which ``_interval``
+    remembers an interval, so that its two bounds (two lm-eval aggregations over the same rows) cost one bootstrap."""
+
+    def __init__(self, rows: list[dict]):
+        self.rows = rows
+        self.content = json.dumps(rows, default=str)
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Rows) and self.content == other.content
+
+
+@functools.lru_cache(maxsize=1)
+def _interval(family: str, base: str, settings, rows: _Rows):
+    """The bootstrap interval of (family, base) over ``rows`` (a pure function of its arguments: remembered, never
+    stale)."""
+    return catalog.INTERVALS[family]([Record.from_dict(r) for r in rows.rows], base, settings)
 
 
 def interval_bound(family: str, base: str, bound: str):
     """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
     metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
-    compute = catalog.INTERVALS[family]
 
     def aggregate(rows):
-        settings = settings_from_env()
-        cached = _LAST_INTERVAL[0] if _LAST_INTERVAL else None
-        if cached and cached[0] == (family, base, settings) and len(cached[1]) == len(rows) and all(
-                a is b for a, b in zip(cached[1], rows)):
-            ci = cached[2]
-        else:
-            ci = compute([Record.from_dict(r) for r in rows], base, settings)
-            _LAST_INTERVAL[:] = [((family, base, settings), rows, ci)]
+        ci = _interval(family, base, settings_from_env(), _Rows(rows))
         return None if ci is None else ci[0 if bound == "low" else 1]
 
     aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
@@ -217,9 +239,27 @@ class CorrectionCheck:
         return per_doc
 
 
-# Items of this process's runs that the judge could not grade (failed calls, replies without a score), by item;
-# `critic-eval` exits 1 when any are left, as `critic-eval judge` does.
-JUDGE_FAILURES: list[str] = []
+# The list ``unscored_items`` collects into while its block runs (lm-eval builds the filters: nothing can be handed
+# to them directly); outside such a block, unscored items are only counted in the results (judge_failed, ...).
+_UNSCORED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("critic_tasks_unscored", default=None)
+
+
+@contextlib.contextmanager
+def unscored_items(into: list[str]):
+    """While the block runs, the items the judge or the revisers could not score (failed calls, replies without a
+    score or verdict) are appended to ``into``: `critic-eval` exits 1 when any are left, as `critic-eval judge`
+    does."""
+    token = _UNSCORED.set(into)
+    try:
+        yield into
+    finally:
+        _UNSCORED.reset(token)
+
+
+def _report_unscored(items) -> None:
+    collecting = _UNSCORED.get()
+    if collecting is not None:
+        collecting.extend(items)
 
 
 class JudgeFilter:
@@ -241,7 +281,7 @@ class JudgeFilter:
             return [[deferred_record(doc).as_dict()] for doc in docs]
         records: list[JudgedRecord] = _scored_or_rescued(
             "judge", resps, docs, lambda: judge_docs(docs, [r[0] if r else None for r in resps], settings))
-        JUDGE_FAILURES.extend(rec.item for rec in records if rec.score is None)
+        _report_unscored(rec.item for rec in records if rec.score is None)
         identity = judge_identity(settings)
         return [[{**rec.as_dict(), "judge": identity}] for rec in records]
 
@@ -297,7 +337,7 @@ class RevisionFilter:
             return [[revision_pipeline.deferred_record(doc).as_dict()] for doc in docs]
         records = _scored_or_rescued("revision", resps, docs, lambda: revision_pipeline.run(
             protocol, docs, [r[0] if r else None for r in resps], revisers, judge, get_executor(self.executor_name)))
-        JUDGE_FAILURES.extend(rec.item for rec in records if rec.failed)
+        _report_unscored(rec.item for rec in records if rec.failed)
         rates = revision_pipeline.per_reviser_pass_rates(records)
         if rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
             log.info("critic_tasks: %s pass rate per reviser: %s", protocol,

@@ -52,9 +52,10 @@ def _lm_eval(command: str, rest: list[str]) -> int:
 
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
-    failures_before = len(hooks.JUDGE_FAILURES)
+    unscored: list[str] = []
     try:
-        cli_evaluate()
+        with hooks.unscored_items(unscored):
+            cli_evaluate()
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
     except Exception as err:  # lm-eval wraps our loader's errors; show ours in one line
@@ -72,7 +73,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         raise
     finally:
         shutdown_vllm_engines()
-    unjudged = len(hooks.JUDGE_FAILURES) - failures_before
+    unjudged = len(unscored)
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
         print(f"critic-eval: {unjudged} item(s) could not be scored by the judge or revisers (failed calls, or replies "
               "without a score or verdict; listed in the warnings above and counted in judge_failed / reviser_failed). "
