@@ -51,7 +51,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     tasks = list(tasks)
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
-    protocols = {t.spec.protocol for t in tasks}
+    protocols = {t.dimension_spec.protocol for t in tasks}
     # the protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)
     on_criticbench = {p for p in protocols if catalog.PROTOCOLS[p].data_env == DATA_DIR_ENV}
     if on_criticbench:
@@ -60,15 +60,15 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
             load_toolkit(toolkit_dir)
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
         remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
-    for scorer in sorted({t.spec.scorer for t in tasks}):
+    for scorer in sorted({t.dimension_spec.scorer for t in tasks}):
         check_scorer(scorer)
     if protocols & VARIANT_PROTOCOLS:
         variants.resolve()  # CRITIC_PROMPT_VARIANT (a --metadata variant is checked when the tasks are built)
-    if "revision" in {t.spec.scorer for t in tasks}:
+    if "revision" in {t.dimension_spec.scorer for t in tasks}:
         resolve_failure_rule()  # CRITIC_REVISION_FAILURE_RULE
     if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
         for t in (t for t in tasks if t.self_feedback):
-            docs = load_task_docs(t.spec.dimension, t.split, list(t.domains), data_dir, fmt=t.spec.fmt,
+            docs = load_task_docs(t.dimension_spec.data_dimension, t.split, list(t.domains), data_dir, fmt=t.dimension_spec.fmt,
                                   protocol=protocol, toolkit_dir=toolkit_dir, feedback_source=t.feedback_source,
                                   self_feedback=self_feedback)
             n = len(docs) if limit is None else math.ceil(len(docs) * limit) if limit < 1 else int(limit)

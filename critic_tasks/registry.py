@@ -113,7 +113,7 @@ def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
 class Dimension:
     name: str
     protocol: str
-    dimension: str  # the data's dimension: feedback | comparison | meta | correction
+    data_dimension: str  # the data's dimension (its loaders' ``dimension``): feedback | comparison | meta | correction
     fmt: str  # "obj" (objective) | "sub" (judge-scored)
     scorer: str  # "parse" | "sandbox" | "judge"
     metrics: tuple[Metric, ...]
@@ -126,6 +126,11 @@ class Dimension:
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
+
+    @property
+    def dimension(self) -> str:
+        """Deprecated name of ``data_dimension``."""
+        return self.data_dimension
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,14 @@ class Task:
             raise ValueError(f"task {self.name}: feedback_source={self.feedback_source!r}, expected one of {FEEDBACK_SOURCES}")
 
     @property
-    def spec(self) -> Dimension:
+    def dimension_spec(self) -> Dimension:
+        """The Dimension this task's ``dimension`` names: its data, scorer, metrics and headline keys."""
         return DIMENSIONS[self.dimension]
+
+    @property
+    def spec(self) -> Dimension:
+        """Deprecated name of ``dimension_spec``."""
+        return self.dimension_spec
 
     @property
     def self_feedback(self) -> bool:
@@ -159,21 +170,21 @@ class Task:
     @property
     def judged(self) -> bool:
         """Needs a judge model (CriticBench's 1-10 grades, MetaCritique's AIU checks)."""
-        return self.spec.scorer in ("judge", "aiu_judge")
+        return self.dimension_spec.scorer in ("judge", "aiu_judge")
 
     def headline_keys(self) -> tuple[str, ...]:
-        return self.headline or self.spec.headline
+        return self.headline or self.dimension_spec.headline
 
     def description(self) -> str:
-        if self.spec.protocol != "criticbench":
+        if self.dimension_spec.protocol != "criticbench":
             extra = "".join(f"; {k}={v}" for k, v in self.options)
             extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
-            return f"{self.spec.about} ({PROTOCOLS[self.spec.protocol].title}{extra})"
+            return f"{self.dimension_spec.about} ({PROTOCOLS[self.dimension_spec.protocol].title}{extra})"
         domains = "all 9 domains" if self.domains == DOMAIN_NAMES else ", ".join(self.domains)
         extra = "" if self.with_feedback else "; no feedback given"
         extra += f"; with the critic's own feedback (stage 1: {STAGE1_TASK})" if self.self_feedback else ""
         extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
-        return f"{self.spec.about} ({self.split} split, {domains}{extra})"
+        return f"{self.dimension_spec.about} ({self.split} split, {domains}{extra})"
 
 
 @dataclass(frozen=True)
@@ -441,7 +452,7 @@ def task(name: str) -> Task:
 def dimension_for(dimension: str, fmt: str) -> Dimension:
     """The Dimension that scores documents of this data dimension and format."""
     for d in DIMENSIONS.values():
-        if d.dimension == dimension and d.fmt == fmt:
+        if d.data_dimension == dimension and d.fmt == fmt:
             return d
     raise ConfigError(f"no registered dimension for {dimension!r} in format {fmt!r}")
 
@@ -461,9 +472,9 @@ def result_metric(name: str, key: str) -> Metric | None:
     ``key``; None where it declares none (lm-eval's ``alias``, another harness's task)."""
     if name in GROUPS:
         group = GROUPS[name]
-        return TASKS[group.members[0]].spec.metric(key) if key == group.metric else None
+        return TASKS[group.members[0]].dimension_spec.metric(key) if key == group.metric else None
     if name in TASKS:
-        return next((m for m in TASKS[name].spec.metrics if m.key == key), None)
+        return next((m for m in TASKS[name].dimension_spec.metrics if m.key == key), None)
     return None
 
 

@@ -108,7 +108,7 @@ def judge_command(argv: list[str]) -> int:
 
     results, failed, n_items = {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        scorer = registry.TASKS[task].spec.scorer if task in registry.TASKS else None
+        scorer = registry.TASKS[task].dimension_spec.scorer if task in registry.TASKS else None
         if scorer not in ("judge", "aiu_judge"):
             continue
         docs, predictions = read_samples(path)
@@ -125,7 +125,7 @@ def judge_command(argv: list[str]) -> int:
             failed[task] = [{"item": r.item, "error": r.error} for r in aiu_records if not r.scored]
             continue
         records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
-        results[task] = dimension_metrics(registry.TASKS[task].spec, records)  # the registry's keys, intervals too
+        results[task] = dimension_metrics(registry.TASKS[task].dimension_spec, records)  # the registry's keys, intervals too
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]
     if not results:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")

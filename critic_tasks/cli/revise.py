@@ -76,9 +76,9 @@ def revise_command(argv: list[str]) -> int:
 
     results, failed, pass_rates, involved, n_items = {}, {}, {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        if task not in registry.TASKS or registry.TASKS[task].spec.scorer != "revision":
+        if task not in registry.TASKS or registry.TASKS[task].dimension_spec.scorer != "revision":
             continue
-        dim = registry.TASKS[task].spec
+        dim = registry.TASKS[task].dimension_spec
         docs, critiques = read_samples(path)
         if not docs:
             continue

@@ -63,7 +63,7 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
 
 
 def _task_yaml(task: registry.Task) -> str:
-    dim = task.spec
+    dim = task.dimension_spec
     config: dict = {"include": f"_{dim.name}_yaml", "task": task.name}
     if task.tags:
         config["tag"] = list(task.tags)
@@ -74,10 +74,10 @@ def _task_yaml(task: registry.Task) -> str:
     if dim.protocol != "criticbench":
         if task.repeats > 1 and dim.scorer == "parse":  # every sample reaches process_results
             config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.KeepSamples"}]}]
-        config["dataset_kwargs"] = {"dimension": dim.dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
+        config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
                                     **dict(task.options)}
         return _dump(config)
-    kwargs = {"dimension": dim.dimension, "split": task.split,
+    kwargs = {"dimension": dim.data_dimension, "split": task.split,
               "domains": "all" if task.domains == DOMAIN_NAMES else ",".join(task.domains)}
     if dim.fmt != "obj":
         kwargs["fmt"] = dim.fmt

@@ -192,7 +192,7 @@ def _scored_or_rescued(kind: str, resps, docs, score):
         folder = Path(os.environ.get(RESCUE_DIR_ENV) or "critic-eval-rescue").resolve()
         folder.mkdir(parents=True, exist_ok=True)
         dim = _dimension(docs[0])
-        task = f"critic_{dim.dimension}{'_sub' if dim.fmt == 'sub' and dim.protocol == 'criticbench' else ''}"
+        task = f"critic_{dim.data_dimension}{'_sub' if dim.fmt == 'sub' and dim.protocol == 'criticbench' else ''}"
         path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):

@@ -31,7 +31,7 @@ class CriticBenchDataset(BaseDataset):
         ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
         here, before any generation."""
         spec = registry.task(task)
-        check_scorer(spec.spec.scorer)
+        check_scorer(spec.dimension_spec.scorer)
         if spec.judged:
             require_judge(task, judge_cfg)
         docs = task_docs(task, data_dir, protocol, toolkit_dir)

@@ -40,7 +40,7 @@ class CriticBenchEvaluator(BaseEvaluator):
         spec = registry.task(self.task)
         judge = require_judge(self.task, self.judge_cfg) if spec.judged else None
         executor = None
-        if spec.spec.scorer == "sandbox":
+        if spec.dimension_spec.scorer == "sandbox":
             executor = get_executor(self.executor_name or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
         texts = [p if isinstance(p, str) else None for p in predictions]
         metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)

@@ -31,8 +31,8 @@ def supported(task: registry.Task) -> bool:
     """Tasks OpenCompass runs. Not the sampled pass@k variant: OpenCompass scores each of its ``n`` runs on its
     own, so no evaluator call sees an item's samples together; not SAvg's two stages (lm-eval only: stage 2 reads
     stage 1's lm-eval samples)."""
-    return (task.repeats == 1 and task.spec.scorer in ("parse", "sandbox", "judge", "aiu_judge")
-            and not task.self_feedback and task.spec.dimension != "self_feedback")
+    return (task.repeats == 1 and task.dimension_spec.scorer in ("parse", "sandbox", "judge", "aiu_judge")
+            and not task.self_feedback and task.dimension_spec.data_dimension != "self_feedback")
 
 
 def runnable_tasks() -> list[registry.Task]:
@@ -57,7 +57,7 @@ def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
         "infer_cfg": {
             "prompt_template": {"type": PROMPT_TEMPLATE, "template": {"round": [{"role": "HUMAN", "prompt": "{prompt}"}]}},
             "retriever": {"type": ZERO_RETRIEVER},
-            "inferencer": {"type": GEN_INFERENCER, "max_out_len": spec.spec.max_gen_toks},
+            "inferencer": {"type": GEN_INFERENCER, "max_out_len": spec.dimension_spec.max_gen_toks},
         },
         "eval_cfg": {"evaluator": evaluator, "pred_role": "BOT"},
     }

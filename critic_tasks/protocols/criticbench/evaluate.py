@@ -23,9 +23,9 @@ from critic_tasks.protocols.criticbench.loading import load_task_docs
 def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None) -> list[dict]:
     """The documents of a registered task, as its lm-eval YAML loads them (same split, domains and options)."""
     spec = registry.task(task)
-    dim = spec.spec
+    dim = spec.dimension_spec
     options = {"with_feedback": False} if not spec.with_feedback else {}
-    return load_task_docs(dim.dimension, spec.split, list(spec.domains), data_dir, fmt=dim.fmt,
+    return load_task_docs(dim.data_dimension, spec.split, list(spec.domains), data_dir, fmt=dim.fmt,
                           protocol=protocol, toolkit_dir=toolkit_dir, **options)
 
 
@@ -57,7 +57,7 @@ dimension_metrics = catalog.dimension_metrics  # one implementation for every pr
 def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,
                judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
     """A registered task's metrics and per-item records from its documents and one reply per document."""
-    dimension = registry.task(task).spec
+    dimension = registry.task(task).dimension_spec
     records = task_records(dimension, docs, generations, executor=executor, judge=judge)
     return dimension_metrics(dimension, records), records
 

@@ -150,11 +150,12 @@ def _opencompass_task(task: str, paths: list[Path], protocol: str, out: LabelFre
     if spec.judged:
         out.skipped.append((names, "judge-scored: needs a judge (OpenCompass's evaluator grades it)"))
         return []
-    if spec.spec.protocol != "criticbench" or spec.spec.dimension not in DIMENSION_ORDER:
-        out.skipped.append((names, f"{spec.spec.protocol} {spec.spec.dimension}: no label-free statistics here"))
+    dim = spec.dimension_spec
+    if dim.protocol != "criticbench" or dim.data_dimension not in DIMENSION_ORDER:
+        out.skipped.append((names, f"{dim.protocol} {dim.data_dimension}: no label-free statistics here"))
         return []
     rows = [row for path in paths for row in _read(path)]  # chunks in order: one task's documents
-    dimension = spec.spec.dimension
+    dimension = dim.data_dimension
     single = spec.domains[0] if len(spec.domains) == 1 else None
     infos = []
     for n, row in enumerate(rows):

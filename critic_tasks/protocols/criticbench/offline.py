@@ -155,8 +155,9 @@ def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, to
     if spec.judged:
         out.skipped.append((names, "judge-scored: OpenCompass's evaluator grades it with the judge"))
         return
-    if spec.spec.protocol != "criticbench":
-        out.skipped.append((names, f"{spec.spec.protocol}: its OpenCompass result file holds the scores (this command "
+    protocol_name = spec.dimension_spec.protocol
+    if protocol_name != "criticbench":
+        out.skipped.append((names, f"{protocol_name}: its OpenCompass result file holds the scores (this command "
                                    "re-scores CriticBench predictions)"))
         return
     if len(paths) > 1 and any(OPENCOMPASS_FILE.match(p.name)["chunk"] is None for p in paths):
