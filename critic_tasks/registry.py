@@ -1,9 +1,10 @@
 """The one registry: every protocol, dimension, task, group and metric key is declared here, once.
 
 Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generate.py``), the lm-eval hooks that
-route records to metric keys, the CLI's tables and ``critic-eval tasks``, the judge CLI (which tasks are judged),
-the benchmarks, and next the OpenCompass configs. Adding a metric or a task is one edit here plus the generator run
-(``python -m critic_tasks.adapters.lm_eval.generate``); a test keeps the generated files in sync.
+route records to metric keys, the OpenCompass config generator (``adapters/opencompass/generate.py``), the CLI's
+tables and ``critic-eval tasks``, the judge CLI (which tasks are judged), the reports and the benchmarks. Adding a
+metric or a task is one edit here plus the generator run (``python -m critic_tasks.generate``); tests keep the
+generated files in sync.
 
 * A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it (the protocol's
   ``scoring.FAMILIES``), the ``base`` value it reports, which records it is computed over (``when``: all records,
@@ -379,7 +380,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique")
 
-# ----------------------------------------------------------------------------- revision protocols (issue 11a)
+# ----------------------------------------------------------------------------- revision protocols
 # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
 # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
 # lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
