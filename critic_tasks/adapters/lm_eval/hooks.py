@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from critic_tasks import registry
@@ -28,7 +27,7 @@ from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
 from critic_tasks.preflight import check_scorer
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.correction import check_by_domain
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
 from critic_tasks.protocols.metacritique import judge as metacritique_judge
 from critic_tasks.protocols.revision import pipeline as revision_pipeline
@@ -218,24 +217,15 @@ class CorrectionCheck:
         return _scored_or_rescued("sandbox", resps, docs, lambda: self._check(resps, docs))
 
     def _check(self, resps, docs):
-        executor = get_executor(self.executor_name)
-        flat = [(i, text) for i, texts in enumerate(resps) for text in texts]
-        by_domain = defaultdict(list)
-        for position, (i, _) in enumerate(flat):
-            by_domain[docs[i]["domain"]].append(position)
-        outcomes: list = [None] * len(flat)
-        for domain, positions in by_domain.items():
-            checked = check_corrections(domain, [flat[p][1] for p in positions], [docs[flat[p][0]] for p in positions],
-                                        executor=executor, invalid="mark")
-            for p, outcome in zip(positions, checked):
-                if outcome.status == "invalid":
-                    doc = docs[flat[p][0]]
-                    log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
-                                outcome.detail)
-                outcomes[p] = dataclasses.asdict(outcome)
+        flat = [(i, text) for i, texts in enumerate(resps) for text in texts]  # every sample of every document
+        checked = check_by_domain([text for _, text in flat], [docs[i] for i, _ in flat],
+                              executor=get_executor(self.executor_name), invalid="mark")
         per_doc: list[list] = [[] for _ in resps]
-        for (i, _), outcome in zip(flat, outcomes):
-            per_doc[i].append(outcome)
+        for (i, _), outcome in zip(flat, checked):
+            if outcome.status == "invalid":
+                log.warning("critic_tasks: %s[%s] excluded: %s", docs[i]["source_file"], docs[i]["item_index"],
+                            outcome.detail)
+            per_doc[i].append(dataclasses.asdict(outcome))
         return per_doc
 
 

@@ -7,7 +7,6 @@ records and metric families are the same functions, so the numbers are the same.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Sequence
 
 from critic_tasks import registry
@@ -15,7 +14,7 @@ from critic_tasks.core.records import Record
 from critic_tasks.llm import LLMSettings
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.correction import check_by_domain
 from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity, judge_settings
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 
@@ -39,16 +38,8 @@ def task_records(dimension: registry.Dimension, docs: Sequence[dict], generation
         return [scoring.record(d, g) for d, g in zip(docs, generations)]
     if dimension.scorer == "judge":
         return list(judge_docs(docs, generations, judge or judge_settings(), progress=progress))
-    by_domain: dict[str, list[int]] = defaultdict(list)
-    for i, doc in enumerate(docs):
-        by_domain[doc["domain"]].append(i)
-    records: list = [None] * len(docs)
-    for domain, idx in by_domain.items():
-        outcomes = check_corrections(domain, [generations[i] for i in idx], [docs[i] for i in idx],
-                                     executor=executor, invalid="mark")
-        for i, outcome in zip(idx, outcomes):
-            records[i] = scoring.correction_record(docs[i], [outcome])
-    return records
+    outcomes = check_by_domain(generations, docs, executor=executor, invalid="mark")
+    return [scoring.correction_record(doc, [outcome]) for doc, outcome in zip(docs, outcomes)]
 
 
 dimension_metrics = catalog.dimension_metrics  # one implementation for every protocol (see there)

@@ -148,6 +148,24 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
     return _with_truncation(results, revisions)
 
 
+def check_by_domain(revisions: Sequence[str | None], items: Sequence[dict], executor=None,
+                invalid: str = "raise") -> list[CheckOutcome]:
+    """``check_corrections`` for items of any objective domains: one outcome per (revision, item), in order, each
+    domain's programs checked in one batch (so they run in parallel)."""
+    if len(revisions) != len(items):
+        raise ValueError(f"{len(revisions)} revisions for {len(items)} items")
+    by_domain: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        by_domain.setdefault(item["domain"], []).append(i)
+    outcomes: list = [None] * len(items)
+    for domain, positions in by_domain.items():
+        checked = check_corrections(domain, [revisions[i] for i in positions], [items[i] for i in positions],
+                                    executor=executor, invalid=invalid)
+        for i, outcome in zip(positions, checked):
+            outcomes[i] = outcome
+    return outcomes
+
+
 def parse_revisions(domain: str, revisions: Sequence[str | None], questions: Sequence[str | None] | None = None
                     ) -> list[CheckOutcome]:
     """What needs no gold answer or unit test: each revision's parse (a final answer, or a code block), as
