@@ -22,8 +22,8 @@ class ClassRef(NamedTuple):
 GEN_INFERENCER = ClassRef("opencompass.openicl.icl_inferencer", "GenInferencer")
 PROMPT_TEMPLATE = ClassRef("opencompass.openicl.icl_prompt_template", "PromptTemplate")
 ZERO_RETRIEVER = ClassRef("opencompass.openicl.icl_retriever", "ZeroRetriever")
-DATASET = ClassRef("critic_tasks.adapters.opencompass.datasets", "CriticBenchDataset")
-EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticBenchEvaluator")
+DATASET = ClassRef("critic_tasks.adapters.opencompass.datasets", "CriticTaskDataset")
+EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticTaskEvaluator")
 CLASSES = (GEN_INFERENCER, PROMPT_TEMPLATE, ZERO_RETRIEVER, DATASET, EVALUATOR)
 
 

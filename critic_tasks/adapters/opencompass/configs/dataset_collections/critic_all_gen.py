@@ -6,12 +6,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_all_datasets = [dict(
     abbr='critic_feedback',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -39,14 +39,14 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_comparison',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -74,14 +74,14 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_meta',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_meta',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -109,14 +109,14 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_meta',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_correction',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -144,14 +144,14 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_feedback_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback_sub',
     judge_cfg=dict(),
     reader_cfg=dict(
@@ -180,7 +180,7 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback_sub',
             judge_cfg=dict(),
         ),
@@ -188,7 +188,7 @@ critic_all_datasets = [dict(
     ),
 ), dict(
     abbr='critic_comparison_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison_sub',
     judge_cfg=dict(),
     reader_cfg=dict(
@@ -217,7 +217,7 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison_sub',
             judge_cfg=dict(),
         ),
@@ -225,7 +225,7 @@ critic_all_datasets = [dict(
     ),
 ), dict(
     abbr='critic_correction_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_sub',
     judge_cfg=dict(),
     reader_cfg=dict(
@@ -254,7 +254,7 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_sub',
             judge_cfg=dict(),
         ),
@@ -262,7 +262,7 @@ critic_all_datasets = [dict(
     ),
 ), dict(
     abbr='critic_correction_empty',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_empty',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -290,7 +290,7 @@ critic_all_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_empty',
         ),
         pred_role='BOT',

@@ -6,12 +6,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_critiquellm_datasets = [dict(
     abbr='critic_alignbench_ref',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_ref',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -39,14 +39,14 @@ critic_critiquellm_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_ref',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_alignbench_free',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_free',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -74,14 +74,14 @@ critic_critiquellm_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_free',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_alignbench_pairwise_ref',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_pairwise_ref',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -109,14 +109,14 @@ critic_critiquellm_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_pairwise_ref',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_alignbench_pairwise_free',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_pairwise_free',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -144,7 +144,7 @@ critic_critiquellm_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_pairwise_free',
         ),
         pred_role='BOT',

@@ -5,12 +5,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_datasets = [dict(
     abbr='critic_feedback',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -38,14 +38,14 @@ critic_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_comparison',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -73,14 +73,14 @@ critic_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_meta',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_meta',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -108,14 +108,14 @@ critic_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_meta',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_correction',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -143,7 +143,7 @@ critic_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction',
         ),
         pred_role='BOT',

@@ -5,12 +5,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_sub_datasets = [dict(
     abbr='critic_feedback_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback_sub',
     judge_cfg=dict(),
     reader_cfg=dict(
@@ -39,7 +39,7 @@ critic_sub_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback_sub',
             judge_cfg=dict(),
         ),
@@ -47,7 +47,7 @@ critic_sub_datasets = [dict(
     ),
 ), dict(
     abbr='critic_comparison_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison_sub',
     judge_cfg=dict(),
     reader_cfg=dict(
@@ -76,7 +76,7 @@ critic_sub_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison_sub',
             judge_cfg=dict(),
         ),
@@ -84,7 +84,7 @@ critic_sub_datasets = [dict(
     ),
 ), dict(
     abbr='critic_correction_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_sub',
     judge_cfg=dict(),
     reader_cfg=dict(
@@ -113,7 +113,7 @@ critic_sub_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_sub',
             judge_cfg=dict(),
         ),

@@ -5,12 +5,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_correction_empty_math_pot_datasets = [dict(
     abbr='critic_correction_empty_math_pot',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_empty_math_pot',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -38,7 +38,7 @@ critic_correction_empty_math_pot_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_empty_math_pot',
         ),
         pred_role='BOT',

@@ -4,12 +4,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_feedback_translate_datasets = [dict(
     abbr='critic_feedback_translate',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback_translate',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -37,7 +37,7 @@ critic_feedback_translate_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback_translate',
         ),
         pred_role='BOT',

@@ -5,12 +5,12 @@ from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_meta_code_not_exec_datasets = [dict(
     abbr='critic_meta_code_not_exec',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_meta_code_not_exec',
     reader_cfg=dict(
         input_columns=['prompt'],
@@ -38,7 +38,7 @@ critic_meta_code_not_exec_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_meta_code_not_exec',
         ),
         pred_role='BOT',
