@@ -262,12 +262,27 @@ AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", 
        Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
        Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False, scale="count"))
 
+
+def _revision_counts(family: str) -> tuple[Metric, ...]:
+    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
+            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
+            Metric("invalid_items", family, higher_is_better=False, scale="count"),
+            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
+            # items a missing verdict or revision touched (what became of them: failure_rule)
+            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
+            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
+            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
+            Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
+            Metric("failure_rule", family, when="scored", scale="text"))
+
 # ----------------------------------------------------------------------------- the catalogue
 
 PROTOCOLS = {
     "criticbench": Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764"),
     "critiquellm": Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702"),
     "metacritique": Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518"),
+    "multicritique": Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287"),
+    "rco": Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157"),
 }
 
 _LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
@@ -305,6 +320,21 @@ DIMENSIONS = {d.name: d for d in (
     Dimension("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
               ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
               "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
+    # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
+    # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
+    # lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
+    Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
+              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
+               Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
+               *_revision_counts("multicritique")),
+              ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
+              "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
+    Dimension("utility", "rco", "utility", "sub", "revision",
+              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
+               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
+               *_revision_counts("rco")),
+              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
+              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
 )}
 
 
@@ -347,7 +377,7 @@ def _catalogue() -> list[Task]:
     tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
-    return tasks + _other_protocols()
+    return tasks + _other_protocols() + _revision_tasks()
 
 
 def _other_protocols() -> list[Task]:
@@ -361,6 +391,19 @@ def _other_protocols() -> list[Task]:
     tasks.append(Task("critic_alignbench_ref_sc", "alignbench_pointwise", repeats=5, section="critic_alignbench_ref",
                       options=(("reference", True),), generation_kwargs=CRITIQUELLM_SAMPLING))
     tasks.append(Task("critic_metacritique", "metacritique", section="critic_metacritique"))
+    return tasks
+
+
+def _revision_tasks() -> list[Task]:
+    """MultiCritique's and RCO's tasks: dev (all domains), test, and one per domain."""
+    tasks = []
+    for root, dim in (("critic_revision_pool", "revision_pool"), ("critic_utility", "utility")):
+        tag = ("critic_revision",)
+        tasks.append(Task(root, dim, tags=tag, section=root, options=(("split", "dev"), ("domains", "all"))))
+        tasks.append(Task(f"{root}_test", dim, split="test", tags=tag, section=root,
+                          options=(("split", "test"), ("domains", "all"))))
+        tasks += [Task(f"{root}_{d}", dim, domains=(d,), tags=(f"{root}_per_domain",), section=root,
+                       options=(("split", "dev"), ("domains", d))) for d in DOMAIN_NAMES]
     return tasks
 
 
@@ -378,62 +421,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub", "critic_correction_empty_sub",
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
-            "critic_alignbench_pairwise_free", "critic_metacritique")
-
-# ----------------------------------------------------------------------------- revision protocols
-# MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
-# CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
-# lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
-
-
-def _revision_counts(family: str) -> tuple[Metric, ...]:
-    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
-            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
-            Metric("invalid_items", family, higher_is_better=False, scale="count"),
-            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
-            # items a missing verdict or revision touched (what became of them: failure_rule)
-            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
-            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
-            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
-            Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
-            Metric("failure_rule", family, when="scored", scale="text"))
-
-
-PROTOCOLS.update({
-    "multicritique": Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287"),
-    "rco": Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157"),
-})
-DIMENSIONS.update({d.name: d for d in (
-    Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
-              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
-               Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
-               *_revision_counts("multicritique")),
-              ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
-              "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
-    Dimension("utility", "rco", "utility", "sub", "revision",
-              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
-               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
-               *_revision_counts("rco")),
-              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
-              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
-)})
-
-
-def _revision_tasks() -> list[Task]:
-    tasks = []
-    for root, dim in (("critic_revision_pool", "revision_pool"), ("critic_utility", "utility")):
-        tag = ("critic_revision",)
-        tasks.append(Task(root, dim, tags=tag, section=root, options=(("split", "dev"), ("domains", "all"))))
-        tasks.append(Task(f"{root}_test", dim, split="test", tags=tag, section=root,
-                          options=(("split", "test"), ("domains", "all"))))
-        tasks += [Task(f"{root}_{d}", dim, domains=(d,), tags=(f"{root}_per_domain",), section=root,
-                       options=(("split", "dev"), ("domains", d))) for d in DOMAIN_NAMES]
-    return tasks
-
-
-TASKS.update({t.name: t for t in _revision_tasks()})
-SECTIONS += ("critic_revision_pool", "critic_utility")
-
+            "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""
