@@ -16,7 +16,7 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
-from critic_tasks.protocols import catalog, remote, variants
+from critic_tasks.protocols import remote, variants
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.loading import load_task_docs
@@ -53,13 +53,13 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
     protocols = {t.dimension_spec.protocol for t in tasks}
     # the protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)
-    on_criticbench = {p for p in protocols if catalog.PROTOCOLS[p].data_env == DATA_DIR_ENV}
+    on_criticbench = {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
     if on_criticbench:
         resolve_data_dir(data_dir)
         if "criticbench" in protocols and resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
-        remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
+        remote.resolve_dir(data_dir, registry.PROTOCOLS[name].data_env)
     for scorer in sorted({t.dimension_spec.scorer for t in tasks}):
         check_scorer(scorer)
     if protocols & VARIANT_PROTOCOLS:

@@ -14,24 +14,37 @@ generated files in sync.
 * A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
   ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
 * A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
-* A ``Protocol`` is a paper's way of measuring critics; each Dimension names its protocol, and the adapters find
-  that protocol's loading, prompting and recording steps in ``protocols.catalog``. CriticBench tasks pick a split
-  and domains; the other protocols' tasks pass their loader's ``options`` (CritiqueLLM: ``reference``).
+* A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
+  gold label, turn a reply into a record. Each Dimension names its protocol, and the adapters call these steps
+  instead of branching on protocol names. CriticBench tasks pick a split and domains; the other protocols' tasks
+  pass their loader's ``options`` (CritiqueLLM: ``reference``). The metric families are in ``protocols.catalog``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.records import Record
 from critic_tasks.protocols.catalog import INTERVALS
+from critic_tasks.protocols.criticbench import data as cb_data
+from critic_tasks.protocols.criticbench import loading as cb_loading
+from critic_tasks.protocols.criticbench import prompts as cb_prompts
+from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 from critic_tasks.protocols.criticbench.self_feedback import FEEDBACK_SOURCES, STAGE1_TASK
+from critic_tasks.protocols.critiquellm import data as cq_data
+from critic_tasks.protocols.critiquellm import prompts as cq_prompts
+from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
+from critic_tasks.protocols.metacritique import data as mc_data
+from critic_tasks.protocols.metacritique import prompts as mc_prompts
+from critic_tasks.protocols.revision import data as rv_data
+from critic_tasks.protocols.revision import prompts as rv_prompts
 
 WHEN = ("all", "scored", "deferred")
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
@@ -43,6 +56,14 @@ class Protocol:
     name: str
     title: str
     reference: str
+    load_docs: Callable[..., list[dict]]  # (data dimension, **options) -> documents
+    options: tuple[str, ...]  # the task options / --metadata keys its loader takes
+    prompt: Callable[[dict], str]  # the critic's prompt for a document
+    target: Callable[[dict], str]  # the gold label as text, for logs
+    # one reply (or the list of an item's samples) -> its record; None where a filter makes the records (judged)
+    record: Callable[[dict, Any], Record] | None
+    data_env: str  # the environment variable naming a local copy of the data
+    source: str  # where the loader reads the data from (the Hub dataset or paper repository; lm-eval's dataset_path)
 
 
 # What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
@@ -277,13 +298,32 @@ def _revision_counts(family: str) -> tuple[Metric, ...]:
 
 # ----------------------------------------------------------------------------- the catalogue
 
-PROTOCOLS = {
-    "criticbench": Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764"),
-    "critiquellm": Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702"),
-    "metacritique": Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518"),
-    "multicritique": Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287"),
-    "rco": Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157"),
-}
+# The revision protocols (MultiCritique, RCO) share CriticBench's initial responses and one critic prompt; the lm-eval
+# filter makes their records.
+_REVISION_STEPS = dict(load_docs=rv_data.load_task_docs,
+                       options=("split", "domains", "data_dir", "items_file", "variant", "failure_rule"),
+                       prompt=rv_prompts.critic_prompt, target=rv_prompts.gold_text, record=None,
+                       data_env=rv_data.DATA_DIR_ENV, source=cb_data.HUB_REPO)
+
+PROTOCOLS = {p.name: p for p in (
+    Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764",
+             load_docs=cb_loading.load_task_docs,
+             options=("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
+                      "feedback_source", "self_feedback"),
+             prompt=cb_prompts.critic_prompt, target=cb_scoring.gold_text, record=cb_scoring.record,
+             data_env=cb_data.DATA_DIR_ENV, source=cb_data.HUB_REPO),
+    Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702",
+             load_docs=cq_data.load_task_docs, options=("reference", "data_dir", "variant"),
+             prompt=cq_prompts.critic_prompt, target=cq_scoring.gold_text, record=cq_scoring.record,
+             data_env=cq_data.DATA_DIR_ENV, source=cq_data.REPO),
+    Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518",
+             load_docs=mc_data.load_task_docs, options=("data_dir",), prompt=mc_prompts.critic_prompt,
+             target=mc_prompts.gold_text, record=None,  # the AIU judge filter makes the records
+             data_env=mc_data.DATA_DIR_ENV, source=mc_data.REPO),
+    Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
+             **_REVISION_STEPS),
+    Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
+)}
 
 _LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
 _JUDGE_HEADLINE = ("judge_score", "judge_parse_rate")

@@ -34,14 +34,13 @@ def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]
 def score_samples(docs: list[dict], generations: list[list[str | None]], executor) -> tuple[str, dict]:
     """(dimension name, metrics) of one task's saved generations, as a live run computes them."""
     from critic_tasks.core.records import CheckOutcome
-    from critic_tasks.protocols import catalog
     from critic_tasks.protocols.criticbench import scoring
     from critic_tasks.protocols.criticbench.correction import check_corrections
     from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
 
     dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
     if dim.scorer == "parse":
-        record = catalog.PROTOCOLS[dim.protocol].record
+        record = registry.PROTOCOLS[dim.protocol].record
         return dim.name, dimension_metrics(dim, [record(d, g[0]) for d, g in zip(docs, generations)])
     if dim.scorer != "sandbox":
         raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval judge`")

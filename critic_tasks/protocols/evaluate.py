@@ -22,12 +22,12 @@ def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir
     spec = registry.task(task)
     if spec.dimension_spec.protocol == "criticbench":
         return criticbench.task_docs(task, data_dir, protocol, toolkit_dir)
-    steps = catalog.PROTOCOLS[spec.dimension_spec.protocol]
+    steps = registry.PROTOCOLS[spec.dimension_spec.protocol]
     return steps.load_docs(spec.dimension_spec.data_dimension, **dict(spec.options), data_dir=data_dir)
 
 
 def prompt(doc: dict, task: str) -> str:
-    return catalog.PROTOCOLS[registry.task(task).dimension_spec.protocol].prompt(doc)
+    return registry.PROTOCOLS[registry.task(task).dimension_spec.protocol].prompt(doc)
 
 
 metrics = catalog.dimension_metrics
@@ -47,7 +47,7 @@ def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None
 
         records: list[Record] = list(judge_critiques(docs, generations, judge, progress=False))
     elif dimension.scorer == "parse":
-        record = catalog.PROTOCOLS[dimension.protocol].record
+        record = registry.PROTOCOLS[dimension.protocol].record
         records = [record(d, g) for d, g in zip(docs, generations)]
     else:
         raise ValueError(f"{task}: scored by {dimension.scorer!r}, not outside lm-eval")

@@ -18,7 +18,6 @@ import yaml
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval.hooks import aggregation_name, metric_aggregation_name
-from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
 
 TASKS_DIR = Path(__file__).parent / "tasks"
@@ -50,7 +49,7 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
     config = {
         "include": "_template_yaml",
         # read file by file by the custom loader (a local copy: the protocol's data_env, CRITICBENCH_DATA_DIR, ...)
-        "dataset_path": catalog.PROTOCOLS[dim.protocol].source,
+        "dataset_path": registry.PROTOCOLS[dim.protocol].source,
         "custom_dataset": "!function utils.load_docs",
         "metric_list": [{"metric": m.key, "aggregation": f"!function utils.{metric_aggregation_name(m)}",
                          "higher_is_better": m.higher_is_better} for m in dim.metrics],

@@ -78,18 +78,18 @@ def load_docs(**kwargs):
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     check_scorer(dim.scorer)
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
-    steps = catalog.PROTOCOLS[dim.protocol]
+    steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
 
 
 def doc_to_text(doc: dict) -> str:
-    return catalog.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
+    return registry.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
 
 
 def doc_to_target(doc: dict) -> str:
-    return catalog.PROTOCOLS[_dimension(doc).protocol].target(doc)
+    return registry.PROTOCOLS[_dimension(doc).protocol].target(doc)
 
 
 def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
@@ -101,7 +101,7 @@ def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
             outcomes = [outcomes]
         return scoring.correction_record(doc, [CheckOutcome(**o) for o in outcomes])
     # one reply; or every sample of the item where the KeepSamples filter kept them (self-consistency)
-    return catalog.PROTOCOLS[dim.protocol].record(doc, results[0] if results else None)
+    return registry.PROTOCOLS[dim.protocol].record(doc, results[0] if results else None)
 
 
 def process_results(doc: dict, results: list) -> dict:
