@@ -27,7 +27,7 @@ from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
 from critic_tasks.preflight import check_scorer
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.correction import check_by_domain
+from critic_tasks.protocols.criticbench.correction import check_samples
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
 from critic_tasks.protocols.metacritique import judge as metacritique_judge
 from critic_tasks.protocols.revision import pipeline as revision_pipeline
@@ -217,16 +217,13 @@ class CorrectionCheck:
         return _scored_or_rescued("sandbox", resps, docs, lambda: self._check(resps, docs))
 
     def _check(self, resps, docs):
-        flat = [(i, text) for i, texts in enumerate(resps) for text in texts]  # every sample of every document
-        checked = check_by_domain([text for _, text in flat], [docs[i] for i, _ in flat],
-                              executor=get_executor(self.executor_name), invalid="mark")
-        per_doc: list[list] = [[] for _ in resps]
-        for (i, _), outcome in zip(flat, checked):
-            if outcome.status == "invalid":
-                log.warning("critic_tasks: %s[%s] excluded: %s", docs[i]["source_file"], docs[i]["item_index"],
-                            outcome.detail)
-            per_doc[i].append(dataclasses.asdict(outcome))
-        return per_doc
+        per_doc = check_samples(resps, docs, executor=get_executor(self.executor_name), invalid="mark")
+        for doc, outcomes in zip(docs, per_doc):
+            for outcome in outcomes:
+                if outcome.status == "invalid":
+                    log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
+                                outcome.detail)
+        return [[dataclasses.asdict(outcome) for outcome in outcomes] for outcomes in per_doc]
 
 
 # The list ``unscored_items`` collects into while its block runs (lm-eval builds the filters: nothing can be handed
