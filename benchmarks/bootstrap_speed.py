@@ -57,7 +57,7 @@ def workload(recs: dict[str, list]) -> list[tuple[registry.Metric, list]]:
         if task.split != "dev" or task.repeats > 1:
             continue
         pool = [r for r in recs[task.dimension] if r.domain in task.domains]
-        for m in task.spec.metrics:
+        for m in task.dimension_spec.metrics:
             if m.ci == "low":
                 jobs.append((m, [r for r in pool if m.accepts(r)]))
     return jobs

@@ -71,7 +71,7 @@ def score_ours(workload):
     out = {}
     for (dim, key), recs in keyed.items():
         metric = registry.dimension_for(dim, "obj").metric(key)
-        out[f"{dim}/{key}"] = getattr(utils, utils.aggregation_name(metric.family, metric.base))(recs)
+        out[f"{dim}/{key}"] = utils.aggregation(metric.family, metric.base)(recs)
     return out
 
 

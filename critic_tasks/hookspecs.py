@@ -20,5 +20,5 @@ def critic_executor(name: str, options: dict):
 
 @hookspec(firstresult=True)
 def critic_llm_backend(name: str, settings):
-    """Return a model backend called ``name`` built from ``settings`` (an ``LLMSettings``; any role: judge, reviser,
-    extractor), or None. See ``critic_tasks.llm.backends.base.Backend`` for what it must do."""
+    """Return a model backend called ``name`` built from ``settings`` (an ``LLMSettings``; any role: judge, reviser), or
+    None. See ``critic_tasks.llm.backends.base.Backend`` for what it must do."""

@@ -16,8 +16,7 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
-from critic_tasks.llm.backends.openai_compatible import check_endpoints
-from critic_tasks.protocols import catalog, remote, variants
+from critic_tasks.protocols import remote, variants
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.loading import load_task_docs
@@ -36,7 +35,6 @@ def check_scorer(scorer: str) -> None:
     if scorer in ("judge", "aiu_judge"):
         settings = judge_settings()  # validates every CRITIC_JUDGE_* value, the cache path included
         check_backend_name(settings)
-        check_endpoints(settings)  # each endpoint asked once: a judge URL nothing listens on stops the run now
     elif scorer == "sandbox":
         get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
     elif scorer == "revision":  # revisers (a pool), the judge, and the sandbox for the checked items
@@ -44,7 +42,6 @@ def check_scorer(scorer: str) -> None:
 
         for settings in [*reviser_pool(), judge_settings()]:
             check_backend_name(settings)
-            check_endpoints(settings)
         get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
 
 
@@ -54,24 +51,24 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     tasks = list(tasks)
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
-    protocols = {t.spec.protocol for t in tasks}
+    protocols = {t.dimension_spec.protocol for t in tasks}
     # the protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)
-    on_criticbench = {p for p in protocols if catalog.PROTOCOLS[p].data_env == DATA_DIR_ENV}
+    on_criticbench = {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
     if on_criticbench:
         resolve_data_dir(data_dir)
         if "criticbench" in protocols and resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
-        remote.resolve_dir(data_dir, catalog.PROTOCOLS[name].data_env)
-    for scorer in sorted({t.spec.scorer for t in tasks}):
+        remote.resolve_dir(data_dir, registry.PROTOCOLS[name].data_env)
+    for scorer in sorted({t.dimension_spec.scorer for t in tasks}):
         check_scorer(scorer)
     if protocols & VARIANT_PROTOCOLS:
         variants.resolve()  # CRITIC_PROMPT_VARIANT (a --metadata variant is checked when the tasks are built)
-    if "revision" in {t.spec.scorer for t in tasks}:
+    if "revision" in {t.dimension_spec.scorer for t in tasks}:
         resolve_failure_rule()  # CRITIC_REVISION_FAILURE_RULE
     if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
         for t in (t for t in tasks if t.self_feedback):
-            docs = load_task_docs(t.spec.dimension, t.split, list(t.domains), data_dir, fmt=t.spec.fmt,
+            docs = load_task_docs(t.dimension_spec.data_dimension, t.split, list(t.domains), data_dir, fmt=t.dimension_spec.fmt,
                                   protocol=protocol, toolkit_dir=toolkit_dir, feedback_source=t.feedback_source,
                                   self_feedback=self_feedback)
             n = len(docs) if limit is None else math.ceil(len(docs) * limit) if limit < 1 else int(limit)

@@ -1,9 +1,10 @@
 """The one registry: every protocol, dimension, task, group and metric key is declared here, once.
 
 Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generate.py``), the lm-eval hooks that
-route records to metric keys, the CLI's tables and ``critic-eval tasks``, the judge CLI (which tasks are judged),
-the benchmarks, and next the OpenCompass configs. Adding a metric or a task is one edit here plus the generator run
-(``python -m critic_tasks.adapters.lm_eval.generate``); a test keeps the generated files in sync.
+route records to metric keys, the OpenCompass config generator (``adapters/opencompass/generate.py``), the CLI's
+tables and ``critic-eval tasks``, the judge CLI (which tasks are judged), the reports and the benchmarks. Adding a
+metric or a task is one edit here plus the generator run (``python -m critic_tasks.generate``); tests keep the
+generated files in sync.
 
 * A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it (the protocol's
   ``scoring.FAMILIES``), the ``base`` value it reports, which records it is computed over (``when``: all records,
@@ -13,24 +14,37 @@ the benchmarks, and next the OpenCompass configs. Adding a metric or a task is o
 * A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
   ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
 * A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
-* A ``Protocol`` is a paper's way of measuring critics; each Dimension names its protocol, and the adapters find
-  that protocol's loading, prompting and recording steps in ``protocols.catalog``. CriticBench tasks pick a split
-  and domains; the other protocols' tasks pass their loader's ``options`` (CritiqueLLM: ``reference``).
+* A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
+  gold label, turn a reply into a record. Each Dimension names its protocol, and the adapters call these steps
+  instead of branching on protocol names. CriticBench tasks pick a split and domains; the other protocols' tasks
+  pass their loader's ``options`` (CritiqueLLM: ``reference``). The metric families are in ``protocols.catalog``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.records import Record
 from critic_tasks.protocols.catalog import INTERVALS
+from critic_tasks.protocols.criticbench import data as cb_data
+from critic_tasks.protocols.criticbench import loading as cb_loading
+from critic_tasks.protocols.criticbench import prompts as cb_prompts
+from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 from critic_tasks.protocols.criticbench.self_feedback import FEEDBACK_SOURCES, STAGE1_TASK
+from critic_tasks.protocols.critiquellm import data as cq_data
+from critic_tasks.protocols.critiquellm import prompts as cq_prompts
+from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
+from critic_tasks.protocols.metacritique import data as mc_data
+from critic_tasks.protocols.metacritique import prompts as mc_prompts
+from critic_tasks.protocols.revision import data as rv_data
+from critic_tasks.protocols.revision import prompts as rv_prompts
 
 WHEN = ("all", "scored", "deferred")
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
@@ -42,6 +56,14 @@ class Protocol:
     name: str
     title: str
     reference: str
+    load_docs: Callable[..., list[dict]]  # (data dimension, **options) -> documents
+    options: tuple[str, ...]  # the task options / --metadata keys its loader takes
+    prompt: Callable[[dict], str]  # the critic's prompt for a document
+    target: Callable[[dict], str]  # the gold label as text, for logs
+    # one reply (or the list of an item's samples) -> its record; None where a filter makes the records (judged)
+    record: Callable[[dict, Any], Record] | None
+    data_env: str  # the environment variable naming a local copy of the data
+    source: str  # where the loader reads the data from (the Hub dataset or paper repository; lm-eval's dataset_path)
 
 
 # What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
@@ -113,7 +135,7 @@ def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
 class Dimension:
     name: str
     protocol: str
-    dimension: str  # the data's dimension: feedback | comparison | meta | correction
+    data_dimension: str  # the data's dimension (its loaders' ``dimension``): feedback | comparison | meta | correction
     fmt: str  # "obj" (objective) | "sub" (judge-scored)
     scorer: str  # "parse" | "sandbox" | "judge"
     metrics: tuple[Metric, ...]
@@ -126,6 +148,11 @@ class Dimension:
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
+
+    @property
+    def dimension(self) -> str:
+        """Deprecated name of ``data_dimension``."""
+        return self.data_dimension
 
 
 @dataclass(frozen=True)
@@ -148,8 +175,14 @@ class Task:
             raise ValueError(f"task {self.name}: feedback_source={self.feedback_source!r}, expected one of {FEEDBACK_SOURCES}")
 
     @property
-    def spec(self) -> Dimension:
+    def dimension_spec(self) -> Dimension:
+        """The Dimension this task's ``dimension`` names: its data, scorer, metrics and headline keys."""
         return DIMENSIONS[self.dimension]
+
+    @property
+    def spec(self) -> Dimension:
+        """Deprecated name of ``dimension_spec``."""
+        return self.dimension_spec
 
     @property
     def self_feedback(self) -> bool:
@@ -159,21 +192,21 @@ class Task:
     @property
     def judged(self) -> bool:
         """Needs a judge model (CriticBench's 1-10 grades, MetaCritique's AIU checks)."""
-        return self.spec.scorer in ("judge", "aiu_judge")
+        return self.dimension_spec.scorer in ("judge", "aiu_judge")
 
     def headline_keys(self) -> tuple[str, ...]:
-        return self.headline or self.spec.headline
+        return self.headline or self.dimension_spec.headline
 
     def description(self) -> str:
-        if self.spec.protocol != "criticbench":
+        if self.dimension_spec.protocol != "criticbench":
             extra = "".join(f"; {k}={v}" for k, v in self.options)
             extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
-            return f"{self.spec.about} ({PROTOCOLS[self.spec.protocol].title}{extra})"
+            return f"{self.dimension_spec.about} ({PROTOCOLS[self.dimension_spec.protocol].title}{extra})"
         domains = "all 9 domains" if self.domains == DOMAIN_NAMES else ", ".join(self.domains)
         extra = "" if self.with_feedback else "; no feedback given"
         extra += f"; with the critic's own feedback (stage 1: {STAGE1_TASK})" if self.self_feedback else ""
         extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
-        return f"{self.spec.about} ({self.split} split, {domains}{extra})"
+        return f"{self.dimension_spec.about} ({self.split} split, {domains}{extra})"
 
 
 @dataclass(frozen=True)
@@ -250,13 +283,47 @@ AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", 
        Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
        Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False, scale="count"))
 
+
+def _revision_counts(family: str) -> tuple[Metric, ...]:
+    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
+            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
+            Metric("invalid_items", family, higher_is_better=False, scale="count"),
+            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
+            # items a missing verdict or revision touched (what became of them: failure_rule)
+            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
+            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
+            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
+            Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
+            Metric("failure_rule", family, when="scored", scale="text"))
+
 # ----------------------------------------------------------------------------- the catalogue
 
-PROTOCOLS = {
-    "criticbench": Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764"),
-    "critiquellm": Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702"),
-    "metacritique": Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518"),
-}
+# The revision protocols (MultiCritique, RCO) share CriticBench's initial responses and one critic prompt; the lm-eval
+# filter makes their records.
+_REVISION_STEPS = dict(load_docs=rv_data.load_task_docs,
+                       options=("split", "domains", "data_dir", "items_file", "variant", "failure_rule"),
+                       prompt=rv_prompts.critic_prompt, target=rv_prompts.gold_text, record=None,
+                       data_env=rv_data.DATA_DIR_ENV, source=cb_data.HUB_REPO)
+
+PROTOCOLS = {p.name: p for p in (
+    Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764",
+             load_docs=cb_loading.load_task_docs,
+             options=("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
+                      "feedback_source", "self_feedback"),
+             prompt=cb_prompts.critic_prompt, target=cb_scoring.gold_text, record=cb_scoring.record,
+             data_env=cb_data.DATA_DIR_ENV, source=cb_data.HUB_REPO),
+    Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702",
+             load_docs=cq_data.load_task_docs, options=("reference", "data_dir", "variant"),
+             prompt=cq_prompts.critic_prompt, target=cq_scoring.gold_text, record=cq_scoring.record,
+             data_env=cq_data.DATA_DIR_ENV, source=cq_data.REPO),
+    Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518",
+             load_docs=mc_data.load_task_docs, options=("data_dir",), prompt=mc_prompts.critic_prompt,
+             target=mc_prompts.gold_text, record=None,  # the AIU judge filter makes the records
+             data_env=mc_data.DATA_DIR_ENV, source=mc_data.REPO),
+    Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
+             **_REVISION_STEPS),
+    Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
+)}
 
 _LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
 _JUDGE_HEADLINE = ("judge_score", "judge_parse_rate")
@@ -293,6 +360,21 @@ DIMENSIONS = {d.name: d for d in (
     Dimension("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
               ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
               "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
+    # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
+    # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
+    # lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
+    Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
+              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
+               Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
+               *_revision_counts("multicritique")),
+              ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
+              "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
+    Dimension("utility", "rco", "utility", "sub", "revision",
+              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
+               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
+               *_revision_counts("rco")),
+              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
+              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
 )}
 
 
@@ -335,7 +417,7 @@ def _catalogue() -> list[Task]:
     tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
-    return tasks + _other_protocols()
+    return tasks + _other_protocols() + _revision_tasks()
 
 
 def _other_protocols() -> list[Task]:
@@ -349,6 +431,19 @@ def _other_protocols() -> list[Task]:
     tasks.append(Task("critic_alignbench_ref_sc", "alignbench_pointwise", repeats=5, section="critic_alignbench_ref",
                       options=(("reference", True),), generation_kwargs=CRITIQUELLM_SAMPLING))
     tasks.append(Task("critic_metacritique", "metacritique", section="critic_metacritique"))
+    return tasks
+
+
+def _revision_tasks() -> list[Task]:
+    """MultiCritique's and RCO's tasks: dev (all domains), test, and one per domain."""
+    tasks = []
+    for root, dim in (("critic_revision_pool", "revision_pool"), ("critic_utility", "utility")):
+        tag = ("critic_revision",)
+        tasks.append(Task(root, dim, tags=tag, section=root, options=(("split", "dev"), ("domains", "all"))))
+        tasks.append(Task(f"{root}_test", dim, split="test", tags=tag, section=root,
+                          options=(("split", "test"), ("domains", "all"))))
+        tasks += [Task(f"{root}_{d}", dim, domains=(d,), tags=(f"{root}_per_domain",), section=root,
+                       options=(("split", "dev"), ("domains", d))) for d in DOMAIN_NAMES]
     return tasks
 
 
@@ -366,62 +461,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub", "critic_correction_empty_sub",
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
-            "critic_alignbench_pairwise_free", "critic_metacritique")
-
-# ----------------------------------------------------------------------------- revision protocols (issue 11a)
-# MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
-# CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
-# lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
-
-
-def _revision_counts(family: str) -> tuple[Metric, ...]:
-    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
-            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
-            Metric("invalid_items", family, higher_is_better=False, scale="count"),
-            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
-            # items a missing verdict or revision touched (what became of them: failure_rule)
-            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
-            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
-            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
-            Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
-            Metric("failure_rule", family, when="scored", scale="text"))
-
-
-PROTOCOLS.update({
-    "multicritique": Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287"),
-    "rco": Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157"),
-})
-DIMENSIONS.update({d.name: d for d in (
-    Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
-              (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
-               Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
-               *_revision_counts("multicritique")),
-              ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
-              "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
-    Dimension("utility", "rco", "utility", "sub", "revision",
-              (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
-               Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
-               *_revision_counts("rco")),
-              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
-              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
-)})
-
-
-def _revision_tasks() -> list[Task]:
-    tasks = []
-    for root, dim in (("critic_revision_pool", "revision_pool"), ("critic_utility", "utility")):
-        tag = ("critic_revision",)
-        tasks.append(Task(root, dim, tags=tag, section=root, options=(("split", "dev"), ("domains", "all"))))
-        tasks.append(Task(f"{root}_test", dim, split="test", tags=tag, section=root,
-                          options=(("split", "test"), ("domains", "all"))))
-        tasks += [Task(f"{root}_{d}", dim, domains=(d,), tags=(f"{root}_per_domain",), section=root,
-                       options=(("split", "dev"), ("domains", d))) for d in DOMAIN_NAMES]
-    return tasks
-
-
-TASKS.update({t.name: t for t in _revision_tasks()})
-SECTIONS += ("critic_revision_pool", "critic_utility")
-
+            "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""
@@ -441,7 +481,7 @@ def task(name: str) -> Task:
 def dimension_for(dimension: str, fmt: str) -> Dimension:
     """The Dimension that scores documents of this data dimension and format."""
     for d in DIMENSIONS.values():
-        if d.dimension == dimension and d.fmt == fmt:
+        if d.data_dimension == dimension and d.fmt == fmt:
             return d
     raise ConfigError(f"no registered dimension for {dimension!r} in format {fmt!r}")
 
@@ -461,9 +501,9 @@ def result_metric(name: str, key: str) -> Metric | None:
     ``key``; None where it declares none (lm-eval's ``alias``, another harness's task)."""
     if name in GROUPS:
         group = GROUPS[name]
-        return TASKS[group.members[0]].spec.metric(key) if key == group.metric else None
+        return TASKS[group.members[0]].dimension_spec.metric(key) if key == group.metric else None
     if name in TASKS:
-        return next((m for m in TASKS[name].spec.metrics if m.key == key), None)
+        return next((m for m in TASKS[name].dimension_spec.metrics if m.key == key), None)
     return None
 
 

@@ -31,14 +31,22 @@ def sample_data(monkeypatch):
 def test_generated_yaml_in_sync_with_generator():
     files = _generate_configs.render()
     on_disk = {p.name: p.read_text() for p in Path(critic_tasks.tasks_dir()).glob("*yaml")}
-    assert on_disk == files, "run: python -m critic_tasks.adapters.lm_eval.generate"
+    assert on_disk == files, "run: python -m critic_tasks.generate"
+
+
+def test_generated_utils_binds_every_name_the_yaml_files_use():
+    """Each ``!function utils.<name>`` has its own line in tasks/utils.py (grep finds the definition)."""
+    on_disk = (Path(critic_tasks.tasks_dir()) / "utils.py").read_text()
+    assert on_disk == _generate_configs.render_utils(), "run: python -m critic_tasks.generate"
+    assert 'agg_likert_spearman = aggregation("likert", "spearman")\n' in on_disk
+    assert "import *" not in on_disk
 
 
 def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
     groups = ["critic", "critic_sub"]
     yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml") if p.stem not in groups
-                        and registry.TASKS[p.stem].spec.protocol == "criticbench")  # other protocols: their own tests
+                        and registry.TASKS[p.stem].dimension_spec.protocol == "criticbench")  # other protocols: their own tests
     # objective: 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test);
     # subjective: feedback and comparison x (all + 9 domains), correction and correction_empty x (all + 5 text domains);
     # SAvg: stage 1 (all + 9 domains), correction_self (all + 4) and correction_self_sub (all + 5)

@@ -228,11 +228,12 @@ def test_changing_only_the_judge_re_asks_only_the_judge(tmp_path, monkeypatch):
 
 def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     Calls.judge_down = True
-    before = len(hooks.JUDGE_FAILURES)
-    got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
+    unscored: list[str] = []
+    with hooks.unscored_items(unscored):
+        got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
     assert got["judge_failed"] == len(ITEMS) and got["judge_parse_rate"] == 0  # every item counted, none dropped
     assert got["refine_accuracy"] == pytest.approx(expected_rco()["refine_accuracy"])  # the checks still ran
-    assert len(hooks.JUDGE_FAILURES) - before == len(ITEMS)  # critic-eval exits 1 for these
+    assert len(unscored) == len(ITEMS)  # critic-eval exits 1 for these
     Calls.judge_down, n_reviser, n_judge = False, len(Calls.reviser), len(Calls.judge)
     got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
     assert got == pytest.approx(expected_rco())

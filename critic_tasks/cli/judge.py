@@ -37,14 +37,31 @@ def _judge_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max_tokens", type=int)
 
 
-def _settings(args):
-    from critic_tasks.protocols.criticbench.judge import judge_settings
-
+def judge_overrides(args) -> dict:
+    """The judge settings the ``_judge_flags`` flags set (the rest come from CRITIC_JUDGE_*)."""
     overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
                  if getattr(args, k) is not None}
     if args.cache is not None:
         overrides["cache"] = None if args.cache.lower() in ("off", "none", "0") else args.cache
-    settings = judge_settings(**overrides)
+    return overrides
+
+
+def saved_samples_parser(prog: str, description: str, failures: str) -> argparse.ArgumentParser:
+    """The arguments of a command that scores saved lm-eval samples (``judge``, ``revise``): where they are, where
+    the results go, and the judge flags; ``failures``: what ``--allow_failures`` accepts."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
+    parser.add_argument("--output", type=Path, help="write the results JSON here")
+    parser.add_argument("--no_progress", action="store_true")
+    parser.add_argument("--allow_failures", action="store_true", help=f"exit 0 even when {failures}")
+    _judge_flags(parser)
+    return parser
+
+
+def _settings(args):
+    from critic_tasks.protocols.criticbench.judge import judge_settings
+
+    settings = judge_settings(**judge_overrides(args))
     if not settings.model:
         raise ConfigError("no judge model: pass --model or set CRITIC_JUDGE_MODEL")
     return settings
@@ -96,19 +113,14 @@ def judge_command(argv: list[str]) -> int:
     from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
     from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity
 
-    parser = argparse.ArgumentParser(prog="critic-eval judge", description="Judge saved subjective generations.")
-    parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
-    parser.add_argument("--output", type=Path, help="write the results JSON here")
-    parser.add_argument("--no_progress", action="store_true")
-    parser.add_argument("--allow_failures", action="store_true",
-                        help="exit 0 even when some items could not be judged (failed calls, replies without a score)")
-    _judge_flags(parser)
+    parser = saved_samples_parser("critic-eval judge", "Judge saved subjective generations.",
+                                  "some items could not be judged (failed calls, replies without a score)")
     args = parser.parse_args(argv)
     settings = _settings(args)
 
     results, failed, n_items = {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        scorer = registry.TASKS[task].spec.scorer if task in registry.TASKS else None
+        scorer = registry.TASKS[task].dimension_spec.scorer if task in registry.TASKS else None
         if scorer not in ("judge", "aiu_judge"):
             continue
         docs, predictions = read_samples(path)
@@ -125,7 +137,7 @@ def judge_command(argv: list[str]) -> int:
             failed[task] = [{"item": r.item, "error": r.error} for r in aiu_records if not r.scored]
             continue
         records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
-        results[task] = dimension_metrics(registry.TASKS[task].spec, records)  # the registry's keys, intervals too
+        results[task] = dimension_metrics(registry.TASKS[task].dimension_spec, records)  # the registry's keys, intervals too
         failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]
     if not results:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")

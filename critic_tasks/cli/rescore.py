@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from critic_tasks import registry
@@ -33,31 +32,17 @@ def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]
 
 def score_samples(docs: list[dict], generations: list[list[str | None]], executor) -> tuple[str, dict]:
     """(dimension name, metrics) of one task's saved generations, as a live run computes them."""
-    from critic_tasks.core.records import CheckOutcome
-    from critic_tasks.protocols import catalog
     from critic_tasks.protocols.criticbench import scoring
-    from critic_tasks.protocols.criticbench.correction import check_corrections
+    from critic_tasks.protocols.criticbench.correction import check_samples
     from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
 
     dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
     if dim.scorer == "parse":
-        record = catalog.PROTOCOLS[dim.protocol].record
+        record = registry.PROTOCOLS[dim.protocol].record
         return dim.name, dimension_metrics(dim, [record(d, g[0]) for d, g in zip(docs, generations)])
     if dim.scorer != "sandbox":
         raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval judge`")
-    flat = [(i, text) for i, texts in enumerate(generations) for text in texts]
-    by_domain: dict[str, list[int]] = defaultdict(list)
-    for position, (i, _) in enumerate(flat):
-        by_domain[docs[i]["domain"]].append(position)
-    outcomes: list[CheckOutcome | None] = [None] * len(flat)
-    for domain, positions in by_domain.items():  # all programs of a domain in one parallel batch
-        checked = check_corrections(domain, [flat[p][1] for p in positions], [docs[flat[p][0]] for p in positions],
-                                    executor=executor, invalid="mark")
-        for p, outcome in zip(positions, checked):
-            outcomes[p] = outcome
-    per_doc: list[list[CheckOutcome]] = [[] for _ in docs]
-    for (i, _), outcome in zip(flat, outcomes):
-        per_doc[i].append(outcome)
+    per_doc = check_samples(generations, docs, executor=executor, invalid="mark")  # a domain's programs at once
     return dim.name, dimension_metrics(dim, [scoring.correction_record(d, o) for d, o in zip(docs, per_doc)])
 
 

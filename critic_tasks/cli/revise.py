@@ -13,14 +13,12 @@ another rule for missing verdicts and revisions (default: the run's).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.cli.judge import _judge_flags, find_sample_files, read_samples
+from critic_tasks.cli.judge import find_sample_files, judge_overrides, read_samples, saved_samples_parser
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.protocols import catalog
 
@@ -50,35 +48,25 @@ def revise_command(argv: list[str]) -> int:
     from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
     from critic_tasks.sandbox import get_executor
 
-    parser = argparse.ArgumentParser(prog="critic-eval revise", description="Revise and judge saved critiques "
-                                     "(MultiCritique, RCO).")
-    parser.add_argument("path", type=Path, help="lm-eval --output_path directory, or one samples_*.jsonl file")
-    parser.add_argument("--output", type=Path, help="write the results JSON here")
+    parser = saved_samples_parser("critic-eval revise", "Revise and judge saved critiques (MultiCritique, RCO).",
+                                  "some reviser / judge calls failed or verdicts were unreadable")
     parser.add_argument("--executor", default=None, help="code executor (default: CRITIC_EXECUTOR or sandbox)")
-    parser.add_argument("--no_progress", action="store_true")
-    parser.add_argument("--allow_failures", action="store_true",
-                        help="exit 0 even when some reviser / judge calls failed or verdicts were unreadable")
     parser.add_argument("--failure_rule", default=None,
                         help="what a missing verdict or revision counts as: exclude, tie or zero (default: the rule "
                              "the samples were generated with)")
-    _judge_flags(parser)
     args = parser.parse_args(argv)
     from critic_tasks.protocols.revision.data import resolve_failure_rule
 
     rule = resolve_failure_rule(args.failure_rule) if args.failure_rule is not None else None
-    overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
-                 if getattr(args, k) is not None}
-    if args.cache is not None:
-        overrides["cache"] = None if args.cache.lower() in ("off", "none", "0") else args.cache
-    judge = pipeline.judge_settings(**overrides)
+    judge = pipeline.judge_settings(**judge_overrides(args))
     revisers = pipeline.reviser_pool()
     executor = get_executor(args.executor or os.environ.get("CRITIC_EXECUTOR") or "sandbox")
 
     results, failed, pass_rates, involved, n_items = {}, {}, {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        if task not in registry.TASKS or registry.TASKS[task].spec.scorer != "revision":
+        if task not in registry.TASKS or registry.TASKS[task].dimension_spec.scorer != "revision":
             continue
-        dim = registry.TASKS[task].spec
+        dim = registry.TASKS[task].dimension_spec
         docs, critiques = read_samples(path)
         if not docs:
             continue

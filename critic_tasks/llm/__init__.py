@@ -1,4 +1,4 @@
-"""The model-calling layer for every role (judge, reviser, extractor): settings, cache, backends, ``complete``."""
+"""The model-calling layer for every role (judge, reviser): settings, cache, backends, ``complete``."""
 
 from critic_tasks.llm.client import Completion, complete
 from critic_tasks.llm.settings import LLMSettings

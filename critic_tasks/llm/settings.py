@@ -1,4 +1,4 @@
-"""Settings of a model that the package itself calls, for any role: judge, reviser (actor), extractor.
+"""Settings of a model that the package itself calls, for any role: judge, reviser (actor).
 
 Each role reads its own environment variables, ``CRITIC_<ROLE>_*`` (``CRITIC_JUDGE_MODEL``, ``CRITIC_REVISER_MODEL``,
 ...): BACKEND (``openai`` = any OpenAI-compatible endpoint, ``vllm``, ``hf``, or a plugin's name), MODEL, BASE_URL,
@@ -23,7 +23,7 @@ from critic_tasks.core.errors import ConfigError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 CACHE_OFF = {"off", "none", "0", "false", "no", "disabled"}
-ROLES = ("judge", "reviser", "extractor")
+ROLES = ("judge", "reviser")
 
 
 def default_cache_path(role: str = "judge") -> str:

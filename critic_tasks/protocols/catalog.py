@@ -1,58 +1,18 @@
-"""What each protocol does at each step, for the harness adapters: load documents, prompt the critic, show the
-gold label, turn a reply into a record, and the metric families its registry metrics name.
+"""The metric families every protocol's registry metrics name (``FAMILIES``), their bootstrap intervals
+(``INTERVALS``), and a dimension's metric keys computed outside lm-eval (``dimension_metrics``).
 
-The registry says which protocol a dimension belongs to (``Dimension.protocol``); adapters look its steps up here
-instead of branching on protocol names, so a new protocol is one entry in this table plus its registry entries.
-Judge-scored dimensions (``scorer`` judge / aiu_judge) have no per-reply ``record``: the adapter's judge filter
-makes their records.
+Each protocol's steps (load documents, prompt the critic, show the gold label, turn a reply into a record) are
+declared with it in the registry (``registry.Protocol``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
-from critic_tasks.core.records import Record
-from critic_tasks.protocols.criticbench import loading as cb_loading
-from critic_tasks.protocols.criticbench import prompts as cb_prompts
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
-from critic_tasks.protocols.critiquellm import data as cq_data
-from critic_tasks.protocols.critiquellm import prompts as cq_prompts
 from critic_tasks.protocols.critiquellm import scoring as cq_scoring
-from critic_tasks.protocols.metacritique import data as mc_data
-from critic_tasks.protocols.metacritique import prompts as mc_prompts
 from critic_tasks.protocols.metacritique import scoring as mc_scoring
-from critic_tasks.protocols.revision import data as rv_data
-from critic_tasks.protocols.revision import prompts as rv_prompts
 from critic_tasks.protocols.revision import scoring as rv_scoring
-
-
-@dataclass(frozen=True)
-class Steps:
-    load_docs: Callable[..., list[dict]]
-    options: tuple[str, ...]  # the task options / --metadata keys its loader takes
-    prompt: Callable[[dict], str]
-    target: Callable[[dict], str]
-    record: Callable[[dict, object], Record] | None
-    data_env: str  # the environment variable naming a local copy of the data
-
-
-PROTOCOLS: dict[str, Steps] = {
-    "criticbench": Steps(cb_loading.load_task_docs,
-                         ("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
-                          "feedback_source", "self_feedback"),
-                         cb_prompts.critic_prompt, cb_scoring.gold_text, cb_scoring.record,
-                         "CRITICBENCH_DATA_DIR"),
-    "critiquellm": Steps(cq_data.load_task_docs, ("reference", "data_dir", "variant"), cq_prompts.critic_prompt,
-                         cq_scoring.gold_text, cq_scoring.record, cq_data.DATA_DIR_ENV),
-    "metacritique": Steps(mc_data.load_task_docs, ("data_dir",), mc_prompts.critic_prompt, mc_prompts.gold_text, None,
-                          mc_data.DATA_DIR_ENV),
-}
-# The revision protocols (MultiCritique, RCO): the same items and critic prompt; the lm-eval filter makes records.
-_REVISION = Steps(rv_data.load_task_docs, ("split", "domains", "data_dir", "items_file", "variant", "failure_rule"),
-                  rv_prompts.critic_prompt,
-                  rv_prompts.gold_text, None, rv_data.DATA_DIR_ENV)
-PROTOCOLS.update({"multicritique": _REVISION, "rco": _REVISION})
 
 FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES,
                                  **rv_scoring.FAMILIES}

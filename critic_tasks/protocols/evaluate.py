@@ -20,14 +20,14 @@ from critic_tasks.protocols.criticbench import evaluate as criticbench
 def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None) -> list[dict]:
     """The documents of a registered task, as its lm-eval YAML loads them (same options)."""
     spec = registry.task(task)
-    if spec.spec.protocol == "criticbench":
+    if spec.dimension_spec.protocol == "criticbench":
         return criticbench.task_docs(task, data_dir, protocol, toolkit_dir)
-    steps = catalog.PROTOCOLS[spec.spec.protocol]
-    return steps.load_docs(spec.spec.dimension, **dict(spec.options), data_dir=data_dir)
+    steps = registry.PROTOCOLS[spec.dimension_spec.protocol]
+    return steps.load_docs(spec.dimension_spec.data_dimension, **dict(spec.options), data_dir=data_dir)
 
 
 def prompt(doc: dict, task: str) -> str:
-    return catalog.PROTOCOLS[registry.task(task).spec.protocol].prompt(doc)
+    return registry.PROTOCOLS[registry.task(task).dimension_spec.protocol].prompt(doc)
 
 
 metrics = catalog.dimension_metrics
@@ -37,7 +37,7 @@ def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None
                judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
     """A registered task's metrics and per-item records from its documents and one reply per document."""
     spec = registry.task(task)
-    dimension = spec.spec
+    dimension = spec.dimension_spec
     if dimension.protocol == "criticbench":
         return criticbench.score_task(task, docs, generations, executor=executor, judge=judge)
     if len(docs) != len(generations):
@@ -47,7 +47,7 @@ def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None
 
         records: list[Record] = list(judge_critiques(docs, generations, judge, progress=False))
     elif dimension.scorer == "parse":
-        record = catalog.PROTOCOLS[dimension.protocol].record
+        record = registry.PROTOCOLS[dimension.protocol].record
         records = [record(d, g) for d, g in zip(docs, generations)]
     else:
         raise ValueError(f"{task}: scored by {dimension.scorer!r}, not outside lm-eval")
@@ -55,7 +55,7 @@ def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None
 
 
 def judge_identity(task: str, judge: LLMSettings) -> dict:
-    if registry.task(task).spec.scorer == "aiu_judge":
+    if registry.task(task).dimension_spec.scorer == "aiu_judge":
         from critic_tasks.protocols.metacritique.judge import judge_identity as aiu_identity
 
         return aiu_identity(judge)

@@ -1,4 +1,5 @@
-"""What the generated YAML files name (``!function utils.<name>``; ``tasks/utils.py`` re-exports this module).
+"""What the generated YAML files name (``!function utils.<name>``): the generated ``tasks/utils.py`` binds each name
+to this module's hooks, one line each (``agg_likert_spearman = aggregation("likert", "spearman")``).
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
 there. ``process_results`` turns each document's output into a record and hands it to exactly the metric keys the
@@ -8,13 +9,15 @@ metric family over a list of records, and pooling across domains happens natural
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import functools
 import itertools
 import json
 import logging
 import os
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from critic_tasks import registry
@@ -24,7 +27,7 @@ from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
 from critic_tasks.preflight import check_scorer
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.correction import check_samples
 from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
 from critic_tasks.protocols.metacritique import judge as metacritique_judge
 from critic_tasks.protocols.revision import pipeline as revision_pipeline
@@ -37,20 +40,27 @@ class _ExpectedCountWarning(logging.Filter):
     expected, since a per-quality key sees only its quality's items (and groups average only the headline metric,
     unweighted). Dropped for our tasks, explained once."""
 
-    explained = False
+    def __init__(self):
+        super().__init__()
+        self.explained = False
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if message.startswith("[critic_") and "not scored on the same number of documents" in message:
-            if not _ExpectedCountWarning.explained:
-                _ExpectedCountWarning.explained = True
+            if not self.explained:
+                self.explained = True
                 log.info("critic_tasks: breakdown metrics (per quality, difficulty, ...) are computed on their own "
                          "items, so lm-eval's 'not scored on the same number of documents' notes are expected")
             return False
         return True
 
 
-logging.getLogger("lm_eval.evaluator_utils").addFilter(_ExpectedCountWarning())
+def _quiet_expected_count_warnings() -> None:
+    """Install the filter on lm-eval's logger once a critic task is built (not when this module is imported)."""
+    logger = logging.getLogger("lm_eval.evaluator_utils")
+    if not any(isinstance(f, _ExpectedCountWarning) for f in logger.filters):
+        logger.addFilter(_ExpectedCountWarning())
+
 
 
 class _CustomKwargsWarning(logging.Filter):
@@ -76,21 +86,22 @@ def load_docs(**kwargs):
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
     dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
+    _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     check_scorer(dim.scorer)
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
-    steps = catalog.PROTOCOLS[dim.protocol]
+    steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
 
 
 def doc_to_text(doc: dict) -> str:
-    return catalog.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
+    return registry.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
 
 
 def doc_to_target(doc: dict) -> str:
-    return catalog.PROTOCOLS[_dimension(doc).protocol].target(doc)
+    return registry.PROTOCOLS[_dimension(doc).protocol].target(doc)
 
 
 def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
@@ -102,14 +113,14 @@ def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
             outcomes = [outcomes]
         return scoring.correction_record(doc, [CheckOutcome(**o) for o in outcomes])
     # one reply; or every sample of the item where the KeepSamples filter kept them (self-consistency)
-    return catalog.PROTOCOLS[dim.protocol].record(doc, results[0] if results else None)
+    return registry.PROTOCOLS[dim.protocol].record(doc, results[0] if results else None)
 
 
 def process_results(doc: dict, results: list) -> dict:
     dim = _dimension(doc)
     rec = _record(doc, results, dim)
     row = rec.as_dict()  # plain JSON in --log_samples files
-    # the same row object under every key: an interval's two bounds are computed once (see _interval_aggregation)
+    # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
     intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
     return {m.key: row for m in dim.metrics if m.accepts(rec) and (intervals or not m.ci)}
 
@@ -121,7 +132,8 @@ def aggregation_name(family: str, base: str) -> str:
     return "agg_" + "_".join(filter(None, (family, base.replace("@", "_at_").replace("-", "_"))))
 
 
-def _aggregation(family: str, base: str):
+def aggregation(family: str, base: str):
+    """The lm-eval aggregation of a metric key reporting ``base`` of ``family`` over the rows routed to it."""
     compute = catalog.FAMILIES[family]
 
     def aggregate(rows):
@@ -137,36 +149,38 @@ def metric_aggregation_name(metric: registry.Metric) -> str:
     return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
 
 
-_LAST_INTERVAL: list = []  # [((family, base, settings), rows, (low, high))]: an interval's two bounds, one bootstrap
+class _Rows:
+    """The rows of a metric key, equal to other rows of the same content: the key under which ``_interval``
+    remembers an interval, so that its two bounds (two lm-eval aggregations over the same rows) cost one bootstrap."""
+
+    def __init__(self, rows: list[dict]):
+        self.rows = rows
+        self.content = json.dumps(rows, default=str)
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Rows) and self.content == other.content
 
 
-def _interval_aggregation(family: str, base: str, bound: str):
+@functools.lru_cache(maxsize=1)
+def _interval(family: str, base: str, settings, rows: _Rows):
+    """The bootstrap interval of (family, base) over ``rows`` (a pure function of its arguments: remembered, never
+    stale)."""
+    return catalog.INTERVALS[family]([Record.from_dict(r) for r in rows.rows], base, settings)
+
+
+def interval_bound(family: str, base: str, bound: str):
     """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
     metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
-    compute = catalog.INTERVALS[family]
 
     def aggregate(rows):
-        settings = settings_from_env()
-        cached = _LAST_INTERVAL[0] if _LAST_INTERVAL else None
-        if cached and cached[0] == (family, base, settings) and len(cached[1]) == len(rows) and all(
-                a is b for a, b in zip(cached[1], rows)):
-            ci = cached[2]
-        else:
-            ci = compute([Record.from_dict(r) for r in rows], base, settings)
-            _LAST_INTERVAL[:] = [((family, base, settings), rows, ci)]
+        ci = _interval(family, base, settings_from_env(), _Rows(rows))
         return None if ci is None else ci[0 if bound == "low" else 1]
 
     aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
     return aggregate
-
-
-# One aggregation per (family, value) the registry's metrics report, e.g. agg_likert_spearman, and two per
-# interval (agg_likert_spearman_ci_low / _ci_high).
-for _family, _base in registry.aggregations():
-    globals()[aggregation_name(_family, _base)] = _aggregation(_family, _base)
-for _family, _base in registry.intervals():
-    for _bound in ("low", "high"):
-        globals()[aggregation_name(_family, f"{_base}_ci_{_bound}")] = _interval_aggregation(_family, _base, _bound)
 
 
 # ----------------------------------------------------------------------------- filters
@@ -189,7 +203,7 @@ def _scored_or_rescued(kind: str, resps, docs, score):
         folder = Path(os.environ.get(RESCUE_DIR_ENV) or "critic-eval-rescue").resolve()
         folder.mkdir(parents=True, exist_ok=True)
         dim = _dimension(docs[0])
-        task = f"critic_{dim.dimension}{'_sub' if dim.fmt == 'sub' and dim.protocol == 'criticbench' else ''}"
+        task = f"critic_{dim.data_dimension}{'_sub' if dim.fmt == 'sub' and dim.protocol == 'criticbench' else ''}"
         path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):
@@ -215,30 +229,36 @@ class CorrectionCheck:
         return _scored_or_rescued("sandbox", resps, docs, lambda: self._check(resps, docs))
 
     def _check(self, resps, docs):
-        executor = get_executor(self.executor_name)
-        flat = [(i, text) for i, texts in enumerate(resps) for text in texts]
-        by_domain = defaultdict(list)
-        for position, (i, _) in enumerate(flat):
-            by_domain[docs[i]["domain"]].append(position)
-        outcomes: list = [None] * len(flat)
-        for domain, positions in by_domain.items():
-            checked = check_corrections(domain, [flat[p][1] for p in positions], [docs[flat[p][0]] for p in positions],
-                                        executor=executor, invalid="mark")
-            for p, outcome in zip(positions, checked):
+        per_doc = check_samples(resps, docs, executor=get_executor(self.executor_name), invalid="mark")
+        for doc, outcomes in zip(docs, per_doc):
+            for outcome in outcomes:
                 if outcome.status == "invalid":
-                    doc = docs[flat[p][0]]
                     log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
                                 outcome.detail)
-                outcomes[p] = dataclasses.asdict(outcome)
-        per_doc: list[list] = [[] for _ in resps]
-        for (i, _), outcome in zip(flat, outcomes):
-            per_doc[i].append(outcome)
-        return per_doc
+        return [[dataclasses.asdict(outcome) for outcome in outcomes] for outcomes in per_doc]
 
 
-# Items of this process's runs that the judge could not grade (failed calls, replies without a score), by item;
-# `critic-eval` exits 1 when any are left, as `critic-eval judge` does.
-JUDGE_FAILURES: list[str] = []
+# The list ``unscored_items`` collects into while its block runs (lm-eval builds the filters: nothing can be handed
+# to them directly); outside such a block, unscored items are only counted in the results (judge_failed, ...).
+_UNSCORED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("critic_tasks_unscored", default=None)
+
+
+@contextlib.contextmanager
+def unscored_items(into: list[str]):
+    """While the block runs, the items the judge or the revisers could not score (failed calls, replies without a
+    score or verdict) are appended to ``into``: `critic-eval` exits 1 when any are left, as `critic-eval judge`
+    does."""
+    token = _UNSCORED.set(into)
+    try:
+        yield into
+    finally:
+        _UNSCORED.reset(token)
+
+
+def _report_unscored(items) -> None:
+    collecting = _UNSCORED.get()
+    if collecting is not None:
+        collecting.extend(items)
 
 
 class JudgeFilter:
@@ -260,7 +280,7 @@ class JudgeFilter:
             return [[deferred_record(doc).as_dict()] for doc in docs]
         records: list[JudgedRecord] = _scored_or_rescued(
             "judge", resps, docs, lambda: judge_docs(docs, [r[0] if r else None for r in resps], settings))
-        JUDGE_FAILURES.extend(rec.item for rec in records if rec.score is None)
+        _report_unscored(rec.item for rec in records if rec.score is None)
         identity = judge_identity(settings)
         return [[{**rec.as_dict(), "judge": identity}] for rec in records]
 
@@ -316,7 +336,7 @@ class RevisionFilter:
             return [[revision_pipeline.deferred_record(doc).as_dict()] for doc in docs]
         records = _scored_or_rescued("revision", resps, docs, lambda: revision_pipeline.run(
             protocol, docs, [r[0] if r else None for r in resps], revisers, judge, get_executor(self.executor_name)))
-        JUDGE_FAILURES.extend(rec.item for rec in records if rec.failed)
+        _report_unscored(rec.item for rec in records if rec.failed)
         rates = revision_pipeline.per_reviser_pass_rates(records)
         if rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
             log.info("critic_tasks: %s pass rate per reviser: %s", protocol,

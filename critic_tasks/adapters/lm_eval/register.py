@@ -7,9 +7,9 @@ are not found ("Tasks not found"). Registering places one folder in the installe
 * one include-only YAML per task and group of ours (``include: <this package>/adapters/lm_eval/tasks/<name>.yaml``):
   the generated YAML files and the hooks they name stay in this package, so lm-eval resolves every
   ``!function utils.<name>`` next to our own files;
-* ``utils.py``, one line re-exporting the hooks, so that ``!function utils.<name>`` means the same from this folder
-  (lm-eval 0.4.13 resolves a function next to the file that names it, our included file, and never loads it; it is
-  there for a loader that resolves functions next to the including file);
+* ``utils.py``, one line re-exporting our generated ``tasks/utils.py``, so that ``!function utils.<name>`` means
+  the same from this folder (lm-eval 0.4.13 resolves a function next to the file that names it, our included
+  file, and never loads it; it is there for a loader that resolves functions next to the including file);
 * ``critic_tasks_registration.json``, the marker: who made the folder, for which package folder, and its files.
 
 ``--undo`` removes exactly the files the marker lists (and the bytecode Python may have cached for ``utils.py``),
@@ -36,7 +36,7 @@ KNOWN_VERSIONS = ("0.4.13",)  # lm-eval releases whose task index we checked: ta
 FOLDER = "critic_tasks"
 MARKER = "critic_tasks_registration.json"
 MADE_BY = "critic-eval register-lm-eval"
-SHIM = "from critic_tasks.adapters.lm_eval.hooks import *  # noqa: F401,F403  (critic-eval register-lm-eval)\n"
+SHIM = "from critic_tasks.adapters.lm_eval.tasks.utils import *  # noqa: F401,F403  (critic-eval register-lm-eval)\n"
 HEADER = f"# Placed by `{MADE_BY}` (critic-tasks); removed by `{MADE_BY} --undo`.\n"
 FALLBACK = ('lm_eval --include_path "$(critic-eval tasks-dir)" ..., or lm_eval --config FILE ... with '
             "FILE from `critic-eval lm-eval-config`")

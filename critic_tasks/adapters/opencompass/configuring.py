@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-from typing import Iterable
 
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.spec import ClassRef, dataset_spec
@@ -29,10 +28,6 @@ def _resolve(value):
 def dataset_config(task: str, judge_cfg: dict | None = None) -> dict:
     """The OpenCompass dataset config of a registered task (what ``configs/datasets/<task>_gen.py`` holds)."""
     return _resolve(dataset_spec(task, judge_cfg))
-
-
-def dataset_configs(tasks: Iterable[str]) -> list[dict]:
-    return [dataset_config(t) for t in tasks]
 
 
 def with_judge(datasets: list, judge_cfg: dict) -> list:

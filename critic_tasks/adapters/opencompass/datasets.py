@@ -20,7 +20,8 @@ from critic_tasks.protocols.evaluate import prompt, task_docs
 
 
 @LOAD_DATASET.register_module()
-class CriticBenchDataset(BaseDataset):
+class CriticTaskDataset(BaseDataset):
+    """Every registered task of every protocol (CriticBench, CritiqueLLM, MetaCritique), by its name."""
 
     @staticmethod
     @clear_errors
@@ -31,8 +32,13 @@ class CriticBenchDataset(BaseDataset):
         ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
         here, before any generation."""
         spec = registry.task(task)
-        check_scorer(spec.spec.scorer)
+        check_scorer(spec.dimension_spec.scorer)
         if spec.judged:
             require_judge(task, judge_cfg)
         docs = task_docs(task, data_dir, protocol, toolkit_dir)
         return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str)} for d in docs])
+
+
+# The name before it served every protocol: configs written with it keep working.
+CriticBenchDataset = CriticTaskDataset
+LOAD_DATASET.register_module(name="CriticBenchDataset", module=CriticTaskDataset)

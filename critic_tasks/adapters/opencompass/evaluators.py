@@ -23,7 +23,8 @@ from critic_tasks.sandbox import get_executor
 
 
 @ICL_EVALUATORS.register_module()
-class CriticBenchEvaluator(BaseEvaluator):
+class CriticTaskEvaluator(BaseEvaluator):
+    """Scores every registered task of every protocol, by its name."""
 
     def __init__(self, task: str, executor: str | None = None, judge_cfg: dict | None = None,
                  pred_postprocessor=None) -> None:
@@ -40,7 +41,7 @@ class CriticBenchEvaluator(BaseEvaluator):
         spec = registry.task(self.task)
         judge = require_judge(self.task, self.judge_cfg) if spec.judged else None
         executor = None
-        if spec.spec.scorer == "sandbox":
+        if spec.dimension_spec.scorer == "sandbox":
             executor = get_executor(self.executor_name or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
         texts = [p if isinstance(p, str) else None for p in predictions]
         metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)
@@ -50,3 +51,8 @@ class CriticBenchEvaluator(BaseEvaluator):
         if judge is not None:
             out["judge"] = judge_identity(self.task, judge)
         return out
+
+
+# The name before it served every protocol: configs written with it keep working.
+CriticBenchEvaluator = CriticTaskEvaluator
+ICL_EVALUATORS.register_module(name="CriticBenchEvaluator", module=CriticTaskEvaluator)

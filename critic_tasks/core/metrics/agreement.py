@@ -14,11 +14,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-SWAP = {"A": "B", "B": "A", "C": "C"}
-
-
-def consistent(forward: str | None, reverse: str | None) -> bool:
-    return forward in SWAP and reverse == SWAP[forward]
+# the same order-swap and consistency rule as CriticBench's comparison (one definition: ``pairwise``)
+from critic_tasks.core.metrics.pairwise import pair_consistent
 
 
 def agreement_metrics(forward: Sequence[str | None], reverse: Sequence[str | None],
@@ -29,6 +26,6 @@ def agreement_metrics(forward: Sequence[str | None], reverse: Sequence[str | Non
         raise ValueError("forward, reverse and gold must have one entry per pair")
     if n == 0:
         return {"agreement": 0.0, "consistency": 0.0}
-    cons = [consistent(f, r) for f, r in zip(forward, reverse)]
+    cons = [pair_consistent(f, r) for f, r in zip(forward, reverse)]
     return {"agreement": 100.0 * sum(c and f == g for c, f, g in zip(cons, forward, gold)) / n,
             "consistency": 100.0 * sum(cons) / n}

@@ -14,6 +14,16 @@ Three coefficients, each from ``scipy.stats`` (``pearsonr``, ``spearmanr``, ``ke
   ``defined`` = 0.
 
 The paper's released script skips a question when its Spearman is NaN, as here.
+
+Cite as::
+
+    @article{ke2023critiquellm,
+      title={CritiqueLLM: Towards an Informative Critique Generation Model for Evaluation of Large Language Model Generation},
+      author={Ke, Pei and Wen, Bosi and Feng, Zhuoer and Liu, Xiao and Lei, Xuanyu and Cheng, Jiale and Wang, Shengyuan and
+              Zeng, Aohan and Dong, Yuxiao and Wang, Hongning and Tang, Jie and Huang, Minlie},
+      journal={arXiv preprint arXiv:2311.18702},
+      year={2023}
+    }
 """
 
 from __future__ import annotations
@@ -26,16 +36,6 @@ from typing import Hashable, Sequence
 from scipy import stats
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")
-
-_CITATION = """\
-@article{ke2023critiquellm,
-  title={CritiqueLLM: Towards an Informative Critique Generation Model for Evaluation of Large Language Model Generation},
-  author={Ke, Pei and Wen, Bosi and Feng, Zhuoer and Liu, Xiao and Lei, Xuanyu and Cheng, Jiale and Wang, Shengyuan and
-          Zeng, Aohan and Dong, Yuxiao and Wang, Hongning and Tang, Jie and Huang, Minlie},
-  journal={arXiv preprint arXiv:2311.18702},
-  year={2023}
-}
-"""
 
 
 def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float] | None:

@@ -49,4 +49,4 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
 
 
-pass_at_k.__doc__ = _DESCRIPTION + "\n" + _KWARGS_DESCRIPTION
+pass_at_k.__doc__ = _DESCRIPTION + "\n" + _KWARGS_DESCRIPTION + "\nCite as:\n\n" + _CITATION

@@ -13,20 +13,20 @@ These are the paper's Meta-P / Meta-R / Meta-F1 (Table 6 reports both levels). T
 AIU open (its own script divides by zero); our rule: an empty label list scores 0 (no unit, nothing credited), it
 still counts as a critique in the macro means, adds no unit to the micro pools, and is counted in
 ``empty_precision`` / ``empty_recall``. A micro pool with no unit at all is 0 too.
+
+Cite as::
+
+    @article{sun2024metacritique,
+      title={The Critique of Critique},
+      author={Sun, Shichao and Li, Junlong and Yuan, Weizhe and Yuan, Ruifeng and Li, Wenjie and Liu, Pengfei},
+      journal={arXiv preprint arXiv:2401.04518},
+      year={2024}
+    }
 """
 
 from __future__ import annotations
 
 from typing import Sequence
-
-_CITATION = """\
-@article{sun2024metacritique,
-  title={The Critique of Critique},
-  author={Sun, Shichao and Li, Junlong and Yuan, Weizhe and Yuan, Ruifeng and Li, Wenjie and Liu, Pengfei},
-  journal={arXiv preprint arXiv:2401.04518},
-  year={2024}
-}
-"""
 
 
 def f1(p: float, r: float) -> float:

@@ -2,13 +2,13 @@
 
 load (``data``) -> prompt (``prompts``, ``judge_prompts``) -> parse and record (``scoring``, ``correction``,
 ``judge``) -> metrics (``scoring.FAMILIES``). The domain table (``domains``) decides every per-domain behaviour.
-"""
 
-CITATION = """\
-@article{lan2024criticeval,
-  title={CriticEval: Evaluating Large Language Model as Critic},
-  author={Lan, Tian and Zhang, Wenwei and Xu, Chen and Huang, Heyan and Lin, Dahua and Chen, Kai and Mao, Xian-ling},
-  journal={arXiv preprint arXiv:2402.13764},
-  year={2024}
-}
+Cite as::
+
+    @article{lan2024criticeval,
+      title={CriticEval: Evaluating Large Language Model as Critic},
+      author={Lan, Tian and Zhang, Wenwei and Xu, Chen and Huang, Heyan and Lin, Dahua and Chen, Kai and Mao, Xian-ling},
+      journal={arXiv preprint arXiv:2402.13764},
+      year={2024}
+    }
 """

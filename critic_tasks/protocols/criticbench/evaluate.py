@@ -7,7 +7,6 @@ records and metric families are the same functions, so the numbers are the same.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Sequence
 
 from critic_tasks import registry
@@ -15,7 +14,7 @@ from critic_tasks.core.records import Record
 from critic_tasks.llm import LLMSettings
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.correction import check_corrections
+from critic_tasks.protocols.criticbench.correction import check_by_domain
 from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity, judge_settings
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 
@@ -23,9 +22,9 @@ from critic_tasks.protocols.criticbench.loading import load_task_docs
 def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None) -> list[dict]:
     """The documents of a registered task, as its lm-eval YAML loads them (same split, domains and options)."""
     spec = registry.task(task)
-    dim = spec.spec
+    dim = spec.dimension_spec
     options = {"with_feedback": False} if not spec.with_feedback else {}
-    return load_task_docs(dim.dimension, spec.split, list(spec.domains), data_dir, fmt=dim.fmt,
+    return load_task_docs(dim.data_dimension, spec.split, list(spec.domains), data_dir, fmt=dim.fmt,
                           protocol=protocol, toolkit_dir=toolkit_dir, **options)
 
 
@@ -39,16 +38,8 @@ def task_records(dimension: registry.Dimension, docs: Sequence[dict], generation
         return [scoring.record(d, g) for d, g in zip(docs, generations)]
     if dimension.scorer == "judge":
         return list(judge_docs(docs, generations, judge or judge_settings(), progress=progress))
-    by_domain: dict[str, list[int]] = defaultdict(list)
-    for i, doc in enumerate(docs):
-        by_domain[doc["domain"]].append(i)
-    records: list = [None] * len(docs)
-    for domain, idx in by_domain.items():
-        outcomes = check_corrections(domain, [generations[i] for i in idx], [docs[i] for i in idx],
-                                     executor=executor, invalid="mark")
-        for i, outcome in zip(idx, outcomes):
-            records[i] = scoring.correction_record(docs[i], [outcome])
-    return records
+    outcomes = check_by_domain(generations, docs, executor=executor, invalid="mark")
+    return [scoring.correction_record(doc, [outcome]) for doc, outcome in zip(docs, outcomes)]
 
 
 dimension_metrics = catalog.dimension_metrics  # one implementation for every protocol (see there)
@@ -57,7 +48,7 @@ dimension_metrics = catalog.dimension_metrics  # one implementation for every pr
 def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,
                judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
     """A registered task's metrics and per-item records from its documents and one reply per document."""
-    dimension = registry.task(task).spec
+    dimension = registry.task(task).dimension_spec
     records = task_records(dimension, docs, generations, executor=executor, judge=judge)
     return dimension_metrics(dimension, records), records
 

@@ -33,7 +33,14 @@ from critic_tasks.core.metrics.pairwise import pair_consistent
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import parse_revisions
 from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMAINS
-from critic_tasks.protocols.criticbench.offline import DIMENSION_OF, FILE_NAME, _opencompass_files, _prompt_text, _read
+from critic_tasks.protocols.criticbench.offline import (
+    DIMENSION_OF,
+    FILE_NAME,
+    _opencompass_files,
+    _prompt_text,
+    _read,
+    prediction_files,
+)
 
 POOLED = "all"  # the domain key of the rows pooled over domains
 DIMENSION_ORDER = ("feedback", "comparison", "meta", "correction")
@@ -57,12 +64,7 @@ class _Reply:
 
 
 def summarize_predictions(pred_dir: Path, protocol: str = "ours") -> LabelFree:
-    pred_dir = Path(pred_dir)
-    if not pred_dir.is_dir():
-        raise DataError(f"{pred_dir}: not a directory of prediction files")
-    files = sorted(pred_dir.glob("*.json"))
-    if not files:
-        raise DataError(f"{pred_dir}: no prediction files ({{split}}_{{domain}}_{{dimension}}_{{format}}.json)")
+    files = prediction_files(pred_dir)
     out = LabelFree()
     replies: list[_Reply] = []
     for task, paths in _opencompass_files(files).items():
@@ -150,11 +152,12 @@ def _opencompass_task(task: str, paths: list[Path], protocol: str, out: LabelFre
     if spec.judged:
         out.skipped.append((names, "judge-scored: needs a judge (OpenCompass's evaluator grades it)"))
         return []
-    if spec.spec.protocol != "criticbench" or spec.spec.dimension not in DIMENSION_ORDER:
-        out.skipped.append((names, f"{spec.spec.protocol} {spec.spec.dimension}: no label-free statistics here"))
+    dim = spec.dimension_spec
+    if dim.protocol != "criticbench" or dim.data_dimension not in DIMENSION_ORDER:
+        out.skipped.append((names, f"{dim.protocol} {dim.data_dimension}: no label-free statistics here"))
         return []
     rows = [row for path in paths for row in _read(path)]  # chunks in order: one task's documents
-    dimension = spec.spec.dimension
+    dimension = dim.data_dimension
     single = spec.domains[0] if len(spec.domains) == 1 else None
     infos = []
     for n, row in enumerate(rows):

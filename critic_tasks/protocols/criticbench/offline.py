@@ -82,14 +82,20 @@ def _check_match(path: Path, docs: list[dict], rows: list[dict], exact: bool) ->
                             f"{doc['source_file']}[{doc['item_index']}]: predictions and dataset do not match")
 
 
-def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", toolkit_dir: str | None = None,
-                      executor=None) -> Scored:
+def prediction_files(pred_dir: Path) -> list[Path]:
+    """The JSON prediction files in ``pred_dir`` (the toolkit's or OpenCompass's), sorted; one-line errors."""
     pred_dir = Path(pred_dir)
     if not pred_dir.is_dir():
         raise DataError(f"{pred_dir}: not a directory of prediction files")
     files = sorted(pred_dir.glob("*.json"))
     if not files:
         raise DataError(f"{pred_dir}: no prediction files ({{split}}_{{domain}}_{{dimension}}_{{format}}.json)")
+    return files
+
+
+def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", toolkit_dir: str | None = None,
+                      executor=None) -> Scored:
+    files = prediction_files(pred_dir)
     exact = protocol == "toolkit" and toolkit_dir is not None
     out = Scored()
     records: dict[tuple[str, str], list] = defaultdict(list)  # (dimension, domain) -> records
@@ -155,8 +161,9 @@ def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, to
     if spec.judged:
         out.skipped.append((names, "judge-scored: OpenCompass's evaluator grades it with the judge"))
         return
-    if spec.spec.protocol != "criticbench":
-        out.skipped.append((names, f"{spec.spec.protocol}: its OpenCompass result file holds the scores (this command "
+    protocol_name = spec.dimension_spec.protocol
+    if protocol_name != "criticbench":
+        out.skipped.append((names, f"{protocol_name}: its OpenCompass result file holds the scores (this command "
                                    "re-scores CriticBench predictions)"))
         return
     if len(paths) > 1 and any(OPENCOMPASS_FILE.match(p.name)["chunk"] is None for p in paths):

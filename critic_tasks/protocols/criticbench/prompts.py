@@ -52,11 +52,20 @@ _LIKERT_ASK = ("Write the rating on the first line exactly as `{marker}: x` (x i
                "then give a brief justification.")
 
 
+def _one_response(d, instruction: str) -> str:
+    """The opening of a prompt about one response: what the critic sees, and what it does with it."""
+    return f"You will see {d.task_noun} and a response written for it. {instruction}, paying attention to {d.criteria}."
+
+
+def _two_responses(d) -> str:
+    """The opening of a prompt about two responses, A and B."""
+    return f"You will see {d.task_noun} and two responses to it, A and B. Compare them, paying attention to {d.criteria}."
+
+
 def feedback_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
     return _prompt(
-        f"You will see {d.task_noun} and a response written for it. Judge how good the response is, "
-        f"paying attention to {d.criteria}.",
+        _one_response(d, "Judge how good the response is"),
         _single(d, doc),
         "Rate the response on a 1-7 Likert scale, where 1 means very poor and 7 means flawless. "
         + _LIKERT_ASK.format(marker="Decision"),
@@ -66,8 +75,7 @@ def feedback_prompt(doc: dict) -> str:
 def comparison_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
     return _prompt(
-        f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
-        f"paying attention to {d.criteria}.",
+        _two_responses(d),
         _pair(d, doc),
         "Which response is better? Answer on the first line exactly as `Decision: A`, `Decision: B` or "
         "`Decision: C`: A if response A is clearly better, B if response B is clearly better, C if neither "
@@ -116,8 +124,7 @@ def feedback_sub_prompt(doc: dict) -> str:
     """Subjective feedback: a free-text critique, graded later by a judge against the human one."""
     d = DOMAINS[doc["domain"]]
     return _prompt(
-        f"You will see {d.task_noun} and a response written for it. Write a critique of the response, "
-        f"paying attention to {d.criteria}.",
+        _one_response(d, "Write a critique of the response"),
         _single(d, doc),
         "Point out each real problem, explain why it is a problem, and say how to fix it; acknowledge what is "
         "already right. If the response needs no revision, say so.",
@@ -127,8 +134,7 @@ def feedback_sub_prompt(doc: dict) -> str:
 def comparison_sub_prompt(doc: dict) -> str:
     d = DOMAINS[doc["domain"]]
     return _prompt(
-        f"You will see {d.task_noun} and two responses to it, A and B. Compare them, "
-        f"paying attention to {d.criteria}.",
+        _two_responses(d),
         _pair(d, doc),
         "Critique both responses, weighing the strengths and flaws of each, then say which one is better "
         "(or that neither is clearly better) and why.",

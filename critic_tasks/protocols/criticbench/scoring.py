@@ -284,14 +284,6 @@ INTERVALS: dict[str, Callable[[Sequence, str, BootstrapSettings], Interval]] = {
     "judge": judge_interval}
 
 
-def score_dimension(dimension: str, docs: Sequence[dict], generations: Sequence[str | None]) -> dict[str, float]:
-    """Score a whole objective dimension from its documents and the model's replies (same order)."""
-    if len(docs) != len(generations):
-        raise ValueError(f"{len(docs)} documents but {len(generations)} generations")
-    family = "pairwise" if dimension == "comparison" else "likert"
-    return FAMILIES[family]([record(d, g) for d, g in zip(docs, generations)])
-
-
 def gold_text(doc: dict) -> str:
     """The human label as text, for logs (empty on the test split)."""
     if doc["dimension"] == "comparison":

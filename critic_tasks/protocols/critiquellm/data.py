@@ -20,7 +20,8 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.protocols import remote, variants
 
 DATA_DIR_ENV = "CRITIQUELLM_DATA_DIR"
-REPO_URL = "https://raw.githubusercontent.com/thu-coai/CritiqueLLM/main/data/evaluation"
+REPO = "thu-coai/CritiqueLLM"  # GitHub: the evaluation data live in the paper repository
+REPO_URL = f"https://raw.githubusercontent.com/{REPO}/main/data/evaluation"
 MODES = ("pointwise", "pairwise")
 # AlignBench's eight categories -> metric-key slugs; anything else is reported under "other".
 CATEGORIES = {"基本能力": "fundamental", "中文理解": "chinese", "综合问答": "open_qa", "文本写作": "writing",

@@ -19,16 +19,15 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
-from critic_tasks.core.metrics.agreement import consistent
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_group
+from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
 from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
 from critic_tasks.protocols import variants
 
 RATING_LOW, RATING_HIGH = 1, 10
 UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique
-_SWAP = {"A": "B", "B": "A", "C": "C"}
 
 
 def rating_record(doc: dict, reply) -> RatingRecord:
@@ -109,7 +108,7 @@ def preference_interval(records: Sequence[PreferenceRecord], base: str, settings
     rows = [pairs[i] for i in sorted(pairs)]
     if not rows or (base == "agreement" and any(p["gold"] is None for p in rows)):
         return None
-    flags = [consistent(p.get("forward"), p.get("reverse")) and (base == "consistency" or p.get("forward") == p["gold"])
+    flags = [pair_consistent(p.get("forward"), p.get("reverse")) and (base == "consistency" or p.get("forward") == p["gold"])
              for p in rows]
     return mean_interval([100.0 * f for f in flags], None, settings)
 
@@ -121,6 +120,6 @@ INTERVALS: dict[str, Callable] = {"rating": rating_interval, "preference": prefe
 def gold_text(doc: dict) -> str:
     if doc["dimension"] == "alignbench_pairwise":
         gold = doc.get("preference")
-        return (_SWAP.get(gold) if doc["order"] == "reverse" else gold) or ""
+        return (swap_verdict(gold) if doc["order"] == "reverse" else gold) or ""
     return f"{doc['human_score']:g}"
 

@@ -19,7 +19,8 @@ from critic_tasks.core.errors import DataError
 from critic_tasks.protocols import remote
 
 DATA_DIR_ENV = "METACRITIQUE_DATA_DIR"
-REPO_URL = "https://raw.githubusercontent.com/GAIR-NLP/MetaCritique/main/data"
+REPO = "GAIR-NLP/MetaCritique"  # GitHub: the benchmark and annotation files live in the paper repository
+REPO_URL = f"https://raw.githubusercontent.com/{REPO}/main/data"
 BENCHMARK_FILE = "benchmark_data.json"
 REFERENCE = "gpt4_critique"
 

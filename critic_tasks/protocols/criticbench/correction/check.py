@@ -148,6 +148,37 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
     return _with_truncation(results, revisions)
 
 
+def check_by_domain(revisions: Sequence[str | None], items: Sequence[dict], executor=None,
+                invalid: str = "raise") -> list[CheckOutcome]:
+    """``check_corrections`` for items of any objective domains: one outcome per (revision, item), in order, each
+    domain's programs checked in one batch (so they run in parallel)."""
+    if len(revisions) != len(items):
+        raise ValueError(f"{len(revisions)} revisions for {len(items)} items")
+    by_domain: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        by_domain.setdefault(item["domain"], []).append(i)
+    outcomes: list = [None] * len(items)
+    for domain, positions in by_domain.items():
+        checked = check_corrections(domain, [revisions[i] for i in positions], [items[i] for i in positions],
+                                    executor=executor, invalid=invalid)
+        for i, outcome in zip(positions, checked):
+            outcomes[i] = outcome
+    return outcomes
+
+
+def check_samples(samples: Sequence[Sequence[str | None]], items: Sequence[dict], executor=None,
+                  invalid: str = "raise") -> list[list[CheckOutcome]]:
+    """``check_by_domain`` for every sample of every item (``samples[i]``: item i's revisions): the outcomes of
+    item i's samples, in order, all programs of a domain in one batch."""
+    flat = [(i, text) for i, texts in enumerate(samples) for text in texts]
+    checked = check_by_domain([text for _, text in flat], [items[i] for i, _ in flat], executor=executor,
+                              invalid=invalid)
+    per_item: list[list[CheckOutcome]] = [[] for _ in samples]
+    for (i, _), outcome in zip(flat, checked):
+        per_item[i].append(outcome)
+    return per_item
+
+
 def parse_revisions(domain: str, revisions: Sequence[str | None], questions: Sequence[str | None] | None = None
                     ) -> list[CheckOutcome]:
     """What needs no gold answer or unit test: each revision's parse (a final answer, or a code block), as

@@ -3,144 +3,184 @@
 # (critic_feedback, critic_comparison, critic_meta, critic_correction, critic_feedback_sub,
 # critic_comparison_sub, critic_correction_sub, critic_correction_empty)
 from opencompass.openicl.icl_inferencer import GenInferencer
+from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
-from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_all_datasets = [dict(
     abbr='critic_feedback',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback',
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_comparison',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison',
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_meta',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_meta',
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_meta',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_correction',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_feedback_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback_sub',
     judge_cfg=dict(),
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback_sub',
             judge_cfg=dict(),
         ),
@@ -148,28 +188,36 @@ critic_all_datasets = [dict(
     ),
 ), dict(
     abbr='critic_comparison_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison_sub',
     judge_cfg=dict(),
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison_sub',
             judge_cfg=dict(),
         ),
@@ -177,28 +225,36 @@ critic_all_datasets = [dict(
     ),
 ), dict(
     abbr='critic_correction_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_sub',
     judge_cfg=dict(),
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_sub',
             judge_cfg=dict(),
         ),
@@ -206,27 +262,35 @@ critic_all_datasets = [dict(
     ),
 ), dict(
     abbr='critic_correction_empty',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_empty',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_empty',
         ),
         pred_role='BOT',

@@ -3,116 +3,148 @@
 # reference) (critic_alignbench_ref, critic_alignbench_free, critic_alignbench_pairwise_ref,
 # critic_alignbench_pairwise_free)
 from opencompass.openicl.icl_inferencer import GenInferencer
+from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
-from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_critiquellm_datasets = [dict(
     abbr='critic_alignbench_ref',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_ref',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_ref',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_alignbench_free',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_free',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_free',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_alignbench_pairwise_ref',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_pairwise_ref',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_pairwise_ref',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_alignbench_pairwise_free',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_alignbench_pairwise_free',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_alignbench_pairwise_free',
         ),
         pred_role='BOT',

@@ -2,116 +2,148 @@
 # critic: the paper's objective overall: unweighted mean of the four dimensions' scores (critic_feedback,
 # critic_comparison, critic_meta, critic_correction)
 from opencompass.openicl.icl_inferencer import GenInferencer
+from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
-from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_datasets = [dict(
     abbr='critic_feedback',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback',
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_comparison',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison',
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_meta',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_meta',
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_meta',
         ),
         pred_role='BOT',
     ),
 ), dict(
     abbr='critic_correction',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction',
-    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction',
         ),
         pred_role='BOT',

@@ -2,36 +2,44 @@
 # critic_sub: the paper's subjective overall (Table 1): mean of the three judge scores (critic_feedback_sub,
 # critic_comparison_sub, critic_correction_sub)
 from opencompass.openicl.icl_inferencer import GenInferencer
+from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
-from critic_tasks.adapters.opencompass.datasets import CriticBenchDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticBenchEvaluator
-from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
+from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
+from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 critic_sub_datasets = [dict(
     abbr='critic_feedback_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_feedback_sub',
     judge_cfg=dict(),
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_feedback_sub',
             judge_cfg=dict(),
         ),
@@ -39,28 +47,36 @@ critic_sub_datasets = [dict(
     ),
 ), dict(
     abbr='critic_comparison_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_comparison_sub',
     judge_cfg=dict(),
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_comparison_sub',
             judge_cfg=dict(),
         ),
@@ -68,28 +84,36 @@ critic_sub_datasets = [dict(
     ),
 ), dict(
     abbr='critic_correction_sub',
-    type=CriticBenchDataset,
+    type=CriticTaskDataset,
     task='critic_correction_sub',
     judge_cfg=dict(),
-    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=CriticPromptTemplate,
+            type=PromptTemplate,
+            template=dict(
+                round=[
+                    dict(
+                        role='HUMAN',
+                        prompt='{prompt}',
+                    ),
+                ],
+            ),
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticBenchEvaluator,
+            type=CriticTaskEvaluator,
             task='critic_correction_sub',
             judge_cfg=dict(),
         ),
