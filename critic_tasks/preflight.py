@@ -16,6 +16,7 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.llm.backends.openai_compatible import check_endpoints
 from critic_tasks.protocols import remote, variants
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
 from critic_tasks.protocols.criticbench.judge import judge_settings
@@ -35,6 +36,7 @@ def check_scorer(scorer: str) -> None:
     if scorer in ("judge", "aiu_judge"):
         settings = judge_settings()  # validates every CRITIC_JUDGE_* value, the cache path included
         check_backend_name(settings)
+        check_endpoints(settings)  # each endpoint asked once: a judge URL nothing listens on stops the run now
     elif scorer == "sandbox":
         get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
     elif scorer == "revision":  # revisers (a pool), the judge, and the sandbox for the checked items
@@ -42,6 +44,7 @@ def check_scorer(scorer: str) -> None:
 
         for settings in [*reviser_pool(), judge_settings()]:
             check_backend_name(settings)
+            check_endpoints(settings)
         get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
 
 

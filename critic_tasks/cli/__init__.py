@@ -115,10 +115,10 @@ PREFLIGHT_USAGE = ("usage: critic-eval preflight --tasks TASKS [--metadata '{...
 def _preflight(argv: list[str]) -> int:
     """Plain ``lm_eval`` builds the tasks (where our settings are checked) only after loading the model; this runs
     the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
+    from critic_tasks import registry
     from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
     from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import expand
-    from critic_tasks.protocols import catalog
     from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, check_hub
 
     if any(a in ("-h", "--help") for a in argv):
@@ -147,7 +147,7 @@ def _preflight(argv: list[str]) -> int:
     for note in notes:
         print(f"critic-eval preflight: note: {note}")
     local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
-    if local in (None, "", "hub") and any(catalog.PROTOCOLS[t.spec.protocol].data_env == DATA_DIR_ENV for t in tasks):
+    if local in (None, "", "hub") and any(registry.PROTOCOLS[t.dimension_spec.protocol].data_env == DATA_DIR_ENV for t in tasks):
         check_hub()  # the Hub must answer now (or, offline, hold the files in its cache)
     data = (f"data {local}" if local not in (None, "", "hub")
             else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import json
 import math
 import os
+import shlex
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, own_path, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.preflight import check_tasks, expand
@@ -38,21 +40,74 @@ def run_cli(argv: list[str]) -> int:
         command, rest = argv[0], argv[1:]  # unknown word: let lm_eval explain
     else:
         command, rest = "run", argv
-    if command == "run":
+    if command != "run":
+        return _lm_eval(command, rest)
+    original = list(argv)
+    rest, cache = resume.with_request_cache(rest, flag_value)
+    try:
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
+        check_model_paths(rest)
+        require_scorer_or_samples(rest)
         stage1 = self_feedback_stage(rest)
         if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
             with stage1 as (stage1_argv, rest):
                 return _lm_eval(command, stage1_argv) or _lm_eval(command, rest)
-    return _lm_eval(command, rest)
+        return _lm_eval(command, rest)
+    except KeyboardInterrupt:
+        pass
+    # Out of the handler, the interrupted frames are gone: collecting them closes lm-eval's progress bars (which
+    # print a last time), so the line below is the last one the user sees.
+    gc.collect()
+    print(interrupted_message(original, cache), file=sys.stderr)
+    return 130
+
+
+def interrupted_message(argv: list[str], cache: str | None) -> str:
+    """The one line a Ctrl-C prints: what was kept, and the command that resumes."""
+    resume.flush_caches()
+    command = shlex.join(["critic-eval", *argv])
+    if cache is None:
+        return ("critic-eval: interrupted; no request cache was on (--no_resume or CRITIC_REQUEST_CACHE=off), so "
+                f"nothing is kept; rerun: {command}")
+    return (f"critic-eval: interrupted; {resume.cached_count(cache)} generation(s) kept in "
+            f"{os.path.dirname(cache)}; resume (asks the model only for the rest): {command}")
+
+
+INTERVAL_SUFFIXES = ("_ci_low", "_ci_high")
+
+
+def table_without_interval_rows(make_table):
+    """lm-eval's results table less our interval bounds (``<metric>_ci_low`` / ``_ci_high``), which it would show
+    as metrics of their own with arrows; a note says where they are."""
+
+    def table(result_dict, column: str = "results", sort_results: bool = False):
+        shown, hidden = dict(result_dict), 0
+        rows = {}
+        for name, metrics in (result_dict.get(column) or {}).items():
+            if name.startswith("critic"):
+                kept = {k: v for k, v in metrics.items() if not k.split(",")[0].endswith(INTERVAL_SUFFIXES)}
+                hidden += len(metrics) - len(kept)
+                metrics = kept
+            rows[name] = metrics
+        shown[column] = rows
+        out = make_table(shown, column, sort_results)
+        if hidden and column == "results":
+            out += ("\n95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low / "
+                    "<metric>_ci_high; `critic-eval summary OUTPUT_PATH` shows each value with its interval.\n")
+        return out
+
+    return table
 
 
 def _lm_eval(command: str, rest: list[str]) -> int:
+    import lm_eval.utils
     from lm_eval.__main__ import cli_evaluate
 
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
     unscored: list[str] = []
+    make_table = lm_eval.utils.make_table
+    lm_eval.utils.make_table = table_without_interval_rows(make_table)
     try:
         with hooks.unscored_items(unscored):
             cli_evaluate()
@@ -72,6 +127,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
             return 1
         raise
     finally:
+        lm_eval.utils.make_table = make_table
         shutdown_vllm_engines()
     unjudged = len(unscored)
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
@@ -151,6 +207,53 @@ def preflight(argv: list[str]) -> None:
     check_tasks(_tasks(argv), limit=None if math.isnan(limit) else limit, **options)
 
 
+def _looks_local(value: str) -> bool:
+    """A path, not a Hub name (``org/name``): absolute, ``./``, ``../``, ``~``, or more than one ``/``."""
+    return value.startswith(("/", "./", "../", "~", ".\\")) or value in (".", "..") or value.count("/") >= 2
+
+
+def check_model_paths(argv: list[str]) -> None:
+    """A ``pretrained=`` (``tokenizer=``, ``peft=``) of ``--model_args`` that looks like a local path must exist, and
+    so must its ``gguf_file``: checked before lm-eval loads anything (else: transformers' long traceback)."""
+    from critic_tasks.adapters.lm_eval.resume import _model_args
+
+    args = _model_args(flag_value(argv, "--model_args"))
+    for key in ("pretrained", "tokenizer", "peft"):
+        value = str(args.get(key) or "")
+        if value and _looks_local(value) and not os.path.exists(os.path.expanduser(value)):
+            raise ConfigError(f"--model_args {key}={value}: no such file or folder (a Hub model is named org/name)")
+    pretrained, gguf = str(args.get("pretrained") or ""), str(args.get("gguf_file") or "")
+    folder = os.path.expanduser(pretrained)
+    if gguf and os.path.isdir(folder) and not os.path.isabs(gguf) and not os.path.exists(os.path.join(folder, gguf)):
+        raise ConfigError(f"--model_args gguf_file={gguf}: not in {folder}")
+
+
+def require_scorer_or_samples(argv: list[str]) -> None:
+    """A task scored by a judge (or revisers) with none set defers its scoring to ``critic-eval judge`` / ``revise``,
+    which read the logged samples: without ``--log_samples`` the run would generate, then keep nothing to score.
+    Refused before the model loads."""
+    if any(a in ("--log_samples", "-s") or a.startswith("--log_samples=") for a in argv):
+        return
+    from critic_tasks.llm.settings import LLMSettings
+
+    tasks = _tasks(argv)
+    judged = [t.name for t in tasks if t.spec.scorer in ("judge", "aiu_judge", "revision")]
+    if judged and not LLMSettings.from_env("judge").model:
+        raise ConfigError(f"{', '.join(judged[:3])}{' ...' if len(judged) > 3 else ''}: scored by a judge, and no "
+                          "judge is set (CRITIC_JUDGE_MODEL), so the generations would be thrown away; set "
+                          "CRITIC_JUDGE_MODEL, or add --log_samples --output_path DIR and score them later with "
+                          "`critic-eval judge DIR` (`critic-eval revise DIR` for the revision tasks)")
+    revised = [t.name for t in tasks if t.spec.scorer == "revision"]
+    if revised:
+        from critic_tasks.protocols.revision.pipeline import reviser_pool
+
+        if not reviser_pool():
+            raise ConfigError(f"{', '.join(revised[:3])}{' ...' if len(revised) > 3 else ''}: scored through "
+                              "revisers, and none is set (CRITIC_REVISER_MODEL / CRITIC_REVISERS), so the generations "
+                              "would be thrown away; set one, or add --log_samples --output_path DIR and score them "
+                              "later with `critic-eval revise DIR`")
+
+
 def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
     """``argv`` less the flags named (``flags``: name -> takes values, as many as follow it)."""
     out, skip = [], False
@@ -215,17 +318,42 @@ def smollm2_model_args() -> str:
     return f"pretrained={model_dir},gguf_file={SMOLLM_GGUF},dtype=float32"
 
 
-def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None) -> dict:
-    """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results."""
+def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
+             argv: list[str] | None = None) -> dict:
+    """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
+    generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
+    print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
     os.environ.setdefault(DATA_DIR_ENV, "sample")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    model_args = smollm2_model_args() + ",device=cpu"
+    folder = resume.model_folder("hf", model_args)
+    cache = os.path.join(folder, resume.PREFIX) if folder else None
+    print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
+          f"{', '.join(tasks)} on the CPU, up to {max_gen_toks} tokens a reply (the critic group: 141 generations, about "
+          "3 minutes on 2 idle cores, several times that on busy ones; lm-eval's first time estimates run high). "
+          + (f"Generations are kept as they finish in {folder}: Ctrl-C, then the same command, resumes." if folder
+             else ""), file=sys.stderr, flush=True)
     import lm_eval
 
-    results = lm_eval.simple_evaluate(
+    try:
+        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache)
+    except KeyboardInterrupt:
+        pass
+    else:
+        if output_path:
+            Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
+        return results["results"]
+    gc.collect()
+    raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache))
+
+
+def _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
+    return lm_eval.simple_evaluate(
         model="hf",
-        model_args=smollm2_model_args() + ",device=cpu",
+        model_args=model_args,
+        use_cache=cache,
         tasks=tasks,
         task_manager=task_manager(),
         batch_size=batch_size,
@@ -233,6 +361,3 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
         gen_kwargs={"max_gen_toks": max_gen_toks},
         bootstrap_iters=0,
     )
-    if output_path:
-        Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
-    return results["results"]

@@ -20,19 +20,38 @@ class ClassRef(NamedTuple):
 
 
 GEN_INFERENCER = ClassRef("opencompass.openicl.icl_inferencer", "GenInferencer")
-PROMPT_TEMPLATE = ClassRef("opencompass.openicl.icl_prompt_template", "PromptTemplate")
 ZERO_RETRIEVER = ClassRef("opencompass.openicl.icl_retriever", "ZeroRetriever")
+PROMPT_TEMPLATE = ClassRef("critic_tasks.adapters.opencompass.templates", "CriticPromptTemplate")
 DATASET = ClassRef("critic_tasks.adapters.opencompass.datasets", "CriticTaskDataset")
 EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticTaskEvaluator")
-CLASSES = (GEN_INFERENCER, PROMPT_TEMPLATE, ZERO_RETRIEVER, DATASET, EVALUATOR)
+CLASSES = (GEN_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR)
+
+
+def unsupported_reason(task: registry.Task) -> str | None:
+    """Why OpenCompass cannot run a task (None: it can). Not the sampled variants: OpenCompass scores each of its
+    ``n`` runs on its own, so no evaluator call sees an item's samples together; not SAvg's two stages (stage 2
+    reads stage 1's lm-eval samples); not the revision protocols (their reviser and judge run in lm-eval's
+    filter, between generation and scoring)."""
+    if task.self_feedback or task.dimension_spec.data_dimension == "self_feedback":
+        return "SAvg: stage 2 reads stage 1's lm-eval samples"
+    if task.dimension_spec.scorer == "revision":
+        return "its reviser and judge run inside lm-eval, between generation and scoring"
+    if task.repeats != 1:
+        return f"{task.repeats} samples per item, scored together; OpenCompass scores each run on its own"
+    if task.dimension_spec.scorer not in ("parse", "sandbox", "judge", "aiu_judge"):
+        return f"scored by {task.dimension_spec.scorer!r}, which has no OpenCompass evaluator"
+    return None
 
 
 def supported(task: registry.Task) -> bool:
-    """Tasks OpenCompass runs. Not the sampled pass@k variant: OpenCompass scores each of its ``n`` runs on its
-    own, so no evaluator call sees an item's samples together; not SAvg's two stages (lm-eval only: stage 2 reads
-    stage 1's lm-eval samples)."""
-    return (task.repeats == 1 and task.dimension_spec.scorer in ("parse", "sandbox", "judge", "aiu_judge")
-            and not task.self_feedback and task.dimension_spec.data_dimension != "self_feedback")
+    """Tasks OpenCompass runs (see ``unsupported_reason`` for the others)."""
+    return unsupported_reason(task) is None
+
+
+def refusal(task: registry.Task) -> str:
+    """One line: why a task has no OpenCompass config, and the lm-eval command that runs it."""
+    return (f"{task.name}: not available under OpenCompass ({unsupported_reason(task)}); run it with lm-eval: "
+            f"critic-eval --model hf --model_args pretrained=MODEL --apply_chat_template --tasks {task.name}")
 
 
 def runnable_tasks() -> list[registry.Task]:
@@ -42,7 +61,7 @@ def runnable_tasks() -> list[registry.Task]:
 def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
     spec = registry.task(task)
     if not supported(spec):
-        raise ValueError(f"{task}: not available under OpenCompass (samples per item > 1)")
+        raise ValueError(refusal(spec))
     evaluator = {"type": EVALUATOR, "task": task}
     loader = {}
     if spec.judged:
@@ -53,11 +72,16 @@ def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
         "type": DATASET,
         "task": task,
         **loader,
+        # our reply budget for this task (lm-eval's max_gen_toks), not read by OpenCompass: the inferencer has no
+        # max_out_len, so the model's max_out_len (--max-out-len) decides; a config asks for ours with
+        # d['infer_cfg']['inferencer']['max_out_len'] = d['critic_max_out_len']
+        "critic_max_out_len": spec.dimension_spec.max_gen_toks,
         "reader_cfg": {"input_columns": ["prompt"], "output_column": "doc"},
         "infer_cfg": {
-            "prompt_template": {"type": PROMPT_TEMPLATE, "template": {"round": [{"role": "HUMAN", "prompt": "{prompt}"}]}},
+            # the prompt column as the one user message, byte for byte what lm-eval sends (see templates.py)
+            "prompt_template": {"type": PROMPT_TEMPLATE},
             "retriever": {"type": ZERO_RETRIEVER},
-            "inferencer": {"type": GEN_INFERENCER, "max_out_len": spec.dimension_spec.max_gen_toks},
+            "inferencer": {"type": GEN_INFERENCER},
         },
         "eval_cfg": {"evaluator": evaluator, "pred_role": "BOT"},
     }

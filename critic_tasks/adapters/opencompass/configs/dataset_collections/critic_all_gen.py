@@ -3,38 +3,30 @@
 # (critic_feedback, critic_comparison, critic_meta, critic_correction, critic_feedback_sub,
 # critic_comparison_sub, critic_correction_sub, critic_correction_empty)
 from opencompass.openicl.icl_inferencer import GenInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
 from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
+from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
 
 critic_all_datasets = [dict(
     abbr='critic_feedback',
     type=CriticTaskDataset,
     task='critic_feedback',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -48,28 +40,20 @@ critic_all_datasets = [dict(
     abbr='critic_comparison',
     type=CriticTaskDataset,
     task='critic_comparison',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -83,28 +67,20 @@ critic_all_datasets = [dict(
     abbr='critic_meta',
     type=CriticTaskDataset,
     task='critic_meta',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -118,28 +94,20 @@ critic_all_datasets = [dict(
     abbr='critic_correction',
     type=CriticTaskDataset,
     task='critic_correction',
+    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -154,28 +122,20 @@ critic_all_datasets = [dict(
     type=CriticTaskDataset,
     task='critic_feedback_sub',
     judge_cfg=dict(),
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -191,28 +151,20 @@ critic_all_datasets = [dict(
     type=CriticTaskDataset,
     task='critic_comparison_sub',
     judge_cfg=dict(),
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -228,28 +180,20 @@ critic_all_datasets = [dict(
     type=CriticTaskDataset,
     task='critic_correction_sub',
     judge_cfg=dict(),
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -264,28 +208,20 @@ critic_all_datasets = [dict(
     abbr='critic_correction_empty',
     type=CriticTaskDataset,
     task='critic_correction_empty',
+    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(

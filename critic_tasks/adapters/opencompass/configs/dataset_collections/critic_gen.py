@@ -2,38 +2,30 @@
 # critic: the paper's objective overall: unweighted mean of the four dimensions' scores (critic_feedback,
 # critic_comparison, critic_meta, critic_correction)
 from opencompass.openicl.icl_inferencer import GenInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
 from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
+from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
 
 critic_datasets = [dict(
     abbr='critic_feedback',
     type=CriticTaskDataset,
     task='critic_feedback',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -47,28 +39,20 @@ critic_datasets = [dict(
     abbr='critic_comparison',
     type=CriticTaskDataset,
     task='critic_comparison',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -82,28 +66,20 @@ critic_datasets = [dict(
     abbr='critic_meta',
     type=CriticTaskDataset,
     task='critic_meta',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -117,28 +93,20 @@ critic_datasets = [dict(
     abbr='critic_correction',
     type=CriticTaskDataset,
     task='critic_correction',
+    critic_max_out_len=1024,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(

@@ -2,39 +2,31 @@
 # critic_sub: the paper's subjective overall (Table 1): mean of the three judge scores (critic_feedback_sub,
 # critic_comparison_sub, critic_correction_sub)
 from opencompass.openicl.icl_inferencer import GenInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
 from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
+from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
 
 critic_sub_datasets = [dict(
     abbr='critic_feedback_sub',
     type=CriticTaskDataset,
     task='critic_feedback_sub',
     judge_cfg=dict(),
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -50,28 +42,20 @@ critic_sub_datasets = [dict(
     type=CriticTaskDataset,
     task='critic_comparison_sub',
     judge_cfg=dict(),
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
@@ -87,28 +71,20 @@ critic_sub_datasets = [dict(
     type=CriticTaskDataset,
     task='critic_correction_sub',
     judge_cfg=dict(),
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(

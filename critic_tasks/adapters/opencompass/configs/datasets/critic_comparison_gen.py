@@ -5,38 +5,30 @@
 # this task), used where a config asks for it: d['infer_cfg']['inferencer']['max_out_len'] =
 # d['critic_max_out_len'].
 from opencompass.openicl.icl_inferencer import GenInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
 from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
+from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
 
 critic_comparison_datasets = [dict(
     abbr='critic_comparison',
     type=CriticTaskDataset,
     task='critic_comparison',
+    critic_max_out_len=512,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
-            type=PromptTemplate,
-            template=dict(
-                round=[
-                    dict(
-                        role='HUMAN',
-                        prompt='{prompt}',
-                    ),
-                ],
-            ),
+            type=CriticPromptTemplate,
         ),
         retriever=dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=512,
         ),
     ),
     eval_cfg=dict(
