@@ -125,7 +125,7 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
 PARITY_TASKS = ["critic_feedback_chat", "critic_meta_chat", "critic_comparison_chat", "critic_feedback_sub_chat",
                 "critic_alignbench_ref"]
 PARITY_BUDGET = 32
-ALIGNBENCH_ROWS = 6
+ALIGNBENCH_ROWS = 4
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +145,9 @@ def parity_runs(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
                                "--hf-path", str(smollm2_folder), "--max-out-len", str(PARITY_BUDGET),
                                "--batch-size", "1", "-w", str(tmp / "oc")], env, tmp)
     assert oc.returncode == 0, (oc.stdout[-3000:], oc.stderr[-3000:])
+    # the tiny judge leaves some critiques without a grade: counted in judge_failed by both harnesses, but critic-eval
+    # (lm-eval) then exits 1 unless told to accept them
+    env = {**env, "CRITIC_JUDGE_ALLOW_FAILURES": "1"}
     lm = subprocess.run([sys.executable, "-m", "critic_tasks.cli", "--model", "hf", "--model_args",
                          f"pretrained={smollm2_folder}", "--apply_chat_template", "--tasks", ",".join(PARITY_TASKS),
                          "--gen_kwargs", f"max_gen_toks={PARITY_BUDGET}", "--batch_size", "1", "--log_samples",
