@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-step() { echo "setup: $*"; }
+START=$SECONDS
+step() { echo "setup [$((SECONDS - START))s]: $*"; }
 opencompass_env() {
   # OpenCompass cannot share .venv with lm-eval's newest stack (numpy<2, datasets<4, scikit_learn==1.5.0,
   # mmengine-lite==0.11.0rc3, and it breaks with pyarrow 26): the [opencompass] extra carries the constraints.
@@ -70,15 +71,24 @@ python -m pip install -q "torch==2.13.0"
 if [ "${1:-}" = "--test" ]; then
   step "installing critic-tasks (editable) with lm-eval, transformers and the test tools"
   python -m pip install -q -e '.[hf,test]'
-  # Optional layers the tests exercise; each is skipped with a reason when missing.
-  if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    step "installing bubblewrap (the sandbox's strongest isolation layer)"
-    (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) || echo "setup: bubblewrap not installed; sandbox falls back"
-  fi
-  # A real headless browser for the HTML report test (Debian's chromium); skipped with a reason where missing.
-  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    step "installing chromium (headless browser for the HTML report test)"
-    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "setup: chromium not installed; the browser test will be skipped"
+  # The OpenCompass and vLLM environments are mostly downloads: they build in the background (one after the
+  # other: both editable installs write the checkout's egg-info), logged to .setup-logs/side-envs.log and printed
+  # when done, while the steps below use the CPU. Their failures only skip their tests.
+  mkdir -p .setup-logs
+  { opencompass_env || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
+    vllm_env || echo "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
+  } > .setup-logs/side-envs.log 2>&1 &
+  side_pid=$!
+  step "building .venv-opencompass, then .venv-vllm, in the background (log: .setup-logs/side-envs.log)"
+  # Optional layers the tests exercise; each is skipped with a reason when missing: bubblewrap (the sandbox's
+  # strongest isolation layer) and a real headless browser for the HTML report test (Debian's chromium).
+  missing=()
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    step "installing ${missing[*]} (apt)"
+    (apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null) \
+      || echo "setup: ${missing[*]} not installed; the sandbox falls back / the browser test is skipped"
   fi
   # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes). Built portable
   # (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and 0.3.36's
@@ -91,8 +101,9 @@ if [ "${1:-}" = "--test" ]; then
       && python -m pip install -q "llama-cpp-python[server]==0.3.36" \
       || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
   fi
-  opencompass_env || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
-  vllm_env || echo "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
+  step "waiting for .venv-opencompass and .venv-vllm"
+  wait "$side_pid" || true
+  cat .setup-logs/side-envs.log
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
   python -m pip install -q -e '.[hf]'

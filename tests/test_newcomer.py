@@ -162,7 +162,9 @@ def test_readme_python_snippet_runs_on_a_cpu():
 
     readme = (REPO / "README.md").read_text()
     (snippet,) = [s for s in re.findall(r"```python\n(.*?)```", readme, re.S) if "simple_evaluate" in s]
-    code = snippet.replace('"pretrained=..."', repr(smollm2_model_args()))
+    code, swapped = re.subn(r'model_args="[^"]*"', f"model_args={smollm2_model_args()!r}", snippet)
+    assert swapped == 1, snippet
+    assert 'tasks=["critic"]' in code, code
     code = code.replace('tasks=["critic"]', 'tasks=["critic_feedback_chat"], limit=1, bootstrap_iters=0, '
                                             'gen_kwargs={"max_gen_toks": 4}')
     ast.parse(code)
@@ -198,3 +200,19 @@ def test_demo_says_what_it_loads_keeps_generations_and_resumes(monkeypatch, caps
     assert err[1] == "loading..."
     assert err[-1].startswith("critic-eval: interrupted; 0 generation(s) kept in ")
     assert err[-1].endswith("resume (asks the model only for the rest): critic-eval demo --max_gen_toks 16")
+
+
+@pytest.mark.parametrize(("argv", "absent", "extra"), [
+    (["--model", "hf", "--model_args", "pretrained=org/name", "--tasks", "critic_feedback"], "torch", "hf"),
+    (["--model", "vllm", "--model_args", "pretrained=org/name", "--tasks", "critic_feedback"], "vllm", "vllm"),
+    (["--model", "local-chat-completions", "--model_args", "model=m,base_url=http://127.0.0.1:9/v1",
+      "--tasks", "critic_feedback"], "aiohttp", "api"),
+    (["demo"], "transformers", "hf"),
+])
+def test_a_missing_backend_is_one_line_naming_the_extra(monkeypatch, capsys, argv, absent, extra):
+    """Installed without the extra a --model needs: one line (module, extra), before any data or model loads."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == absent else real(name, *a))
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and absent in err[0] and f"critic-tasks[{extra}]" in err[0], err

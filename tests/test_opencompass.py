@@ -539,9 +539,10 @@ def test_example_eval_config_reads_as_opencompass_reads_it(oc_bin):
                      "critic_correction_sub": True}
 
 
-def _readme_command(start: str, needle: str) -> str:
-    """The README's shell command (continuation lines joined) that begins with ``start`` and contains ``needle``."""
-    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+def _readme_command(start: str, needle: str, page: str = "README.md") -> str:
+    """The shell command of a page (README.md or docs/...; continuation lines joined) that begins with ``start``
+    and contains ``needle``."""
+    lines = (REPO / page).read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
         if not line.startswith(start):
             continue
@@ -551,14 +552,14 @@ def _readme_command(start: str, needle: str) -> str:
             command = command.rstrip()[:-1] + lines[i]
         if needle in command:
             return command
-    raise AssertionError(f"no command {start}... with {needle!r} in the README")
+    raise AssertionError(f"no command {start}... with {needle!r} in {page}")
 
 
 @pytest.mark.slow
-def test_readme_plain_opencompass_command_runs_as_printed_on_a_cpu(oc_bin, smollm2_folder, tmp_path):
-    """OpenCompass's own command, as the README prints it for a CPU (the demo model's folder where the README's
-    previous line writes it), with the OpenCompass environment's commands on the PATH."""
-    command = _readme_command("opencompass --config-dir", "--hf-num-gpus 0")
+def test_docs_plain_opencompass_command_runs_as_printed_on_a_cpu(oc_bin, smollm2_folder, tmp_path):
+    """OpenCompass's own command, as docs/opencompass.md prints it for a CPU (the demo model's folder where the
+    page's previous line writes it), with the OpenCompass environment's commands on the PATH."""
+    command = _readme_command("opencompass --config-dir", "--hf-num-gpus 0", "docs/opencompass.md")
     assert "--hf-path smollm2-hf" in command, command
     (tmp_path / "smollm2-hf").symlink_to(smollm2_folder)
     env = _env(tmp_path)

@@ -46,6 +46,7 @@ def run_cli(argv: list[str]) -> int:
     rest, cache = resume.with_request_cache(rest, flag_value)
     try:
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
+        check_model_backend(rest)
         check_model_paths(rest)
         require_scorer_or_samples(rest)
         stage1 = self_feedback_stage(rest)
@@ -228,6 +229,28 @@ def check_model_paths(argv: list[str]) -> None:
         raise ConfigError(f"--model_args gguf_file={gguf}: not in {folder}")
 
 
+# lm-eval model names -> the modules its model class imports, and our extra that installs them.
+MODEL_BACKENDS = {
+    **dict.fromkeys(("hf", "hf-auto", "huggingface"), (("torch", "transformers", "accelerate"), "hf")),
+    **dict.fromkeys(("vllm",), (("vllm",), "vllm")),
+    **dict.fromkeys(("local-completions", "local-chat-completions", "openai-completions", "openai-chat-completions"),
+                    (("aiohttp", "requests", "tenacity"), "api")),
+}
+
+
+def check_model_backend(argv: list[str]) -> None:
+    """The modules lm-eval's ``--model`` class imports are installed (else: a 40-line import traceback after the
+    data has loaded): one line naming the missing module and the extra that brings it."""
+    model = flag_value(argv, "--model") or "hf"
+    needed, extra = MODEL_BACKENDS.get(model, ((), ""))
+    missing = [m for m in needed if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(f"--model {model} needs {', '.join(missing)}, not installed here: "
+                          f"pip install 'critic-tasks[{extra}]'"
+                          + (" (on a CPU first: pip install torch==2.13.0 --index-url "
+                             "https://download.pytorch.org/whl/cpu)" if "torch" in missing else ""))
+
+
 def require_scorer_or_samples(argv: list[str]) -> None:
     """A task scored by a judge (or revisers) with none set defers its scoring to ``critic-eval judge`` / ``revise``,
     which read the logged samples: without ``--log_samples`` the run would generate, then keep nothing to score.
@@ -323,6 +346,7 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
     generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
     print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
+    check_model_backend(["--model", "hf"])
     os.environ.setdefault(DATA_DIR_ENV, "sample")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
