@@ -29,6 +29,7 @@ from critic_tasks.core.records import CheckOutcome, Record
 from critic_tasks.llm import LLMSettings
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import judge as cb_judge
+from critic_tasks.protocols.criticbench import offline
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.correction import check_samples
 from critic_tasks.protocols.metacritique import judge as mc_judge
@@ -296,3 +297,11 @@ def item_label(doc: dict) -> str:
         return f"{doc['source_file']}[{doc['item_index']}]"
     return str(doc.get("id", doc.get("pair_id", "")))
 
+
+def registered() -> offline.Registered:
+    """What the prediction-file readers (``protocols.criticbench.offline`` / ``label_free``) need of the registered
+    tasks, handed to them: a protocol does not read the registry."""
+    return offline.Registered(
+        tasks=registry.TASKS, groups=tuple(registry.GROUPS.values()),
+        judged=lambda task: SCORERS[task.scorer].judged, task_docs=task_docs, score_task=score_task,
+        dimension_metrics=lambda name, records: dimension_metrics(registry.DIMENSIONS[name], records))

@@ -197,11 +197,6 @@ class Task:
         """How its replies are scored: a key of ``engine.SCORERS`` (the dimension's ``scorer``)."""
         return self.dimension_spec.scorer
 
-    @property
-    def judged(self) -> bool:
-        """Needs a judge model (CriticBench's 1-10 grades, MetaCritique's AIU checks)."""
-        return self.dimension_spec.scorer in ("judge", "aiu_judge")
-
     def headline_keys(self) -> tuple[str, ...]:
         return self.headline or self.dimension_spec.headline
 

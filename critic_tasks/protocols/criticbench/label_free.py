@@ -26,7 +26,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from critic_tasks import registry
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.metrics.aggregate import rate
 from critic_tasks.core.metrics.pairwise import pair_consistent
@@ -36,6 +35,7 @@ from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMA
 from critic_tasks.protocols.criticbench.offline import (
     DIMENSION_OF,
     FILE_NAME,
+    Registered,
     _opencompass_files,
     _prompt_text,
     _read,
@@ -63,13 +63,14 @@ class _Reply:
     record: object  # LikertRecord / VerdictRecord / CheckOutcome
 
 
-def summarize_predictions(pred_dir: Path, protocol: str = "ours") -> LabelFree:
+def summarize_predictions(pred_dir: Path, protocol: str = "ours", *, registered: Registered) -> LabelFree:
+    """``registered``: the registered tasks (``critic_tasks.engine.registered()``), for OpenCompass's files."""
     files = prediction_files(pred_dir)
     out = LabelFree()
     replies: list[_Reply] = []
-    for task, paths in _opencompass_files(files).items():
+    for task, paths in _opencompass_files(files, registered.tasks).items():
         files = [f for f in files if f not in paths]
-        replies += _opencompass_task(task, paths, protocol, out)
+        replies += _opencompass_task(registered.tasks[task], registered.judged, paths, protocol, out)
     replies += _toolkit_files(files, protocol, out)
     _aggregate(replies, out)
     return out
@@ -143,13 +144,14 @@ def _check_pairs(forward: Path, reverse: Path, fwd_rows: list[dict], rev_rows: l
                             "swapped: the two files do not hold the same pairs in the same order")
 
 
-def _opencompass_task(task: str, paths: list[Path], protocol: str, out: LabelFree) -> list[_Reply]:
-    """An OpenCompass run's rows: each row's ``gold`` is its document (our datasets' reference column), which gives
-    its domain and, for comparisons, its pair and order; rows without it fall back on the task's single domain, and
-    on the dataset's layout for comparisons (each pair's forward row, then its reverse row)."""
-    spec = registry.task(task)
+def _opencompass_task(spec, judged, paths: list[Path], protocol: str, out: LabelFree) -> list[_Reply]:
+    """An OpenCompass run's rows (``spec``: the task's ``registry.Task``; ``judged``: whether a judge grades a task):
+    each row's ``gold`` is its document (our datasets' reference column), which gives its domain and, for
+    comparisons, its pair and order; rows without it fall back on the task's single domain, and on the dataset's
+    layout for comparisons (each pair's forward row, then its reverse row)."""
+    task = spec.name
     names = ", ".join(p.name for p in paths)
-    if spec.judged:
+    if judged(spec):
         out.skipped.append((names, "judge-scored: needs a judge (OpenCompass's evaluator grades it)"))
         return []
     dim = spec.dimension_spec
