@@ -31,15 +31,14 @@ from critic_tasks.core.metrics.aggregate import rate
 from critic_tasks.core.metrics.pairwise import pair_consistent
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import parse_revisions
-from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.protocols.criticbench.offline import (
     DIMENSION_OF,
-    FILE_NAME,
     Registered,
     _opencompass_files,
     _prompt_text,
     _read,
     prediction_files,
+    toolkit_file,
 )
 
 POOLED = "all"  # the domain key of the rows pooled over domains
@@ -97,18 +96,11 @@ def _toolkit_files(files: list[Path], protocol: str, out: LabelFree) -> list[_Re
     replies: list[_Reply] = []
     comparisons: dict[tuple[str, str], dict[str, Path]] = defaultdict(dict)  # (split, domain) -> order -> file
     for path in files:
-        m = FILE_NAME.match(path.name)
+        m = toolkit_file(path, out.skipped, "judge-scored: needs the dataset's references and a judge "
+                                            "(`critic-eval judge`)")
         if m is None:
-            out.skipped.append((path.name, "not a CriticEval prediction file name"))
-            continue
-        if m["fmt"] == "sub":
-            out.skipped.append((path.name, "judge-scored: needs the dataset's references and a judge "
-                                           "(`critic-eval judge`)"))
             continue
         dimension, domain, split = DIMENSION_OF[m["mode"]], m["domain"], m["split"]
-        if dimension == "correction" and domain not in OBJECTIVE_CORRECTION_DOMAINS:
-            out.skipped.append((path.name, "text-domain correction is judge-scored"))
-            continue
         if dimension == "comparison":
             comparisons[(split, domain)]["reverse" if m["reverse"] else "forward"] = path
             continue

@@ -107,6 +107,21 @@ def prediction_files(pred_dir: Path) -> list[Path]:
     return files
 
 
+def toolkit_file(path: Path, skipped: list, judged_why: str) -> re.Match | None:
+    """The name of an objective toolkit prediction file, parsed; None (with why appended to ``skipped``) for any
+    other file: an unknown name, or a judge-scored one (``judged_why``: what to run instead)."""
+    m = FILE_NAME.match(path.name)
+    if m is None:
+        skipped.append((path.name, "not a CriticEval prediction file name"))
+    elif m["fmt"] == "sub":
+        skipped.append((path.name, judged_why))
+    elif DIMENSION_OF[m["mode"]] == "correction" and m["domain"] not in OBJECTIVE_CORRECTION_DOMAINS:
+        skipped.append((path.name, "text-domain correction is judge-scored"))
+    else:
+        return m
+    return None
+
+
 def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", toolkit_dir: str | None = None,
                       executor=None, *, registered: Registered) -> Scored:
     files = prediction_files(pred_dir)
@@ -118,17 +133,10 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
         files = [f for f in files if f not in paths]
         _score_opencompass(task, paths, data_dir, protocol, toolkit_dir, executor, out, registered)
     for path in files:
-        m = FILE_NAME.match(path.name)
+        m = toolkit_file(path, out.skipped, "judge-scored: run it through `critic-eval judge`")
         if m is None:
-            out.skipped.append((path.name, "not a CriticEval prediction file name"))
-            continue
-        if m["fmt"] == "sub":
-            out.skipped.append((path.name, "judge-scored: run it through `critic-eval judge`"))
             continue
         dimension, domain, split = DIMENSION_OF[m["mode"]], m["domain"], m["split"]
-        if dimension == "correction" and domain not in OBJECTIVE_CORRECTION_DOMAINS:
-            out.skipped.append((path.name, "text-domain correction is judge-scored"))
-            continue
         options: dict = {"protocol": protocol, "toolkit_dir": toolkit_dir} if exact else {"protocol": "ours"}
         docs = load_task_docs(dimension, split, domain, data_dir, **options)
         if dimension == "feedback":
