@@ -27,6 +27,8 @@ from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
 from critic_tasks.llm import LLMSettings
+from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.llm.backends.openai_compatible import check_endpoints
 from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import judge as cb_judge
 from critic_tasks.protocols.criticbench import offline
@@ -36,6 +38,7 @@ from critic_tasks.protocols.metacritique import judge as mc_judge
 from critic_tasks.protocols.metacritique.scoring import aiu_metrics
 from critic_tasks.protocols.revision import pipeline as revision_pipeline
 from critic_tasks.protocols.revision.data import resolve_failure_rule
+from critic_tasks.sandbox import get_executor
 
 EXECUTOR_ENV = "CRITIC_EXECUTOR"
 
@@ -210,10 +213,6 @@ class Scorer:
     def check_settings(self) -> None:
         """The settings this scorer needs, checked before any generation: each role's models (every value, the
         backend's name, each endpoint asked once), the sandbox's executor, and its other settings."""
-        from critic_tasks.llm.backends import check_backend_name
-        from critic_tasks.llm.backends.openai_compatible import check_endpoints
-        from critic_tasks.sandbox import get_executor
-
         for role in self.roles:
             for settings in _role_settings(role):
                 check_backend_name(settings)
