@@ -15,37 +15,20 @@ from typing import Iterable
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.llm.backends import check_backend_name
-from critic_tasks.llm.backends.openai_compatible import check_endpoints
+from critic_tasks.engine import SCORERS
 from critic_tasks.protocols import remote, variants
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
-from critic_tasks.protocols.criticbench.judge import judge_settings
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.protocols.criticbench.self_feedback import missing_feedback
 from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_protocol
-from critic_tasks.protocols.revision.data import resolve_failure_rule
-from critic_tasks.sandbox import get_executor
 
-EXECUTOR_ENV = "CRITIC_EXECUTOR"
 VARIANT_PROTOCOLS = {"critiquellm", "multicritique", "rco"}  # the protocols with prompt variants (protocols.variants)
 
 
 def check_scorer(scorer: str) -> None:
-    """The settings one way of scoring needs: the judge's for ``judge``, the executor for ``sandbox``."""
-    if scorer in ("judge", "aiu_judge"):
-        settings = judge_settings()  # validates every CRITIC_JUDGE_* value, the cache path included
-        check_backend_name(settings)
-        check_endpoints(settings)  # each endpoint asked once: a judge URL nothing listens on stops the run now
-    elif scorer == "sandbox":
-        get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
-    elif scorer == "revision":  # revisers (a pool), the judge, and the sandbox for the checked items
-        from critic_tasks.protocols.revision.pipeline import reviser_pool
-
-        for settings in [*reviser_pool(), judge_settings()]:
-            check_backend_name(settings)
-            check_endpoints(settings)
-        get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
+    """The settings one way of scoring needs (``engine.Scorer.check_settings``)."""
+    SCORERS[scorer].check_settings()
 
 
 def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
@@ -63,12 +46,10 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
             load_toolkit(toolkit_dir)
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
         remote.resolve_dir(data_dir, registry.PROTOCOLS[name].data_env)
-    for scorer in sorted({t.dimension_spec.scorer for t in tasks}):
-        check_scorer(scorer)
+    for name in sorted({t.scorer for t in tasks}):  # the judge, revisers, sandbox, CRITIC_REVISION_FAILURE_RULE
+        SCORERS[name].check_settings()
     if protocols & VARIANT_PROTOCOLS:
         variants.resolve()  # CRITIC_PROMPT_VARIANT (a --metadata variant is checked when the tasks are built)
-    if "revision" in {t.dimension_spec.scorer for t in tasks}:
-        resolve_failure_rule()  # CRITIC_REVISION_FAILURE_RULE
     if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
         for t in (t for t in tasks if t.self_feedback):
             docs = load_task_docs(t.dimension_spec.data_dimension, t.split, list(t.domains), data_dir, fmt=t.dimension_spec.fmt,

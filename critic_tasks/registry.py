@@ -11,13 +11,14 @@ generated files in sync.
   only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only ``deferred`` ones; and a
   breakdown ``subset`` such as quality = low), its direction, and its ``scale``: the values it can take
   (``SCALES``), against which the reports and the gate check every results file they read.
-* A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (``parse``,
-  ``sandbox`` or ``judge``), its metrics and the headline keys of the summary table.
+* A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (its ``scorer``,
+  a name in ``engine.SCORERS``), its metrics and the headline keys of the summary table.
 * A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
 * A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
   gold label, turn a reply into a record. Each Dimension names its protocol, and the adapters call these steps
   instead of branching on protocol names. CriticBench tasks pick a split and domains; the other protocols' tasks
-  pass their loader's ``options`` (CritiqueLLM: ``reference``). The metric families are in ``protocols.catalog``.
+  pass their loader's ``options`` (CritiqueLLM: ``reference``): ``Protocol.task_options``. The metric families are in
+  ``protocols.catalog``. The registry reads the protocols; the engine (``critic_tasks.engine``) reads both.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class Protocol:
     record: Callable[[dict, Any], Record] | None
     data_env: str  # the environment variable naming a local copy of the data
     source: str  # where the loader reads the data from (the Hub dataset or paper repository; lm-eval's dataset_path)
+    # what a task passes the loader besides the data dimension (default: the task's ``options``)
+    task_options: Callable[["Task"], dict] = lambda task: dict(task.options)
 
 
 # What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
@@ -137,7 +140,7 @@ class Dimension:
     protocol: str
     data_dimension: str  # the data's dimension (its loaders' ``dimension``): feedback | comparison | meta | correction
     fmt: str  # "obj" (objective) | "sub" (judge-scored)
-    scorer: str  # "parse" | "sandbox" | "judge"
+    scorer: str  # how its replies are scored: a key of ``engine.SCORERS`` (parse, sandbox, judge, aiu_judge, revision)
     metrics: tuple[Metric, ...]
     headline: tuple[str, ...]  # what the summary table shows, in order
     about: str  # what the model is asked, in a few words
@@ -190,9 +193,9 @@ class Task:
         return self.feedback_source == "self"
 
     @property
-    def judged(self) -> bool:
-        """Needs a judge model (CriticBench's 1-10 grades, MetaCritique's AIU checks)."""
-        return self.dimension_spec.scorer in ("judge", "aiu_judge")
+    def scorer(self) -> str:
+        """How its replies are scored: a key of ``engine.SCORERS`` (the dimension's ``scorer``)."""
+        return self.dimension_spec.scorer
 
     def headline_keys(self) -> tuple[str, ...]:
         return self.headline or self.dimension_spec.headline
@@ -305,13 +308,21 @@ _REVISION_STEPS = dict(load_docs=rv_data.load_task_docs,
                        prompt=rv_prompts.critic_prompt, target=rv_prompts.gold_text, record=None,
                        data_env=rv_data.DATA_DIR_ENV, source=cb_data.HUB_REPO)
 
+
+
+def _criticbench_options(task: Task) -> dict:
+    """A CriticBench task picks a split, domains and its format (and may revise with no feedback given)."""
+    return {"split": task.split, "domains": list(task.domains), "fmt": task.dimension_spec.fmt,
+            **({"with_feedback": False} if not task.with_feedback else {})}
+
+
 PROTOCOLS = {p.name: p for p in (
     Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764",
              load_docs=cb_loading.load_task_docs,
              options=("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
                       "feedback_source", "self_feedback"),
              prompt=cb_prompts.critic_prompt, target=cb_scoring.gold_text, record=cb_scoring.record,
-             data_env=cb_data.DATA_DIR_ENV, source=cb_data.HUB_REPO),
+             data_env=cb_data.DATA_DIR_ENV, source=cb_data.HUB_REPO, task_options=_criticbench_options),
     Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702",
              load_docs=cq_data.load_task_docs, options=("reference", "data_dir", "variant"),
              prompt=cq_prompts.critic_prompt, target=cq_scoring.gold_text, record=cq_scoring.record,
@@ -362,7 +373,7 @@ DIMENSIONS = {d.name: d for d in (
               "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
-    # lm-eval RevisionFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
+    # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
     Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
               (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
                Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),

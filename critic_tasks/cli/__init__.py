@@ -238,6 +238,7 @@ def _summary(argv: list[str]) -> int:
 
 
 def _score(argv: list[str]) -> int:
+    from critic_tasks.engine import registered
     from critic_tasks.protocols.criticbench.offline import score_predictions
     from critic_tasks.protocols.criticbench.toolkit import resolve_protocol
 
@@ -266,7 +267,7 @@ def _score(argv: list[str]) -> int:
                              "--predictions_only, to score against the labels)")
         return _score_predictions_only(args.predictions_dir, protocol, args.output)
     try:
-        scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir)
+        scored = score_predictions(args.predictions_dir, args.data_dir, protocol, toolkit_dir, registered=registered())
     except DataError as err:
         if "could not be read from the Hub" in str(err):
             raise DataError(f"{err} Without the dataset: critic-eval score --predictions_only "
@@ -285,10 +286,11 @@ def _score(argv: list[str]) -> int:
 
 
 def _score_predictions_only(predictions_dir: Path, protocol: str, output: Path | None) -> int:
+    from critic_tasks.engine import registered
     from critic_tasks.protocols.criticbench.label_free import summarize_predictions
     from critic_tasks.reports.tables import LABEL_FREE_NOTE, format_label_free
 
-    summary = summarize_predictions(predictions_dir, protocol)
+    summary = summarize_predictions(predictions_dir, protocol, registered=registered())
     if output:
         output.write_text(json.dumps({"predictions_only": summary.stats, "items": summary.items,
                                       "skipped": summary.skipped,

@@ -110,8 +110,8 @@ def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
 
 
 def judge_command(argv: list[str]) -> int:
-    from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
-    from critic_tasks.protocols.criticbench.judge import judge_docs, judge_identity
+    from critic_tasks.engine import SCORERS, Context, score
+    from critic_tasks.protocols.criticbench.judge import judge_identity
 
     parser = saved_samples_parser("critic-eval judge", "Judge saved subjective generations.",
                                   "some items could not be judged (failed calls, replies without a score)")
@@ -120,25 +120,18 @@ def judge_command(argv: list[str]) -> int:
 
     results, failed, n_items = {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        scorer = registry.TASKS[task].dimension_spec.scorer if task in registry.TASKS else None
-        if scorer not in ("judge", "aiu_judge"):
+        scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
+        if scorer is None or not scorer.judged:
             continue
         docs, predictions = read_samples(path)
         n_items += len(docs)
         if not docs:
             continue
         print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
-        if scorer == "aiu_judge":  # MetaCritique: AIU extraction, precision and recall steps
-            from critic_tasks.protocols.metacritique.judge import judge_critiques
-            from critic_tasks.protocols.metacritique.scoring import aiu_metrics
-
-            aiu_records = judge_critiques(docs, predictions, settings, progress=not args.no_progress)
-            results[task] = aiu_metrics(aiu_records)
-            failed[task] = [{"item": r.item, "error": r.error} for r in aiu_records if not r.scored]
-            continue
-        records = judge_docs(docs, predictions, settings, progress=not args.no_progress)
-        results[task] = dimension_metrics(registry.TASKS[task].dimension_spec, records)  # the registry's keys, intervals too
-        failed[task] = [{"item": r.item, "error": r.error} for r in records if r.score is None]
+        dim = registry.TASKS[task].dimension_spec  # MetaCritique's judge: AIU extraction, precision and recall
+        records = score(dim, docs, [[p] for p in predictions], Context(judge=settings, progress=not args.no_progress))
+        results[task] = scorer.metrics(dim, records)  # the registry's keys (CriticBench's: intervals too)
+        failed[task] = [{"item": r.item, "error": r.error} for r in records if scorer.failed(r)]
     if not results:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")
     members = JUDGED_GROUP.members

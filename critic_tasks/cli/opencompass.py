@@ -18,6 +18,7 @@ from critic_tasks import registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
 from critic_tasks.adapters.opencompass.spec import collections, refusal, supported
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_tasks
 
 
@@ -81,7 +82,7 @@ def _no_gpu() -> bool:
 def run_command(argv: list[str]) -> int:
     argv = list(argv)
     tasks = our_dataset_tasks(_flag_values(argv, "--datasets"))
-    judged = [t.name for t in tasks if t.judged]
+    judged = [t.name for t in tasks if SCORERS[t.scorer].judged]
     config, cfg = _config_file(argv), None
     if config is not None:
         if not Path(config).is_file():
@@ -91,7 +92,7 @@ def run_command(argv: list[str]) -> int:
         cfg = read_config(config)
         found = tasks_in_config(cfg)
         tasks += [registry.TASKS[t] for t, _ in found]
-        judged += [t for t, has_judge_cfg in found if registry.TASKS[t].judged and not has_judge_cfg]
+        judged += [t for t, has_judge_cfg in found if SCORERS[registry.TASKS[t].scorer].judged and not has_judge_cfg]
     check_tasks(tasks)
     if judged and not _judge_configured():
         raise ConfigError(f"{', '.join(judged)}: judge-scored, but no judge is configured: set CRITIC_JUDGE_MODEL "

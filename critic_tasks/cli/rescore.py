@@ -18,6 +18,7 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, read_all_samples
+from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, dimension_metrics, score
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
 
 
@@ -31,19 +32,13 @@ def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]
 
 
 def score_samples(docs: list[dict], generations: list[list[str | None]], executor) -> tuple[str, dict]:
-    """(dimension name, metrics) of one task's saved generations, as a live run computes them."""
-    from critic_tasks.protocols.criticbench import scoring
-    from critic_tasks.protocols.criticbench.correction import check_samples
-    from critic_tasks.protocols.criticbench.evaluate import dimension_metrics
-
+    """(dimension name, metrics) of one task's saved generations, as a live run computes them (parsed: the first
+    reply of each; checked: every sample, a domain's programs at once)."""
     dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
-    if dim.scorer == "parse":
-        record = registry.PROTOCOLS[dim.protocol].record
-        return dim.name, dimension_metrics(dim, [record(d, g[0]) for d, g in zip(docs, generations)])
-    if dim.scorer != "sandbox":
-        raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval judge`")
-    per_doc = check_samples(generations, docs, executor=executor, invalid="mark")  # a domain's programs at once
-    return dim.name, dimension_metrics(dim, [scoring.correction_record(d, o) for d, o in zip(docs, per_doc)])
+    command = SCORERS[dim.scorer].command
+    if command != "rescore":
+        raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval {command}`")
+    return dim.name, dimension_metrics(dim, score(dim, docs, generations, Context(executor=executor)))
 
 
 def rescore_command(argv: list[str]) -> int:
@@ -64,14 +59,14 @@ def rescore_command(argv: list[str]) -> int:
         docs, generations = read_critic_samples(path)
         if not docs:
             continue
-        dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
-        if dim.scorer not in ("parse", "sandbox"):
-            judged.append((task, "revise" if dim.scorer == "revision" else "judge"))
+        scorer = SCORERS[registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj")).scorer]
+        if scorer.command != "rescore":
+            judged.append((task, scorer.command))
             continue
-        if dim.scorer == "sandbox" and executor is None:
+        if scorer.uses_executor and executor is None:
             import os
 
-            executor = get_executor(args.executor or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
+            executor = get_executor(args.executor or os.environ.get(EXECUTOR_ENV, "sandbox"))
         print(f"scoring {task}: {len(docs)} items from {path}", file=sys.stderr)
         results[task] = score_samples(docs, generations, executor)[1]
     for group in registry.GROUPS.values():

@@ -20,27 +20,7 @@ import sys
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, judge_overrides, read_samples, saved_samples_parser
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.protocols import catalog
-
-
-def metrics(dim: registry.Dimension, records) -> dict[str, float]:
-    """The registry's keys, each over the records an lm-eval run routes to it (``Metric.accepts``)."""
-    from critic_tasks.core.metrics.bootstrap import settings_from_env
-
-    out, intervals = {}, settings_from_env()
-    for m in dim.metrics:
-        rows = [r for r in records if m.accepts(r)]
-        if not rows:
-            continue
-        if m.ci == "low" and intervals.enabled:  # both bounds from one bootstrap, on the rows lm-eval routes to it
-            ci = catalog.INTERVALS[m.family](rows, m.base, intervals)
-            if ci is not None:
-                out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
-        elif not m.ci:
-            value = catalog.FAMILIES[m.family](rows).get(m.base)
-            if value is not None:  # nothing to average over (every verdict unreadable): absent, as live (null)
-                out[m.key] = value
-    return out
+from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, score
 
 
 def revise_command(argv: list[str]) -> int:
@@ -60,11 +40,12 @@ def revise_command(argv: list[str]) -> int:
     rule = resolve_failure_rule(args.failure_rule) if args.failure_rule is not None else None
     judge = pipeline.judge_settings(**judge_overrides(args))
     revisers = pipeline.reviser_pool()
-    executor = get_executor(args.executor or os.environ.get("CRITIC_EXECUTOR") or "sandbox")
+    executor = get_executor(args.executor or os.environ.get(EXECUTOR_ENV) or "sandbox")
 
     results, failed, pass_rates, involved, n_items = {}, {}, {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        if task not in registry.TASKS or registry.TASKS[task].dimension_spec.scorer != "revision":
+        scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
+        if scorer is None or scorer.command != "revise":
             continue
         dim = registry.TASKS[task].dimension_spec
         docs, critiques = read_samples(path)
@@ -77,11 +58,12 @@ def revise_command(argv: list[str]) -> int:
             raise ConfigError(f"{task}: set {why}")
         n_items += len(docs)
         print(f"revising {task}: {len(docs)} critiques from {path}", file=sys.stderr)
-        records = pipeline.run(dim.protocol, docs, critiques, revisers, judge, executor, progress=not args.no_progress)
-        results[task] = {k: v for k, v in metrics(dim, records).items() if k != "models"}  # models: reported once
+        records = score(dim, docs, [[c] for c in critiques], Context(executor=executor, judge=judge, revisers=revisers,
+                                                                     progress=not args.no_progress))
+        results[task] = {k: v for k, v in scorer.metrics(dim, records).items() if k != "models"}  # models: once
         pass_rates[task] = per_reviser_pass_rates(records)
         involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs))
-        failed[task] = [{"item": r.item, "error": r.error} for r in records if r.failed]
+        failed[task] = [{"item": r.item, "error": r.error} for r in records if scorer.failed(r)]
     if not results:
         raise ValueError(f"{args.path}: no samples of the revision tasks (critic_revision_pool*, critic_utility*)")
     first = next(iter(involved.values()))

@@ -18,6 +18,7 @@ import yaml
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval.hooks import aggregation_name, metric_aggregation_name
+from critic_tasks.engine import SCORERS
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
 
 TASKS_DIR = Path(__file__).parent / "tasks"
@@ -33,10 +34,6 @@ TEMPLATE = {
     "num_fewshot": 0,
     "metadata": {"version": 1.0},
 }
-# Outputs that are not parsed item by item are scored for the whole task at once by a filter: programs run in
-# parallel in the sandbox, judge calls run concurrently.
-FILTERS = {"sandbox": "CorrectionCheck", "judge": "JudgeFilter", "aiu_judge": "AIUJudgeFilter",
-           "revision": "RevisionFilter"}
 
 
 def _dump(data: dict) -> str:
@@ -56,8 +53,11 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
     }
     if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping
         config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": dim.max_gen_toks}
-    if dim.scorer in FILTERS:
-        config["filter_list"] = [{"name": "none", "filter": [{"function": f"!function utils.{FILTERS[dim.scorer]}"}]}]
+    if SCORERS[dim.scorer].batch is not None:
+        # not parsed item by item: the whole task is scored at once by the filter (programs run in parallel in the
+        # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (scorer)
+        config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.ScoreFilter",
+                                                              "scorer": dim.scorer}]}]
     return _dump(config)
 
 
@@ -71,7 +71,7 @@ def _task_yaml(task: registry.Task) -> str:
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
     if dim.protocol != "criticbench":
-        if task.repeats > 1 and dim.scorer == "parse":  # every sample reaches process_results
+        if task.repeats > 1 and SCORERS[dim.scorer].batch is None:  # parsed: every sample reaches process_results
             config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.KeepSamples"}]}]
         config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
                                     **dict(task.options)}

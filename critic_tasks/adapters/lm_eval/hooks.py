@@ -23,14 +23,9 @@ from pathlib import Path
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import CheckOutcome, JudgedRecord, Record
-from critic_tasks.preflight import check_scorer
+from critic_tasks.core.records import CheckOutcome, Record
+from critic_tasks.engine import SCORERS, Scorer
 from critic_tasks.protocols import catalog
-from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.correction import check_samples
-from critic_tasks.protocols.criticbench.judge import deferred_record, judge_docs, judge_identity, judge_settings
-from critic_tasks.protocols.metacritique import judge as metacritique_judge
-from critic_tasks.protocols.revision import pipeline as revision_pipeline
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -88,7 +83,7 @@ def load_docs(**kwargs):
     dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
     _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
-    check_scorer(dim.scorer)
+    SCORERS[dim.scorer].check_settings()
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
     steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
@@ -104,21 +99,10 @@ def doc_to_target(doc: dict) -> str:
     return registry.PROTOCOLS[_dimension(doc).protocol].target(doc)
 
 
-def _record(doc: dict, results: list, dim: registry.Dimension) -> Record:
-    if dim.scorer in ("judge", "aiu_judge", "revision"):
-        return Record.from_dict(results[0][0])  # the judge (or revision) filter's record for this document
-    if dim.scorer == "sandbox":
-        outcomes = results[0]
-        if isinstance(outcomes, dict):  # one sample
-            outcomes = [outcomes]
-        return scoring.correction_record(doc, [CheckOutcome(**o) for o in outcomes])
-    # one reply; or every sample of the item where the KeepSamples filter kept them (self-consistency)
-    return registry.PROTOCOLS[dim.protocol].record(doc, results[0] if results else None)
-
-
 def process_results(doc: dict, results: list) -> dict:
     dim = _dimension(doc)
-    rec = _record(doc, results, dim)
+    # the reply (its samples where KeepSamples kept them all), or what the task's ScoreFilter kept for this document
+    rec = SCORERS[dim.scorer].record(dim, doc, results[0] if results else None)
     row = rec.as_dict()  # plain JSON in --log_samples files
     # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
     intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
@@ -194,7 +178,7 @@ class ScoringFailed(RuntimeError):
     """Scoring a task's generations failed after they were made; they were saved first (see the message)."""
 
 
-def _scored_or_rescued(kind: str, resps, docs, score):
+def _scored_or_rescued(scorer: Scorer, resps, docs, score):
     """Run ``score()``; if it raises, first save every generation in lm-eval's samples format, then say how to
     re-score them, so a late failure never throws away a finished generation run."""
     try:
@@ -208,34 +192,9 @@ def _scored_or_rescued(kind: str, resps, docs, score):
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):
                 fh.write(json.dumps({"doc_id": i, "doc": doc, "resps": [list(resp)]}, default=str) + "\n")
-        how = {"judge": f"critic-eval judge {path}", "revision": f"critic-eval revise {path}"}.get(
-            kind, f"critic-eval rescore {path}") + " (once the cause is fixed)"
-        raise ScoringFailed(f"{kind} scoring failed ({type(err).__name__}: {err}); the {len(docs)} generations are "
-                            f"saved in {path}; re-score them with: {how}") from err
-
-
-class CorrectionCheck:
-    """lm-eval filter: check every revision of the task in one batch, so programs run in parallel.
-
-    Replaces each document's generations with their check outcomes (dicts, kept in ``--log_samples`` output).
-    Items whose gold answer or unit test is unusable are marked ``invalid``, excluded from pass rates and counted
-    in ``invalid_items``.
-    """
-
-    def __init__(self, **kwargs):
-        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
-
-    def apply(self, resps, docs):
-        return _scored_or_rescued("sandbox", resps, docs, lambda: self._check(resps, docs))
-
-    def _check(self, resps, docs):
-        per_doc = check_samples(resps, docs, executor=get_executor(self.executor_name), invalid="mark")
-        for doc, outcomes in zip(docs, per_doc):
-            for outcome in outcomes:
-                if outcome.status == "invalid":
-                    log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
-                                outcome.detail)
-        return [[dataclasses.asdict(outcome) for outcome in outcomes] for outcomes in per_doc]
+        how = scorer.rescore_hint.replace("<output_path>", str(path)) + " (once the cause is fixed)"
+        raise ScoringFailed(f"{scorer.label} scoring failed ({type(err).__name__}: {err}); the {len(docs)} generations "
+                            f"are saved in {path}; re-score them with: {how}") from err
 
 
 # The list ``unscored_items`` collects into while its block runs (lm-eval builds the filters: nothing can be handed
@@ -261,28 +220,56 @@ def _report_unscored(items) -> None:
         collecting.extend(items)
 
 
-class JudgeFilter:
-    """lm-eval filter for the judge-scored tasks: judge every generation of the task concurrently.
+class ScoreFilter:
+    """lm-eval filter for every task scored a whole batch at once (``engine.SCORERS``: its ``scorer`` argument,
+    written in the YAML): programs run in parallel in the sandbox (``sandbox``), judge calls run concurrently
+    (``judge``: CriticBench's 1-10 grades; ``aiu_judge``: MetaCritique's AIU extraction, precision and recall), and
+    the revision protocols' revisers, checks and judge (``revision``), all cached per step.
 
-    Settings come from CRITIC_JUDGE_* (see ``critic_tasks.llm.settings``). Without a judge model configured,
-    judging is deferred: the run keeps its generations (use ``--log_samples``) and ``critic-eval judge <output
-    dir>`` scores them later, with the same numbers.
+    Replaces each document's generations with what scoring made of them, kept in ``--log_samples`` output: the
+    check outcomes of each sample (items whose gold answer or unit test is unusable are marked ``invalid``,
+    excluded from pass rates and counted in ``invalid_items``), or the item's record (with the judge's identity).
+    Settings come from CRITIC_JUDGE_*, CRITIC_REVISER_* / CRITIC_REVISERS and CRITIC_EXECUTOR (or the ``executor``
+    argument). Without a judge or reviser configured, scoring is deferred: the run keeps its generations (use
+    ``--log_samples``) and the scorer's command (``critic-eval judge / revise <output dir>``) scores them later,
+    with the same numbers. Failed calls and unreadable replies are counted per item and make ``critic-eval`` exit 1.
     """
 
-    def __init__(self, **kwargs):
-        pass
+    def __init__(self, scorer: str, **kwargs):
+        self.scorer = SCORERS[scorer]
+        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
 
     def apply(self, resps, docs):
-        settings = judge_settings()
-        if not settings.model:
-            log.warning("critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): judging deferred; "
-                        "keep generations with --log_samples and run `critic-eval judge <output_path>`")
-            return [[deferred_record(doc).as_dict()] for doc in docs]
-        records: list[JudgedRecord] = _scored_or_rescued(
-            "judge", resps, docs, lambda: judge_docs(docs, [r[0] if r else None for r in resps], settings))
-        _report_unscored(rec.item for rec in records if rec.score is None)
-        identity = judge_identity(settings)
-        return [[{**rec.as_dict(), "judge": identity}] for rec in records]
+        scorer, dim = self.scorer, _dimension(docs[0]) if docs else None
+        context = scorer.context_from_env(progress=True)
+        why = scorer.defers(dim, docs, context)
+        if why:
+            log.warning(why)
+            return [[scorer.deferred_record(doc).as_dict()] for doc in docs]
+
+        def score():
+            executor = get_executor(self.executor_name) if scorer.uses_executor else None
+            return scorer.batch(dim, docs, resps, dataclasses.replace(context, executor=executor))
+
+        results = _scored_or_rescued(scorer, resps, docs, score)
+        if not all(isinstance(r, Record) for r in results):  # per-sample check outcomes
+            return [self._outcomes(doc, outcomes) for doc, outcomes in zip(docs, results)]
+        if scorer.live_failures:
+            _report_unscored(rec.item for rec in results if scorer.failed(rec))
+        summary = scorer.summary(dim, results)
+        if summary:
+            log.info(summary)
+        identity = {"judge": scorer.identity(context.judge)} if scorer.identity else {}
+        # a revision's record names the revisers, judge and prompt versions itself (models)
+        return [[{**rec.as_dict(), **identity}] for rec in results]
+
+    @staticmethod
+    def _outcomes(doc: dict, outcomes: list[CheckOutcome]) -> list[dict]:
+        for outcome in outcomes:
+            if outcome.status == "invalid":
+                log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
+                            outcome.detail)
+        return [dataclasses.asdict(outcome) for outcome in outcomes]
 
 
 class KeepSamples:
@@ -294,51 +281,3 @@ class KeepSamples:
 
     def apply(self, resps, docs):
         return [list(r) for r in resps]
-
-
-class AIUJudgeFilter:
-    """lm-eval filter for MetaCritique: the judge extracts each critique's AIUs and checks precision and recall
-    (``protocols.metacritique.judge``; CRITIC_JUDGE_* settings, cached per step). Without a judge model, judging
-    is deferred as for the CriticBench judge (``critic-eval judge <output dir>`` scores the saved samples)."""
-
-    def __init__(self, **kwargs):
-        pass
-
-    def apply(self, resps, docs):
-        settings = metacritique_judge.judge_settings()
-        if not settings.model:
-            log.warning("critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): MetaCritique judging "
-                        "deferred; keep generations with --log_samples and run `critic-eval judge <output_path>`")
-            return [[metacritique_judge.deferred_record(doc).as_dict()] for doc in docs]
-        records = _scored_or_rescued("judge", resps, docs, lambda: metacritique_judge.judge_critiques(
-            docs, [r[0] if r else None for r in resps], settings))
-        identity = metacritique_judge.judge_identity(settings)
-        return [[{**rec.as_dict(), "judge": identity}] for rec in records]
-
-
-class RevisionFilter:
-    """lm-eval filter for the revision protocols (MultiCritique, RCO): the critiques go to the revisers
-    (CRITIC_REVISER_* or a CRITIC_REVISERS pool), the revisions to the answer checks / sandbox and the judge
-    (CRITIC_JUDGE_*), all through ``protocols.revision.pipeline`` (cached per step). Without the revisers or a needed
-    judge, scoring is deferred: keep the generations (``--log_samples``) and run ``critic-eval revise <output dir>``.
-    Failed reviser / judge calls and unreadable verdicts are counted per item and make ``critic-eval`` exit 1."""
-
-    def __init__(self, **kwargs):
-        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
-
-    def apply(self, resps, docs):
-        protocol = _dimension(docs[0]).protocol
-        revisers, judge = revision_pipeline.reviser_pool(), revision_pipeline.judge_settings()
-        why = revision_pipeline.missing(protocol, docs, revisers, judge)
-        if why:
-            log.warning("critic_tasks: %s scoring deferred (set %s); keep generations with --log_samples and run "
-                        "`critic-eval revise <output_path>`", protocol, why)
-            return [[revision_pipeline.deferred_record(doc).as_dict()] for doc in docs]
-        records = _scored_or_rescued("revision", resps, docs, lambda: revision_pipeline.run(
-            protocol, docs, [r[0] if r else None for r in resps], revisers, judge, get_executor(self.executor_name)))
-        _report_unscored(rec.item for rec in records if rec.failed)
-        rates = revision_pipeline.per_reviser_pass_rates(records)
-        if rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
-            log.info("critic_tasks: %s pass rate per reviser: %s", protocol,
-                     ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
-        return [[rec.as_dict()] for rec in records]  # each names the revisers, judge and prompt versions (models)

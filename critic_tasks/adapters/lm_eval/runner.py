@@ -18,6 +18,7 @@ from pathlib import Path
 from critic_tasks.adapters.lm_eval import hooks, own_path, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_tasks, expand
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
 from critic_tasks.protocols.criticbench.self_feedback import STAGE1_TASK
@@ -260,13 +261,13 @@ def require_scorer_or_samples(argv: list[str]) -> None:
     from critic_tasks.llm.settings import LLMSettings
 
     tasks = _tasks(argv)
-    judged = [t.name for t in tasks if t.spec.scorer in ("judge", "aiu_judge", "revision")]
+    judged = [t.name for t in tasks if "judge" in SCORERS[t.scorer].roles]
     if judged and not LLMSettings.from_env("judge").model:
         raise ConfigError(f"{', '.join(judged[:3])}{' ...' if len(judged) > 3 else ''}: scored by a judge, and no "
                           "judge is set (CRITIC_JUDGE_MODEL), so the generations would be thrown away; set "
                           "CRITIC_JUDGE_MODEL, or add --log_samples --output_path DIR and score them later with "
                           "`critic-eval judge DIR` (`critic-eval revise DIR` for the revision tasks)")
-    revised = [t.name for t in tasks if t.spec.scorer == "revision"]
+    revised = [t.name for t in tasks if "reviser" in SCORERS[t.scorer].roles]
     if revised:
         from critic_tasks.protocols.revision.pipeline import reviser_pool
 

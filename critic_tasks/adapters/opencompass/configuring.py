@@ -12,6 +12,7 @@ import importlib
 
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.spec import ClassRef, dataset_spec
+from critic_tasks.engine import SCORERS
 
 
 def _resolve(value):
@@ -37,7 +38,7 @@ def with_judge(datasets: list, judge_cfg: dict) -> list:
     out = []
     for d in datasets:
         d = copy.deepcopy(d)
-        if registry.TASKS.get(d.get("task")) is not None and registry.TASKS[d["task"]].judged:
+        if registry.TASKS.get(d.get("task")) is not None and SCORERS[registry.TASKS[d["task"]].scorer].judged:
             d["judge_cfg"] = judge_cfg
             d["eval_cfg"]["evaluator"]["judge_cfg"] = judge_cfg
         out.append(d)

@@ -15,8 +15,7 @@ from opencompass.registry import LOAD_DATASET
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
-from critic_tasks.preflight import check_scorer
-from critic_tasks.protocols.evaluate import prompt, task_docs
+from critic_tasks.engine import SCORERS, prompt, task_docs
 
 
 @LOAD_DATASET.register_module()
@@ -32,8 +31,9 @@ class CriticTaskDataset(BaseDataset):
         ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
         here, before any generation."""
         spec = registry.task(task)
-        check_scorer(spec.dimension_spec.scorer)
-        if spec.judged:
+        scorer = SCORERS[spec.scorer]
+        scorer.check_settings()
+        if scorer.judged:
             require_judge(task, judge_cfg)
         docs = task_docs(task, data_dir, protocol, toolkit_dir)
         return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str)} for d in docs])

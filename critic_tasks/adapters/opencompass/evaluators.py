@@ -18,7 +18,7 @@ from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
 from critic_tasks.core.errors import DataError
-from critic_tasks.protocols.evaluate import item_label, judge_identity, score_task
+from critic_tasks.engine import SCORERS, item_label, judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
 
@@ -38,10 +38,10 @@ class CriticTaskEvaluator(BaseEvaluator):
         if len(predictions) != len(references):
             raise DataError(f"{self.task}: {len(predictions)} predictions for {len(references)} documents")
         docs = [json.loads(r) if isinstance(r, str) else r for r in references]
-        spec = registry.task(self.task)
-        judge = require_judge(self.task, self.judge_cfg) if spec.judged else None
+        scorer = SCORERS[registry.task(self.task).scorer]
+        judge = require_judge(self.task, self.judge_cfg) if scorer.judged else None
         executor = None
-        if spec.dimension_spec.scorer == "sandbox":
+        if scorer.uses_executor:
             executor = get_executor(self.executor_name or os.environ.get("CRITIC_EXECUTOR", "sandbox"))
         texts = [p if isinstance(p, str) else None for p in predictions]
         metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)

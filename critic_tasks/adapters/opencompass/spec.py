@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from critic_tasks import registry
+from critic_tasks.engine import SCORERS
 
 
 class ClassRef(NamedTuple):
@@ -34,12 +35,13 @@ def unsupported_reason(task: registry.Task) -> str | None:
     filter, between generation and scoring)."""
     if task.self_feedback or task.dimension_spec.data_dimension == "self_feedback":
         return "SAvg: stage 2 reads stage 1's lm-eval samples"
-    if task.dimension_spec.scorer == "revision":
-        return "its reviser and judge run inside lm-eval, between generation and scoring"
+    scorer = SCORERS.get(task.scorer)
+    if scorer is not None and scorer.lm_eval_only:
+        return scorer.lm_eval_only
     if task.repeats != 1:
         return f"{task.repeats} samples per item, scored together; OpenCompass scores each run on its own"
-    if task.dimension_spec.scorer not in ("parse", "sandbox", "judge", "aiu_judge"):
-        return f"scored by {task.dimension_spec.scorer!r}, which has no OpenCompass evaluator"
+    if scorer is None:
+        return f"scored by {task.scorer!r}, which has no OpenCompass evaluator"
     return None
 
 
@@ -64,7 +66,7 @@ def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
         raise ValueError(refusal(spec))
     evaluator = {"type": EVALUATOR, "task": task}
     loader = {}
-    if spec.judged:
+    if SCORERS[spec.scorer].judged:
         # {} when none is given, never None: OpenCompass's eval task reads judge_cfg.get('run_cfg', {})
         evaluator["judge_cfg"] = loader["judge_cfg"] = judge_cfg or {}
     return {

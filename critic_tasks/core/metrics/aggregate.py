@@ -14,12 +14,27 @@ from typing import Hashable, Iterable
 
 
 def rate(flags: Iterable[bool]) -> float:
+    """The share of true flags, x100 (0 for no flags).
+
+    >>> rate([True, False, True, True])
+    75.0
+    >>> rate([])
+    0.0
+    """
     flags = list(flags)
     return 100.0 * sum(flags) / len(flags) if flags else 0.0
 
 
 def domain_mean(pairs: Iterable[tuple[Hashable, float]]) -> float | None:
-    """``pairs``: (domain, item value); the unweighted mean of the per-domain means, or None without items."""
+    """``pairs``: (domain, item value); the unweighted mean of the per-domain means, or None without items.
+
+    math's two items average 0.5, chat's one 1.0; the domains weigh the same: (0.5 + 1.0) / 2:
+
+    >>> domain_mean([("math", 1.0), ("math", 0.0), ("chat", 1.0)])
+    0.75
+    >>> domain_mean([]) is None
+    True
+    """
     by_domain: dict[Hashable, list[float]] = defaultdict(list)
     for domain, value in pairs:
         by_domain[domain].append(value)

@@ -20,7 +20,15 @@ from critic_tasks.core.metrics.pairwise import pair_consistent
 
 def agreement_metrics(forward: Sequence[str | None], reverse: Sequence[str | None],
                       gold: Sequence[str]) -> dict[str, float]:
-    """``agreement`` and ``consistency`` x100 over aligned pairs (0 for no pairs)."""
+    """``agreement`` and ``consistency`` x100 over aligned pairs (0 for no pairs).
+
+    Pair 1 (A, B) is consistent and agrees with A; pair 2 (C, C) is consistent but the human said A; pair 3 (B, B)
+    names the same slot twice: consistency 2/3, agreement 1/3:
+
+    >>> values = agreement_metrics(["A", "C", "B"], ["B", "C", "B"], ["A", "A", "B"])
+    >>> {k: round(v, 2) for k, v in values.items()}
+    {'agreement': 33.33, 'consistency': 66.67}
+    """
     n = len(gold)
     if not (len(forward) == len(reverse) == n):
         raise ValueError("forward, reverse and gold must have one entry per pair")

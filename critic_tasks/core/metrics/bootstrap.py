@@ -49,7 +49,13 @@ class BootstrapSettings:
 
 def settings_from_env(env=None) -> BootstrapSettings:
     """``CRITIC_CI`` (on | off; default on), ``CRITIC_CI_RESAMPLES`` (1000), ``CRITIC_CI_LEVEL`` (0.95),
-    ``CRITIC_CI_SEED`` (0); a bad value is one ConfigError naming the variable."""
+    ``CRITIC_CI_SEED`` (0); a bad value is one ConfigError naming the variable.
+
+    >>> settings_from_env({})
+    BootstrapSettings(resamples=1000, level=0.95, seed=0, enabled=True)
+    >>> settings_from_env({"CRITIC_CI": "off", "CRITIC_CI_RESAMPLES": "200"})
+    BootstrapSettings(resamples=200, level=0.95, seed=0, enabled=False)
+    """
     env = os.environ if env is None else env
     switch = env.get(ENV_SWITCH, "on").strip().lower()
     if switch not in ("on", "off", "1", "0", "true", "false", "yes", "no", ""):
@@ -69,7 +75,12 @@ def settings_from_env(env=None) -> BootstrapSettings:
 
 
 def resample_indices(strata: Sequence[Hashable], resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """One (B, n_s) index array per stratum (in sorted stratum order), each drawing from its own positions."""
+    """One (B, n_s) index array per stratum (in sorted stratum order), each drawing from its own positions.
+
+    >>> blocks = resample_indices(["a", "b", "a"], 4, np.random.default_rng(0))
+    >>> [b.shape for b in blocks], set(blocks[0].ravel().tolist()) <= {0, 2}, set(blocks[1].ravel().tolist())
+    ([(4, 2), (4, 1)], True, {1})
+    """
     labels = np.asarray(strata, dtype=object)
     blocks = []
     for stratum in sorted(set(labels.tolist()), key=str):
@@ -79,6 +90,11 @@ def resample_indices(strata: Sequence[Hashable], resamples: int, rng: np.random.
 
 
 def percentile_interval(replicates: np.ndarray, level: float) -> tuple[float, float]:
+    """The (1 - level) / 2 and (1 + level) / 2 quantiles of the replicates (numpy's linear quantile).
+
+    >>> percentile_interval(np.arange(5), 0.5)  # the 25th and 75th percentiles of 0..4
+    (1.0, 3.0)
+    """
     alpha = 1.0 - level
     low, high = np.quantile(np.asarray(replicates, dtype=float), [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
@@ -87,7 +103,17 @@ def percentile_interval(replicates: np.ndarray, level: float) -> tuple[float, fl
 def mean_interval(values: Sequence[float], strata: Sequence[Hashable] | None = None,
                   settings: BootstrapSettings = BootstrapSettings()) -> tuple[float, float] | None:
     """Interval of ``mean(values)``, or with ``strata`` of the unweighted mean of the strata's means (each stratum
-    resampled within itself). None without values."""
+    resampled within itself). None without values.
+
+    Every resample of a constant has the same mean; with strata, the two domains weigh the same, (1 + 3) / 2:
+
+    >>> mean_interval([1.0, 1.0, 1.0])
+    (1.0, 1.0)
+    >>> mean_interval([1.0, 1.0, 3.0], strata=["a", "a", "b"])
+    (2.0, 2.0)
+    >>> mean_interval([]) is None
+    True
+    """
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return None
@@ -101,7 +127,11 @@ def ratio_replicates(numerators: Sequence[float], denominators: Sequence[float],
                      settings: BootstrapSettings = BootstrapSettings()) -> np.ndarray:
     """The B bootstrap replicates of sum(numerators) / sum(denominators) (a pooled, micro-averaged rate), units
     resampled with their two counts together; 0 where a resample's denominator is 0. The same ``settings`` draw the
-    same units for any two ratios over the same units, so replicates of two ratios can be combined (F1 of P and R)."""
+    same units for any two ratios over the same units, so replicates of two ratios can be combined (F1 of P and R).
+
+    >>> ratio_replicates([1, 2], [2, 4], BootstrapSettings(resamples=3)).tolist()  # every unit is a half
+    [0.5, 0.5, 0.5]
+    """
     num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     rng = np.random.default_rng(settings.seed)
     (idx,) = resample_indices(np.zeros(num.size), settings.resamples, rng)
@@ -122,7 +152,14 @@ def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def spearman_replicates(predictions: Sequence[float], references: Sequence[float],
                         settings: BootstrapSettings = BootstrapSettings()) -> np.ndarray:
-    """The B bootstrap replicates of the pooled Spearman x100 (items resampled, prediction and label together)."""
+    """The B bootstrap replicates of the pooled Spearman x100 (items resampled, prediction and label together).
+
+    Predictions in the labels' order: each resample is +100, or 0 where it drew one item only (a constant side):
+
+    >>> replicates = spearman_replicates([1, 2, 3], [10, 20, 30], BootstrapSettings(resamples=50))
+    >>> replicates.shape, sorted(set(replicates.round(6).tolist())) in ([0.0, 100.0], [100.0])
+    ((50,), True)
+    """
     p, g = np.asarray(predictions, dtype=float), np.asarray(references, dtype=float)
     if p.shape != g.shape:
         raise ValueError(f"{p.size} predictions vs {g.size} references")
@@ -133,7 +170,13 @@ def spearman_replicates(predictions: Sequence[float], references: Sequence[float
 
 def spearman_interval(predictions: Sequence[float], references: Sequence[float],
                       settings: BootstrapSettings = BootstrapSettings()) -> tuple[float, float] | None:
-    """Interval of the pooled Spearman x100; None with fewer than 2 items (no correlation to resample)."""
+    """Interval of the pooled Spearman x100; None with fewer than 2 items (no correlation to resample).
+
+    >>> spearman_interval([3, 1, 2], [3, 1, 2])[1]
+    100.0
+    >>> spearman_interval([1], [1]) is None
+    True
+    """
     if len(predictions) < 2:
         return None
     return percentile_interval(spearman_replicates(predictions, references, settings), settings.level)

@@ -39,7 +39,16 @@ COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
 def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float] | None:
-    """Pearson, Spearman and Kendall x100, or None when undefined (n < 2 or a constant side)."""
+    """Pearson, Spearman and Kendall x100, or None when undefined (n < 2 or a constant side).
+
+    Ranks (1, 2, 3) against (1, 3, 2): Pearson = Spearman = 0.5; of the 3 pairs of items 2 are concordant and 1
+    discordant, so Kendall's tau = (2 - 1) / 3:
+
+    >>> {k: round(v, 2) for k, v in correlations([1, 2, 3], [1, 3, 2]).items()}
+    {'pearson': 50.0, 'spearman': 50.0, 'kendall': 33.33}
+    >>> correlations([1, 1], [1, 2]) is None
+    True
+    """
     if len(x) != len(y):
         raise ValueError(f"{len(x)} vs {len(y)} values")
     if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
@@ -53,7 +62,12 @@ def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float] | N
 
 
 def per_group(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict:
-    """Group (question) -> its coefficients, or None where undefined, in first-seen order."""
+    """Group (question) -> its coefficients, or None where undefined, in first-seen order.
+
+    >>> groups = per_group([1, 2, 5], [2, 1, 5], ["q1", "q1", "q2"])
+    >>> {k: round(v, 9) for k, v in groups["q1"].items()}, groups["q2"]
+    ({'pearson': -100.0, 'spearman': -100.0, 'kendall': -100.0}, None)
+    """
     by_q: dict[Hashable, list[int]] = defaultdict(list)
     for i, g in enumerate(groups):
         by_q[g].append(i)
@@ -61,7 +75,14 @@ def per_group(pred: Sequence[float], human: Sequence[float], groups: Sequence[Ha
 
 
 def text_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict[str, float]:
-    """Mean over questions of the per-question coefficients; ``questions`` averaged, ``skipped`` questions."""
+    """Mean over questions of the per-question coefficients; ``questions`` averaged, ``skipped`` questions.
+
+    q1 as in ``correlations`` (50, 50, 33.33), q2 reversed (-100 each), q3 has one response (skipped):
+
+    >>> values = text_level([1, 2, 3, 1, 2, 4], [1, 3, 2, 2, 1, 4], ["q1", "q1", "q1", "q2", "q2", "q3"])
+    >>> {k: round(v, 2) for k, v in values.items()}
+    {'pearson': -25.0, 'spearman': -25.0, 'kendall': -33.33, 'questions': 2.0, 'skipped': 1.0}
+    """
     per_q = per_group(pred, human, groups)
     used = [c for c in per_q.values() if c is not None]
     out = {k: (sum(c[k] for c in used) / len(used) if used else 0.0) for k in COEFFICIENTS}
@@ -70,7 +91,15 @@ def text_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[H
 
 
 def system_level(pred: Sequence[float], human: Sequence[float], groups: Sequence[Hashable]) -> dict[str, float]:
-    """Coefficients across groups (models) of their mean scores; ``models`` counted, ``defined`` 1 or 0."""
+    """Coefficients across groups (models) of their mean scores; ``models`` counted, ``defined`` 1 or 0.
+
+    Model means: critic (1.5, 3.5, 5.0), humans (2.0, 3.0, 2.5); ranks (1, 2, 3) against (1, 3, 2) as in
+    ``correlations``; Pearson: deviations (-11/6, 1/6, 5/3) and (-1/2, 1/2, 0), 1 / sqrt(37/6 * 1/2) = 0.5695:
+
+    >>> values = system_level([1, 2, 3, 4, 5], [2, 2, 3, 3, 2.5], ["m1", "m1", "m2", "m2", "m3"])
+    >>> {k: round(v, 2) for k, v in values.items()}
+    {'pearson': 56.95, 'spearman': 50.0, 'kendall': 33.33, 'models': 3.0, 'defined': 1.0}
+    """
     by_m: dict[Hashable, list[int]] = defaultdict(list)
     for i, g in enumerate(groups):
         by_m[g].append(i)

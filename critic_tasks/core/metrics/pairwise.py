@@ -22,26 +22,53 @@ SWAP = {"A": "B", "B": "A", "C": "C"}
 
 
 def swap_verdict(verdict: str | None) -> str | None:
-    """The same judgement after the two responses trade places."""
+    """The same judgement after the two responses trade places.
+
+    >>> swap_verdict("A"), swap_verdict("C"), swap_verdict(None)
+    ('B', 'C', None)
+    """
     return SWAP.get(verdict) if verdict else None
 
 
 def pair_correct(forward: str | None, reverse: str | None, gold: str) -> bool:
+    """The paper's rule: both orders give the gold verdict.
+
+    >>> pair_correct("A", "B", "A"), pair_correct("A", "C", "A"), pair_correct("C", "C", "C")
+    (True, False, False)
+    """
     return forward != reverse and forward == gold and reverse == swap_verdict(gold)
 
 
 def pair_correct_loose(forward: str | None, reverse: str | None, gold: str) -> bool:
+    """The toolkit's rule: the forward verdict is gold and the reverse one differs.
+
+    >>> pair_correct_loose("A", "C", "A"), pair_correct_loose("A", None, "A")
+    (True, False)
+    """
     return forward in VALID and reverse in VALID and forward != reverse and forward == gold
 
 
 def pair_consistent(forward: str | None, reverse: str | None) -> bool:
+    """The reverse verdict is the swap of the forward one.
+
+    >>> pair_consistent("A", "B"), pair_consistent("C", "C"), pair_consistent("A", "A")
+    (True, True, False)
+    """
     return forward in VALID and reverse == swap_verdict(forward)
 
 
 def pairwise_metrics(
     forward: Sequence[str | None], reverse: Sequence[str | None], gold: Sequence[str]
 ) -> dict[str, float]:
-    """All three rates x100 over aligned lists of pairs."""
+    """All three rates x100 over aligned lists of pairs.
+
+    Gold A three times; pair 1 (A, B) counts everywhere, pair 2 (A, C) only loosely, pair 3 (B, A) is consistent
+    but wrong: accuracy 1/3, accuracy_loose 2/3, consistency 2/3:
+
+    >>> values = pairwise_metrics(["A", "A", "B"], ["B", "C", "A"], ["A", "A", "A"])
+    >>> {k: round(v, 2) for k, v in values.items()}
+    {'accuracy': 33.33, 'accuracy_loose': 66.67, 'consistency': 66.67}
+    """
     n = len(gold)
     if not (len(forward) == len(reverse) == n):
         raise ValueError("forward, reverse and gold must have one entry per pair")

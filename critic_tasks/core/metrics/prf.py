@@ -30,7 +30,11 @@ from typing import Sequence
 
 
 def f1(p: float, r: float) -> float:
-    """Harmonic mean; 0 when either side is 0 (the paper's rule)."""
+    """Harmonic mean; 0 when either side is 0 (the paper's rule).
+
+    >>> round(f1(0.5, 1.0), 4), f1(0.0, 1.0)
+    (0.6667, 0.0)
+    """
     return 0.0 if p == 0 or r == 0 else 2 * p * r / (p + r)
 
 
@@ -43,7 +47,17 @@ def precision_recall_f1(precision_labels: Sequence[Sequence[bool]],
     """Macro and micro P/R/F1 x100 over aligned per-critique label lists, with the counts behind them.
 
     Returns ``precision``, ``recall``, ``f1`` (macro), ``precision_micro``, ``recall_micro``, ``f1_micro``,
-    ``critiques``, ``empty_precision``, ``empty_recall``, ``precision_units``, ``recall_units``."""
+    ``critiques``, ``empty_precision``, ``empty_recall``, ``precision_units``, ``recall_units``.
+
+    Critique 1: precision 1/2, recall 1/1; critique 2: precision 1/1, recall 0/2. Macro: P = 75, R = 50, F1 =
+    mean(2/3, 0); micro: P = 2/3, R = 1/3, F1 = 2 * (2/3) * (1/3) / 1 = 4/9:
+
+    >>> values = precision_recall_f1([[True, False], [True]], [[True], [False, False]])
+    >>> {k: round(v, 2) for k, v in values.items() if k in ("precision", "recall", "f1")}
+    {'precision': 75.0, 'recall': 50.0, 'f1': 33.33}
+    >>> {k: round(v, 2) for k, v in values.items() if k.endswith("_micro")}
+    {'precision_micro': 66.67, 'recall_micro': 33.33, 'f1_micro': 44.44}
+    """
     if len(precision_labels) != len(recall_labels):
         raise ValueError(f"{len(precision_labels)} precision label lists vs {len(recall_labels)} recall label lists")
     n = len(precision_labels)

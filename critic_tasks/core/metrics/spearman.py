@@ -18,7 +18,18 @@ from scipy import stats
 
 
 def spearman_x100(predictions: Sequence[float], references: Sequence[float]) -> tuple[float, str | None]:
-    """Return ``(rho * 100, warning)``; ``warning`` is None unless rho was undefined."""
+    """Return ``(rho * 100, warning)``; ``warning`` is None unless rho was undefined.
+
+    Three items, ranks (1, 2, 3) against (1, 3, 2): d = (0, -1, 1), rho = 1 - 6 * 2 / (3 * 8) = 0.5:
+
+    >>> spearman_x100([1, 2, 3], [1, 3, 2])
+    (50.0, None)
+    >>> rho, warning = spearman_x100([2, 1], [1, 2])
+    >>> round(rho, 9), warning
+    (-100.0, None)
+    >>> spearman_x100([4, 4, 4], [1, 2, 3])
+    (0.0, 'constant predictions over 3 items: Spearman undefined, reported 0')
+    """
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
     if len(predictions) < 2:
@@ -35,5 +46,9 @@ def spearman_x100(predictions: Sequence[float], references: Sequence[float]) -> 
 
 
 def likert_score(spearman: float) -> float:
-    """The paper's normalisation of a x100 correlation onto 0..100: (rho + 100) / 2."""
+    """The paper's normalisation of a x100 correlation onto 0..100: (rho + 100) / 2.
+
+    >>> likert_score(50.0), likert_score(-100.0), likert_score(100.0)
+    (75.0, 0.0, 100.0)
+    """
     return (spearman + 100.0) / 2.0

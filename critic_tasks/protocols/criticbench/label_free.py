@@ -26,20 +26,19 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from critic_tasks import registry
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.metrics.aggregate import rate
 from critic_tasks.core.metrics.pairwise import pair_consistent
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import parse_revisions
-from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.protocols.criticbench.offline import (
     DIMENSION_OF,
-    FILE_NAME,
+    Registered,
     _opencompass_files,
     _prompt_text,
     _read,
     prediction_files,
+    toolkit_file,
 )
 
 POOLED = "all"  # the domain key of the rows pooled over domains
@@ -63,13 +62,14 @@ class _Reply:
     record: object  # LikertRecord / VerdictRecord / CheckOutcome
 
 
-def summarize_predictions(pred_dir: Path, protocol: str = "ours") -> LabelFree:
+def summarize_predictions(pred_dir: Path, protocol: str = "ours", *, registered: Registered) -> LabelFree:
+    """``registered``: the registered tasks (``critic_tasks.engine.registered()``), for OpenCompass's files."""
     files = prediction_files(pred_dir)
     out = LabelFree()
     replies: list[_Reply] = []
-    for task, paths in _opencompass_files(files).items():
+    for task, paths in _opencompass_files(files, registered.tasks).items():
         files = [f for f in files if f not in paths]
-        replies += _opencompass_task(task, paths, protocol, out)
+        replies += _opencompass_task(registered.tasks[task], registered.judged, paths, protocol, out)
     replies += _toolkit_files(files, protocol, out)
     _aggregate(replies, out)
     return out
@@ -96,18 +96,11 @@ def _toolkit_files(files: list[Path], protocol: str, out: LabelFree) -> list[_Re
     replies: list[_Reply] = []
     comparisons: dict[tuple[str, str], dict[str, Path]] = defaultdict(dict)  # (split, domain) -> order -> file
     for path in files:
-        m = FILE_NAME.match(path.name)
+        m = toolkit_file(path, out.skipped, "judge-scored: needs the dataset's references and a judge "
+                                            "(`critic-eval judge`)")
         if m is None:
-            out.skipped.append((path.name, "not a CriticEval prediction file name"))
-            continue
-        if m["fmt"] == "sub":
-            out.skipped.append((path.name, "judge-scored: needs the dataset's references and a judge "
-                                           "(`critic-eval judge`)"))
             continue
         dimension, domain, split = DIMENSION_OF[m["mode"]], m["domain"], m["split"]
-        if dimension == "correction" and domain not in OBJECTIVE_CORRECTION_DOMAINS:
-            out.skipped.append((path.name, "text-domain correction is judge-scored"))
-            continue
         if dimension == "comparison":
             comparisons[(split, domain)]["reverse" if m["reverse"] else "forward"] = path
             continue
@@ -143,13 +136,14 @@ def _check_pairs(forward: Path, reverse: Path, fwd_rows: list[dict], rev_rows: l
                             "swapped: the two files do not hold the same pairs in the same order")
 
 
-def _opencompass_task(task: str, paths: list[Path], protocol: str, out: LabelFree) -> list[_Reply]:
-    """An OpenCompass run's rows: each row's ``gold`` is its document (our datasets' reference column), which gives
-    its domain and, for comparisons, its pair and order; rows without it fall back on the task's single domain, and
-    on the dataset's layout for comparisons (each pair's forward row, then its reverse row)."""
-    spec = registry.task(task)
+def _opencompass_task(spec, judged, paths: list[Path], protocol: str, out: LabelFree) -> list[_Reply]:
+    """An OpenCompass run's rows (``spec``: the task's ``registry.Task``; ``judged``: whether a judge grades a task):
+    each row's ``gold`` is its document (our datasets' reference column), which gives its domain and, for
+    comparisons, its pair and order; rows without it fall back on the task's single domain, and on the dataset's
+    layout for comparisons (each pair's forward row, then its reverse row)."""
+    task = spec.name
     names = ", ".join(p.name for p in paths)
-    if spec.judged:
+    if judged(spec):
         out.skipped.append((names, "judge-scored: needs a judge (OpenCompass's evaluator grades it)"))
         return []
     dim = spec.dimension_spec

@@ -9,6 +9,9 @@ must be the file's item count and the item's task input must appear in the promp
 toolkit checkout, the whole prompt must be the one the toolkit renders). The objective files are scored with the same
 records and metric families as a live run, so the numbers are the same; the judge-scored (``_sub``) files are
 counted and left to ``critic-eval judge``.
+
+What the readers need of the registered tasks (which names are tasks, their documents and scoring, the groups) is
+handed in (``Registered``, made by ``critic_tasks.engine.registered()``): a protocol does not read the registry.
 """
 
 from __future__ import annotations
@@ -18,14 +21,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
-from critic_tasks import registry
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.records import Record
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS
-from critic_tasks.protocols.criticbench.evaluate import dimension_metrics, score_task, task_docs
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.protocols.criticbench.toolkit import MODES
 
@@ -34,6 +36,18 @@ FILE_NAME = re.compile(rf"^(?P<split>dev|test)_(?P<domain>{'|'.join(DOMAIN_NAMES
                        r"meta_feedback|feedback|correction)_(?P<fmt>obj|sub)(?P<reverse>_reverse)?"
                        r"(?P<part>_correction_part)?\.json$")
 OPENCOMPASS_FILE = re.compile(r"^(?P<task>critic_\w+?)(?:_(?P<chunk>\d+))?\.json$")  # <task>.json, <task>_<i>.json
+
+
+@dataclass(frozen=True)
+class Registered:
+    """The registered tasks, as the engine hands them to the readers here (``critic_tasks.engine.registered()``)."""
+
+    tasks: Mapping[str, Any]  # task name -> its ``registry.Task``
+    groups: Sequence[Any]  # ``registry.Group``s: each the unweighted mean of its members' headline value
+    judged: Callable[[Any], bool]  # a task -> graded by a judge (not scored here)
+    task_docs: Callable[..., list[dict]]  # (task, data_dir, protocol, toolkit_dir) -> its documents
+    score_task: Callable[..., tuple[dict, list]]  # (task, docs, replies, executor=) -> (metrics, records)
+    dimension_metrics: Callable[[str, list], dict]  # (a registered dimension's name, records) -> its metric keys
 
 
 @dataclass
@@ -93,28 +107,36 @@ def prediction_files(pred_dir: Path) -> list[Path]:
     return files
 
 
+def toolkit_file(path: Path, skipped: list, judged_why: str) -> re.Match | None:
+    """The name of an objective toolkit prediction file, parsed; None (with why appended to ``skipped``) for any
+    other file: an unknown name, or a judge-scored one (``judged_why``: what to run instead)."""
+    m = FILE_NAME.match(path.name)
+    if m is None:
+        skipped.append((path.name, "not a CriticEval prediction file name"))
+    elif m["fmt"] == "sub":
+        skipped.append((path.name, judged_why))
+    elif DIMENSION_OF[m["mode"]] == "correction" and m["domain"] not in OBJECTIVE_CORRECTION_DOMAINS:
+        skipped.append((path.name, "text-domain correction is judge-scored"))
+    else:
+        return m
+    return None
+
+
 def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", toolkit_dir: str | None = None,
-                      executor=None) -> Scored:
+                      executor=None, *, registered: Registered) -> Scored:
     files = prediction_files(pred_dir)
     exact = protocol == "toolkit" and toolkit_dir is not None
     out = Scored()
     records: dict[tuple[str, str], list] = defaultdict(list)  # (dimension, domain) -> records
     corrections: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))  # domain -> (docs, revisions)
-    for task, paths in _opencompass_files(files).items():
+    for task, paths in _opencompass_files(files, registered.tasks).items():
         files = [f for f in files if f not in paths]
-        _score_opencompass(task, paths, data_dir, protocol, toolkit_dir, executor, out)
+        _score_opencompass(task, paths, data_dir, protocol, toolkit_dir, executor, out, registered)
     for path in files:
-        m = FILE_NAME.match(path.name)
+        m = toolkit_file(path, out.skipped, "judge-scored: run it through `critic-eval judge`")
         if m is None:
-            out.skipped.append((path.name, "not a CriticEval prediction file name"))
-            continue
-        if m["fmt"] == "sub":
-            out.skipped.append((path.name, "judge-scored: run it through `critic-eval judge`"))
             continue
         dimension, domain, split = DIMENSION_OF[m["mode"]], m["domain"], m["split"]
-        if dimension == "correction" and domain not in OBJECTIVE_CORRECTION_DOMAINS:
-            out.skipped.append((path.name, "text-domain correction is judge-scored"))
-            continue
         options: dict = {"protocol": protocol, "toolkit_dir": toolkit_dir} if exact else {"protocol": "ours"}
         docs = load_task_docs(dimension, split, domain, data_dir, **options)
         if dimension == "feedback":
@@ -140,25 +162,26 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
         recs = [scoring.correction_record(d, [o]) for d, o in zip(docs, outcomes)]
         records[(split, "correction", domain)] += recs
         out.items[f"{split}_{domain}_correction_obj.json"] = {str(i): o.passed for i, o in enumerate(outcomes)}
-    _aggregate(records, out)
-    _groups(out)
+    _aggregate(records, out, registered)
+    _groups(out, registered.groups)
     return out
 
 
-def _opencompass_files(files: list[Path]) -> dict[str, list[Path]]:
-    """Our tasks' OpenCompass prediction files, by task, chunks in order."""
+def _opencompass_files(files: list[Path], tasks: Mapping[str, Any]) -> dict[str, list[Path]]:
+    """Our tasks' OpenCompass prediction files (``tasks``: the registered task names), by task, chunks in order."""
     chunks: dict[str, list[tuple[int, Path]]] = defaultdict(list)
     for path in files:
         m = OPENCOMPASS_FILE.match(path.name)
-        if m and m["task"] in registry.TASKS and not FILE_NAME.match(path.name):
+        if m and m["task"] in tasks and not FILE_NAME.match(path.name):
             chunks[m["task"]].append((-1 if m["chunk"] is None else int(m["chunk"]), path))
     return {task: [p for _, p in sorted(found)] for task, found in chunks.items()}
 
 
-def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, toolkit_dir, executor, out: Scored):
-    spec = registry.task(task)
+def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, toolkit_dir, executor, out: Scored,
+                       registered: Registered):
+    spec = registered.tasks[task]
     names = ", ".join(p.name for p in paths)
-    if spec.judged:
+    if registered.judged(spec):
         out.skipped.append((names, "judge-scored: OpenCompass's evaluator grades it with the judge"))
         return
     protocol_name = spec.dimension_spec.protocol
@@ -169,11 +192,11 @@ def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, to
     if len(paths) > 1 and any(OPENCOMPASS_FILE.match(p.name)["chunk"] is None for p in paths):
         raise DataError(f"{paths[0].parent}: both {task}.json and chunks {task}_<i>.json: two runs in one folder?")
     rows = [row for path in paths for row in _read(path)]
-    docs = task_docs(task, data_dir, protocol, toolkit_dir)
+    docs = registered.task_docs(task, data_dir, protocol, toolkit_dir)
     _check_match(paths[0] if len(paths) == 1 else paths[0].parent / f"{task}_*.json", docs, rows,
                  exact=protocol == "toolkit" and toolkit_dir is not None)
     texts = [row["prediction"] for row in rows]
-    metrics, records = score_task(task, docs, texts, executor=executor)
+    metrics, records = registered.score_task(task, docs, texts, executor=executor)
     out.results[task] = {f"{k},none": v for k, v in metrics.items()}
     out.items[task] = {str(i): _parsed_value(r) for i, r in enumerate(records)}
 
@@ -187,13 +210,13 @@ def _parsed_value(record: Record):
     return record.pred if record.parsed else None
 
 
-def _metrics(dimension: str, recs: list[Record]) -> dict[str, float]:
+def _metrics(dimension: str, recs: list[Record], registered: Registered) -> dict[str, float]:
     """The registry's metric keys for this dimension, from the same metric family a live run uses (run once over
     all records, the family reports the breakdown keys, e.g. ``spearman_low``, itself)."""
-    return {f"{key},none": value for key, value in dimension_metrics(registry.DIMENSIONS[dimension], recs).items()}
+    return {f"{key},none": value for key, value in registered.dimension_metrics(dimension, recs).items()}
 
 
-def _aggregate(records: dict, out: Scored) -> None:
+def _aggregate(records: dict, out: Scored, registered: Registered) -> None:
     for split in sorted({s for s, _, _ in records}):
         suffix = "" if split == "dev" else "_test"
         by_dim: dict[str, list] = defaultdict(list)
@@ -202,15 +225,15 @@ def _aggregate(records: dict, out: Scored) -> None:
                 continue
             by_dim[dimension] += recs
             if split == "dev":
-                out.results[f"critic_{dimension}_{domain}"] = _metrics(dimension, recs)
+                out.results[f"critic_{dimension}_{domain}"] = _metrics(dimension, recs, registered)
         for dimension, recs in by_dim.items():
-            out.results[f"critic_{dimension}{suffix}"] = _metrics(dimension, recs)
-    _groups(out)
+            out.results[f"critic_{dimension}{suffix}"] = _metrics(dimension, recs, registered)
+    _groups(out, registered.groups)
 
 
-def _groups(out: Scored) -> None:
+def _groups(out: Scored, groups: Sequence[Any]) -> None:
     """Each registry group whose members were all scored: the unweighted mean of their headline values."""
-    for group in registry.GROUPS.values():
+    for group in groups:
         scores = [out.results.get(m, {}).get(f"{group.metric},none") for m in group.members]
         if all(isinstance(v, (int, float)) for v in scores):
             out.results[group.name] = {f"{group.metric},none": sum(scores) / len(scores)}

@@ -6,11 +6,8 @@ value)`` of the registry's metric, or a bound of its bootstrap interval."""
 from critic_tasks.adapters.lm_eval import hooks
 from critic_tasks.adapters.lm_eval.hooks import aggregation, interval_bound
 
-AIUJudgeFilter = hooks.AIUJudgeFilter
-CorrectionCheck = hooks.CorrectionCheck
-JudgeFilter = hooks.JudgeFilter
 KeepSamples = hooks.KeepSamples
-RevisionFilter = hooks.RevisionFilter
+ScoreFilter = hooks.ScoreFilter
 doc_to_target = hooks.doc_to_target
 doc_to_text = hooks.doc_to_text
 load_docs = hooks.load_docs

@@ -1,0 +1,306 @@
+"""The scoring engine: the one table of scorers, and any registered task scored from its documents and replies.
+
+Each Dimension names how its replies are scored (``registry.Dimension.scorer``); ``SCORERS[name]`` is that way of
+scoring, with everything a caller used to branch on:
+
+* ``check_settings()``: the preflight check (the models of its ``roles``, their endpoints; the sandbox);
+* ``batch`` and ``record``: the step run once over a whole task's replies (programs in the sandbox, judge or reviser
+  calls; None: each reply is parsed on its own), and one document's record from that step's result;
+* ``defers(...)``: the deferral rule (no judge or reviser configured: the generations are kept and scored later by
+  ``command``, see ``rescore_hint``), with the records kept meanwhile (``deferred_record``);
+* ``identity``: what names the judge in results and caches; ``metrics``: the values ``critic-eval rescore / judge /
+  revise`` report for saved generations.
+
+The lm-eval hooks (one parameterised filter), the OpenCompass evaluator, preflight and ``critic-eval rescore /
+judge / revise`` all dispatch through this table. The engine sits above the protocols and the registry (it reads
+both; neither reads it) and below the adapters and the CLI: ``score`` (documents + replies -> records),
+``dimension_metrics`` (records -> the registry's keys), ``task_docs`` / ``score_task`` for a whole registered task.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from critic_tasks import registry
+from critic_tasks.core.metrics.bootstrap import settings_from_env
+from critic_tasks.core.records import CheckOutcome, Record
+from critic_tasks.llm import LLMSettings
+from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.llm.backends.openai_compatible import check_endpoints
+from critic_tasks.protocols import catalog
+from critic_tasks.protocols.criticbench import judge as cb_judge
+from critic_tasks.protocols.criticbench import offline
+from critic_tasks.protocols.criticbench import scoring as cb_scoring
+from critic_tasks.protocols.criticbench.correction import check_samples
+from critic_tasks.protocols.metacritique import judge as mc_judge
+from critic_tasks.protocols.metacritique.scoring import aiu_metrics
+from critic_tasks.protocols.revision import pipeline as revision_pipeline
+from critic_tasks.protocols.revision.data import resolve_failure_rule
+from critic_tasks.sandbox import get_executor
+
+EXECUTOR_ENV = "CRITIC_EXECUTOR"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a scoring step may need besides documents and replies (None: from the CRITIC_* settings)."""
+
+    executor: Any = None  # the sandbox's executor (``sandbox.get_executor``)
+    judge: LLMSettings | None = None
+    revisers: Sequence[LLMSettings] | None = None
+    progress: bool = False
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def dimension_metrics(dimension: registry.Dimension, records, intervals=None) -> dict[str, float]:
+    """The registry's metric keys for ``dimension`` (those with a value), from the family a live run uses, as a run
+    outside lm-eval reports them (OpenCompass's evaluator, ``critic-eval score / judge / rescore``).
+
+    One run of the family over all records reports the breakdown keys (``spearman_low``, ...) itself; a live
+    lm-eval run routes records key by key (``Metric.accepts``) and gets the same values. Interval keys
+    (``spearman_ci_low``, ...) are computed on the records their metric accepts, as lm-eval routes them
+    (``intervals``: a ``BootstrapSettings``, default from CRITIC_CI_*; disabled: no interval keys)."""
+    records = list(records)
+    values = catalog.FAMILIES[dimension.metrics[0].family](records)
+    out = {m.key: values[m.key] for m in dimension.metrics if m.key in values}
+    settings = settings_from_env() if intervals is None else intervals
+    if settings.enabled:
+        for m in dimension.metrics:
+            if m.ci == "low" and m.key.removesuffix("_ci_low") in out:
+                ci = catalog.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
+                if ci is not None:
+                    out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
+    return out
+
+
+def routed_metrics(dimension: registry.Dimension, records) -> dict[str, float]:
+    """The registry's keys, each over the records an lm-eval run routes to it (``Metric.accepts``)."""
+    out, intervals = {}, settings_from_env()
+    for m in dimension.metrics:
+        rows = [r for r in records if m.accepts(r)]
+        if not rows:
+            continue
+        if m.ci == "low" and intervals.enabled:  # both bounds from one bootstrap, on the rows lm-eval routes to it
+            ci = catalog.INTERVALS[m.family](rows, m.base, intervals)
+            if ci is not None:
+                out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
+        elif not m.ci:
+            value = catalog.FAMILIES[m.family](rows).get(m.base)
+            if value is not None:  # nothing to average over (every verdict unreadable): absent, as live (null)
+                out[m.key] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- the scorers' steps
+
+
+def _first(samples) -> list:
+    return [s[0] if s else None for s in samples]
+
+
+def _parsed(dim, doc: dict, reply) -> Record:
+    # one reply; or every sample of the item where lm-eval's KeepSamples filter kept them (self-consistency)
+    return registry.PROTOCOLS[dim.protocol].record(doc, reply)
+
+
+def _check(dim, docs, samples, ctx: Context) -> list[list[CheckOutcome]]:
+    return check_samples(samples, docs, executor=ctx.executor, invalid="mark")  # a domain's programs at once
+
+
+def _correction(dim, doc: dict, outcomes) -> Record:
+    if isinstance(outcomes, dict):  # lm-eval kept one sample's outcome (a dict) alone
+        outcomes = [outcomes]
+    return cb_scoring.correction_record(doc, [o if isinstance(o, CheckOutcome) else CheckOutcome(**o)
+                                              for o in outcomes])
+
+
+def _grade(dim, docs, samples, ctx: Context) -> list[Record]:
+    return cb_judge.judge_docs(docs, _first(samples), ctx.judge or cb_judge.judge_settings(), progress=ctx.progress)
+
+
+def _aiu(dim, docs, samples, ctx: Context) -> list[Record]:
+    return mc_judge.judge_critiques(docs, _first(samples), ctx.judge, progress=ctx.progress)
+
+
+def _revise(dim, docs, samples, ctx: Context) -> list[Record]:
+    revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
+    return revision_pipeline.run(dim.protocol, docs, _first(samples), revisers, ctx.judge or
+                                 revision_pipeline.judge_settings(), ctx.executor, progress=ctx.progress)
+
+
+def _kept(dim, doc: dict, result) -> Record:
+    """A batch's record for this document: as made, or as lm-eval kept it (a one-row list of its dict)."""
+    return result if isinstance(result, Record) else Record.from_dict(result[0])
+
+
+def _no_judge(what: str) -> Callable:
+    def defers(dim, docs, ctx: Context) -> str:
+        if (ctx.judge or cb_judge.judge_settings()).model:
+            return ""
+        return (f"critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): {what} deferred; keep generations "
+                "with --log_samples and run `critic-eval judge <output_path>`")
+    return defers
+
+
+def _revision_defers(dim, docs, ctx: Context) -> str:
+    revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
+    why = revision_pipeline.missing(dim.protocol, docs, revisers, ctx.judge or revision_pipeline.judge_settings())
+    if not why:
+        return ""
+    return (f"critic_tasks: {dim.protocol} scoring deferred (set {why}); keep generations with --log_samples and "
+            "run `critic-eval revise <output_path>`")
+
+
+def _pass_rates(dim, records) -> str:
+    rates = revision_pipeline.per_reviser_pass_rates(records)
+    if not rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
+        return ""
+    return (f"critic_tasks: {dim.protocol} pass rate per reviser: "
+            + ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
+
+
+def _role_settings(role: str) -> list[LLMSettings]:
+    """The settings of a role's models (validated as they are read): the reviser pool, or the judge."""
+    return revision_pipeline.reviser_pool() if role == "reviser" else [cb_judge.judge_settings()]
+
+
+def _never(*_) -> str:
+    return ""
+
+
+def _nothing(*_) -> bool:
+    return False
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Scorer:
+    name: str
+    about: str
+    command: str  # the critic-eval subcommand that scores saved generations: rescore | judge | revise
+    label: str  # what a scoring failure's message calls it
+    record: Callable[[Any, dict, Any], Record]  # (dimension, doc, its batch result, or its reply) -> its record
+    batch: Callable[..., list] | None = None  # (dimension, docs, samples, Context) -> one result per document
+    roles: tuple[str, ...] = ()  # the models it calls (llm roles): checked before a run, needed to score in-run
+    judged: bool = False  # its grades come from a judge model (CriticBench's 1-10, MetaCritique's AIU checks)
+    uses_executor: bool = False  # runs programs in the sandbox
+    checks: tuple[Callable[[], Any], ...] = ()  # other settings it reads, checked before a run
+    defers: Callable[[Any, Sequence[dict], Context], str] = _never  # the warning when it cannot score now ('' if it can)
+    deferred_record: Callable[[dict], Record] | None = None  # what an item holds until it is scored later
+    identity: Callable[[LLMSettings], dict] | None = None  # the judge's identity, recorded beside its grades
+    failed: Callable[[Record], bool] = _nothing  # an item left unscored by a failed call or an unreadable reply
+    live_failures: bool = False  # a live run collects those items (``unscored_items``: critic-eval exits 1)
+    summary: Callable[[Any, list], str] = _never  # one log line about a scored batch ('' for none)
+    metrics: Callable[[Any, list], dict] = dimension_metrics  # what rescore / judge / revise report
+    lm_eval_only: str = ""  # why it runs only inside lm-eval, between generation and scoring ('' = anywhere)
+
+    def context_from_env(self, **given) -> Context:
+        """A live run's Context: the models of this scorer's roles from the CRITIC_* settings."""
+        return Context(judge=cb_judge.judge_settings() if "judge" in self.roles else None,
+                       revisers=revision_pipeline.reviser_pool() if "reviser" in self.roles else None, **given)
+
+    @property
+    def rescore_hint(self) -> str:
+        """The command that scores a run's saved generations (``--log_samples``) later."""
+        return f"critic-eval {self.command} <output_path>"
+
+    def check_settings(self) -> None:
+        """The settings this scorer needs, checked before any generation: each role's models (every value, the
+        backend's name, each endpoint asked once), the sandbox's executor, and its other settings."""
+        for role in self.roles:
+            for settings in _role_settings(role):
+                check_backend_name(settings)
+                check_endpoints(settings)  # a URL nothing listens on stops the run now
+        if self.uses_executor:
+            get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
+        for check in self.checks:
+            check()
+
+
+SCORERS: dict[str, Scorer] = {s.name: s for s in (
+    Scorer("parse", "each reply parsed into a record (a Likert score, a verdict, a rating)", "rescore", "parse",
+           record=_parsed),
+    Scorer("sandbox", "revisions checked: final answers compared, programs run in the sandbox", "rescore", "sandbox",
+           record=_correction, batch=_check, uses_executor=True),
+    Scorer("judge", "graded 1-10 by a judge against the human critique", "judge", "judge", record=_kept,
+           batch=_grade, roles=("judge",), judged=True, defers=_no_judge("judging"),
+           deferred_record=cb_judge.deferred_record, identity=cb_judge.judge_identity,
+           failed=lambda r: r.score is None, live_failures=True),
+    Scorer("aiu_judge", "a judge extracts the critique's atomic units and checks precision and recall", "judge",
+           "judge", record=_kept, batch=_aiu, roles=("judge",), judged=True,
+           defers=_no_judge("MetaCritique judging"), deferred_record=mc_judge.deferred_record,
+           identity=mc_judge.judge_identity, failed=lambda r: not r.scored,
+           metrics=lambda dim, records: aiu_metrics(records)),
+    Scorer("revision", "revisers revise with the critique; checks and a judge score the revisions", "revise",
+           "revision", record=_kept, batch=_revise, roles=("reviser", "judge"), uses_executor=True,
+           checks=(resolve_failure_rule,), defers=_revision_defers, deferred_record=revision_pipeline.deferred_record,
+           failed=lambda r: r.failed, live_failures=True, summary=_pass_rates, metrics=routed_metrics,
+           lm_eval_only="its reviser and judge run inside lm-eval, between generation and scoring"),
+)}
+
+
+def score(dimension: registry.Dimension, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
+          context: Context = Context()) -> list[Record]:
+    """One record per document from its replies (``samples[i]``: document i's, as lm-eval keeps them), through
+    the dimension's scorer: parsed one by one (the first reply), or the whole batch at once."""
+    if len(docs) != len(samples):
+        raise ValueError(f"{len(docs)} documents but {len(samples)} generations")
+    scorer = SCORERS[dimension.scorer]
+    results = _first(samples) if scorer.batch is None else scorer.batch(dimension, docs, samples, context)
+    return [scorer.record(dimension, doc, result) for doc, result in zip(docs, results)]
+
+
+# ----------------------------------------------------------------------------- a whole registered task
+
+
+def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None) -> list[dict]:
+    """The documents of a registered task, as its lm-eval YAML loads them (same split, domains and options);
+    ``protocol`` / ``toolkit_dir`` reach the loaders that take them (CriticBench's)."""
+    spec = registry.task(task)
+    steps = registry.PROTOCOLS[spec.dimension_spec.protocol]
+    given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir}
+    return steps.load_docs(spec.dimension_spec.data_dimension, **steps.task_options(spec),
+                           **{k: v for k, v in given.items() if k in steps.options})
+
+
+def prompt(doc: dict, task: str) -> str:
+    return registry.PROTOCOLS[registry.task(task).dimension_spec.protocol].prompt(doc)
+
+
+def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,
+               judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
+    """A registered task's metrics and per-item records from its documents and one reply per document (OpenCompass's
+    evaluator, ``critic-eval score``): the same records and metric families as a live run, so the same numbers."""
+    dimension = registry.task(task).dimension_spec
+    if len(docs) != len(generations):
+        raise ValueError(f"{len(docs)} documents but {len(generations)} generations")
+    if SCORERS[dimension.scorer].lm_eval_only:
+        raise ValueError(f"{task}: scored by {dimension.scorer!r}, not outside lm-eval")
+    records = score(dimension, docs, [[g] for g in generations], Context(executor=executor, judge=judge))
+    return dimension_metrics(dimension, records), records
+
+
+def judge_identity(task: str, judge: LLMSettings) -> dict | None:
+    return SCORERS[registry.task(task).scorer].identity(judge)
+
+
+def item_label(doc: dict) -> str:
+    """How per-item details name a document: its file and index, else its id."""
+    if "source_file" in doc:
+        return f"{doc['source_file']}[{doc['item_index']}]"
+    return str(doc.get("id", doc.get("pair_id", "")))
+
+
+def registered() -> offline.Registered:
+    """What the prediction-file readers (``protocols.criticbench.offline`` / ``label_free``) need of the registered
+    tasks, handed to them: a protocol does not read the registry."""
+    return offline.Registered(
+        tasks=registry.TASKS, groups=tuple(registry.GROUPS.values()),
+        judged=lambda task: SCORERS[task.scorer].judged, task_docs=task_docs, score_task=score_task,
+        dimension_metrics=lambda name, records: dimension_metrics(registry.DIMENSIONS[name], records))
