@@ -124,7 +124,7 @@ def own_request_cache(monkeypatch, tmp_path_factory):
 SLOW_MODULES = {"test_revision", "test_self_feedback", "test_subjective", "test_fail_fast", "test_opencompass",
                 "test_smollm2_e2e", "test_resume", "test_newcomer", "test_benchmarks", "test_critiquellm_tasks",
                 "test_metacritique_task", "test_lm_eval_tasks", "test_score_command", "test_cli", "test_fanout",
-                "test_register_lm_eval", "test_report_browser", "test_toolkit_raw_items", "test_ranks"}
+                "test_register_lm_eval", "test_report_browser", "test_toolkit_raw_items"}
 FAST_IN_SLOW_MODULES = {"test_generated_yaml_in_sync_with_generator", "test_generated_config_tree_in_sync_with_generator"}
 
 

