@@ -68,11 +68,15 @@ def _task_yaml(task: registry.Task) -> str:
         config["tag"] = list(task.tags)
     if task.repeats > 1:
         config["repeats"] = task.repeats
+        if SCORERS[dim.scorer].batch is not None:  # the filter keeps repeats replies per item (less data-parallel
+            config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.ScoreFilter",  # padding)
+                                                                  "scorer": dim.scorer, "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
     if dim.protocol != "criticbench":
         if task.repeats > 1 and SCORERS[dim.scorer].batch is None:  # parsed: every sample reaches process_results
-            config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.KeepSamples"}]}]
+            config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.KeepSamples",
+                                                                  "repeats": task.repeats}]}]
         config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
                                     **dict(task.options)}
         return _dump(config)

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from critic_tasks import registry
+from critic_tasks.adapters.lm_eval import ranks
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
@@ -106,7 +107,9 @@ def process_results(doc: dict, results: list) -> dict:
     row = rec.as_dict()  # plain JSON in --log_samples files
     # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
     intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
-    return {m.key: row for m in dim.metrics if m.accepts(rec) and (intervals or not m.ci)}
+    keys = [m.key for m in dim.metrics if intervals or not m.ci]
+    # several ranks: every key on every document, each value tagged with its rank (ranks.every_key)
+    return ranks.every_key({m.key: row for m in dim.metrics if m.accepts(rec) and m.key in keys}, keys)
 
 
 # ----------------------------------------------------------------------------- aggregations
@@ -122,7 +125,7 @@ def aggregation(family: str, base: str):
 
     def aggregate(rows):
         # a value the family leaves out (nothing to average: every verdict unreadable, say) is null, never NaN
-        return compute([Record.from_dict(r) for r in rows]).get(base)
+        return compute([Record.from_dict(r) for r in ranks.in_doc_order(rows)]).get(base)
 
     aggregate.__name__ = aggregation_name(family, base)
     return aggregate
@@ -160,6 +163,9 @@ def interval_bound(family: str, base: str, bound: str):
     metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
 
     def aggregate(rows):
+        rows = ranks.in_doc_order(rows)
+        if not rows:  # a key no item fed (only several ranks report one: ranks.every_key): no interval
+            return None
         ci = _interval(family, base, settings_from_env(), _Rows(rows))
         return None if ci is None else ci[0 if bound == "low" else 1]
 
@@ -238,8 +244,10 @@ class ScoreFilter:
     def __init__(self, scorer: str, **kwargs):
         self.scorer = SCORERS[scorer]
         self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+        self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
 
     def apply(self, resps, docs):
+        resps = ranks.own_replies(resps, self.repeats)  # no item checked or judged twice under data parallel
         scorer, dim = self.scorer, _dimension(docs[0]) if docs else None
         context = scorer.context_from_env(progress=True)
         why = scorer.defers(dim, docs, context)
@@ -274,10 +282,10 @@ class ScoreFilter:
 
 class KeepSamples:
     """lm-eval filter: keep every sample of an item (lm-eval's default keeps the first), for tasks that read all
-    k of them (CritiqueLLM's self-consistency: the mean of k sampled ratings)."""
+    k of them (CritiqueLLM's self-consistency: the mean of k sampled ratings), less data-parallel padding."""
 
     def __init__(self, **kwargs):
-        pass
+        self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (k)
 
     def apply(self, resps, docs):
-        return [list(r) for r in resps]
+        return ranks.own_replies(resps, self.repeats)

@@ -1,0 +1,77 @@
+"""Data-parallel lm-eval runs (``accelerate launch -m lm_eval ...``, several ranks): the same numbers as one process.
+
+lm-eval gives rank r the documents r, r + W, r + 2W, ... (W ranks); each rank generates, filters (our judge and
+sandbox run there, on that rank's documents only) and calls ``process_results`` for its own documents; rank 0
+then gathers every rank's per-document values, key by key, and aggregates. Three things in that path would change
+our numbers, and are handled here:
+
+* **Padding.** A rank with fewer requests repeats its last one until every rank has as many (lm-eval pads so that
+  the ranks stay in step); the extra replies land on that last request. ``own_replies`` drops them before a filter
+  that reads every reply (the sandbox checks, self-consistency), so no item is checked twice or gets extra samples.
+* **Key sets.** Rank 0 gathers the metric keys *it* has and looks each up in every rank's values: a key that only
+  some items feed (``spearman_low``: low-quality items) is missing on a rank without such an item, and the gather
+  fails (KeyError), or drops the key. Under a process group, ``every_key`` gives every document every key, the
+  keys it does not feed holding an empty slot.
+* **Order.** The gathered values come rank by rank, not document by document; a bootstrap interval depends on the
+  order of its rows. Each value carries its rank, and ``in_doc_order`` (the first step of every aggregation) puts
+  the rows back in document order and drops the empty slots.
+
+Outside a process group (one process: the usual run), nothing here changes anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+log = logging.getLogger("critic_tasks")
+
+SLOT = "critic_rank"  # the key that marks a value wrapped by every_key
+
+
+def process_group() -> tuple[int, int] | None:
+    """(rank, world size) of the torch.distributed process group this process belongs to; None outside one (or in
+    a group of one). torch is not imported for this: a process that has not imported it is in no group."""
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    world = dist.get_world_size()
+    return (dist.get_rank(), world) if world > 1 else None
+
+
+def every_key(metrics: dict, keys) -> dict:
+    """``process_results``' values, under a process group: every key of ``keys``, each value wrapped with this
+    rank (``None`` in the slot of a key this document does not feed). Unchanged outside one."""
+    group = process_group()
+    if group is None:
+        return metrics
+    rank, world = group
+    return {key: {SLOT: rank, "world": world, "row": metrics.get(key)} for key in keys}
+
+
+def in_doc_order(rows: list) -> list:
+    """The rows of a metric key as one process would hand them to the aggregation: in document order, the empty
+    slots left out. Rank r's j-th value is document r + j * W. Rows not wrapped by ``every_key`` pass unchanged."""
+    if not rows or not (isinstance(rows[0], dict) and SLOT in rows[0]):
+        return rows
+    seen: dict[int, int] = {}
+    placed = []
+    for slot in rows:
+        rank, world = slot[SLOT], slot["world"]
+        j = seen[rank] = seen.get(rank, -1) + 1
+        placed.append((rank + j * world, slot["row"]))
+    placed.sort(key=lambda pair: pair[0])
+    return [row for _, row in placed if row is not None]
+
+
+def own_replies(resps: list, repeats: int) -> list:
+    """Each instance's replies less lm-eval's data-parallel padding: the first ``repeats`` (the task's ``repeats``).
+    Padding only ever lengthens one instance (a rank's last request); where several have more replies than
+    ``repeats``, the task samples more than the filter was told (a hand-written YAML): every reply is kept."""
+    longer = sum(len(r) > repeats for r in resps)
+    if longer > 1:
+        log.warning("critic_tasks: %d items have more than %d replies (the filter's repeats); all are kept: give "
+                    "the filter the task's repeats", longer, repeats)
+        return [list(r) for r in resps]
+    return [list(r)[:repeats] for r in resps]
