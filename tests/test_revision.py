@@ -349,7 +349,7 @@ def test_criticbench_items_all_nine_domains(monkeypatch):
     ('{"generation": "x"}', ":2: missing field 'question'"),
     ('{"question": "q", "generation": 3}', ":2: field 'generation' should be a string, got int"),
     ('{"question": "q", "generation": "g", "domain": "code_exec"}', ":2: missing field 'unit_test'"),
-    ("not json", ":2: not a JSON object"),
+    ("not json", ":2: malformed JSON line"),
 ])
 def test_bad_item_rows_name_file_line_and_field(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"

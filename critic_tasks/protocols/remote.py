@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from critic_tasks.core.errors import DataError
+from critic_tasks.core.jsonl import iter_jsonl
 
 
 def resolve_dir(value: str | os.PathLike | None, env: str) -> Path | None:
@@ -73,24 +74,7 @@ def read_json(path: Path):
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    rows = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise DataError(f"{path}:{n}: malformed JSON line ({err.msg})") from None
-                if not isinstance(row, dict):
-                    raise DataError(f"{path}:{n}: expected a JSON object, got {type(row).__name__}")
-                rows.append(row)
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
-    except OSError as err:
-        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
-    return rows
+    return [row for _, _, row in iter_jsonl(path)]
 
 
 def field(item: dict, key: str, where: str, kinds=(str,)):

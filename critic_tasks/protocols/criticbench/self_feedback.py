@@ -19,13 +19,13 @@ and the item.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.protocols.criticbench import data
 from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
 
@@ -91,29 +91,21 @@ def read_feedback(value: str) -> dict[str, Feedback]:
     setting = f"self_feedback={value}"
     out: dict[str, Feedback] = {}
     for f in _stage1_files(Path(value).expanduser(), setting):
-        with open(f, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                where = f"{f}:{n}"
-                try:
-                    sample = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise DataError(f"{where}: not a JSON line ({err.msg}); expected lm-eval --log_samples output") from None
-                doc = sample.get("doc") if isinstance(sample, dict) else None
-                if not isinstance(doc, dict) or doc.get("dimension") != DIMENSION or "item_key" not in doc:
-                    raise DataError(f"{where}: not a sample of the stage-1 task {STAGE1_TASK} (its doc has no "
-                                    "'item_key'); self_feedback must name that task's --log_samples output")
-                try:
-                    text = sample["resps"][0][0]
-                except (KeyError, IndexError, TypeError):
-                    raise DataError(f"{where}: item {doc['item_key']} has no generation ('resps')") from None
-                entry = Feedback(str(text or ""), doc.get("question", ""), doc.get("generation", ""), where)
-                seen = out.get(doc["item_key"])
-                if seen is not None and seen.text != entry.text:
-                    raise DataError(f"{where}: item {doc['item_key']} has other feedback than in {seen.where}; "
-                                    "point self_feedback at one stage-1 run")
-                out[doc["item_key"]] = entry
+        for _, where, sample in iter_jsonl(f, "; expected lm-eval --log_samples output"):
+            doc = sample.get("doc") if isinstance(sample, dict) else None
+            if not isinstance(doc, dict) or doc.get("dimension") != DIMENSION or "item_key" not in doc:
+                raise DataError(f"{where}: not a sample of the stage-1 task {STAGE1_TASK} (its doc has no "
+                                "'item_key'); self_feedback must name that task's --log_samples output")
+            try:
+                text = sample["resps"][0][0]
+            except (KeyError, IndexError, TypeError):
+                raise DataError(f"{where}: item {doc['item_key']} has no generation ('resps')") from None
+            entry = Feedback(str(text or ""), doc.get("question", ""), doc.get("generation", ""), where)
+            seen = out.get(doc["item_key"])
+            if seen is not None and seen.text != entry.text:
+                raise DataError(f"{where}: item {doc['item_key']} has other feedback than in {seen.where}; "
+                                "point self_feedback at one stage-1 run")
+            out[doc["item_key"]] = entry
     return out
 
 

@@ -25,11 +25,11 @@ checker runs it.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench.domains import (
@@ -112,31 +112,21 @@ def load_items_file(path: str | Path, dimension: str) -> list[dict]:
     if not path.is_file():
         raise DataError(f"items_file={path}: no such file")
     docs = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{where}: not a JSON object ({err.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}")
-            fields = {k: _text(row, k, where, required=k in ("question", "generation"))
-                      for k in ("question", "generation", "domain", "article", "ground_truth_answer", "unit_test",
-                                "data_source", "correction")}
-            fields["id"] = str(row.get("id", n))
-            domain = fields["domain"]
-            if domain in OBJECTIVE_CORRECTION_DOMAINS:
-                need = "ground_truth_answer" if DOMAINS[domain].needs_gold_answer else "unit_test"
-                if not fields[need]:
-                    raise DataError(f"{where}: missing field '{need}' (domain {domain!r} is checked with it)")
-            elif fields["unit_test"]:
-                fields["check_domain"] = "code_not_exec"
-            elif fields["ground_truth_answer"]:
-                fields["check_domain"] = "math_cot"
-            docs.append(_doc(dimension, **fields, source_file=str(path), item_index=n - 1))
+    for n, where, row in iter_jsonl(path):
+        fields = {k: _text(row, k, where, required=k in ("question", "generation"))
+                  for k in ("question", "generation", "domain", "article", "ground_truth_answer", "unit_test",
+                            "data_source", "correction")}
+        fields["id"] = str(row.get("id", n))
+        domain = fields["domain"]
+        if domain in OBJECTIVE_CORRECTION_DOMAINS:
+            need = "ground_truth_answer" if DOMAINS[domain].needs_gold_answer else "unit_test"
+            if not fields[need]:
+                raise DataError(f"{where}: missing field '{need}' (domain {domain!r} is checked with it)")
+        elif fields["unit_test"]:
+            fields["check_domain"] = "code_not_exec"
+        elif fields["ground_truth_answer"]:
+            fields["check_domain"] = "math_cot"
+        docs.append(_doc(dimension, **fields, source_file=str(path), item_index=n - 1))
     if not docs:
         raise DataError(f"items_file={path}: no items")
     return docs
