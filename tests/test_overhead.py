@@ -95,3 +95,21 @@ def test_overhead_benchmark_writes_a_dev_sized_set_in_the_real_layout(tmp_path, 
     assert overhead.canned_reply("Answer on the first line exactly as `Decision: A`, ...").split("\n")[0] in (
         "Decision: A", "Decision: B", "Decision: C")
     assert overhead.canned_reply("... exactly as `Score: x` (x is an integer from 1 to 7)").startswith("Score: ")
+
+
+def test_judge_client_names_a_connection_failure_as_one(tmp_path):
+    """The client's own POST (``_Endpoint.chat``) maps a refused connection to openai's connection error, as
+    openai's client did: recorded as the transport's failure, never as a malformed reply."""
+    import socket
+
+    from critic_tasks.llm import LLMSettings
+    from critic_tasks.llm.backends.openai_compatible import OpenAIBackend
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = LLMSettings(role="judge", backend="openai", model="j", base_url=f"http://127.0.0.1:{port}/v1",
+                           cache=None, concurrency=2, max_tokens=8, timeout=5, max_tries=1)
+    (reply,) = OpenAIBackend(settings).generate(["a"], progress=False)
+    assert reply.text is None and reply.error.startswith("gave up after 1 tries; last error: ")
+    assert "malformed" not in reply.error and "connect" in reply.error.lower()
