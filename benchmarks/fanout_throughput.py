@@ -116,6 +116,9 @@ def main():
     print(f"\n{args.servers} servers / one: {ratio:.2f}x (target >= 1.8x with two); the pool at "
           f"{pool['req_per_s'] / pool_capacity:.0%} of the servers' summed capacity ({pool_capacity:.0f} req/s; "
           f"target >= 90%) over the whole call, {pool['span_req_per_s'] / pool_capacity:.0%} over the servers' span")
+    for name, r in rows.items():  # our CPU in this process over the call's wall time; the rest is the servers' latency
+        print(f"our share of the wall time ({name}): {r['cpu_ms_per_request'] * r['req_per_s'] / 1000:.0%} (the "
+              f"client's CPU); the rest is waiting on the servers")
     if args.json:
         out = {k: {m: v for m, v in r.items() if m != "texts"} for k, r in rows.items()}
         out.update(ratio=ratio, capacity_one=one_capacity, capacity_pool=pool_capacity, args=vars(args),

@@ -156,10 +156,15 @@ class TimedBackend(OpenAIBackend):
         return reply
 
 
+OUR_CPU: list[float] = []  # this process's CPU per run of ours (the server is another process)
+
+
 def run_ours(settings: JudgeSettings, prompts: list[str]):
+    cpu = time.process_time()
     backend = TimedBackend(settings)
     backend.intervals = []
     replies = backend.generate(prompts, progress=False)
+    OUR_CPU.append(time.process_time() - cpu)
     failed = [r.error for r in replies if r.text is None]
     if failed:
         raise SystemExit(f"{len(failed)} requests failed, e.g. {failed[0]}")
@@ -331,6 +336,9 @@ def main():
         print(f"ours at {ours['capacity_share']:.0%} of the server's capacity at concurrency {args.concurrency} "
               f"({capacity_rps:.1f} req/s; target >= 90%) over the whole call, {ours['span_share']:.0%} from the "
               f"server's first request to its last")
+    ours_wall = sum(r["wall_s"] for r in runs[list(runs)[1]])
+    print(f"our share of the wall time (ours): {sum(OUR_CPU[1:]) / ours_wall:.0%} (the client's CPU); the rest is "
+          "waiting on the server")
     if args.json:
         out = {k: {m: v for m, v in r.items() if m != "texts"} for k, r in rows.items()}
         out.update(ratio=ratio, server=server, slots=args.slots, n=args.n, repeats=args.repeats,

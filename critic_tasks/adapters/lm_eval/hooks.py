@@ -78,6 +78,8 @@ def load_docs(**kwargs):
     """``custom_dataset``: lm-eval passes the task's ``dataset_kwargs`` and ``metadata`` (``--metadata``) together."""
     import datasets
 
+    from critic_tasks.adapters.lm_eval.docs import DocsDataset
+
     dimension = kwargs.get("dimension")
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
@@ -89,7 +91,7 @@ def load_docs(**kwargs):
     steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
-    return datasets.DatasetDict({"eval": datasets.Dataset.from_list(docs)})
+    return datasets.DatasetDict({"eval": DocsDataset.from_list(docs)})  # rows decoded once, not on every pass
 
 
 def doc_to_text(doc: dict) -> str:

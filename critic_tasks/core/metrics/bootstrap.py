@@ -15,8 +15,9 @@ the n units with replacement, compute the statistic on each (theta*_1 .. theta*_
 
 A unit is what the metric's own arithmetic counts once: an item, or a comparison pair with both of its orders (the
 caller passes one value per pair). Resamples are drawn from ``numpy.random.default_rng(seed)``, so the same seed
-gives the same interval. All B resamples are one (B, n) index array; ranks come from ``scipy.stats.rankdata`` along
-axis 1; nothing loops over resamples in Python.
+gives the same interval. All B resamples are one (B, n) index array; the ranks of all of them come from one pass of
+``ranks.resample_ranks`` (equal to ``scipy.stats.rankdata`` along axis 1, without sorting each row); nothing loops
+over resamples in Python.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from dataclasses import dataclass
 from typing import Hashable, Sequence
 
 import numpy as np
-from scipy import stats
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.metrics.ranks import resample_ranks
 
 ENV_SWITCH, ENV_RESAMPLES, ENV_LEVEL, ENV_SEED = "CRITIC_CI", "CRITIC_CI_RESAMPLES", "CRITIC_CI_LEVEL", "CRITIC_CI_SEED"
 
@@ -165,7 +166,7 @@ def spearman_replicates(predictions: Sequence[float], references: Sequence[float
         raise ValueError(f"{p.size} predictions vs {g.size} references")
     rng = np.random.default_rng(settings.seed)
     (idx,) = resample_indices(np.zeros(p.size), settings.resamples, rng)
-    return 100.0 * _rowwise_pearson(stats.rankdata(p[idx], axis=1), stats.rankdata(g[idx], axis=1))
+    return 100.0 * _rowwise_pearson(resample_ranks(p, idx), resample_ranks(g, idx))
 
 
 def spearman_interval(predictions: Sequence[float], references: Sequence[float],

@@ -33,8 +33,6 @@ import warnings
 from collections import defaultdict
 from typing import Hashable, Sequence
 
-from scipy import stats
-
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
@@ -53,6 +51,9 @@ def correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float] | N
         raise ValueError(f"{len(x)} vs {len(y)} values")
     if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
         return None
+    from scipy import stats  # here, not at import: scipy.stats alone takes ~1 s to import, and a run that
+    # reports no correlation (every CriticBench task) never needs it
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = {"pearson": stats.pearsonr(x, y)[0], "spearman": stats.spearmanr(x, y)[0], "kendall": stats.kendalltau(x, y)[0]}

@@ -11,10 +11,9 @@ valid JSON in harness outputs).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Sequence
 
-from scipy import stats
+from critic_tasks.core.metrics.ranks import rank_correlation
 
 
 def spearman_x100(predictions: Sequence[float], references: Sequence[float]) -> tuple[float, str | None]:
@@ -37,9 +36,7 @@ def spearman_x100(predictions: Sequence[float], references: Sequence[float]) -> 
     if len(set(predictions)) < 2 or len(set(references)) < 2:
         side = "predictions" if len(set(predictions)) < 2 else "human scores"
         return 0.0, f"constant {side} over {len(predictions)} items: Spearman undefined, reported 0"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rho = stats.spearmanr(predictions, references).statistic
+    rho = rank_correlation(predictions, references)  # scipy.stats.spearmanr's statistic, bit for bit
     if math.isnan(rho):  # defensive: scipy found no variance after all
         return 0.0, "Spearman undefined (no variance), reported 0"
     return float(rho) * 100.0, None
