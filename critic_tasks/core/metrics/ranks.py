@@ -17,7 +17,11 @@ import numpy as np
 
 def resample_ranks(values, indices: np.ndarray) -> np.ndarray:
     """Average ranks of ``values[indices]`` along the last axis: ``indices`` is a (B, m) array of positions into the
-    1-D ``values`` (one resample per row), or 1-D (one row). Values must not be NaN."""
+    1-D ``values`` (one resample per row), or 1-D (one row). Values must not be NaN.
+
+    >>> resample_ranks([5, 1, 3], np.array([[0, 0, 1], [2, 1, 0]])).tolist()
+    [[2.5, 2.5, 1.0], [2.0, 1.0, 3.0]]
+    """
     x = np.asarray(values, dtype=float)
     idx = np.asarray(indices)
     rows = idx.reshape(-1, idx.shape[-1]) if idx.ndim else idx.reshape(1, 1)
@@ -32,7 +36,11 @@ def resample_ranks(values, indices: np.ndarray) -> np.ndarray:
 
 
 def average_ranks(values) -> np.ndarray:
-    """Average ranks of a 1-D sequence (``scipy.stats.rankdata(values)``)."""
+    """Average ranks of a 1-D sequence (``scipy.stats.rankdata(values)``).
+
+    >>> average_ranks([10, 20, 20, 30]).tolist()
+    [1.0, 2.5, 2.5, 4.0]
+    """
     x = np.asarray(values, dtype=float)
     return resample_ranks(x, np.arange(x.size))
 
@@ -40,7 +48,13 @@ def average_ranks(values) -> np.ndarray:
 def rank_correlation(predictions, references) -> float:
     """Spearman's rho as ``scipy.stats.spearmanr(predictions, references).statistic`` computes it (the Pearson
     correlation of the average ranks, ``numpy.corrcoef`` over the two columns); NaN where an input holds NaN or is
-    constant (no correlation defined)."""
+    constant (no correlation defined).
+
+    >>> rank_correlation([1, 2, 3], [1, 3, 2])
+    0.5
+    >>> rank_correlation([1, 1, 1], [1, 2, 3])
+    nan
+    """
     p, g = np.asarray(predictions, dtype=float), np.asarray(references, dtype=float)
     if np.isnan(p).any() or np.isnan(g).any():
         return float("nan")
