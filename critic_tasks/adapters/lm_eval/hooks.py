@@ -68,7 +68,10 @@ class _CustomKwargsWarning(logging.Filter):
         return not (message.startswith("critic_") and "Custom kwargs can be passed to `--metadata`" in message)
 
 
+# Installed on import, i.e. when lm-eval loads our tasks' utils.py: the warning is logged before any of our code runs
+# for a task (lm-eval's download() warns, then calls our loader), so no later point would catch the first one.
 logging.getLogger("lm_eval.api.task").addFilter(_CustomKwargsWarning())
+
 
 def _dimension(doc: dict) -> registry.Dimension:
     return registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
