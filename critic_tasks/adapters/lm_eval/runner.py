@@ -231,12 +231,10 @@ def check_model_paths(argv: list[str]) -> None:
 
 
 # lm-eval model names -> the modules its model class imports, and our extra that installs them.
-MODEL_BACKENDS = {
-    **dict.fromkeys(("hf", "hf-auto", "huggingface"), (("torch", "transformers", "accelerate"), "hf")),
-    **dict.fromkeys(("vllm",), (("vllm",), "vllm")),
-    **dict.fromkeys(("local-completions", "local-chat-completions", "openai-completions", "openai-chat-completions"),
-                    (("aiohttp", "requests", "tenacity"), "api")),
-}
+_HF, _API = (("torch", "transformers", "accelerate"), "hf"), (("aiohttp", "requests", "tenacity"), "api")
+MODEL_BACKENDS = {"hf": _HF, "hf-auto": _HF, "huggingface": _HF, "vllm": (("vllm",), "vllm"),
+                  "local-completions": _API, "local-chat-completions": _API, "openai-completions": _API,
+                  "openai-chat-completions": _API}
 
 
 def check_model_backend(argv: list[str]) -> None:
