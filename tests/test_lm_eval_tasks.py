@@ -253,3 +253,41 @@ def test_sampled_correction_reports_unbiased_pass_at_k(manager):
     assert "pass@10,none" not in metrics  # only 5 samples per item
     # the results name the sandbox layer that ran the code items' programs
     assert metrics["isolation,none"] == get_executor(os.environ.get("CRITIC_EXECUTOR", "sandbox")).isolation
+
+
+def test_task_manager_indexes_lm_evals_own_tasks_only_when_asked(monkeypatch):
+    """critic_tasks.task_manager() answers like lm-eval's full TaskManager with our folder included, but reads
+    lm-eval's own task tree (~14,700 YAMLs, seconds) only for a name that is not ours, a glob or a listing."""
+    from lm_eval.tasks import TaskManager
+    from lm_eval.tasks._index import TaskIndex
+
+    full = TaskManager(include_path=critic_tasks.tasks_dir())
+    lm_eval_tree = Path(lm_eval.tasks.__file__).parent
+    built = []
+    real_build = TaskIndex.build
+
+    def spy(paths, **kwargs):
+        paths = list(paths)
+        built.append([Path(p) for p in paths])
+        return real_build(paths, **kwargs)
+
+    monkeypatch.setattr(TaskIndex, "build", staticmethod(spy))
+    ours = critic_tasks.task_manager()
+    assert ours.match_tasks(["critic_meta", "critic_feedback"]) == ["critic_feedback", "critic_meta"]
+    loaded = ours.load(["critic", "critic_meta_chat"])
+    assert set(loaded["tasks"]) == set(full.load(["critic", "critic_meta_chat"])["tasks"])
+    assert all(lm_eval_tree not in paths for paths in built)  # our tasks alone: lm-eval's tree never read
+
+    assert ours.match_tasks(["critic_feed*"]) == full.match_tasks(["critic_feed*"])  # a glob: the full index
+    assert lm_eval_tree in built[-1]
+    assert ours.match_tasks(["gsm8k", "critic_meta"]) == full.match_tasks(["gsm8k", "critic_meta"]) == [
+        "critic_meta", "gsm8k"]
+    assert ours.task_index["gsm8k"].yaml_path == full.task_index["gsm8k"].yaml_path
+    assert ours.all_tasks == full.all_tasks and ours.all_groups == full.all_groups
+
+    # load() looks names up through _entry (loading gsm8k itself would need its dataset from the Hub)
+    fresh = critic_tasks.task_manager()  # a name lm-eval has and we do not: found, by indexing everything
+    assert fresh._entry("gsm8k").yaml_path == full.task_index["gsm8k"].yaml_path
+    assert ours.match_tasks(["no_such_task"]) == full.match_tasks(["no_such_task"]) == []
+    assert critic_tasks.task_manager(include_defaults=False).all_tasks == sorted(
+        TaskManager(include_path=critic_tasks.tasks_dir(), include_defaults=False).all_tasks)

@@ -102,14 +102,19 @@ def table_without_interval_rows(make_table):
 
 
 def _lm_eval(command: str, rest: list[str]) -> int:
+    import lm_eval.tasks
     import lm_eval.utils
     from lm_eval.__main__ import cli_evaluate
+
+    from critic_tasks.adapters.lm_eval import ours_first_task_manager
 
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
     unscored: list[str] = []
-    make_table = lm_eval.utils.make_table
+    make_table, full_task_manager = lm_eval.utils.make_table, lm_eval.tasks.TaskManager
     lm_eval.utils.make_table = table_without_interval_rows(make_table)
+    # lm-eval's CLI makes its TaskManager from this name when it runs: ours indexes lm-eval's own tree only if asked
+    lm_eval.tasks.TaskManager = ours_first_task_manager()
     try:
         with hooks.unscored_items(unscored):
             cli_evaluate()
@@ -129,7 +134,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
             return 1
         raise
     finally:
-        lm_eval.utils.make_table = make_table
+        lm_eval.utils.make_table, lm_eval.tasks.TaskManager = make_table, full_task_manager
         shutdown_vllm_engines()
     unjudged = len(unscored)
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
