@@ -143,7 +143,21 @@ SLOW_MODULES = {"test_revision", "test_self_feedback", "test_subjective", "test_
 FAST_IN_SLOW_MODULES = {"test_generated_yaml_in_sync_with_generator", "test_generated_config_tree_in_sync_with_generator"}
 
 
+# CI runs the slow tier on two workers (pytest-xdist, `-n 2 --dist loadgroup`, .ci/run). The modules holding the
+# longest real runs go first, so that they start at once rather than end the run alone on one worker.
+LONGEST_FIRST = ("test_opencompass", "test_vllm", "test_protocols_e2e", "test_ranks", "test_register_lm_eval",
+                 "test_smollm2_e2e", "test_resume", "test_revision_llamacpp")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module.__name__ in SLOW_MODULES and item.originalname not in FAST_IN_SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+        # tests sharing a module-scoped fixture (one OpenCompass or vLLM run checked by several tests) stay on one
+        # worker, so the run is made once
+        shared = sorted(name for name, defs in item._fixtureinfo.name2fixturedefs.items() if defs[-1].scope == "module")
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{shared[0]}"))
+    if getattr(config.option, "numprocesses", None):
+        rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(item.module.__name__, len(rank)))  # stable: file order otherwise
