@@ -235,7 +235,7 @@ SCORERS: dict[str, Scorer] = {s.name: s for s in (
     Scorer("aiu_judge", "a judge extracts the critique's atomic units and checks precision and recall", "judge",
            "judge", record=_kept, batch=_aiu, roles=("judge",), judged=True,
            defers=_no_judge("MetaCritique judging"), deferred_record=mc_judge.deferred_record,
-           identity=mc_judge.judge_identity, failed=lambda r: not r.scored,
+           identity=mc_judge.judge_identity, failed=lambda r: not r.scored, live_failures=True,
            metrics=lambda dim, records: aiu_metrics(records)),
     Scorer("revision", "revisers revise with the critique; checks and a judge score the revisions", "revise",
            "revision", record=_kept, batch=_revise, roles=("reviser", "judge"), uses_executor=True,

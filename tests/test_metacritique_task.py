@@ -171,6 +171,17 @@ def test_metrics_match_hand_computation_and_rerun_costs_no_calls():
     assert {k: v for k, v in again.items() if k != "alias"} == {k: v for k, v in results.items() if k != "alias"}
 
 
+def test_a_live_run_collects_the_critiques_the_judge_could_not_score():
+    """What makes `critic-eval` exit 1 (as `critic-eval judge` does on the same critiques, below): the item whose AIU
+    extraction was unreadable; empty critiques and critiques without units are scored, not failed."""
+    from critic_tasks.adapters.lm_eval import hooks
+
+    with hooks.unscored_items([]) as unscored:
+        results = _run()["results"][TASK]
+    assert results["judge_failed,none"] == 1
+    assert len(unscored) == 1 and unscored[0].endswith("[4]")
+
+
 def test_a_killed_run_resumes_with_nothing_lost():
     ScriptedJudge.die_after = 6  # killed during the first batch (extraction + recall)
     with pytest.raises(KeyboardInterrupt):
