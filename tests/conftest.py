@@ -143,21 +143,57 @@ SLOW_MODULES = {"test_revision", "test_self_feedback", "test_subjective", "test_
 FAST_IN_SLOW_MODULES = {"test_generated_yaml_in_sync_with_generator", "test_generated_config_tree_in_sync_with_generator"}
 
 
-# CI runs the slow tier on two workers (pytest-xdist, `-n 2 --dist loadgroup`, .ci/run). The modules holding the
-# longest real runs go first, so that they start at once rather than end the run alone on one worker.
-LONGEST_FIRST = ("test_opencompass", "test_vllm", "test_protocols_e2e", "test_ranks", "test_register_lm_eval",
-                 "test_smollm2_e2e", "test_resume", "test_revision_llamacpp")
+# CI runs the slow tier on two workers (pytest-xdist, `-n 2 --dist loadgroup --no-loadscope-reorder`, .ci/run), which
+# take tests in collection order: the longest real runs go first (the CI run's --durations), so that they overlap rather than end
+# the run alone on one worker. A node id containing one of these, in this order; the rest keep file order.
+LONGEST_FIRST = ("test_opencompass.py::test_opencompass_numbers_equal", "test_vllm.py::test_critic_eval_model_vllm",
+                 "test_opencompass.py::test_same_model_items", "test_opencompass.py::test_a_run_split",
+                 "test_vllm.py", "test_protocols_e2e.py", "test_opencompass.py::test_offline_example",
+                 "test_ranks.py", "test_register_lm_eval.py::test_literal", "test_opencompass.py::test_docs_plain",
+                 "test_resume.py::test_interrupted_real", "test_smollm2_e2e.py", "test_opencompass.py",
+                 "test_revision_llamacpp.py", "test_resume.py", "test_judge_hf.py")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module.__name__ in SLOW_MODULES and item.originalname not in FAST_IN_SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
-        # tests sharing a module-scoped fixture (one OpenCompass or vLLM run checked by several tests) stay on one
-        # worker, so the run is made once
-        shared = sorted(name for name, defs in item._fixtureinfo.name2fixturedefs.items() if defs[-1].scope == "module")
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}.{shared[0]}"))
-    if getattr(config.option, "numprocesses", None):
-        rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-        items.sort(key=lambda item: rank.get(item.module.__name__, len(rank)))  # stable: file order otherwise
+    # in every run: xdist's workers collect (the controller only dispatches, in their order) without knowing `-n`
+    items.sort(key=lambda item: next((i for i, part in enumerate(LONGEST_FIRST) if part in item.nodeid),
+                                     len(LONGEST_FIRST)))
+
+
+def shared_runs(folder: Path = Path(__file__).parent) -> dict[str, str]:
+    """test node id (no parameters) -> the module-scoped fixture it shares with other tests of its module (one
+    OpenCompass or vLLM run checked by several tests), read from the test files' source."""
+    import ast
+
+    groups = {}
+    for path in sorted(folder.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module_fixtures = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+                           for deco in node.decorator_list if isinstance(deco, ast.Call)
+                           and any(k.arg == "scope" and getattr(k.value, "value", None) == "module" for k in deco.keywords)}
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                used = sorted(module_fixtures.intersection(a.arg for a in node.args.args))
+                if used:
+                    groups[f"{folder.name}/{path.name}::{node.name}"] = f"{path.name}::{used[0]}"
+    return groups
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups xdist cannot make under pytest 9.2 (its xdist_group marks rename node ids
+    through an attribute pytest 9.2 no longer reads): the tests sharing a module-scoped run go to one worker, so the
+    run is made once; every other test is its own unit."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups = shared_runs()
+
+    class SharedRunScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return groups.get(nodeid.split("[")[0], nodeid)
+
+    return SharedRunScheduling(config, log)

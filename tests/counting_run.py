@@ -2,11 +2,14 @@
 
 CRITIC_TEST_CALLS: a file that gets one line per request the HF model is asked to generate (its prompt's first
 characters), written as generation starts; CRITIC_TEST_PROGRESS: a file that gets a line each time the model finishes
-a ``generate`` call (so a test knows generation is under way before it interrupts the run).
+a ``generate`` call (so a test knows generation is under way before it interrupts the run). With
+CRITIC_TEST_HOLD set, the model stops before its second ``generate`` call (the first reply is then in the request
+cache), writes "holding" and waits there for the test's SIGINT: interrupted mid-generation however fast or loaded the machine is.
 """
 
 import os
 import sys
+import time
 
 from lm_eval.models import huggingface
 
@@ -21,6 +24,11 @@ def generate_until(self, requests, disable_tqdm=False):
 
 
 def model_generate(self, *args, **kwargs):
+    progress = os.environ["CRITIC_TEST_PROGRESS"]
+    if os.environ.get("CRITIC_TEST_HOLD") and os.path.exists(progress):
+        with open(progress, "a") as log:  # a reply is generated and cached, the next is not: the test interrupts now
+            log.write("holding\n")
+        time.sleep(900)
     out = _model_generate(self, *args, **kwargs)
     with open(os.environ["CRITIC_TEST_PROGRESS"], "a") as log:
         log.write("generated\n")

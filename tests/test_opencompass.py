@@ -224,10 +224,10 @@ for d, rows in ((critic_alignbench_ref_datasets, 10), (critic_alignbench_pairwis
 datasets = [*critic_datasets, *critic_feedback_sub_chat_datasets, *critic_alignbench_ref_datasets,
             *critic_alignbench_pairwise_free_datasets, *critic_metacritique_datasets]
 for d in datasets:  # a short budget keeps the CPU run short; revisions get a little more room
-    d['infer_cfg']['inferencer']['max_out_len'] = 96 if d['task'] == 'critic_correction' else 40
+    d['infer_cfg']['inferencer']['max_out_len'] = 96 if d['task'] == 'critic_correction' else 24
 
 models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
-               tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=40, batch_size=8, temperature=0.0,
+               tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=8, temperature=0.0,
                query_per_second=100, retry=2)]
 """
 

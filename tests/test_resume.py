@@ -103,9 +103,10 @@ REAL_TASKS = "critic_feedback_chat,critic_comparison_chat"
 N_REQUESTS = 2 + 2  # --limit 2: two documents of each task
 
 
-def _real_run(tmp_path: Path, name: str, cache: Path, model_args: str, extra=()):
+def _real_run(tmp_path: Path, name: str, cache: Path, model_args: str, extra=(), hold=False):
     calls, progress = tmp_path / f"{name}.calls", tmp_path / f"{name}.progress"
     env = {**os.environ, "CRITICBENCH_DATA_DIR": "sample", "CRITIC_REQUEST_CACHE": str(cache),
+           **({"CRITIC_TEST_HOLD": "1"} if hold else {}),
            "CRITIC_TEST_CALLS": str(calls), "CRITIC_TEST_PROGRESS": str(progress), "HF_HUB_OFFLINE": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     argv = [sys.executable, str(REPO / "tests" / "counting_run.py"), "--model", "hf",
@@ -130,10 +131,10 @@ def _asked(calls: Path) -> int:
 def test_interrupted_real_run_resumes_asking_only_the_rest(tmp_path, smollm2_model_args_fast):
     cache = tmp_path / "cache"
 
-    # 1. interrupted: SIGINT once the model has finished a generation
-    proc, log, calls, progress = _real_run(tmp_path, "first", cache, smollm2_model_args_fast)
+    # 1. interrupted: SIGINT once the model has finished a generation (it waits before the next: counting_run.py)
+    proc, log, calls, progress = _real_run(tmp_path, "first", cache, smollm2_model_args_fast, hold=True)
     deadline = time.monotonic() + 900
-    while not (progress.exists() and len(progress.read_text().splitlines()) >= 1):
+    while not (progress.exists() and "holding" in progress.read_text()):
         assert proc.poll() is None, Path(log.name).read_text()[-3000:]
         assert time.monotonic() < deadline, "no generation after 15 minutes"
         time.sleep(0.2)
