@@ -13,9 +13,10 @@ from opencompass.models import HuggingFacewithChatTemplate, OpenAISDK, VLLMwithC
 with read_base():
     # the four objective dimensions, all nine domains (the paper's Table 2); the summarizer prints the paper's table
     from critic_tasks.adapters.opencompass.configs.dataset_collections.critic_gen import critic_datasets
+
     # the judge-scored dimensions (the paper's Table 1)
     from critic_tasks.adapters.opencompass.configs.dataset_collections.critic_sub_gen import critic_sub_datasets
-    from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
+    from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer  # noqa: F401 (read by OpenCompass)
 
 # A judge for the judge-scored datasets, in OpenCompass's own form. CRITIC_JUDGE_MODEL (our setting, shared with
 # lm-eval runs) wins over it when set; OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY are used when neither

@@ -22,7 +22,7 @@ with read_base():
         critic_feedback_sub_chat_datasets,
     )
     from critic_tasks.adapters.opencompass.configs.datasets.critic_meta_chat_gen import critic_meta_chat_datasets
-    from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
+    from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer  # noqa: F401 (read by OpenCompass)
 
 # the llama.cpp server as the judge (any name: it serves one model); calls go through critic-tasks' judge layer
 judge = dict(type=OpenAISDK, path="smollm2", key="EMPTY", openai_api_base="http://127.0.0.1:8000/v1",

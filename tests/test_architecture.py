@@ -92,8 +92,8 @@ def test_ruff_is_clean():
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
-    out = subprocess.run([ruff, "check", "critic_tasks", "tests", "benchmarks"], capture_output=True, text=True,
-                         cwd=REPO, timeout=120)
+    out = subprocess.run([ruff, "check", "critic_tasks", "tests", "benchmarks", "examples", "scripts"],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 0, out.stdout[-4000:]
 
 
