@@ -15,6 +15,9 @@ few minutes on 2 cores. For the whole benchmark, import ``critic_gen`` and ``cri
 
 from mmengine.config import read_base
 from opencompass.models import HuggingFacewithChatTemplate, OpenAISDK
+from opencompass.partitioners import NaivePartitioner
+from opencompass.runners import LocalRunner
+from opencompass.tasks import OpenICLEvalTask
 
 with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_feedback_chat_gen import critic_feedback_chat_datasets
@@ -37,3 +40,8 @@ datasets = [*critic_feedback_chat_datasets, *critic_meta_chat_datasets, *critic_
 # batch 1 gives the generations lm-eval gives with --batch_size 1
 models = [dict(type=HuggingFacewithChatTemplate, abbr="smollm2-135m-instruct", path="smollm2-hf",
                max_out_len=64, batch_size=1, run_cfg=dict(num_gpus=0))]
+
+# OpenCompass evaluates each dataset in a process of its own by default (~20 s of start-up each on a small CPU):
+# one process evaluates them all here
+eval = dict(partitioner=dict(type=NaivePartitioner, n=len(datasets)),
+            runner=dict(type=LocalRunner, max_num_workers=1, task=dict(type=OpenICLEvalTask)))

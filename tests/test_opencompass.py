@@ -199,9 +199,19 @@ def test_same_model_items_and_budget_give_the_same_generations_and_numbers(parit
 
 
 
+# OpenCompass starts one evaluation process per dataset by default (~20 s of imports each on these cores): the
+# runs below evaluate every dataset in one
+ONE_EVAL_PROCESS = """
+eval = dict(partitioner=dict(type=NaivePartitioner, n=len(datasets)),
+            runner=dict(type=LocalRunner, max_num_workers=1, task=dict(type=OpenICLEvalTask)))
+"""
+
 EVAL_CONFIG = """\
 from mmengine.config import read_base
 from opencompass.models import OpenAISDK
+from opencompass.partitioners import NaivePartitioner
+from opencompass.runners import LocalRunner
+from opencompass.tasks import OpenICLEvalTask
 
 with read_base():
     from critic_tasks.adapters.opencompass.configs.dataset_collections.critic_gen import critic_datasets
@@ -229,7 +239,7 @@ for d in datasets:  # a short budget keeps the CPU run short; revisions get a li
 models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
                tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=8, temperature=0.0,
                query_per_second=100, retry=2)]
-"""
+""" + ONE_EVAL_PROCESS
 
 
 OTHER = {"critic_alignbench_ref": list(range(10)), "critic_alignbench_pairwise_free": list(range(10)),
@@ -356,9 +366,9 @@ def test_critic_eval_score_rescores_an_opencompass_run(api_run, tmp_path):
 SPLIT_CONFIG = """\
 from mmengine.config import read_base
 from opencompass.models import OpenAISDK
-from opencompass.partitioners import NumWorkerPartitioner
+from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
 from opencompass.runners import LocalRunner
-from opencompass.tasks import OpenICLInferTask
+from opencompass.tasks import OpenICLEvalTask, OpenICLInferTask
 
 with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_comparison_chat_gen import (
@@ -372,7 +382,7 @@ datasets = [*critic_feedback_chat_datasets, *critic_comparison_chat_datasets, *c
 models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
                tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=4, temperature=0.0,
                query_per_second=100, retry=2)]
-{infer}"""
+{infer}""" + ONE_EVAL_PROCESS
 
 # OpenCompass's NumWorkerPartitioner leaves datasets of up to min_task_size (16) rows whole: a small one splits them
 SPLIT_INFER = """
