@@ -271,5 +271,7 @@ def test_numbered_units_and_verdicts():
     assert parse_numbered_units("Here:\n1. The answer is wrong.\n2) It lacks a source.\n") == [
         "The answer is wrong.", "It lacks a source."]
     assert parse_numbered_units("None.") == [] and parse_numbered_units("no idea") is None
-    assert parse_numbered_verdicts("1. True\n2. **False**, since\n3: maybe\n5. True\n1. False", 4) == [
+    assert parse_numbered_verdicts("1. True\n2. **False**, since\n3: maybe\n5. True\n1. True", 4) == [
         True, False, None, None]
+    # issue 27.5: a unit given two different verdicts has none (the old rule took the first: an echoed forgery)
+    assert parse_numbered_verdicts("1. True\n2. True\n1. False\n2. True", 2) == [None, True]
