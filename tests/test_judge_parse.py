@@ -24,6 +24,7 @@ from critic_tasks.protocols.criticbench.scoring import judge_metrics
     ("**Score**: 6", 6.0),
     ("Score: [[3]]", 3.0),
     ("Final Score: 9/10", 9.0),
+    ("Fine overall.\nScore: 8 out of 10.", 8.0),
     ("Score: 10.", 10.0),
     ("Score：5", 5.0),  # full-width colon
     ("A fair Score: 4 in my view.\n\nScore: 4\n", 4.0),  # the same grade stated twice agrees

@@ -122,8 +122,8 @@ def parse_verdict(text: str | None) -> str | None:
 _GRADE = re.compile(r"\bscore\**\s*[:：]\s*\**\s*\[*\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
 # the verdict line, as the judge prompts ask for it: a line ending in the marker and the grade ("Score: 7",
 # "**Final score:** 9/10.", "Fine overall. Score: 7"); nothing may follow the grade
-_GRADE_LINE = re.compile(r"\bscore[\s*_`]*[:：][\s*_`]*\[*\s*(\d+(?:\.\d+)?)\s*\]*(?:\s*/\s*10)?[\s*_`.]*$",
-                         re.IGNORECASE)
+_GRADE_LINE = re.compile(r"\bscore[\s*_`]*[:：][\s*_`]*\[*\s*(\d+(?:\.\d+)?)\s*\]*(?:\s*/\s*10|\s+out\s+of\s+10)?"
+                         r"[\s*_`.]*$", re.IGNORECASE)
 
 
 def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequence[str] = ()) -> float | None:
