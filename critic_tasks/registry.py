@@ -262,6 +262,7 @@ def _judged(groups) -> tuple[Metric, ...]:
 _CORRELATIONS = tuple(Metric(f"{level}_{c}", "rating", when="scored", scale="correlation")
                       for level in ("text", "system") for c in ("pearson", "spearman", "kendall"))
 RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", scale="count"),
+          Metric("text_constant", "rating", when="scored", higher_is_better=False, scale="count"),
           Metric("text_skipped", "rating", when="scored", higher_is_better=False, scale="count"),
           *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", scale="count"),
           Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),

@@ -86,19 +86,24 @@ def _expected_pointwise(samples, system=True):
     pred = [5.0 if p is None else p for p in parsed]
     human = [d["human_score"] for d in rows]
     out = {"parse_rate": 100 * sum(p is not None for p in parsed) / len(parsed)}
-    per_q, skipped = {"pearson": [], "spearman": [], "kendall": []}, 0
+    per_q, skipped, constant = {"pearson": [], "spearman": [], "kendall": []}, 0, 0
     for q in dict.fromkeys(d["question"] for d in rows):
         idx = [i for i, d in enumerate(rows) if d["question"] == q]
         x, y = [pred[i] for i in idx], [human[i] for i in idx]
-        if len(idx) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        if len(idx) < 2 or len(set(y)) < 2:
             skipped += 1
+            continue
+        if len(set(x)) < 2:  # the critic rated alike where humans differ: 0, never skipped
+            constant += 1
+            for v in per_q.values():
+                v.append(0.0)
             continue
         per_q["pearson"].append(stats.pearsonr(x, y)[0])
         per_q["spearman"].append(stats.spearmanr(x, y)[0])
         per_q["kendall"].append(stats.kendalltau(x, y)[0])
     for k, v in per_q.items():
         out[f"text_{k}"] = 100 * sum(v) / len(v) if v else 0.0  # no usable question: 0, flagged by the count
-    out["text_questions"], out["text_skipped"] = len(per_q["pearson"]), skipped
+    out["text_questions"], out["text_skipped"], out["text_constant"] = len(per_q["pearson"]), skipped, constant
     if not system:
         return out
     mp = [sum(p for p, d in zip(pred, rows) if d["model"] == m) / sum(d["model"] == m for d in rows) for m in MODELS]

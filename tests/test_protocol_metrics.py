@@ -137,11 +137,28 @@ def test_text_level_against_scipy():
     assert (out["questions"], out["skipped"]) == (3, skipped) == (3, 2)
 
 
-def test_text_level_constant_question_is_skipped():
-    out = text_level([5, 5, 1, 2], [1, 3, 2, 4], ["a", "a", "b", "b"])
-    assert out["skipped"] == 1 and out["questions"] == 1 and out["pearson"] == pytest.approx(100.0)
-    none = text_level([5, 5], [1, 3], ["a", "a"])
-    assert none["questions"] == 0 and none["pearson"] == 0.0 and not math.isnan(none["kendall"])
+def test_text_level_constant_critic_counts_zero_constant_humans_are_skipped():
+    # a: the critic rates alike where humans differ -> 0 (counted); b: +100; c: humans alike -> undefined, skipped
+    out = text_level([5, 5, 1, 2, 1, 2], [1, 3, 2, 4, 3, 3], ["a", "a", "b", "b", "c", "c"])
+    assert (out["questions"], out["constant"], out["skipped"]) == (2, 1, 1)
+    assert out["pearson"] == pytest.approx(50.0) and out["kendall"] == pytest.approx(50.0)
+    alone = text_level([5, 5], [1, 3], ["a", "a"])
+    assert alone["questions"] == 1 and alone["pearson"] == 0.0 and not math.isnan(alone["kendall"])
+    none = text_level([5, 5], [3, 3], ["a", "a"])
+    assert none["questions"] == 0 and none["pearson"] == 0.0
+
+
+def test_abstaining_where_it_would_be_wrong_does_not_raise_the_text_correlation():
+    """Issue 27.7: a critic right on q1 and anti-correlated on q2 averages (100 - 100) / 2 = 0; the same critic
+    giving one rating on q2 (abstaining there) must not average q1 alone (100) -- q2 counts 0, mean 50 at most."""
+    human = [1, 2, 3, 1, 2, 3]
+    questions = ["q1"] * 3 + ["q2"] * 3
+    honest = text_level([1, 2, 3, 3, 2, 1], human, questions)
+    assert honest["pearson"] == pytest.approx(0.0)
+    abstaining = text_level([1, 2, 3, 5, 5, 5], human, questions)
+    assert abstaining["pearson"] == pytest.approx(50.0) and abstaining["constant"] == 1
+    # a reply with no readable rating takes 5 throughout the question: the same 0
+    assert abstaining["questions"] == 2 and abstaining["skipped"] == 0
 
 
 def test_system_level_against_scipy():
@@ -254,5 +271,7 @@ def test_numbered_units_and_verdicts():
     assert parse_numbered_units("Here:\n1. The answer is wrong.\n2) It lacks a source.\n") == [
         "The answer is wrong.", "It lacks a source."]
     assert parse_numbered_units("None.") == [] and parse_numbered_units("no idea") is None
-    assert parse_numbered_verdicts("1. True\n2. **False**, since\n3: maybe\n5. True\n1. False", 4) == [
+    assert parse_numbered_verdicts("1. True\n2. **False**, since\n3: maybe\n5. True\n1. True", 4) == [
         True, False, None, None]
+    # issue 27.5: a unit given two different verdicts has none (the old rule took the first: an echoed forgery)
+    assert parse_numbered_verdicts("1. True\n2. True\n1. False\n2. True", 2) == [None, True]

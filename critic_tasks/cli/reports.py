@@ -70,10 +70,21 @@ def report_command(argv: list[str]) -> int:
     parser.add_argument("--leaderboard", action="append", type=Path, default=[], metavar="CSV",
                         help="place the runs among the published CriticEval leaderboard rows (scores_obj.csv / "
                         "scores_sub.csv format); repeatable")
+    parser.add_argument("--chance", action="store_true",
+                        help="add each task's chance line: canned critics (constant, always-first, random, every "
+                        "label, injection, unparseable) scored on the task's data by its own scorer, next to the "
+                        "runs (reads the data as a run does: CRITICBENCH_DATA_DIR, CRITIQUELLM_DATA_DIR; runs the "
+                        "sandbox for corrections; judge-scored tasks need CRITIC_JUDGE_MODEL)")
     parser.add_argument("--title", default="critic-tasks report")
     args = parser.parse_args(argv)
     runs = load_all(args.runs)
-    built = report.build(runs, args.leaderboard)
+    lines = []
+    if args.chance:
+        from critic_tasks import chance, registry
+
+        tasks = [t for t in registry.TASKS if any(t in r.results for r in runs)]
+        lines = [chance.chance_line(t) for t in tasks]
+    built = report.build(runs, args.leaderboard, lines)
     print(report.to_markdown(built, args.title))
     if args.output_dir:
         written = report.write(built, args.output_dir, args.title)

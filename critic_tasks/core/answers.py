@@ -2,9 +2,9 @@
 
 Extraction (``extract_final_answer``) reads, in order, a ``#### RESULT: x`` marker, a bare ``#### x``, the last
 ``\\boxed{x}``, "the (final) answer/result is x", a multiple-choice letter mapped to its option's value, and else the
-last number. Matching (``answers_match``) asks math-verify first (5 = 5.0, 3/4 = 0.75), then compares numbers with a
-relative tolerance of 1e-4; no ``eval``, no int truncation, and a gold answer that cannot be parsed is an error
-(the item is invalid), never a free pass.
+last number. Matching (``answers_match``): a numeric gold as a number (integers exactly), any other gold as an
+expression by math-verify, never by one of its numbers; no ``eval``, no int truncation, and a gold answer that
+cannot be parsed is an error (the item is invalid), never a free pass.
 """
 
 from __future__ import annotations
@@ -110,16 +110,39 @@ def extract_final_answer(text: str | None, question: str | None = None) -> str |
 
 # ----------------------------------------------------------------------------- answer matching
 
+# A reply or gold that is one plain number: sign, thousands commas (or LaTeX "{,}" / ",\\!"), decimals, an exponent,
+# an a/b fraction; a currency sign before it, a percent sign or up to three unit words after it ("18 dollars").
+_PLAIN = re.compile(r"""
+    [-+\u2212]?\s*(?:\\?\$\s*)?
+    (?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE](?P<exp>[-+]?\d+))?
+    (?:\s*/\s*(?P<den>\d+))?
+    \s*(?P<unit>\\?%|\\text\{\s*[A-Za-z ]{1,30}\}|(?:\s[A-Za-z]{2,15}){0,3})\.?
+    """, re.X)
+# words after a number that make it an expression or a second answer, not a unit
+_NOT_UNITS = {"pi", "and", "or", "times", "plus", "minus", "sqrt", "over", "to", "by", "divided", "squared", "cubed"}
+_FLOAT_NOISE_DIGITS = 12  # a program's binary round-off printed in full: "2.9999999999999996"
 
-def _last_number(text: str) -> float | None:
-    numbers = _NUMBER.findall(text or "")
-    if not numbers:
+
+def _plain_number(text: str):
+    """``Fraction`` value of ``text`` when it is one plain number (see ``_PLAIN``), else None."""
+    from fractions import Fraction
+
+    s = re.sub(r"\{,\}|,\\!|\\!|\\,", lambda m: "," if "," in m.group(0) else "", text.strip())
+    m = _PLAIN.fullmatch(s)
+    if not m or _NOT_UNITS & set(re.findall(r"[a-z]+", (m.group("unit") or "").lower())):
         return None
-    parts = [float(_strip_commas(p).rstrip("%")) for p in numbers[-1].split("/")]
-    try:
-        return parts[0] / parts[1] if len(parts) == 2 else parts[0]
-    except ZeroDivisionError:
-        return None
+    sign = -1 if s.lstrip()[:1] in ("-", "\u2212") else 1
+    value = Fraction(m.group("num").replace(",", "").rstrip(".") or "0")
+    if m.group("exp"):
+        exp = int(m.group("exp"))
+        if abs(exp) > 400:
+            return None
+        value *= Fraction(10) ** exp
+    if m.group("den"):
+        if int(m.group("den")) == 0:
+            return None
+        value /= int(m.group("den"))
+    return sign * value
 
 
 def _mv_timeout() -> int | None:
@@ -128,41 +151,77 @@ def _mv_timeout() -> int | None:
 
 
 def _mv_parse(text: str) -> list:
-    from math_verify import parse
+    """math-verify's reading of ``text`` as one LaTeX expression: ``2\\sqrt{3}``, ``(2, 5)`` (an interval), ``1:729``
+    (a ratio), ``2, 5`` (a set: "3 or 5" is a set too, so it never equals one number)."""
+    from math_verify import LatexExtractionConfig, parse
 
+    text = text.strip().strip("$").strip()
+    if not text:
+        return []
     try:
-        return parse(text, parsing_timeout=_mv_timeout())
+        return parse(f"${text}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=_mv_timeout())
     except Exception:
         return []
 
 
 def parse_gold(gold: str) -> tuple[list, float | None]:
-    parsed, number = (_mv_parse(gold) if gold.strip() else []), _last_number(gold)
+    # prose ("no answer given") reads to LaTeX as a product of letters: not an answer
+    prose = not re.search(r"[\d\\]", gold) and re.search(r"[A-Za-z]{3,}", gold)
+    parsed = _mv_parse(gold) if gold.strip() and not prose else []
+    number = _plain_number(gold)
     if not parsed and number is None:
         raise ValueError(f"field 'ground_truth_answer' has no parseable answer: {gold[:200]!r}; the item is invalid")
-    return parsed, number
+    return parsed, None if number is None else float(number)
+
+
+def _numbers_equal(pred, gold) -> bool:
+    """Integers exactly (the released toolkit compares ``eval``-ed values with ``==``: 5 == 5.0, 1250100 != 1250000),
+    up to a binary float's round-off printed in full; other numbers within a relative 1e-4."""
+    if gold.denominator == 1:
+        if pred == gold:
+            return True
+        digits = len(re.sub(r"\D", "", str(float(pred))))
+        return digits >= _FLOAT_NOISE_DIGITS and math.isclose(pred, gold, rel_tol=1e-12)
+    return math.isclose(pred, gold, rel_tol=1e-4, abs_tol=1e-12)
 
 
 def answers_match(pred: str | None, gold: str) -> bool:
-    """Does ``pred`` equal ``gold``? math-verify first, then numbers within a relative tolerance of 1e-4.
+    """Does ``pred`` equal ``gold``?
+
+    A gold that is one plain number (GSM8K's shape) is compared as a number: an integer exactly, another number
+    within a relative 1e-4; a reply that is not one plain number goes to math-verify (``\\frac{15}{2}`` = 7.5),
+    whose sets make "3 or 5" unequal to 5. Any other gold (MATH's LaTeX: ``\\frac{3}{4}``, ``2\\sqrt{3}``, ``(2, 5)``,
+    ``10^{5}``, ``1:729``) is compared as an expression by math-verify and never reduced to one of its numbers.
 
     Raises ``ValueError`` when ``gold`` has no parseable answer: the item is invalid, not a free pass.
     """
     gold = "" if gold is None else str(gold)
-    gold_parsed, gold_number = parse_gold(gold)
+    gold_parsed, _ = parse_gold(gold)
     if pred is None or not str(pred).strip():
         return False
     pred = str(pred)
     if re.sub(r"\s+", "", pred).lower() == re.sub(r"\s+", "", gold).lower():
         return True
-    if gold_parsed:
-        from math_verify import verify
+    gold_value = _plain_number(gold)
+    if gold_value is not None:
+        pred_value = _plain_number(pred)
+        if pred_value is not None:
+            return _numbers_equal(pred_value, gold_value)
+    if not gold_parsed:
+        return False
+    from math_verify import verify
 
+    pred_parsed = _mv_parse(pred)
+    if gold_value is not None and gold_value.denominator == 1:
+        # an integer gold: math-verify rounds floats to 6 places, so its yes is checked on the value it read
+        values = [v for v in pred_parsed if not isinstance(v, str)]
         try:
-            if verify(gold_parsed, _mv_parse(pred), timeout_seconds=_mv_timeout()):
-                return True
-        except Exception:
+            from fractions import Fraction
+            if values and values[0].is_number and not _numbers_equal(Fraction(str(values[0].evalf(30))), gold_value):
+                return False
+        except (TypeError, ValueError, AttributeError):
             pass
-    pred_number = _last_number(pred)
-    return gold_number is not None and pred_number is not None and math.isclose(
-        pred_number, gold_number, rel_tol=1e-4, abs_tol=1e-9)
+    try:
+        return bool(verify(gold_parsed, pred_parsed, timeout_seconds=_mv_timeout()))
+    except Exception:
+        return False

@@ -25,6 +25,7 @@ Rules (documented in the README, deterministic, never raising):
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _EMPHASIS = r"[\s*_`'\"]*"
@@ -119,18 +120,37 @@ def parse_verdict(text: str | None) -> str | None:
 
 # "Score: 7", "score: 7.5", "**Score:** 8", "Score: [[6]]", "Score: 9/10" -> the number after the marker.
 _GRADE = re.compile(r"\bscore\**\s*[:：]\s*\**\s*\[*\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+# the verdict line, as the judge prompts ask for it: a line ending in the marker and the grade ("Score: 7",
+# "**Final score:** 9/10.", "Fine overall. Score: 7"); nothing may follow the grade
+_GRADE_LINE = re.compile(r"\bscore[\s*_`]*[:：][\s*_`]*\[*\s*(\d+(?:\.\d+)?)\s*\]*(?:\s*/\s*10|\s+out\s+of\s+10)?"
+                         r"[\s*_`.]*$", re.IGNORECASE)
 
 
-def parse_grade(text: str | None, low: float = 1, high: float = 10) -> float | None:
-    """The last ``Score: x`` marker whose x is in [low, high]; None if there is none.
+def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequence[str] = ()) -> float | None:
+    """The grade on the judge's own verdict line: its last non-empty line, ending in ``Score: x`` with x in
+    [low, high]; None if the last line is not such a line, or if the reply states a different grade anywhere else.
 
-    The last one, because a grader is told to end with its grade and may quote others (e.g. the reference's 8)
-    while reasoning; out-of-range markers (``Score: 0``, ``Score: 80``) are skipped."""
-    for match in reversed(list(_GRADE.finditer(text or ""))):
-        value = float(match.group(1))
-        if low <= value <= high:
-            return value
-    return None
+    Only the last line, because the prompt asks for the grade there, and a judge that quotes the graded text
+    ("the critique ends with 'Score: 10'") must not return the quoted grade; a reply with two different grades is no
+    grade (which one the judge meant cannot be told). ``quoted``: the model-written texts the judge was shown; a
+    line of the reply that repeats one of their lines verbatim is theirs, not the judge's: it is never the verdict
+    (a judge cut off while quoting a critique's forged last line returns no grade) and never a conflicting one."""
+    echoed = {_norm(line) for q in quoted for line in str(q).splitlines() if _GRADE.search(line)}
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    verdict = _GRADE_LINE.search(lines[-1]) if lines else None
+    if not verdict or any(_norm(lines[-1]).endswith(e) for e in echoed):
+        return None  # no verdict line, or one that ends as a line of the graded text does (a quote)
+    value = float(verdict.group(1))
+    if not low <= value <= high:
+        return None
+    own = "\n".join([*(line for line in lines[:-1] if _norm(line) not in echoed), lines[-1][:verdict.start()]])
+    if any(float(m.group(1)) != value for m in _GRADE.finditer(own)):
+        return None  # conflicting grades
+    return value
+
+
+def _norm(line: str) -> str:
+    return re.sub(r"\s+", " ", line).strip(" >\"'`*_").lower()
 
 
 _BRACKET_RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
@@ -171,14 +191,16 @@ def parse_numbered_units(text: str | None) -> list[str] | None:
 
 def parse_numbered_verdicts(text: str | None, n: int) -> list[bool | None]:
     """One True/False per unit 1..n from lines ``k. True`` / ``k: false`` (yes/no accepted); None for a unit
-    without a readable verdict (never guessed). When a number is repeated, its first verdict counts."""
-    out: list[bool | None] = [None] * n
+    without a readable verdict (never guessed). A number repeated with the same verdict keeps it; with different
+    verdicts it has none (a judge that echoes a critique's forged "1. True" list, then gives its own, is not
+    read by whichever came first)."""
+    seen: list[set] = [set() for _ in range(n)]
     for line in (text or "").splitlines():
         m = _NUMBERED.match(line)
         if not m or not m.group(2):
             continue
         k = int(m.group(1))
         word = _VERDICT_WORD.match(m.group(2))
-        if 1 <= k <= n and out[k - 1] is None and word:
-            out[k - 1] = word.group(1).lower() in ("true", "yes")
-    return out
+        if 1 <= k <= n and word:
+            seen[k - 1].add(word.group(1).lower() in ("true", "yes"))
+    return [next(iter(v)) if len(v) == 1 else None for v in seen]

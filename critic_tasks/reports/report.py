@@ -59,6 +59,7 @@ class Table:
     note: str = ""
     chart: str = ""  # "bars": an overview whose rows are runs
     published: set[int] = field(default_factory=set)  # indices of rows holding published numbers
+    canned: set[int] = field(default_factory=set)  # indices of rows holding a canned critic's numbers (chance line)
 
 
 @dataclass
@@ -184,9 +185,38 @@ def _headlines(runs: list[Run]) -> Table:
                  "interval (95 % unless CRITIC_CI_LEVEL was set for the run).")
 
 
-def build(runs: list[Run], leaderboards=()) -> Report:
+def _chance_tables(runs: list[Run], lines) -> list[Table]:
+    """Each task's runs next to its canned critics and the floor (``critic_tasks.chance``); one table of the tasks
+    that have no line, and why."""
+    tables, missing = [], []
+    for line in lines:
+        if line.skipped:
+            missing.append(([line.task], [Cell(None)], line.skipped))
+            continue
+        task = registry.TASKS[line.task]
+        keys = [k for k in task.headline_keys() if k in line.chance or k == "parse_rate"]
+        rows = [([run.label, "model"], [_cell(run, line.task, k) for k in keys]) for run in runs
+                if _present([run], line.task)]
+        canned_from = len(rows)
+        rows += [([name, "canned critic"], [Cell(values.get(k)) for k in keys]) for name, values in line.values.items()]
+        rows.append((["chance", "floor"], [Cell(line.chance.get(k)) for k in keys]))
+        drawn = f" Judge that graded the canned replies: {line.judge}." if line.judge else ""
+        note = ("What critics that read nothing score on this task's data, through the task's own scorer and metrics: "
+                "constant, always-first, random (seeded), every label at once, an injection text, a refusal; 'chance' "
+                "is the floor a critic must beat (0 for a correlation, the better of random and the best constant "
+                "verdict for a comparison, the unchanged responses' pass rate for a correction)." + drawn)
+        tables.append(Table(f"chance_{line.task}", f"Chance line: {line.task}", ["critic", "kind"], keys, rows, note,
+                            canned=set(range(canned_from, len(rows)))))
+    if missing:
+        tables.append(Table("chance_missing", "Tasks without a chance line", ["task", "why"], [],
+                            [([task, why], []) for (task,), _, why in missing]))
+    return tables
+
+
+def build(runs: list[Run], leaderboards=(), chance_lines=()) -> Report:
     heatmap: dict = {}
     tables = _overviews(runs)
+    tables += _chance_tables(runs, chance_lines)
     tables += [_leaderboard_table(read_leaderboard(p), runs) for p in leaderboards]
     tables += _per_domain(runs, heatmap)
     tables += _breakdowns(runs)
@@ -228,7 +258,7 @@ def to_csv(report: Report) -> str:
     writer.writerow(["table", "row", "column", "value", "ci_low", "ci_high", "source"])
     for t in report.tables:
         for i, (labels, cells) in enumerate(t.rows):
-            source = "published" if i in t.published else "run"
+            source = "published" if i in t.published else "canned" if i in t.canned else "run"
             row_label = " / ".join(labels[1:2] if t.key.startswith("leaderboard") else labels)
             for column, c in zip(t.columns, cells):
                 writer.writerow([t.key, row_label, column, "" if c.value is None else repr(c.value),

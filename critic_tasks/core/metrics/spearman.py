@@ -31,6 +31,11 @@ def spearman_x100(predictions: Sequence[float], references: Sequence[float]) -> 
     """
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions vs {len(references)} references")
+    for side, values in (("predictions", predictions), ("human scores", references)):
+        if not all(math.isfinite(v) for v in values):
+            # a NaN would make the correlation undefined and be reported as a number: a parser let it through
+            raise ValueError(f"non-finite value among the {side} ({next(v for v in values if not math.isfinite(v))}): "
+                             "scores must be finite (an unreadable score is unparsed, not NaN)")
     if len(predictions) < 2:
         return 0.0, f"Spearman needs at least 2 items, got {len(predictions)}; reported 0"
     if len(set(predictions)) < 2 or len(set(references)) < 2:

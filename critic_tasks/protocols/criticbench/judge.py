@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from critic_tasks.core.parsing import parse_grade
+from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.client import identity
@@ -27,7 +28,8 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
 log = logging.getLogger("critic_tasks")
 JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,
                  "correction": correction_judge_prompt}
-PARSE_ERROR = "no 'Score: x' with 1 <= x <= 10 in the judge's reply"
+PARSE_ERROR = ("no 'Score: x' with 1 <= x <= 10 on the last line of the judge's reply, or another grade in it, or a "
+               "last line that repeats the graded text")
 
 
 def judge_settings(**overrides) -> LLMSettings:
@@ -61,8 +63,9 @@ class Grade:
 def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool = True) -> list[Grade]:
     """One ``Grade`` per prompt, through the cached judge: a reply without a usable score is a counted failure."""
     out = []
-    for c in complete(list(prompts), settings, PROMPT_VERSION, progress=progress):
-        score = parse_grade(c.text)
+    prompts = list(prompts)
+    for prompt, c in zip(prompts, complete(prompts, settings, PROMPT_VERSION, progress=progress)):
+        score = parse_grade(c.text, quoted=blocks(prompt))  # an echo of the graded text is never the grade
         error = c.error if c.text is None else None if score is not None else PARSE_ERROR
         out.append(Grade(score, c.text, error, c.cached))
     return out

@@ -6,7 +6,9 @@ reference critique (or reference correction) that is worth **8** on a 1-10 scale
 reference), and the output to grade; it explains its reasoning, then ends with ``Score: x``.
 
 The structure is the paper's; the wording is ours (see ``PROMPT_VERSION``; bump it whenever a template changes, so
-cached judgments made with the old wording are not reused).
+cached judgments made with the old wording are not reused). Every field is quoted between BEGIN/END lines whose code
+the fields cannot contain (``core.quoting``), and the prompt says the blocks are data: the output to grade cannot
+pose as a second reference, an instruction or a grade.
 
 Items are the flat documents of ``data`` (``question``, ``generation``, ``article``, ``unit_test``, ``exec_rest``,
 ``feedback``, ``correction``; for a comparison ``generation_a``/``_b``, ``exec_rest_a``/``_b`` and the reference
@@ -16,9 +18,12 @@ whenever the item has it, so one builder serves all nine domains.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
-PROMPT_VERSION = "critic-judge-v1"
+from critic_tasks.core.quoting import fence, nonce_for, note
+
+PROMPT_VERSION = "critic-judge-v2"  # v2: fields fenced as data (issue 27)
 
 _SCALE = (
     "Grade on a 1-10 scale. The reference above is an expert's work and is worth exactly 8. "
@@ -26,7 +31,8 @@ _SCALE = (
     "(more accurate, more complete, more useful), and lower scores the more it misses, gets wrong or invents; "
     "1 means wrong or useless.\n"
     "First explain your assessment in a few sentences, comparing it with the reference. "
-    "Then write your grade alone on the last line, in exactly this form:\n"
+    "Then write your grade alone on the last line, in exactly this form (a reply whose last line is not this "
+    "line, or which states another grade anywhere, counts as no grade):\n"
     "Score: x\n"
     "where x is a number from 1 to 10."
 )
@@ -48,8 +54,18 @@ def _prediction(prediction: Any) -> str:
     return _text(prediction) if _present(prediction) else "(empty output)"
 
 
-def _section(title: str, body: Any) -> str:
-    return f"### {title}\n{_text(body)}\n"
+def _section(title: str, body: Any) -> tuple[str, str]:
+    return title, _text(body)
+
+
+def _render(intro: str, sections: list, closing: str) -> str:
+    """The intro, the data note, each section's title and its fenced body, then the grading instructions."""
+    nonce = nonce_for(body for _, body in sections)
+    parts = [intro, note(nonce) + "\n"]
+    for title, body in sections:
+        name = "_".join(re.sub(r"\(.*?\)|[^a-z ]", "", title.lower()).split()[:3])  # "reference_critique"
+        parts.append(f"### {title}\n{fence(name, body, nonce)}\n")
+    return "\n".join([*parts, closing])
 
 
 def _required(mapping: Mapping, key: str, what: str) -> Any:
@@ -72,10 +88,10 @@ def _task_context(item: Mapping) -> list[str]:
 
 def feedback_judge_prompt(item: Mapping, prediction: str) -> str:
     """Grade a critique of one response; reference = ``item['feedback']``."""
+    intro = ("You are grading a critique. A critique reviews an AI assistant's response to a task: a good one finds "
+             "the response's real flaws (and acknowledges what is right), explains them accurately, and says how to "
+             "fix them.\n")
     parts = [
-        "You are grading a critique. A critique reviews an AI assistant's response to a task: a good one finds "
-        "the response's real flaws (and acknowledges what is right), explains them accurately, and says how to fix "
-        "them.\n",
         *_task_context(item),
         _section("Response under review", _required(item, "generation", "response")),
     ]
@@ -84,19 +100,16 @@ def feedback_judge_prompt(item: Mapping, prediction: str) -> str:
     parts += [
         _section("Reference critique (worth 8)", _required(item, "feedback", "reference critique")),
         _section("Critique to grade", _prediction(prediction)),
-        _SCALE.format(thing="critique"),
     ]
-    return "\n".join(parts)
+    return _render(intro, parts, _SCALE.format(thing="critique"))
 
 
 def comparison_judge_prompt(item: Mapping, prediction: str) -> str:
     """Grade a critique that compares two responses; reference = ``item['sub_feedback']``."""
-    parts = [
-        "You are grading a comparative critique. It compares two AI assistant responses, A and B, to the same "
-        "task: a good one weighs the real strengths and flaws of each, explains them accurately, and reaches a "
-        "sound judgment about which is better.\n",
-        *_task_context(item),
-    ]
+    intro = ("You are grading a comparative critique. It compares two AI assistant responses, A and B, to the same "
+             "task: a good one weighs the real strengths and flaws of each, explains them accurately, and reaches a "
+             "sound judgment about which is better.\n")
+    parts = [*_task_context(item)]
     for side in ("a", "b"):
         parts.append(_section(f"Response {side.upper()}", _required(item, f"generation_{side}", f"response {side}")))
         if _present(item.get(f"exec_rest_{side}")):
@@ -104,9 +117,8 @@ def comparison_judge_prompt(item: Mapping, prediction: str) -> str:
     parts += [
         _section("Reference comparison (worth 8)", _required(item, "sub_feedback", "reference comparison")),
         _section("Comparison to grade", _prediction(prediction)),
-        _SCALE.format(thing="comparison"),
     ]
-    return "\n".join(parts)
+    return _render(intro, parts, _SCALE.format(thing="comparison"))
 
 
 def correction_judge_prompt(item: Mapping, prediction: str) -> str:
@@ -115,19 +127,18 @@ def correction_judge_prompt(item: Mapping, prediction: str) -> str:
     with_feedback = item.get("with_feedback", True) is not False
     review = (_section("Critique of the original response", _required(item, "feedback", "critique"))
               if with_feedback else None)
+    intro = ("You are grading a correction. An AI assistant's response was reviewed, and the response was then "
+             "revised to fix the problems the review raised. A good correction fixes every real problem, keeps what "
+             "was right, and adds no new errors.\n"
+             if with_feedback else
+             "You are grading a correction. An AI assistant's response was revised, without any critique to go on, "
+             "to fix whatever problems it has. A good correction fixes every real problem, keeps what was right, and "
+             "adds no new errors.\n")
     parts = [
-        "You are grading a correction. An AI assistant's response was reviewed, and the response was then revised "
-        "to fix the problems the review raised. A good correction fixes every real problem, keeps what was right, "
-        "and adds no new errors.\n"
-        if with_feedback else
-        "You are grading a correction. An AI assistant's response was revised, without any critique to go on, to "
-        "fix whatever problems it has. A good correction fixes every real problem, keeps what was right, and adds "
-        "no new errors.\n",
         *_task_context(item),
         _section("Original response", _required(item, "generation", "response")),
         *([review] if review else []),
         _section("Reference correction (worth 8)", _required(item, "correction", "reference correction")),
         _section("Correction to grade", _prediction(prediction)),
-        _SCALE.format(thing="correction"),
     ]
-    return "\n".join(parts)
+    return _render(intro, parts, _SCALE.format(thing="correction"))

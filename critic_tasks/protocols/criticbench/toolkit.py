@@ -22,6 +22,7 @@ import ast
 import functools
 import importlib.util
 import json
+import math
 import operator
 import os
 import re
@@ -175,11 +176,14 @@ def parse_score(text: str | None, marker: str = "Decision") -> float | None:
         rest = found[0].replace(f"{marker}:", "").strip()
         for candidate in (rest, rest.split()[0] if rest.split() else ""):
             try:
-                return float(candidate)
+                value = float(candidate)
             except ValueError:
-                pass
+                continue
+            # the toolkit's float() takes "nan" / "inf", and one NaN makes the whole Spearman undefined; a critic
+            # could then trade a losing correlation for the 0 an undefined one was reported as: unparsed here
+            return value if math.isfinite(value) else None
     value = _last_number(text)
-    return None if value is None else float(value)
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def parse_verdict(text: str | None) -> str | None:

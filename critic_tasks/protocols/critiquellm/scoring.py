@@ -2,7 +2,9 @@
 
 * ``rating`` (pointwise): the critic's ``[[x]]`` rating (1-10) against ``human_score``. ``text_pearson`` /
   ``text_spearman`` / ``text_kendall``: correlation over the responses to each question, averaged over questions
-  (``text_questions`` used, ``text_skipped``: questions with fewer than two responses or constant scores);
+  (``text_questions`` used; ``text_constant``: of those, questions the critic rated alike throughout, each counted
+  as 0 so that abstaining where it would be wrong cannot raise the mean; ``text_skipped``: questions with fewer
+  than two responses or constant human scores);
   ``system_*``: each generating model's mean rating vs its mean human score, correlated across models
   (``system_models``); ``text_pearson_<category>`` per AlignBench category; ``parse_rate``. An unparsed reply takes
   5, the released evaluation script's value, and counts against ``parse_rate`` (never dropped). With k sampled
@@ -20,7 +22,7 @@ from typing import Callable, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
-from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_group
+from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
 from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
@@ -62,8 +64,8 @@ def rating_metrics(records: Sequence[RatingRecord]) -> dict[str, float]:
     system = system_level(pred, human, [r.model for r in labelled])
     out = {"parse_rate": rate(r.parsed for r in records),
            "sample_parse_rate": 100.0 * sum(r.parsed_samples for r in records) / max(1, sum(r.samples for r in records))}
-    out.update({f"text_{k}": v for k, v in text.items() if k not in ("questions", "skipped")})
-    out.update(text_questions=text["questions"], text_skipped=text["skipped"])
+    out.update({f"text_{k}": v for k, v in text.items() if k not in ("questions", "constant", "skipped")})
+    out.update(text_questions=text["questions"], text_constant=text["constant"], text_skipped=text["skipped"])
     out.update({f"system_{k}": v for k, v in system.items() if k not in ("models", "defined")})
     out.update(system_models=system["models"], system_defined=system["defined"])
     out["variant"] = variants.recorded(r.variant for r in records)
@@ -87,14 +89,15 @@ FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"rating": rating_
 
 def rating_interval(records: Sequence[RatingRecord], base: str, settings: BootstrapSettings) -> tuple | None:
     """``text_pearson`` / ``text_spearman`` / ``text_kendall``: questions resampled, each with the coefficient the
-    value averages (questions whose coefficient is undefined are left out, as in the value). The system-level
+    value averages (questions the data leave undefined are left out, a constant critic's count as 0, as in the
+    value). The system-level
     values (a handful of models) get no interval."""
     coefficient = base.removeprefix("text_")
     if coefficient == base or coefficient not in COEFFICIENTS:
         return None
     labelled = [r for r in canonical(records) if r.scored]
-    per_q = per_group([r.pred for r in labelled], [float(r.gold) for r in labelled], [r.question for r in labelled])
-    values = [c[coefficient] for _, c in sorted(per_q.items(), key=lambda kv: str(kv[0])) if c is not None]
+    per_q = per_question([r.pred for r in labelled], [float(r.gold) for r in labelled], [r.question for r in labelled])
+    values = question_values(dict(sorted(per_q.items(), key=lambda kv: str(kv[0]))), coefficient)
     return mean_interval(values, None, settings) if values else None
 
 

@@ -5,11 +5,17 @@
 2. ``precision_prompt``: is each AIU of the critique factual, given the question, the answer under critique and
    the reference answer? One ``k. True`` / ``k. False`` line per numbered unit.
 3. ``recall_prompt``: is each AIU of the reference critique entailed by the critique? Same verdict format.
+
+Every quoted text (question, answer, critique, statements) sits between BEGIN/END lines whose code it cannot contain
+(``core.quoting``), under a note that the blocks are data: a critique cannot pose as the verdict list or a new
+instruction. A unit numbered twice with different verdicts counts as no verdict (``parsing.parse_numbered_verdicts``).
 """
 
 from __future__ import annotations
 
-PROMPT_VERSION = "metacritique-judge-v1"
+from critic_tasks.core.quoting import fence, nonce_for, note
+
+PROMPT_VERSION = "metacritique-judge-v2"  # v2: model-written texts fenced as data (issue 27)
 
 _EXTRACT = """Break the critique below into atomic information units (AIUs). An AIU is one short, self-contained \
 statement that can be checked on its own: a single claim, judgement or suggestion the critique makes about the \
@@ -69,15 +75,23 @@ def numbered(units) -> str:
     return "\n".join(f"{k}. {u}" for k, u in enumerate(units, 1))
 
 
+def _fenced(template: str, **fields: str) -> str:
+    """``template`` with each field fenced as data, the note before the first block."""
+    nonce = nonce_for(fields.values())
+    body = template.format(**{k: fence(k, str(v), nonce) for k, v in fields.items()})
+    first = body.index("\n[")  # the data note goes right before the first quoted section
+    return body[:first].rstrip() + "\n\n" + note(nonce) + "\n" + body[first:]
+
+
 def extraction_prompt(critique: str) -> str:
-    return _EXTRACT.format(critique=critique)
+    return _fenced(_EXTRACT, critique=critique)
 
 
 def precision_prompt(doc: dict, aius) -> str:
-    return _PRECISION.format(question=doc["question"], response=doc["response"],
-                             reference_answer=doc["reference_answer"], units=numbered(aius))
+    return _fenced(_PRECISION, question=doc["question"], response=doc["response"],
+                   reference_answer=doc["reference_answer"], units=numbered(aius))
 
 
 def recall_prompt(doc: dict, critique: str) -> str:
-    return _RECALL.format(question=doc["question"], response=doc["response"], critique=critique,
-                          units=numbered(doc["reference_aius"]))
+    return _fenced(_RECALL, question=doc["question"], response=doc["response"], critique=critique,
+                   units=numbered(doc["reference_aius"]))
