@@ -377,6 +377,9 @@ DIMENSIONS = {d.name: d for d in (
     Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
               (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
                Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
+               # per domain: R_obj and R_sub are means of these (CriticEval's codebase: per domain, then the mean)
+               *_breakdown("multicritique", "r_obj", "domain", OBJECTIVE_CORRECTION_DOMAINS, valid_only=True),
+               *_breakdown("multicritique", "r_sub", "domain", TEXT_DOMAINS, scale="judge"),
                *_revision_counts("multicritique")),
               ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
               "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
