@@ -2,9 +2,16 @@
 MultiCritique's per-domain averaging, self-consistency that samples, one default budget in both harnesses, the
 released prompt text read at run time, RCO's system message, and one line for mixed-type ids in every loader."""
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 
+from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.core.errors import DataError
 from critic_tasks.core.records import RevisionRecord
+from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.revision.scoring import multicritique_metrics, per_reviser_pass_rates
 
 # ----------------------------------------------------------------------------- 1. MultiCritique: per domain
@@ -30,3 +37,70 @@ def test_multicritique_averages_per_domain_then_across_domains_as_criticevals_co
     alone = [RevisionRecord(domain=r.domain, checked=True, revisers=("one",), passed=r.passed[:1])
              for r in records if r.checked]
     assert multicritique_metrics(alone)["r_obj"] == pytest.approx(37.5)
+
+
+# ----------------------------------------------------------------------------- 6. mixed-type ids, every loader
+
+
+def _jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return path
+
+
+def _critiquellm_point(tmp_path):
+    rows = [{"id": i, "category": "数学计算", "question": f"q{i}", "reference": "r", "response": "a", "model": "m",
+             "human_score": 5} for i in (0, "item-1")]
+    return _jsonl(tmp_path / "pointwise" / "alignbench_reference_based_sample.jsonl", rows), "id", "[1]"
+
+
+def _critiquellm_pair(tmp_path):
+    rows = [{"id": i, "category": "数学计算", "question": f"q{i}", "reference": "r", "response_1": "a",
+             "response_2": "b", "human_score_1": 5, "human_score_2": 3, "label": 0} for i in (0, "item-1")]
+    return _jsonl(tmp_path / "pairwise" / "alignbench_reference_based_sample.jsonl", rows), "id", "[1]"
+
+
+def _metacritique(tmp_path):
+    items = [{"index": i, "dataset": "d", "question": "q", "response": "a", "gpt4_answer": "ref",
+              "gpt4_critique": {"critique": "c", "aius": ["unit"]}} for i in (0, "item-1")]
+    path = tmp_path / "benchmark_data.json"
+    path.write_text(json.dumps(items))
+    return path, "index", "[1]"
+
+
+# (loader's dataset kwargs as its YAML passes them, the data folder option, the file maker)
+MIXED = {
+    "critiquellm pointwise": ({"dimension": "alignbench_pointwise", "reference": True}, _critiquellm_point),
+    "critiquellm pairwise": ({"dimension": "alignbench_pairwise", "reference": True}, _critiquellm_pair),
+    "metacritique": ({"dimension": "metacritique", "fmt": "sub"}, _metacritique),
+}
+
+
+@pytest.mark.parametrize("name", MIXED)
+def test_mixed_type_ids_stop_with_one_line_naming_file_and_field(name, tmp_path):
+    """The lm-eval loader on a file whose ids are 0 on one row and "item-1" on the next: one DataError naming the
+    file, the item and the field (on 36a32e3: pyarrow's ArrowInvalid / ArrowTypeError traceback)."""
+    kwargs, make = MIXED[name]
+    path, field, item = make(tmp_path)
+    with pytest.raises(DataError) as caught:
+        hooks.load_docs(**kwargs, data_dir=str(tmp_path))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{path}{item}: field '{field}' is str but number at {path}[0]")
+
+
+def test_mixed_type_ids_load_where_the_loader_keeps_them_as_text(tmp_path):
+    """CriticBench keeps no id (a raw item is JSON text) and the revision items' ids are text: both load."""
+    sample = Path(cb_data.__file__).parent / "sample_data"
+    copy = tmp_path / "criticbench"
+    shutil.copytree(sample, copy)
+    path = copy / "obj_dev_data" / "math_cot_feedback_correction.json"
+    items = json.loads(path.read_text())
+    for i, item in enumerate(items):
+        item["id"] = i if i % 2 else f"item-{i}"
+    path.write_text(json.dumps(items))
+    docs = hooks.load_docs(dimension="feedback", fmt="obj", split="dev", domains=["math_cot"], data_dir=str(copy))
+    assert len(docs["eval"]) >= len(items) >= 2  # the main file and its correction_part
+    rows = _jsonl(tmp_path / "items.jsonl", [{"id": 7, "question": "q", "generation": "g"},
+                                            {"id": "item-8", "question": "q", "generation": "g"}])
+    docs = hooks.load_docs(dimension="revision_pool", fmt="sub", items_file=str(rows), variant="short")
+    assert [d["id"] for d in docs["eval"]] == ["7", "item-8"]
