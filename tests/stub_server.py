@@ -43,7 +43,7 @@ class StubServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompt = body["messages"][0]["content"]
+                prompt = body["messages"][-1]["content"]  # the user part (after a system message, if any)
                 with stub._lock:
                     n = len(stub.log)
                     action = stub.behave(n, prompt)

@@ -104,3 +104,76 @@ def test_mixed_type_ids_load_where_the_loader_keeps_them_as_text(tmp_path):
                                             {"id": "item-8", "question": "q", "generation": "g"}])
     docs = hooks.load_docs(dimension="revision_pool", fmt="sub", items_file=str(rows), variant="short")
     assert [d["id"] for d in docs["eval"]] == ["7", "item-8"]
+
+
+# ----------------------------------------------------------------------------- 5. RCO: the system part
+
+
+def _rco_doc(**fields):
+    row = {"dimension": "utility", "domain": "math_cot", "question": "What is 2 + 2?", "generation": "5",
+           "ground_truth_answer": "4", "article": "", "check": "final_answer", "variant": "paper", **fields}
+    return row
+
+
+def test_rco_judges_send_the_system_part_as_a_system_message(tmp_path):
+    """The paper prints RCO's judges as [SYSTEM] (instructions) and [USER] (the task and answers), Tables 28-32 and
+    38-42: an OpenAI-compatible judge gets two messages, the instructions as the system message and every input in
+    the user message (on 36a32e3: one user message holding both)."""
+    from stub_server import StubServer
+
+    from critic_tasks.llm import LLMSettings, complete
+    from critic_tasks.protocols.revision import prompts
+
+    doc = _rco_doc()
+    asks = [prompts.pairwise_prompt(doc, "ANSWER-A", "ANSWER-B"), prompts.rating_prompt(doc, "ANSWER-R")]
+    with StubServer(lambda n, p: ("ok", "Fine. [[A]] Rating: [[5]]")) as stub:
+        settings = LLMSettings(role="judge", backend="openai", model="stub", base_url=stub.base_url, api_key="sk",
+                               cache=str(tmp_path / "judge.sqlite"), max_tries=1, timeout=5.0)
+        complete(asks, settings, "test", progress=False)
+    bodies = sorted(stub.bodies, key=lambda b: "ANSWER-R" in json.dumps(b))
+    for body in bodies:
+        system, user = body["messages"]
+        assert (system["role"], user["role"]) == ("system", "user")
+        assert system["content"].startswith("Act as an impartial judge") and "[[" in system["content"]
+        for shown in ("[Math Problem]\nWhat is 2 + 2?", "[The Start of Reference Answer]\n4\n"):
+            assert shown in user["content"] and shown not in system["content"]
+    assert "ANSWER-A" in bodies[0]["messages"][1]["content"] and "ANSWER-R" in bodies[1]["messages"][1]["content"]
+
+
+class _Template:
+    """A tokenizer's chat template, written out: it joins the turns as role: content lines, or refuses a system
+    turn (as Gemma's template does)."""
+
+    def __init__(self, takes_system: bool):
+        self.takes_system, self.seen = takes_system, []
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        self.seen.append(messages)
+        if not self.takes_system and messages[0]["role"] == "system":
+            raise ValueError("System role not supported")
+        return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
+
+
+def test_in_process_judges_use_a_system_turn_where_the_template_takes_one():
+    from critic_tasks.llm.backends.hf_transformers import HFBackend
+    from critic_tasks.llm.settings import LLMSettings
+    from critic_tasks.protocols.revision import prompts
+
+    prompt = prompts.rating_prompt(_rco_doc(), "ANSWER-R")
+    backend = HFBackend(LLMSettings(role="judge", backend="hf", model="none"))
+    backend._tokenizer = _Template(takes_system=True)
+    text = backend._chat(prompt)
+    assert text.startswith("<system>Act as an impartial judge") and "<user>[Math Problem]\nWhat is 2 + 2?" in text
+    backend._tokenizer = refusing = _Template(takes_system=False)
+    text = backend._chat(prompt)  # refused: the whole prompt as one user message
+    assert text.startswith("<user>Act as an impartial judge") and "ANSWER-R" in text and "<system>" not in text
+    assert [m[0]["role"] for m in refusing.seen] == ["system", "user"]
+
+
+def test_rco_summary_judge_says_summaries():
+    from critic_tasks.protocols.revision import prompts
+
+    doc = _rco_doc(domain="summary", article="An article.", ground_truth_answer="", check="")
+    text = prompts.pairwise_prompt(doc, "S1", "S2")
+    assert "summarys" not in text and "the summaries two AI assistants gave" in text
+    assert "Appendix C.2" in prompts.__doc__ and "Appendix E" not in prompts.__doc__  # MultiCritique's evaluation
