@@ -2,12 +2,15 @@
 MultiCritique's per-domain averaging, self-consistency that samples, one default budget in both harnesses, the
 released prompt text read at run time, RCO's system message, and one line for mixed-type ids in every loader."""
 
+import ast
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+import critic_tasks
+from critic_tasks import cli
 from critic_tasks.adapters.lm_eval import hooks
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.records import RevisionRecord
@@ -177,3 +180,97 @@ def test_rco_summary_judge_says_summaries():
     text = prompts.pairwise_prompt(doc, "S1", "S2")
     assert "summarys" not in text and "the summaries two AI assistants gave" in text
     assert "Appendix C.2" in prompts.__doc__ and "Appendix E" not in prompts.__doc__  # MultiCritique's evaluation
+
+
+# ----------------------------------------------------------------------------- 3. one default budget
+
+
+def _yaml_budget(name: str) -> int:
+    """A task's max_gen_toks as lm-eval reads its YAML: the file, then each ``include`` under it (the task's own
+    keys win)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    folder = Path(critic_tasks.tasks_dir())
+    merged, path = {}, folder / f"{name}.yaml"
+    while True:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
+        merged = {**data, **merged, "generation_kwargs": {**data.get("generation_kwargs", {}),
+                                                          **merged.get("generation_kwargs", {})}}
+        if "include" not in data:
+            return merged["generation_kwargs"]["max_gen_toks"]
+        path = folder / data["include"]
+        merged.pop("include", None)
+
+
+def _config_budgets(path: Path) -> list[int]:
+    """The inferencer max_out_len of every dataset in a generated OpenCompass config (read with ast: no OpenCompass
+    import); None where a dataset sets none."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    budgets = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "inferencer":
+            given = {k.arg: k.value for k in node.value.keywords}
+            budgets.append(ast.literal_eval(given["max_out_len"]) if "max_out_len" in given else None)
+    return budgets
+
+
+def test_opencompass_configs_give_every_dataset_lm_evals_budget():
+    """Parity at default settings: every generated OpenCompass dataset config sets the reply budget lm-eval's YAML
+    gives the same task (512; correction and CritiqueLLM 1,024), as its own max_out_len (which OpenCompass's
+    --max-out-len does not override); on 36a32e3 they set none and OpenCompass's 256 decided."""
+    from critic_tasks.adapters.opencompass import CONFIG_DIR
+    from critic_tasks.adapters.opencompass.spec import collections, runnable_tasks
+
+    tasks = runnable_tasks()
+    assert len(tasks) > 50
+    seen = set()
+    for task in tasks:
+        expected = _yaml_budget(task.name)
+        assert _config_budgets(CONFIG_DIR / "datasets" / f"{task.name}_gen.py") == [expected], task.name
+        seen.add(expected)
+    assert seen == {512, 1024}
+    for name, (members, _) in collections().items():
+        got = _config_budgets(CONFIG_DIR / "dataset_collections" / f"{name}_gen.py")
+        assert got == [_yaml_budget(m) for m in members], name
+    text = (CONFIG_DIR / "datasets" / "critic_correction_gen.py").read_text(encoding="utf-8")
+    assert "lm-eval's for this task" in text and "--max-out-len N" in text  # the config says which budget applies
+
+
+def _opencompass_argv(monkeypatch, tmp_path, args):
+    """What `critic-eval opencompass ARGS` would hand to the opencompass command (exec replaced by a recorder)."""
+    from critic_tasks.cli import opencompass as oc_cli
+
+    seen = []
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setattr(oc_cli.shutil, "which", lambda name: "/bin/true")
+    monkeypatch.setattr(oc_cli.Path, "exists", lambda self: False if self.name == "opencompass" else
+                        Path.is_file(self) or Path.is_dir(self))
+    monkeypatch.setattr(oc_cli.os, "execv", lambda program, argv: seen.append(argv))
+    assert cli.main(["opencompass", *args]) == 0
+    return seen[0]
+
+
+def test_critic_eval_opencompass_budget_default_and_explicit(monkeypatch, tmp_path, capsys):
+    """No budget flag: our config tree as generated (lm-eval's budgets) and one line naming them; --max-out-len 40:
+    a tree whose every dataset sets 40 (a dataset's own budget would win over the flag otherwise)."""
+    from critic_tasks.adapters.opencompass import CONFIG_DIR
+
+    datasets = ["--datasets", "critic_feedback_gen", "critic_correction_gen", "--hf-type", "chat", "--hf-path", "m",
+                "--hf-num-gpus", "0"]
+    argv = _opencompass_argv(monkeypatch, tmp_path, datasets)
+    assert argv[argv.index("--config-dir") + 1] == str(CONFIG_DIR)
+    assert "reply budgets (tokens) as lm-eval's: critic_feedback 512, critic_correction 1024" in capsys.readouterr().err
+    argv = _opencompass_argv(monkeypatch, tmp_path, [*datasets, "--max-out-len", "40"])
+    folder = Path(argv[argv.index("--config-dir") + 1])
+    assert folder != CONFIG_DIR and argv.count("--config-dir") == 1
+    for name in ("critic_feedback_gen", "critic_correction_gen"):
+        assert _config_budgets(folder / "datasets" / f"{name}.py") == [40]
+    assert set(_config_budgets(folder / "dataset_collections" / "critic_all_gen.py")) == {40}
+    assert "--max-out-len 40: every critic dataset's reply budget" in capsys.readouterr().err
+    assert cli.main(["opencompass", *datasets, "--max-out-len", "0"]) == 2
+    assert "--max-out-len 0: expected one whole number of tokens, at least 1" in capsys.readouterr().err
