@@ -266,6 +266,8 @@ RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", 
           *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", scale="count"),
           Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
           Metric("variant", "rating", scale="text"),  # the prompt variant's name (paper | short), not a number
+          # sampled tasks: items whose k samples were all the same text (the backend did not sample)
+          Metric("identical_samples", "rating", when="scored", min_samples=2, higher_is_better=False, scale="count"),
           *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),

@@ -274,3 +274,47 @@ def test_critic_eval_opencompass_budget_default_and_explicit(monkeypatch, tmp_pa
     assert "--max-out-len 40: every critic dataset's reply budget" in capsys.readouterr().err
     assert cli.main(["opencompass", *datasets, "--max-out-len", "0"]) == 2
     assert "--max-out-len 0: expected one whole number of tokens, at least 1" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- 2. self-consistency that samples
+
+
+def _alignbench_rows(tmp_path, n):
+    rows = [{"id": i, "category": "数学计算", "question": f"q{i}", "reference": "r", "response": "a", "model": f"m{i}",
+             "human_score": 1 + i} for i in range(n)]
+    _jsonl(tmp_path / "pointwise" / "alignbench_reference_based_sample.jsonl", rows)
+
+
+def _seeded(n, prompt, body):
+    """A server that honours per-request seeds, as vLLM's OpenAI server does: the same request and seed give the
+    same reply; another seed, another sample."""
+    seed = body.get("seed")
+    return ("ok", f"Sampled with seed {seed}. Rating: [[{seed % 10 + 1}]]")
+
+
+@pytest.mark.parametrize("behave, distinct", [(_seeded, True), (lambda n, p, body: ("ok", "Rating: [[7]]"), False)])
+def test_self_consistency_through_an_api_model_gets_k_samples(behave, distinct, tmp_path, monkeypatch):
+    """critic_alignbench_ref_sc (k = 5) through lm-eval's local-chat-completions against a stub server: each item's
+    five requests carry five seeds, so a seed-honouring server returns five samples (on 36a32e3: seed 1234 five
+    times, one critique five times). The results count the items whose samples were all identical: 0 here, every
+    item for a server that ignores the seed."""
+    import lm_eval
+    from stub_server import StubServer
+
+    _alignbench_rows(tmp_path, 3)
+    monkeypatch.setenv("CRITIQUELLM_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
+    with StubServer(behave) as stub:
+        out = lm_eval.simple_evaluate(
+            model="local-chat-completions", apply_chat_template=True, bootstrap_iters=0,
+            model_args=f"base_url={stub.base_url}/chat/completions,model=stub,num_concurrent=1,max_retries=1,"
+                       "tokenizer_backend=None",
+            tasks=["critic_alignbench_ref_sc"], task_manager=critic_tasks.task_manager())
+    seeds: dict[str, list[int]] = {}
+    for body in stub.bodies:
+        seeds.setdefault(body["messages"][-1]["content"], []).append(body["seed"])
+    assert len(seeds) == 3 and all(sorted(s) == [1234, 1235, 1236, 1237, 1238] for s in seeds.values())
+    results = out["results"]["critic_alignbench_ref_sc"]
+    assert results["identical_samples,none"] == (0 if distinct else 3)
+    replies = [set(row["resps"][0]) for row in out["samples"]["critic_alignbench_ref_sc"]]  # one request, k replies
+    assert [len(r) for r in replies] == ([5, 5, 5] if distinct else [1, 1, 1])
