@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from critic_tasks import registry
+from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
 from critic_tasks.llm import LLMSettings
@@ -265,8 +266,10 @@ def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir
     spec = registry.task(task)
     steps = registry.PROTOCOLS[spec.dimension_spec.protocol]
     given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir}
-    return steps.load_docs(spec.dimension_spec.data_dimension, **steps.task_options(spec),
+    docs = steps.load_docs(spec.dimension_spec.data_dimension, **steps.task_options(spec),
                            **{k: v for k, v in given.items() if k in steps.options})
+    check_one_type_per_field(docs)  # as lm-eval's loader does: both harnesses refuse the same files alike
+    return docs
 
 
 def prompt(doc: dict, task: str) -> str:

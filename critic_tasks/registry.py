@@ -267,6 +267,8 @@ RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", 
           *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", scale="count"),
           Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
           Metric("variant", "rating", scale="text"),  # the prompt variant's name (paper | short), not a number
+          # sampled tasks: items whose k samples were all the same text (the backend did not sample)
+          Metric("identical_samples", "rating", when="scored", min_samples=2, higher_is_better=False, scale="count"),
           *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
@@ -378,6 +380,9 @@ DIMENSIONS = {d.name: d for d in (
     Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
               (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
                Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
+               # per domain: R_obj and R_sub are means of these (CriticEval's codebase: per domain, then the mean)
+               *_breakdown("multicritique", "r_obj", "domain", OBJECTIVE_CORRECTION_DOMAINS, valid_only=True),
+               *_breakdown("multicritique", "r_sub", "domain", TEXT_DOMAINS, scale="judge"),
                *_revision_counts("multicritique")),
               ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
               "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),

@@ -29,9 +29,10 @@ for d in critic_sub_datasets:  # (a config with read_base may not call functions
     d["eval_cfg"]["evaluator"]["judge_cfg"] = judge  # used when the critiques are graded
 
 datasets = [*critic_datasets, *critic_sub_datasets]
-# The reply budget is each model's max_out_len below. For lm-eval's per-task defaults instead (512; correction 1024):
+# The reply budget is each dataset's own max_out_len, lm-eval's per task (512; correction 1024), and it wins over the
+# models' max_out_len below (OpenCompass fills in a model's only where a dataset sets none). For one budget instead:
 # for d in datasets:
-#     d["infer_cfg"]["inferencer"]["max_out_len"] = d["critic_max_out_len"]
+#     d["infer_cfg"]["inferencer"]["max_out_len"] = 1024
 
 models = [
     # a local GPU model through vLLM

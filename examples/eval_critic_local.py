@@ -36,7 +36,10 @@ for d in critic_feedback_sub_chat_datasets:
 
 datasets = [*critic_feedback_chat_datasets, *critic_meta_chat_datasets, *critic_feedback_sub_chat_datasets]
 
-# max_out_len is every dataset's reply budget: 64 keeps a CPU run short (the markers come first in our prompts);
+# Each dataset sets its own reply budget, lm-eval's (512; correction 1024), which wins over the model's max_out_len:
+# 64 here keeps a CPU run short (the markers come first in our prompts; lm-eval: --gen_kwargs max_gen_toks=64)
+for d in datasets:
+    d["infer_cfg"]["inferencer"]["max_out_len"] = 64
 # batch 1 gives the generations lm-eval gives with --batch_size 1
 models = [dict(type=HuggingFacewithChatTemplate, abbr="smollm2-135m-instruct", path="smollm2-hf",
                max_out_len=64, batch_size=1, run_cfg=dict(num_gpus=0))]

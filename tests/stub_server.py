@@ -8,6 +8,7 @@ without answering), ``("garbage",)`` (200 with a non-JSON body), ``("hang",)`` (
 
 from __future__ import annotations
 
+import inspect
 import json
 import socket
 import threading
@@ -22,6 +23,7 @@ def default_text(prompt: str) -> str:
 class StubServer:
     def __init__(self, behave=lambda n, prompt: ("ok", default_text(prompt)), port: int = 0):
         self.behave = behave
+        self.wants_body = len(inspect.signature(behave).parameters) >= 3
         self.log: list[tuple[float, str, str]] = []  # (arrival time, prompt, action kind)
         self.answered: list[str] = []  # prompts that got a successful reply
         self.headers: list[dict] = []
@@ -43,10 +45,11 @@ class StubServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompt = body["messages"][0]["content"]
+                prompt = body["messages"][-1]["content"]  # the user part (after a system message, if any)
                 with stub._lock:
                     n = len(stub.log)
-                    action = stub.behave(n, prompt)
+                    # a behave(n, prompt, body) also sees the request (its seed, say)
+                    action = stub.behave(n, prompt, body) if stub.wants_body else stub.behave(n, prompt)
                     stub.log.append((time.monotonic(), prompt, action[0]))
                     stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                     stub.bodies.append(body)

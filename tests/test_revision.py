@@ -156,13 +156,21 @@ def _values(metrics: dict) -> dict:
 
 def expected_multicritique():
     checked = [k for k, (d, g, t) in ITEMS.items() if d != "chat" and k != 5]
-    rates = []
-    for reviser in REVISIONS:  # R_obj: the mean over revisers of each one's pass rate
-        rates.append(100 * sum(PASSES[reviser][k] for k in checked) / len(checked))
+    domains = sorted({ITEMS[k][0] for k in checked})
+    rates, per_domain = [], {d: [] for d in domains}
+    for reviser in REVISIONS:  # R_obj: the mean over revisers of each one's mean over domains of its pass rate
+        mine = []
+        for d in domains:
+            outcomes = [PASSES[reviser][k] for k in checked if ITEMS[k][0] == d]
+            mine.append(100 * sum(outcomes) / len(outcomes))
+            per_domain[d].append(mine[-1])
+        rates.append(sum(mine) / len(mine))
     text = [k for k, (d, _, _) in ITEMS.items() if d == "chat"]
     ratings = [RATING[k] for k in text if RATING[k] is not None]
     missing = {k: sum(REVISIONS[r][k] is None for r in REVISIONS) for k in checked}  # failed revisions per item
     return {"r_obj": sum(rates) / len(rates), "r_sub": sum(ratings) / len(ratings),
+            **{f"r_obj_{d}": sum(v) / len(v) for d, v in per_domain.items()},
+            "r_sub_chat": sum(ratings) / len(ratings),
             "judge_parse_rate": 100 * len(ratings) / len(text), "judge_failed": len(text) - len(ratings),
             "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
             # checked items some / all revisers failed on; judged items without a readable rating
@@ -315,7 +323,8 @@ def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monke
     saved = json.loads(report.read_text())
     assert _values(saved["results"]["critic_utility"]) == pytest.approx(expected_rco())
     assert saved["models"]["revisers"][0]["model"] == "good" and saved["models"]["judge"]["model"] == "judge-1"
-    assert saved["per_reviser_pass_rate"]["critic_utility"] == {"good": 100.0, "bad": pytest.approx(100 / 3)}
+    # each reviser's pass rate: the mean of its per-domain rates (math_cot 1/2, code_not_exec 0/1 for "bad")
+    assert saved["per_reviser_pass_rate"]["critic_utility"] == {"good": 100.0, "bad": pytest.approx((50 + 0) / 2)}
     n_calls = len(Calls.reviser) + len(Calls.judge)
     assert cli.main(args + ["--allow_failures"]) == 0
     assert len(Calls.reviser) + len(Calls.judge) == n_calls + 1  # the rerun: only the failed reviser call
@@ -510,6 +519,7 @@ def test_paper_multicritique_r_sub_is_criticevals_reference_guided_correction_ju
     got = _metrics(out, "critic_revision_pool")
     grades = [g for g in GRADE.values() if g is not None]
     exp = {**expected_multicritique(), "r_sub": sum(grades) / len(grades),  # 9: on CriticEval's scale (ref = 8)
+           "r_sub_chat": sum(grades) / len(grades),
            "judge_parse_rate": 100 * len(grades) / len(GRADE), "judge_failed": len(GRADE) - len(grades),
            "empty_items": len(GRADE) - len(grades)}  # no checked item lost all its revisions here
     for key, value in exp.items():
@@ -632,6 +642,16 @@ def test_multicritique_failure_rules_by_hand(rule, r_obj):
     out = multicritique_metrics(records)
     assert out["r_obj"] == pytest.approx(r_obj) and out["r_sub"] == 8.0
     assert (out["partial_items"], out["empty_items"]) == (1, 2)
+
+
+def test_multicritique_per_domain_values_reach_the_results(tmp_path):
+    """lm-eval's results hold r_obj_<domain> / r_sub_<domain>, each the mean over revisers of that domain's pass
+    rate: math_cot (items 0, 1): good 2/2, bad 1/2 -> 75; code_not_exec (item 2): good 1/1, bad 0/1 -> 50; and
+    R_obj = (75 + 50) / 2 = 62.5 where pooling the three items gives (100 + 33.3) / 2 = 66.7."""
+    got = _metrics(_run("critic_revision_pool", tmp_path), "critic_revision_pool")
+    assert got["r_obj_math_cot"] == pytest.approx(75.0) and got["r_obj_code_not_exec"] == pytest.approx(50.0)
+    assert got["r_obj"] == pytest.approx(62.5)
+    assert got["r_sub_chat"] == RATING[3]
 
 
 def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tmp_path, monkeypatch):

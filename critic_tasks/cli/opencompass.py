@@ -9,9 +9,12 @@ every other flag passes through.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from critic_tasks import registry
@@ -23,7 +26,13 @@ from critic_tasks.preflight import check_tasks
 
 
 def config_dir_command(argv: list[str]) -> int:
-    print(CONFIG_DIR)
+    """Our config tree; with ``--max-out-len N`` a copy whose every dataset sets N (for OpenCompass's own command:
+    a dataset's budget wins over its --max-out-len)."""
+    unknown = [a for a in argv if a.startswith("-") and a != "--max-out-len"]
+    if unknown:
+        raise ConfigError(f"opencompass-config-dir: unknown option {unknown[0]} (it takes --max-out-len N only)")
+    budget = _budget_value(argv)
+    print(CONFIG_DIR if budget is None else budget_config_dir(budget))
     return 0
 
 
@@ -79,6 +88,57 @@ def _no_gpu() -> bool:
     return torch.cuda.device_count() == 0
 
 
+def _budget_value(argv: list[str]) -> int | None:
+    values = _flag_values(argv, "--max-out-len")
+    if "--max-out-len" not in argv:
+        return None
+    if len(values) != 1 or not values[0].isdigit() or int(values[0]) < 1:
+        raise ConfigError(f"--max-out-len {' '.join(values)}: expected one whole number of tokens, at least 1")
+    return int(values[0])
+
+
+def budget_config_dir(max_out_len: int) -> Path:
+    """Our config tree written with one reply budget for every dataset (a dataset's own max_out_len wins over
+    OpenCompass's --max-out-len, so an explicit one must be written into the datasets): a folder per budget and
+    content, in the user's cache, written once (atomically: two runs at once both end up with a whole tree)."""
+    from critic_tasks.adapters.opencompass.generate import render, write_tree
+
+    digest = hashlib.sha256(json.dumps(render(max_out_len), sort_keys=True).encode()).hexdigest()[:12]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "critic_tasks" / "opencompass-configs"
+    folder = base / f"max_out_len_{max_out_len}-{digest}"
+    if not folder.is_dir():
+        base.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(dir=base, prefix=".partial-"))
+        write_tree(partial, max_out_len)
+        try:
+            partial.rename(folder)
+        except OSError:  # another run wrote it first
+            shutil.rmtree(partial, ignore_errors=True)
+    return folder
+
+
+def _reply_budget(argv: list[str], tasks: list[registry.Task], cfg) -> list[str]:
+    """The reply budget of our datasets, said in one line: lm-eval's per task by default (the configs' own
+    max_out_len); an explicit --max-out-len for every dataset (the tree written with it)."""
+    if not tasks:
+        return argv
+    budget = _budget_value(argv)
+    if budget is None:
+        ours = ", ".join(f"{t.name} {t.dimension_spec.max_gen_toks}" for t in tasks)
+        print(f"critic-eval: reply budgets (tokens) as lm-eval's: {ours}; --max-out-len N sets one for all",
+              file=sys.stderr)
+        return argv
+    if cfg is not None or "--config-dir" in argv:
+        where = "the config's" if cfg is not None else "--config-dir's"
+        print(f"critic-eval: --max-out-len {budget} does not reach {where} critic datasets (each sets its own "
+              "max_out_len, which wins): set d['infer_cfg']['inferencer']['max_out_len'] there", file=sys.stderr)
+        return argv
+    folder = budget_config_dir(budget)
+    print(f"critic-eval: --max-out-len {budget}: every critic dataset's reply budget (configs: {folder})",
+          file=sys.stderr)
+    return ["--config-dir", str(folder), *argv]
+
+
 def run_command(argv: list[str]) -> int:
     argv = list(argv)
     tasks = our_dataset_tasks(_flag_values(argv, "--datasets"))
@@ -97,6 +157,7 @@ def run_command(argv: list[str]) -> int:
     if judged and not _judge_configured():
         raise ConfigError(f"{', '.join(judged)}: judge-scored, but no judge is configured: set CRITIC_JUDGE_MODEL "
                           "(and CRITIC_JUDGE_BASE_URL) or OC_JUDGE_MODEL / OC_JUDGE_API_BASE / OC_JUDGE_API_KEY")
+    argv = _reply_budget(argv, tasks, cfg)  # before our --config-dir: an explicit budget brings its own tree
     if "--config-dir" not in argv:
         argv = ["--config-dir", str(CONFIG_DIR), *argv]
     if tasks and cfg is None and "--summarizer" not in argv:
@@ -104,11 +165,6 @@ def run_command(argv: list[str]) -> int:
     elif tasks and cfg is not None and not cfg.get("summarizer"):  # OpenCompass reads no --summarizer with a config
         print("critic-eval: for the paper's table, add to the config's read_base: from critic_tasks.adapters."
               "opencompass.configs.summarizers.critic import summarizer", file=sys.stderr)
-    if tasks and "--hf-path" in argv and "--max-out-len" not in argv:
-        ours = sorted({t.spec.max_gen_toks for t in tasks})
-        print(f"critic-eval: no --max-out-len: OpenCompass's default (256 tokens) is every dataset's reply budget; "
-              f"lm-eval's defaults for these tasks: {', '.join(map(str, ours))} (correction needs room for a whole "
-              "program)", file=sys.stderr)
     if "--hf-path" in argv and "--hf-num-gpus" not in argv and _no_gpu():
         print("critic-eval: no GPU here: adding --hf-num-gpus 0 (the model runs on the CPU)", file=sys.stderr)
         argv += ["--hf-num-gpus", "0"]

@@ -150,6 +150,7 @@ class RatingRecord(Record):
     category: str = ""
     samples: int = 1
     parsed_samples: int = 1
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (sampling.py)
     variant: str = ""  # the prompt variant the critic was asked with (protocols.variants; "" before variants existed)
 
     @property

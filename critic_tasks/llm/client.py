@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from critic_tasks.llm.backends import Reply, get_backend
 from critic_tasks.llm.cache import ReplyCache, cache_key
+from critic_tasks.llm.chat import key_text
 from critic_tasks.llm.settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def complete(prompts: list[str], settings: LLMSettings, prompt_version: str,
              progress: bool = True) -> list[Completion]:
     """One ``Completion`` per prompt, in order; identical prompts are asked once."""
     ident = identity(settings, prompt_version)
-    keys = [cache_key(ident, p) for p in prompts]
+    keys = [cache_key(ident, key_text(p)) for p in prompts]
     cache = ReplyCache(settings.cache) if settings.cache else None
     try:
         hits = cache.get_many(keys) if cache else {}

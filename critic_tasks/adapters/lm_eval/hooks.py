@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import ranks
+from critic_tasks.adapters.lm_eval import ranks, sampling
+from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
@@ -93,7 +94,9 @@ def load_docs(**kwargs):
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
     steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
+    sampling.install()  # repeats of a sampled request get distinct seeds through lm-eval's API models
     docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
+    check_one_type_per_field(docs)  # a field mixing types: one line naming file and field, not pyarrow's traceback
     return datasets.DatasetDict({"eval": DocsDataset.from_list(docs)})  # rows decoded once, not on every pass
 
 

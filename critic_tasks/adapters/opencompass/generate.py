@@ -10,6 +10,7 @@ split), ``configs/dataset_collections/`` for the groups and everything at once, 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
@@ -48,25 +49,31 @@ def _python(value, indent: int = 0) -> str:
 
 def _comment(text: str) -> str:
     """``text`` as ``#`` lines short enough for the project's line length."""
-    return "".join(f"# {line}\n" for line in textwrap.wrap(text, 110))
+    return "".join(f"# {line}\n" for line in textwrap.wrap(text, 110, break_on_hyphens=False))
 
 
-BUDGET = ("The reply budget is the model's max_out_len (--max-out-len); critic_max_out_len is ours (lm-eval's "
-          "default for this task), used where a config asks for it: d['infer_cfg']['inferencer']['max_out_len'] = "
-          "d['critic_max_out_len'].")
+def budget_note(max_out_len: int | None = None) -> str:
+    """What the generated configs say about their reply budget (``max_out_len`` of the inferencer)."""
+    if max_out_len:
+        return (f"Reply budget: the inferencer's max_out_len, {max_out_len} tokens, from `critic-eval opencompass "
+                "--max-out-len`; critic_max_out_len is lm-eval's default for this task.")
+    return ("Reply budget: the inferencer's max_out_len, lm-eval's for this task (its YAML's max_gen_toks), so both "
+            "harnesses give the same numbers at their defaults. A dataset's own max_out_len wins over OpenCompass's "
+            "--max-out-len: `critic-eval opencompass --max-out-len N` runs a copy of this tree written with N; in a "
+            "config, set d['infer_cfg']['inferencer']['max_out_len'].")
 
 
-def _dataset_file(task: registry.Task) -> str:
-    config = _python(dataset_spec(task.name))
-    about = _comment(f"{task.name}: {task.description()}") + _comment(BUDGET)
+def _dataset_file(task: registry.Task, max_out_len: int | None = None) -> str:
+    config = _python(dataset_spec(task.name, max_out_len=max_out_len))
+    about = _comment(f"{task.name}: {task.description()}") + _comment(budget_note(max_out_len))
     return f"{HEADER}{about}{IMPORTS}\n{task.name}_datasets = [{config}]\n"
 
 
-def _collection_file(name: str, members: list[str], about: str) -> str:
+def _collection_file(name: str, members: list[str], about: str, max_out_len: int | None = None) -> str:
     # Written out in full, not composed with read_base: the file must read the same in OpenCompass's lazy-import
     # mode (an eval config's read_base) and plain mode (--datasets), and only one *_datasets variable may appear.
-    listed = ", ".join(_python(dataset_spec(m)) for m in members)
-    summary = _comment(f"{name}: {about} ({', '.join(members)})")
+    listed = ", ".join(_python(dataset_spec(m, max_out_len=max_out_len)) for m in members)
+    summary = _comment(f"{name}: {about} ({', '.join(members)})") + _comment(budget_note(max_out_len))
     return f"{HEADER}{summary}{IMPORTS}\n{name}_datasets = [{listed}]\n"
 
 
@@ -77,24 +84,30 @@ summarizer = dict(type=CriticSummarizer)
 """
 
 
-def render() -> dict[str, str]:
-    """Relative path -> content for every generated config file."""
-    files = {f"datasets/{t.name}_gen.py": _dataset_file(t) for t in runnable_tasks()}
+def render(max_out_len: int | None = None) -> dict[str, str]:
+    """Relative path -> content for every generated config file (``max_out_len``: one reply budget for every
+    dataset instead of lm-eval's per task)."""
+    files = {f"datasets/{t.name}_gen.py": _dataset_file(t, max_out_len) for t in runnable_tasks()}
     for name, (members, about) in collections().items():
-        files[f"dataset_collections/{name}_gen.py"] = _collection_file(name, members, about)
+        files[f"dataset_collections/{name}_gen.py"] = _collection_file(name, members, about, max_out_len)
     files["summarizers/critic.py"] = SUMMARIZER
     return files
 
 
-def main() -> None:
-    files = render()
-    for old in CONFIG_DIR.rglob("*.py"):
+def write_tree(folder: Path, max_out_len: int | None = None) -> int:
+    """Write the config tree into ``folder`` (its old ``.py`` files removed first); the number of files."""
+    files = render(max_out_len)
+    for old in folder.rglob("*.py"):
         old.unlink()
     for rel, text in files.items():
-        path = CONFIG_DIR / rel
+        path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(files)} files to {CONFIG_DIR}")
+    return len(files)
+
+
+def main() -> None:
+    print(f"wrote {write_tree(CONFIG_DIR)} files to {CONFIG_DIR}")
 
 
 if __name__ == "__main__":

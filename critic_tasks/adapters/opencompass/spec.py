@@ -60,7 +60,11 @@ def runnable_tasks() -> list[registry.Task]:
     return [t for t in registry.TASKS.values() if supported(t)]
 
 
-def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
+def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | None = None) -> dict:
+    """``max_out_len``: the reply budget for this dataset (default: lm-eval's for the task, its YAML's
+    max_gen_toks), written as the inferencer's: a dataset's own budget wins over OpenCompass's model-wide
+    ``--max-out-len`` (its infer task only fills in a missing one), so both harnesses reply within the same budget at
+    their defaults; ``critic-eval opencompass --max-out-len N`` writes the tree with N."""
     spec = registry.task(task)
     if not supported(spec):
         raise ValueError(refusal(spec))
@@ -74,16 +78,14 @@ def dataset_spec(task: str, judge_cfg: dict | None = None) -> dict:
         "type": DATASET,
         "task": task,
         **loader,
-        # our reply budget for this task (lm-eval's max_gen_toks), not read by OpenCompass: the inferencer has no
-        # max_out_len, so the model's max_out_len (--max-out-len) decides; a config asks for ours with
-        # d['infer_cfg']['inferencer']['max_out_len'] = d['critic_max_out_len']
+        # lm-eval's reply budget for this task (its max_gen_toks), kept beside the inferencer's (which may differ)
         "critic_max_out_len": spec.dimension_spec.max_gen_toks,
         "reader_cfg": {"input_columns": ["prompt"], "output_column": "doc"},
         "infer_cfg": {
             # the prompt column as the one user message, byte for byte what lm-eval sends (see templates.py)
             "prompt_template": {"type": PROMPT_TEMPLATE},
             "retriever": {"type": ZERO_RETRIEVER},
-            "inferencer": {"type": GEN_INFERENCER},
+            "inferencer": {"type": GEN_INFERENCER, "max_out_len": max_out_len or spec.dimension_spec.max_gen_toks},
         },
         "eval_cfg": {"evaluator": evaluator, "pred_role": "BOT"},
     }

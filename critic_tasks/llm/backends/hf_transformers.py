@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from critic_tasks.llm.backends.base import OnResult, Reply
+from critic_tasks.llm.chat import render
 from critic_tasks.llm.settings import LLMSettings
 
 
@@ -44,8 +45,7 @@ class HFBackend:
         self._tokenizer, self._model = _load_hf(self.model_name, self.settings.device)
 
     def _chat(self, prompt: str) -> str:
-        messages = [{"role": "user", "content": prompt}]
-        return self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return render(self._tokenizer, prompt)  # a ChatPrompt's system part as a system turn, where the template takes one
 
     def generate(self, prompts: list[str], progress: bool = True,
                  on_result: OnResult | None = None) -> list[Reply]:

@@ -24,6 +24,7 @@ import time
 from urllib.parse import urlsplit
 
 from critic_tasks.llm.backends.base import OnResult, Reply
+from critic_tasks.llm.chat import messages
 from critic_tasks.llm.settings import LLMSettings
 
 # Transient by nature (as the OpenAI client also treats them): timeout, conflict, too early, rate limit; and any 5xx.
@@ -234,7 +235,7 @@ class OpenAIBackend:
 
     def _payload(self, prompt: str) -> dict:
         s = self.settings
-        return {"model": self.model, "messages": [{"role": "user", "content": prompt}],
+        return {"model": self.model, "messages": messages(prompt),  # a ChatPrompt's system part as a system message
                 "temperature": s.temperature, "max_tokens": s.max_tokens}
 
     async def _request(self, pool: _Pool, prompt: str) -> Reply:

@@ -22,6 +22,7 @@ import os
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.llm.backends.base import OnResult, Reply
+from critic_tasks.llm.chat import render
 from critic_tasks.llm.settings import LLMSettings, env_prefix
 
 log = logging.getLogger(__name__)
@@ -97,8 +98,7 @@ class VLLMBackend:
         pending: set[str] = set()
         for i, prompt in enumerate(prompts):
             try:
-                text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                                     add_generation_prompt=True)
+                text = render(tokenizer, prompt)  # a ChatPrompt's system part as a system turn, where it takes one
                 ids = tokenizer.encode(text, add_special_tokens=False)  # the template wrote the special tokens
                 engine.add_request(str(i), {"prompt_token_ids": ids}, params)
                 pending.add(str(i))

@@ -5,7 +5,7 @@ Two variants (``protocols.variants``, recorded with the results):
 
 ``paper`` (default), per protocol:
 
-* MultiCritique (Lan et al. 2024b, sec. 4 and Appendix E: the revisions are evaluated with CriticEval's codebase):
+* MultiCritique (Lan et al. 2024b, sec. 4.2 and Appendix C.2: the revisions are evaluated with CriticEval's codebase):
   the critic writes CriticEval's free-text feedback (``criticbench.prompts.feedback_sub_prompt``), each reviser
   revises with CriticEval's correction prompt carrying that feedback (``criticbench.prompts.correction_prompt``:
   ``#### RESULT: x`` for math_cot, one ````python`` block for programs), and R_sub is CriticEval's subjective
@@ -25,6 +25,7 @@ counts); MultiCritique's R_sub is a reference-free 1-10 rating on this variant.
 
 from __future__ import annotations
 
+from critic_tasks.llm.chat import ChatPrompt
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import judge_prompts as cb_judge_prompts
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
@@ -43,7 +44,7 @@ _VERSIONS = {
                                         "reviser": "multicritique-reviser-paper-v1",
                                         "judge": cb_judge_prompts.PROMPT_VERSION},
     ("rco", variants.PAPER): {"critic": "rco-critic-paper-v1", "reviser": "rco-reviser-paper-v1",
-                              "judge": "rco-judge-paper-v1"},
+                              "judge": "rco-judge-paper-v2"},  # v2: a system and a user message, "summaries"
 }
 
 
@@ -170,6 +171,7 @@ _RCO_KINDS = {
              "code", "whether it is correct and readable and meets the requirements"),
 }
 _RULE = "----------"
+_PLURAL = {"summary": "summaries", "code": "code"}  # the response's name, of two responses
 
 
 def _rco_input(doc: dict, kind: str) -> str:
@@ -231,32 +233,37 @@ def _given(kind: str, what: str) -> str:
     return f"You are given {'a reference answer and ' if kind == 'math' else ''}{what}."
 
 
-def _rco_pairwise(doc: dict, a: str, b: str) -> str:
+# The paper prints its judges in two parts (Tables 28-32, 38-42: [SYSTEM] the instructions, [USER] the task and the
+# answers): ours go as a ChatPrompt, the system part as a system message where the judge's backend takes one.
+def _rco_pairwise(doc: dict, a: str, b: str) -> ChatPrompt:
     kind = task_kind(doc)
     name = _RCO_KINDS[kind][3]
-    title, given = name.capitalize(), _given(kind, "the two assistants' " + name + "s")
-    return (f"Act as an impartial judge of the {name}s two AI assistants gave to the task below. Weigh "
-            f"{_RCO_CRITERIA[kind][0]}. {given} Begin with "
-            "a short explanation comparing the two. Neither the order in which they appear, nor their length, nor the "
-            "assistants' names may influence you; be as objective as possible. After your explanation, give your final "
-            'verdict in exactly this form: "[[A]]" if assistant A is better, "[[B]]" if assistant B is better, '
-            '"[[C]]" for a tie.\n\n'
-            f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
+    names = _PLURAL.get(name, name + "s")
+    title, given = name.capitalize(), _given(kind, "the two assistants' " + names)
+    system = (f"Act as an impartial judge of the {names} two AI assistants gave to the task below. Weigh "
+              f"{_RCO_CRITERIA[kind][0]}. {given} Begin with "
+              "a short explanation comparing the two. Neither the order in which they appear, nor their length, nor "
+              "the assistants' names may influence you; be as objective as possible. After your explanation, give "
+              'your final verdict in exactly this form: "[[A]]" if assistant A is better, "[[B]]" if assistant B is '
+              'better, "[[C]]" for a tie.')
+    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
             f"[The Start of Assistant A's {title}]\n{a}\n[The End of Assistant A's {title}]\n\n"
             f"[The Start of Assistant B's {title}]\n{b}\n[The End of Assistant B's {title}]\n")
+    return ChatPrompt(system, user)
 
 
-def _rco_rating(doc: dict, response: str) -> str:
+def _rco_rating(doc: dict, response: str) -> ChatPrompt:
     kind = task_kind(doc)
     name = _RCO_KINDS[kind][3]
     title, given = name.capitalize(), _given(kind, "the assistant's " + name)
-    return (f"Act as an impartial judge of the {name} an AI assistant gave to the task below. Weigh "
-            f"{_RCO_CRITERIA[kind][1]}. {given} Begin with a short "
-            f"explanation. Do not let the {name}'s length influence you; be as objective as possible. After your "
-            f'explanation, rate the {name} on a scale of 1 to 10 in exactly this form: "Rating: [[x]]", for example '
-            '"Rating: [[5]]".\n\n'
-            f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
+    system = (f"Act as an impartial judge of the {name} an AI assistant gave to the task below. Weigh "
+              f"{_RCO_CRITERIA[kind][1]}. {given} Begin with a short "
+              f"explanation. Do not let the {name}'s length influence you; be as objective as possible. After your "
+              f'explanation, rate the {name} on a scale of 1 to 10 in exactly this form: "Rating: [[x]]", for '
+              'example "Rating: [[5]]".')
+    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
             f"[The Start of Assistant's {title}]\n{response}\n[The End of Assistant's {title}]\n")
+    return ChatPrompt(system, user)
 
 
 # ----------------------------------------------------------------------------- the prompts, by protocol and variant

@@ -3,12 +3,18 @@
 ``multicritique`` (Lan et al. 2024b, "Training Language Models to Critique With Multi-agent Feedback",
 arXiv:2410.15287, sec. on critique utility):
 
-    R_obj = 100 * (1/|V|) * sum_v  passed_v / checked_v       over the revisers v of the pool, where checked_v counts
-                                                               the valid checked items v revised and passed_v those
-                                                               whose revision passed (answer check or sandbox)
-    R_sub = mean over judged (text) items of the judge's 1-10 grade of the first reviser's revision: on the paper
-            variant CriticEval's correction judge against the human reference revision (worth 8), the CriticEval
-            scale; on the short variant a reference-free 1-10 rating (a different scale, not comparable)
+    R_obj = 100 * (1/|V|) * sum_v (1/|D|) * sum_d  passed_vd / checked_vd
+            over the revisers v of the pool and the checked domains d, where checked_vd counts the valid checked
+            items of domain d that v revised and passed_vd those whose revision passed (answer check or sandbox):
+            each reviser's pass rate is the mean of its per-domain pass rates, as CriticEval's codebase computes a
+            model's correction score (``run_correction.py``: one pass rate per domain file, then their mean), which
+            MultiCritique says it evaluates with. ``r_obj_<domain>`` = the mean over revisers of their pass rates
+            on that domain. (Pooling the items instead weighs math's 50 + 50 test items over code's 30 + 30.)
+    R_sub = mean over domains of the mean over that domain's judged (text) items of the judge's 1-10 grade of the
+            first reviser's revision (CriticEval's codebase again: a mean per domain, then their mean), with
+            ``r_sub_<domain>`` per domain: on the paper variant CriticEval's correction judge against the human
+            reference revision (worth 8), the CriticEval scale; on the short variant a reference-free 1-10 rating (a
+            different scale, not comparable)
 
 ``rco`` (Yu et al. 2025, "Training Language Model to Critique for Better Refinement", arXiv:2506.22157, the
 critique utility CU and the revision quality RQS):
@@ -35,10 +41,12 @@ readable grade). ``variant`` and ``failure_rule`` are recorded beside the number
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
 
+from critic_tasks.core.metrics import domain_mean
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
 from critic_tasks.core.records import RevisionRecord, canonical
 from critic_tasks.protocols import variants
@@ -87,18 +95,23 @@ def _pass(record: RevisionRecord, ok: bool | None) -> bool | None:
     return ok if ok is not None or _rule(record) == EXCLUDE else False
 
 
-def per_reviser_pass_rates(records: Sequence[RevisionRecord]) -> dict[str, float]:
-    """Reviser name -> 100 * its pass rate over the valid checked items (those it revised, under the exclude rule;
-    all of them, a missing revision failing, under tie / zero)."""
-    by: dict[str, list[bool]] = {}
+def per_domain_pass_rates(records: Sequence[RevisionRecord]) -> dict[str, dict[str, float]]:
+    """Reviser name -> domain -> 100 * its pass rate over that domain's valid checked items (those it revised, under
+    the exclude rule; all of them, a missing revision failing, under tie / zero)."""
+    by: dict[str, dict[str, list[bool]]] = {}
     for r in records:
         if r.deferred or not r.checked or r.invalid:
             continue
         for name, ok in zip(r.revisers, r.passed):
             ok = _pass(r, ok)
             if ok is not None:
-                by.setdefault(name, []).append(ok)
-    return {name: 100.0 * sum(v) / len(v) for name, v in by.items()}
+                by.setdefault(name, {}).setdefault(r.domain, []).append(ok)
+    return {name: {d: 100.0 * sum(v) / len(v) for d, v in domains.items()} for name, domains in by.items()}
+
+
+def per_reviser_pass_rates(records: Sequence[RevisionRecord]) -> dict[str, float]:
+    """Reviser name -> its pass rate: the mean of its per-domain pass rates (CriticEval's correction score)."""
+    return {name: _mean(domains.values()) for name, domains in per_domain_pass_rates(records).items()}
 
 
 def _multicritique_touched(r: RevisionRecord) -> str:
@@ -118,7 +131,7 @@ def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]
         return out
     rates = per_reviser_pass_rates(done)
     out["r_obj"] = _mean(rates.values())
-    out["r_sub"] = _mean(r.rqs for r in done if not r.checked and r.rqs is not None)
+    out["r_sub"] = domain_mean((r.domain, r.rqs) for r in done if not r.checked and r.rqs is not None)
     touched = [_multicritique_touched(r) for r in done]
     out.update(partial_items=float(touched.count("partial")), empty_items=float(touched.count("empty")))
     out["models"] = _models(done)
@@ -183,8 +196,8 @@ def _item_values(records: Sequence[RevisionRecord], base: str) -> list[float]:
     """Per item, the quantity a mean-valued metric averages (x100 where the metric is a percentage)."""
     if base == "critique_utility":
         return [100.0 * u for u in map(item_utility, records) if u is not None]
-    if base in ("rqs", "r_sub"):
-        return [r.rqs for r in records if r.rqs is not None and (base == "rqs" or not r.checked)]
+    if base == "rqs":
+        return [r.rqs for r in records if r.rqs is not None]
     if base == "refine_accuracy":
         return [100.0 * ok for ok in (_actor_passed(r) for r in records if r.checked and not r.invalid)
                 if ok is not None]
@@ -192,9 +205,14 @@ def _item_values(records: Sequence[RevisionRecord], base: str) -> list[float]:
 
 
 def revision_interval(records: Sequence[RevisionRecord], base: str, settings: BootstrapSettings) -> tuple | None:
-    """Items resampled. ``r_obj``: each reviser's pass rate recomputed on the drawn items, then averaged over the
-    revisers, as the value is; the other values are means over items (``mean_interval``)."""
+    """Items resampled. ``r_obj``: items resampled within each domain, each reviser's per-domain pass rates
+    recomputed on the drawn items, averaged over the domains, then over the revisers, as the value is; ``r_sub``:
+    graded items resampled within each domain (a mean of domain means); the other values are means over items
+    (``mean_interval``)."""
     done = [r for r in canonical(records) if not r.deferred]
+    if base == "r_sub":
+        graded = [r for r in done if not r.checked and r.rqs is not None]
+        return mean_interval([r.rqs for r in graded], [r.domain for r in graded], settings) if graded else None
     if base != "r_obj":
         values = _item_values(done, base)
         return mean_interval(values, None, settings) if values else None
@@ -208,12 +226,17 @@ def revision_interval(records: Sequence[RevisionRecord], base: str, settings: Bo
             ok = _pass(r, ok)
             if ok is not None:
                 table[i, names.index(name)] = float(ok)
-    (idx,) = resample_indices(np.zeros(len(checked)), settings.resamples, np.random.default_rng(settings.seed))
-    drawn = table[idx]  # (B, n, revisers)
-    counts = (~np.isnan(drawn)).sum(axis=1)
+    blocks = resample_indices([r.domain for r in checked], settings.resamples, np.random.default_rng(settings.seed))
+    per_domain = []
     with np.errstate(invalid="ignore", divide="ignore"):
-        rates = np.nansum(drawn, axis=1) / counts  # (B, revisers); nan where a reviser has no drawn verdict
-        replicates = 100.0 * np.nanmean(rates, axis=1)
+        for idx in blocks:  # one domain's draws
+            drawn = table[idx]  # (B, n_d, revisers)
+            counts = (~np.isnan(drawn)).sum(axis=1)
+            per_domain.append(np.nansum(drawn, axis=1) / counts)  # (B, revisers); nan: no drawn verdict
+        with warnings.catch_warnings():  # an all-nan slice (a reviser with no drawn verdict) is dropped below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rates = np.nanmean(np.stack(per_domain), axis=0)  # (B, revisers): the mean of the domains' rates
+            replicates = 100.0 * np.nanmean(rates, axis=1)
     replicates = replicates[~np.isnan(replicates)]
     return percentile_interval(replicates, settings.level) if replicates.size else None
 

@@ -108,6 +108,7 @@ agg_preference_consistency_ci_high = interval_bound("preference", "consistency",
 agg_preference_consistency_ci_low = interval_bound("preference", "consistency", "low")
 agg_preference_parse_rate = aggregation("preference", "parse_rate")
 agg_preference_variant = aggregation("preference", "variant")
+agg_rating_identical_samples = aggregation("rating", "identical_samples")
 agg_rating_parse_rate = aggregation("rating", "parse_rate")
 agg_rating_sample_parse_rate = aggregation("rating", "sample_parse_rate")
 agg_rating_system_kendall = aggregation("rating", "system_kendall")

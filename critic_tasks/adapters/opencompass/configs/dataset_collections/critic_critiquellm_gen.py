@@ -2,6 +2,10 @@
 # critic_critiquellm: CritiqueLLM's four AlignBench tasks (pointwise and pairwise, with and without the
 # reference) (critic_alignbench_ref, critic_alignbench_free, critic_alignbench_pairwise_ref,
 # critic_alignbench_pairwise_free)
+# Reply budget: the inferencer's max_out_len, lm-eval's for this task (its YAML's max_gen_toks), so both
+# harnesses give the same numbers at their defaults. A dataset's own max_out_len wins over OpenCompass's
+# --max-out-len: `critic-eval opencompass --max-out-len N` runs a copy of this tree written with N; in a config,
+# set d['infer_cfg']['inferencer']['max_out_len'].
 from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
@@ -27,6 +31,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -54,6 +59,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -81,6 +87,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
@@ -108,6 +115,7 @@ critic_critiquellm_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
+            max_out_len=1024,
         ),
     ),
     eval_cfg=dict(
