@@ -61,10 +61,12 @@ def _serve(code):
             return wire_next_batch(peer, request["target"], request["count"])  # noqa: F821  (wire.py)
         target = peer.resolve(request["target"])
         if op == "call":
-            args, kwargs = peer.decode(request["args"])
+            received = []
+            args, kwargs = peer.decode(request["args"], made=received)
             value = target(*args, **kwargs)
-            # the arguments after the call too: a function may change a list or dict it was given, in place
-            return {"value": peer.encode([value, args, kwargs])}
+            # the arguments after the call too: a function may change a list or dict it was given, in place; each
+            # container the tester sent crosses back as "your #n", so the tester updates its own object
+            return {"value": peer.encode([value, args, kwargs], known={id(c): i for i, c in enumerate(received)})}
         if op == "getattr":
             return {"value": peer.encode(getattr(target, str(request["name"])))}
         if op == "setattr":

@@ -39,19 +39,13 @@ class CandidateObject:
     def __call__(self, *args, **kwargs):
         peer = object.__getattribute__(self, "_peer")
         peer.calls += 1
+        sent = []  # the test's lists, dicts and sets in this call: the reply updates them in place
         reply = peer.exchange({"op": "call", "target": object.__getattribute__(self, "_number"),
-                               "args": peer.encode([list(args), kwargs])})
-        after = peer.decode(reply["value"])
-        if type(after) is not list or len(after) != 3 or type(after[1]) is not list or type(after[2]) is not dict:
+                               "args": peer.encode([list(args), kwargs], numbered=sent)})
+        after = peer.decode(reply["value"], sent=sent)
+        if type(after) is not list or len(after) != 3:
             raise WireError("a call's reply is not [value, args, kwargs]")  # noqa: F821  (wire.py)
-        value, args_after, kwargs_after = after
-        seen = set()
-        for arg, new in zip(args, args_after):  # what the call did to the containers it was given
-            _write_back(arg, new, seen)
-        for key, arg in kwargs.items():
-            if key in kwargs_after:
-                _write_back(arg, kwargs_after[key], seen)
-        return value
+        return after[0]
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -107,40 +101,6 @@ class CandidateObject:
 
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __bool__ = _not_plain
     __index__ = __int__ = __float__ = __complex__ = _not_plain
-
-
-def _write_back(orig, new, seen):
-    """Update the test's container ``orig`` in place to the candidate's ``new`` (inner lists/dicts too)."""
-    if id(orig) in seen:
-        return
-    seen.add(id(orig))
-    kind = type(orig)
-    if kind is not type(new) or kind not in (list, dict, set):
-        return
-    if kind is set:
-        orig.clear()
-        orig.update(new)
-        return
-    if kind is list:
-        if len(orig) != len(new):
-            orig[:] = new
-            return
-        pairs = list(zip(orig, new))
-    else:
-        pairs = [(orig.get(k), new[k]) if k in orig else (None, new[k]) for k in new]
-    merged = []
-    for old, value in pairs:
-        if type(old) is type(value) and type(old) in (list, dict, set):
-            _write_back(old, value, seen)
-            merged.append(old)  # the test's own inner object, now changed as the candidate changed it
-        else:
-            merged.append(value)
-    if kind is list:
-        orig[:] = merged
-    else:
-        keys = list(new)
-        orig.clear()
-        orig.update(zip(keys, merged))
 
 
 def _raise(name, message):

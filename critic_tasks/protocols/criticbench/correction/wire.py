@@ -35,7 +35,7 @@ def _is_iterator(value):
     return hasattr(kind, "__next__") and hasattr(kind, "__iter__")
 
 
-def _rich(value, enc):
+def _rich(value, enc, other=None):
     """The tagged form of a trusted type (rebuilt by the receiver from data alone), or None."""
     kind = type(value)
     if kind is range:
@@ -43,7 +43,11 @@ def _rich(value, enc):
     if kind in (type({}.keys()), type({}.values()), type({}.items())):
         return {kind.__name__: [enc(v) for v in value]}
     if isinstance(value, tuple) and type(getattr(kind, "_fields", None)) is tuple:  # a namedtuple (typing's too)
-        return {"namedtuple": [kind.__name__, enc(list(kind._fields)), [enc(v) for v in tuple.__getitem__(value, slice(None))]]}
+        body = [kind.__name__, enc(list(kind._fields)), [enc(v) for v in tuple.__getitem__(value, slice(None))]]
+        extra = {n for k in kind.__mro__ if k not in (tuple, object) for n in vars(k) if not n.startswith("_")}
+        if other is not None and extra - set(kind._fields):  # its own methods or properties: asked of the sender
+            body.append(other(value))
+        return {"namedtuple": body}
     collections = _wire_sys.modules.get("collections")
     if collections is not None:
         if isinstance(value, collections.Counter):
@@ -71,9 +75,14 @@ def _rich(value, enc):
     return None
 
 
-def wire_encode(value, other=None, _depth=0):
-    """``value`` as JSON-ready data; ``other(value)`` encodes what is not plain (None: raise WireError)."""
-    numbers, active, held = {}, set(), []
+def wire_encode(value, other=None, _depth=0, known=None, numbered=None):
+    """``value`` as JSON-ready data; ``other(value)`` encodes what is not plain (None: raise WireError).
+
+    ``known``: {id: number} of containers the receiver sent us (its numbering): each crosses as "your container
+    #number, now holding this", so the receiver updates its own object in place (a list changed by a call, or
+    returned). ``numbered``: a list that receives every list/dict/set encoded, in the numbering's order."""
+    numbers, active, held = {}, set(), [] if numbered is None else numbered
+    known = known or {}
 
     def enc(v, depth=0):
         kind = type(v)
@@ -96,12 +105,14 @@ def wire_encode(value, other=None, _depth=0):
             active.add(key)
             try:
                 if kind is list:
-                    return [enc(x, depth + 1) for x in v]
-                if kind is dict:
-                    return {"dict": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
-                return {"set": [enc(x, depth + 1) for x in v]}
+                    out = [enc(x, depth + 1) for x in v]
+                elif kind is dict:
+                    out = {"dict": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
+                else:
+                    out = {"set": [enc(x, depth + 1) for x in v]}
             finally:
                 active.discard(key)
+            return {"same": [known[key], out]} if key in known else out
         if kind is tuple:
             return {"tuple": [enc(x, depth + 1) for x in v]}
         if kind is frozenset:
@@ -110,7 +121,7 @@ def wire_encode(value, other=None, _depth=0):
             return {"bytes": v.hex()}
         if kind is complex:
             return {"complex": [enc(v.real), enc(v.imag)]}
-        rich = _rich(v, lambda x: enc(x, depth + 1))
+        rich = _rich(v, lambda x: enc(x, depth + 1), other)
         if rich is not None:
             return rich
         if other is not None:
@@ -132,20 +143,31 @@ def _ints(body, count):
     return body
 
 
-def _namedtuple(name, fields):
-    key = (name, tuple(fields))
+def _namedtuple(name, fields, remote=False):
+    key = (name, tuple(fields), remote)
     if key not in _namedtuples:
         if not (type(name) is str and len(fields) <= 255 and all(type(f) is str for f in fields)):
             raise WireError("bad namedtuple")
         import collections
-        _namedtuples[key] = collections.namedtuple(name, fields)  # validates the names (identifiers, no keywords)
+        made = collections.namedtuple(name, fields)  # validates the names (identifiers, no keywords)
+        if remote:  # equality, order, hashing and fields stay the tuple's own; other attributes are asked for
+            made = type(name, (made,), {"__getattr__": _remote_attribute})
+        _namedtuples[key] = made
     return _namedtuples[key]
 
 
-def wire_decode(data, handle=None, own=None):
+def _remote_attribute(self, name):
+    if name.startswith("__") or name == "_remote":
+        raise AttributeError(name)
+    return getattr(object.__getattribute__(self, "_remote"), name)
+
+
+def wire_decode(data, handle=None, own=None, sent=None, made=None):
     """The value ``data`` encodes; ``handle(number, tag)`` makes a stand-in for the sender's object (tag "handle" or
-    "iterator"), ``own(number)`` returns the receiver's own object the sender held. Without them, no handle passes."""
-    made, done = [], set()
+    "iterator"), ``own(number)`` returns the receiver's own object the sender held. Without them, no handle passes.
+    ``sent``: the containers we numbered when we sent them (``wire_encode``'s ``numbered``), which a "same" updates
+    in place; ``made``: a list that receives every container decoded, in the numbering's order."""
+    made, done = [] if made is None else made, set()
 
     def register(container):
         made.append(container)
@@ -188,6 +210,28 @@ def wire_decode(data, handle=None, own=None):
                 return frozenset(sub(v) for v in _items(body))
             if tag == "alias" and type(body) is int and body in done:
                 return made[body]
+            if tag == "same" and sent is not None:
+                number, inner = _items(body)
+                if type(number) is not int or not 0 <= number < len(sent):
+                    raise WireError("no such container")
+                target = sent[number]
+                index = register(target)
+                if type(target) is list and type(inner) is list:
+                    target[:] = [sub(v) for v in inner]
+                elif type(target) in (dict, set) and type(inner) is dict and list(inner) == [type(target).__name__]:
+                    if type(target) is dict:
+                        new = {}
+                        for pair in _items(inner["dict"]):
+                            key, value = _items(pair)
+                            new[sub(key)] = sub(value)
+                    else:
+                        new = {sub(v) for v in _items(inner["set"])}
+                    target.clear()
+                    target.update(new)
+                else:
+                    raise WireError("a container changed its type")
+                done.add(index)
+                return target
             if tag == "bytes" and type(body) is str:
                 return bytes.fromhex(body)
             if tag == "float" and body in ("nan", "inf", "-inf"):
@@ -207,10 +251,15 @@ def wire_decode(data, handle=None, own=None):
             if tag == "dict_items":
                 return dict(sub(v) for v in _items(body)).items()
             if tag == "namedtuple":
-                name, fields, values = _items(body)
+                name, fields, values = _items(body)[:3]
                 fields, values = sub(fields), [sub(v) for v in _items(values)]
                 if type(fields) is not list or len(fields) != len(values):
                     raise WireError("bad namedtuple")
+                if len(body) == 4:  # its own methods and properties: asked of the sender's object
+                    remote = sub(body[3])
+                    out = _namedtuple(name, fields, remote=True)._make(values)
+                    object.__setattr__(out, "_remote", remote)
+                    return out
                 return _namedtuple(name, fields)._make(values)
             if tag in ("counter", "odict"):
                 import collections
@@ -320,11 +369,11 @@ class WirePeer:
         self.objects.append(value)
         return {"iterator" if _is_iterator(value) else "handle": len(self.objects) - 1}
 
-    def encode(self, value):
-        return wire_encode(value, self.other)
+    def encode(self, value, known=None, numbered=None):
+        return wire_encode(value, self.other, known=known, numbered=numbered)
 
-    def decode(self, data):
-        return wire_decode(data, lambda number, tag: self.stand_in(self, number, tag), self.resolve)
+    def decode(self, data, sent=None, made=None):
+        return wire_decode(data, lambda number, tag: self.stand_in(self, number, tag), self.resolve, sent, made)
 
     def exchange(self, request):
         wire_send(self.out, request)
