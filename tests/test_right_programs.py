@@ -13,6 +13,8 @@ Expectations are by construction (written by hand: right passes, wrong fails); a
 plain process to show the corpus itself is right.
 """
 
+import json
+
 import pytest
 
 from critic_tasks.protocols.criticbench.correction import check_corrections
@@ -431,3 +433,194 @@ def test_control_every_case_is_right_and_wrong_in_one_process(executor):
     wrong = {n: (v, results[2 * i].stderr[-300:], results[2 * i + 1].stderr[-300:])
              for i, (n, v) in enumerate(got.items()) if v != expected[n]}
     assert wrong == {}
+
+
+# ----------------------------------------------------------------------------- the new shapes cannot be forged
+
+# Each is a wrong program (the tests ask for x + 1) dressed up for one of the shapes above: whatever crosses is
+# rebuilt from data as the tester's own type, so its methods never vote.
+ADD_TESTS = "assert add_one(1) == 2\nassert add_one(5) == 6\n"
+SHAPE_FORGERIES = {
+    "namedtuple_with_always_equal": "from collections import namedtuple\nclass P(namedtuple('P', 'v')):\n"
+                                    "    def __eq__(self, other):\n        return True\n    __hash__ = tuple.__hash__\n"
+                                    "def add_one(x):\n    return P(0)\n",
+    "fake_namedtuple_fields": "class T(tuple):\n    _fields = ('v',)\n    def __eq__(self, other):\n        return True\n"
+                              "    __hash__ = tuple.__hash__\ndef add_one(x):\n    return T((0,))\n",
+    "fraction_with_always_equal": "from fractions import Fraction\nclass F(Fraction):\n    def __eq__(self, other):\n"
+                                  "        return True\n    __hash__ = Fraction.__hash__\ndef add_one(x):\n    return F(0)\n",
+    "ndarray_with_always_equal": "import numpy as np\nclass A(np.ndarray):\n    def __eq__(self, other):\n        return True\n"
+                                 "def add_one(x):\n    return np.zeros(1).view(A)\n",
+    "object_array": "import numpy as np\nclass Any:\n    def __eq__(self, other):\n        return True\n"
+                    "def add_one(x):\n    a = np.empty((), dtype=object)\n    a[()] = Any()\n    return a\n",
+    "counter_with_always_equal": "from collections import Counter\nclass C(Counter):\n    def __eq__(self, other):\n"
+                                 "        return True\ndef add_one(x):\n    return C()\n",
+    "iterator_of_always_equal": "class Any:\n    def __eq__(self, other):\n        return True\n"
+                                "def add_one(x):\n    return iter([Any()])\n",
+    "generator_never_ends": "def add_one(x):\n    while True:\n        yield x + 1\n",
+    "len_says_anything": "class L:\n    def __len__(self):\n        return 2\n    def __eq__(self, other):\n        return True\n"
+                         "def add_one(x):\n    return L()\n",
+    "str_subclass_from_str": "class S(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+                             "class O:\n    def __str__(self):\n        return S('2')\ndef add_one(x):\n    return O()\n",
+    "decimal_subclass": "from decimal import Decimal\nclass D(Decimal):\n    def __eq__(self, other):\n        return True\n"
+                        "    __hash__ = Decimal.__hash__\ndef add_one(x):\n    return D(0)\n",
+}
+# shapes whose own tests read the candidate's object through len(), str() or iteration
+SHAPE_TESTS = {"len_says_anything": "assert len(add_one(1)) == 2 and add_one(1) == 2\n",
+               "str_subclass_from_str": "assert str(add_one(1)) == '2' and add_one(5) == 6\n"}
+
+
+@pytest.fixture(scope="module")
+def shape_forgeries(executor):
+    names = sorted(SHAPE_FORGERIES)
+    items = [{"question": Q, "generation": "def add_one(x):\n    return x\n", "data_source": "mbpp",
+              "unit_test": SHAPE_TESTS.get(n, ADD_TESTS)} for n in names]
+    outcomes = check_corrections("code_not_exec", [f"```python\n{SHAPE_FORGERIES[n]}```" for n in names], items,
+                                 executor=executor, timeout_s=3)
+    return dict(zip(names, outcomes))
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_FORGERIES))
+def test_a_wrong_program_in_a_new_shape_cannot_forge_a_pass(shape_forgeries, name):
+    outcome = shape_forgeries[name]
+    assert not outcome.passed and outcome.status in ("failed", "timeout"), (name, outcome)
+
+
+# ----------------------------------------------------------------------------- tests that never run, helpers
+
+
+def test_tests_that_make_no_call_into_the_candidate_are_a_failure(executor):
+    """Tests that ran to their end without calling the revised code: counted as ``no_calls``, never a pass."""
+    right = "def add_one(x):\n    return x + 1\n"
+    items = [{"question": Q, "generation": right, "data_source": "mbpp", "unit_test": t} for t in (
+        "assert 1 + 1 == 2\n",  # asserts about nothing
+        "def check(candidate):\n    assert True\n",  # HumanEval's shape, never calling its argument
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_nothing(self):\n        self.assertTrue(True)\n",
+        "assert add_one(1) == 2\n",  # control: a real call
+    )]
+    outcomes = check_corrections("code_not_exec", [f"```python\n{right}```"] * 4, items, executor=executor)
+    assert [(o.status, o.passed) for o in outcomes] == [("no_calls", False)] * 3 + [("passed", True)]
+
+
+@pytest.mark.parametrize("tests,calls", [
+    ("def test_a():\n    assert f(1) == 1\n\n\ndef test_b(x=2):\n    assert f(x) == 2\n", ["test_a()", "test_b()"]),
+    ("def check_solution(fn):\n    assert fn(1) == 1\n", ["check_solution(f)"]),
+    ("def helper(x):\n    return x\n\n\ndef test_a():\n    assert f(1) == helper(1)\n", ["test_a()"]),  # helper is called
+    ("def check(candidate):\n    assert candidate(1) == 1\n\n\ncheck(f)\n", []),  # already called
+    ('S = """\ncheck(f)\n"""\n\n\ndef check(candidate):\n    assert candidate(1) == 1\n', ["check(f)"]),  # string literal
+    ("import unittest\n\n\nclass TestF(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(f(1), 1)\n",
+     ["__critic_testcase__(TestF)"]),
+])
+def test_every_test_shape_is_called_once(tests, calls):
+    planned, _ = plan_tests(tests, "mbpp", "f")
+    assert planned.startswith(tests.rstrip())
+    assert planned[len(tests.rstrip()):].split() == calls
+
+
+def test_a_test_function_nothing_can_call_makes_the_item_invalid(executor):
+    item = {"question": Q, "generation": "def f(x):\n    return x\n", "data_source": "mbpp",
+            "unit_test": "def test_pair(a, b):\n    assert f(a) == b\n"}
+    with pytest.raises(ValueError, match="unit_test.*test_pair.*2 arguments"):
+        check_corrections("code_not_exec", ["```python\ndef f(x):\n    return x\n```"], [item], executor=executor)
+    (outcome,) = check_corrections("code_not_exec", ["```python\ndef f(x):\n    return x\n```"], [item],
+                                   executor=executor, invalid="mark")
+    assert (outcome.status, outcome.passed) == ("invalid", False)
+
+
+def test_unittest_main_in_the_tests_does_not_end_the_run():
+    planned, _ = plan_tests("import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n\n\n"
+                            "if __name__ == '__main__':\n    unittest.main()\n", "mbpp", "f")
+    assert "unittest.main" not in planned and "    pass\n" in planned and planned.rstrip().endswith("__critic_testcase__(T)")
+
+
+def test_question_helpers_are_the_questions_complete_definitions():
+    source, names = question_helpers(POLY_Q, "find_zero")
+    assert names == {"poly"}
+    assert source.startswith("import math\n") and "def poly(xs: list, x: float):" in source and "find_zero" not in source
+    assert question_helpers("Write a function that adds one.", "add_one") == ("", set())
+    assert question_helpers("def f(x):\n    '''Doc only.'''\n", "g") == ("", set())  # the function to write
+
+
+# ----------------------------------------------------------------------------- the released DeepSeek-67B corrections
+
+
+def _released_code_items(predictions_dir):
+    """Every code correction released with CriticEval (dev and test, code_exec and code_not_exec): 164 items, each
+    with its revision and its original (buggy) generation, rebuilt from the prompts as tests/test_correction.py does."""
+    from test_correction import _code_item
+
+    rows = []
+    for split in ("dev", "test"):
+        for domain in ("code_exec", "code_not_exec"):
+            data = json.loads((predictions_dir / f"{split}_{domain}_correction_obj.json").read_text())
+            for i in range(len(data)):
+                prompt = data[str(i)]["origin_prompt"]
+                prompt = prompt[0]["prompt"] if isinstance(prompt, list) else prompt
+                rows.append((f"{split}/{domain}/{i}", domain, _code_item(prompt), data[str(i)]["prediction"]))
+    return rows
+
+
+def _whole_question_program(item, code):
+    """HumanEval's own harness: the question (its helpers and the stub), the code, the tests and their calls, in one
+    process; our prelude in front, as every program gets it."""
+    entry = find_entry_point(code, item["question"], item["generation"], item.get("exec_rest"))
+    tests, _ = plan_tests(item["unit_test"], item["data_source"], entry)
+    question = item["question"] if item["data_source"] == "humaneval" else ""
+    return "\n".join([PRELUDE, question, "    pass" if question.rstrip().endswith('"""') else "", code, tests,
+                      f"print({TESTS_DONE_MARKER!r})"])
+
+
+def _wire_and_one_process(executor, rows):
+    from critic_tasks.core.code import extract_code
+
+    verdicts = {}
+    for domain in ("code_exec", "code_not_exec"):
+        chosen = [r for r in rows if r[1] == domain]
+        for kind in ("revision", "generation"):
+            texts = [r[3] if kind == "revision" else f"```python\n{r[2]['generation']}\n```" for r in chosen]
+            wire = check_corrections(domain, texts, [r[2] for r in chosen], executor=executor)
+            codes = [extract_code(t) or "raise SystemExit('no code')" for t in texts]  # unparsed: fails both ways
+            alone = executor.run([Program(_whole_question_program(r[2], c), timeout_s=4.0) for r, c in zip(chosen, codes)])
+            for r, w, a in zip(chosen, wire, alone):
+                verdicts[f"{kind}:{r[0]}"] = (w.passed, a.status == "passed" and TESTS_DONE_MARKER in a.stdout)
+    return verdicts
+
+
+# HumanEval/32, /38, /50: items whose question defines the helpers the tests call
+HELPER_ITEMS = {"dev/code_exec/6", "dev/code_exec/19", "dev/code_exec/36", "dev/code_exec/38", "dev/code_not_exec/21",
+                "test/code_exec/1", "test/code_exec/26", "test/code_not_exec/20", "test/code_not_exec/28"}
+
+
+def test_released_helper_items_pass_as_in_humanevals_own_harness(predictions_dir, executor):
+    """The nine released corrections of HumanEval/32, /38 and /50 (and their original generations): the wire's
+    verdict equals a run of question + code + tests in one process, where main failed the revisions that call the
+    question's helper without copying it (NameError: poly / encode_shift) or were checked on the helper."""
+    rows = [r for r in _released_code_items(predictions_dir) if r[0] in HELPER_ITEMS]
+    assert len(rows) == 9
+    verdicts = _wire_and_one_process(executor, rows)
+    assert {k: v for k, v in verdicts.items() if v[0] != v[1]} == {}
+    # by hand, reading the nine revisions: seven are right; test/code_not_exec/20 bisects [-1, 1] without widening
+    # it (it never ends on most inputs) and test/code_not_exec/28 returns -xs[0]/xs[1], a zero of the linear part only
+    assert sorted(k for k, v in verdicts.items() if k.startswith("revision") and v[0]) == [
+        "revision:dev/code_exec/19", "revision:dev/code_exec/36", "revision:dev/code_exec/38", "revision:dev/code_exec/6",
+        "revision:dev/code_not_exec/21", "revision:test/code_exec/1", "revision:test/code_exec/26"]
+
+
+@pytest.mark.slow
+def test_every_released_code_correction_gets_the_one_process_verdict(predictions_dir, executor):
+    """All 164 released code corrections and their 164 original generations: the wire's verdict equals a run of
+    question + code + tests in one process, item by item."""
+    rows = _released_code_items(predictions_dir)
+    assert len(rows) == 164
+    verdicts = _wire_and_one_process(executor, rows)
+    assert {k: v for k, v in verdicts.items() if v[0] != v[1]} == {}
+
+
+def test_a_revision_that_redefines_the_questions_poly_fails(predictions_dir, executor):
+    """HumanEval/32 as released: a revision whose own poly returns 0 makes any find_zero look right to tests that
+    call poly; the tester's poly is the question's, so it fails (main passed it)."""
+    (row,) = [r for r in _released_code_items(predictions_dir) if r[0] == "dev/code_not_exec/21"]
+    item = row[2]
+    assert "def poly(" in item["question"] and "poly(" in item["unit_test"]
+    cheat = "def poly(xs, x):\n    return 0\n\n\ndef find_zero(xs):\n    return 12345.0\n"
+    outcomes = check_corrections("code_not_exec", [f"```python\n{cheat}```", row[3]], [item, item], executor=executor)
+    assert [(o.status, o.passed) for o in outcomes] == [("failed", False), ("passed", True)]

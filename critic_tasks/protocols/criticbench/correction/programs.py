@@ -46,14 +46,16 @@ def find_entry_point(code: str, question: str | None = None, generation: str | N
     """The function a HumanEval ``check`` should be called on: one the item is about.
 
     The ``check(f)`` call recorded in the original execution result when ``f`` is a function defined in the
-    question, the generation or the revision (some records say ``check(check)`` or ``check(candidate)``); else the
+    question, the generation or the revision and not one of the question's complete helpers (some records say
+    ``check(check)``, ``check(candidate)`` or ``check(encode_cyclic)`` for HumanEval/38's decoder); else the
     question's last function (HumanEval prompts end with the target; helpers come first), else the generation's
     first function, else the code's first function, else (the toolkit's fallback) the callee of the first
     ``assert`` in the code.
     """
     defined = set(_defs(question)) | set(_defs(generation)) | set(_defs(code))
+    helpers = question_helpers(question, None)[1]  # a recorded check(encode_cyclic) is the toolkit's first-def slip
     for called in re.findall(r"check\((\w+)\)", str(exec_rest or "")):
-        if called in defined and called != "check":
+        if called in defined and called != "check" and called not in helpers:
             return called
     for names in (_defs(question)[-1:], _defs(generation)[:1], _defs(code)[:1]):
         if names:
