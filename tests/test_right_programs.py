@@ -37,9 +37,11 @@ def case(tests, right, wrong, source="mbpp", question=Q):
 POLY_Q = ('import math\n\n\ndef poly(xs: list, x: float):\n    """Evaluate a polynomial at x."""\n'
           '    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])\n\n\n'
           'def find_zero(xs: list):\n    """Return a zero of the polynomial xs (even length, largest coefficient non-zero)."""\n')
-POLY_T = ("METADATA = {}\n\n\ndef check(candidate):\n    import math\n    for xs in ([1, 2], [-6, 11, -6, 1], [2, -3, 0, 1], [-1, 0, 0, 1]):\n"
+POLY_T = ("METADATA = {}\n\n\ndef check(candidate):\n    import math\n"
+          "    for xs in ([1, 2], [-6, 11, -6, 1], [2, -3, 0, 1], [-1, 0, 0, 1]):\n"
           "        solution = candidate(xs)\n        assert math.fabs(poly(xs, solution)) < 1e-4\n")
-POLY_RIGHT = ("def find_zero(xs):\n    lo, hi = -1.0, 1.0\n    while poly(xs, lo) * poly(xs, hi) > 0:\n        lo *= 2.0\n        hi *= 2.0\n"
+POLY_RIGHT = ("def find_zero(xs):\n    lo, hi = -1.0, 1.0\n    while poly(xs, lo) * poly(xs, hi) > 0:\n        lo *= 2.0\n"
+              "        hi *= 2.0\n"
               "    while hi - lo > 1e-10:\n        mid = (lo + hi) / 2\n        if poly(xs, mid) * poly(xs, lo) > 0:\n"
               "            lo = mid\n        else:\n            hi = mid\n    return lo\n")
 CYCLIC_Q = ('def encode_cyclic(s: str):\n    """Rotate each full group of three characters left by one."""\n'
@@ -47,7 +49,8 @@ CYCLIC_Q = ('def encode_cyclic(s: str):\n    """Rotate each full group of three 
             '    groups = [(g[1:] + g[0]) if len(g) == 3 else g for g in groups]\n    return "".join(groups)\n\n\n'
             'def decode_cyclic(s: str):\n    """Invert encode_cyclic."""\n')
 CYCLIC_T = ("METADATA = {}\n\n\ndef check(candidate):\n    from random import Random\n    import string\n    rng = Random(7)\n"
-            "    for _ in range(50):\n        text = ''.join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(5, 20)))\n"
+            "    for _ in range(50):\n"
+            "        text = ''.join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(5, 20)))\n"
             "        assert candidate(encode_cyclic(text)) == text\n")
 SHIFT_Q = ('def encode_shift(s: str):\n    """Shift every letter by 5."""\n'
            '    return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])\n\n\n'
@@ -113,11 +116,15 @@ CASES = {
         "def take(xs):\n    for x in xs:\n        yield len(x)\n"),
     # ---- namedtuples, Fractions, Decimals, other trusted types
     "namedtuple_vs_tuple": case("assert point(1, 2) == (1, 2)\n",
-                                "from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef point(a, b):\n    return P(a, b)\n",
-                                "from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef point(a, b):\n    return P(b, a)\n"),
+                                "from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef point(a, b):\n"
+                                "    return P(a, b)\n",
+                                "from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef point(a, b):\n"
+                                "    return P(b, a)\n"),
     "namedtuple_fields": case("p = point(3, 4)\nassert p.x == 3 and p.y == 4\nassert p._asdict() == {'x': 3, 'y': 4}\n",
-                              "from collections import namedtuple\nP = namedtuple('P', ['x', 'y'])\ndef point(a, b):\n    return P(a, b)\n",
-                              "from collections import namedtuple\nP = namedtuple('P', ['y', 'x'])\ndef point(a, b):\n    return P(a, b)\n"),
+                              "from collections import namedtuple\nP = namedtuple('P', ['x', 'y'])\ndef point(a, b):\n"
+                              "    return P(a, b)\n",
+                              "from collections import namedtuple\nP = namedtuple('P', ['y', 'x'])\ndef point(a, b):\n"
+                              "    return P(a, b)\n"),
     "typing_namedtuple": case("assert span(2, 5) == (2, 5)\nassert span(2, 5).length == 3\n",
                               "from typing import NamedTuple\nclass Span(NamedTuple):\n    start: int\n    end: int\n"
                               "    @property\n    def length(self):\n        return self.end - self.start\n"
@@ -136,25 +143,31 @@ CASES = {
     "fraction_vs_fraction": case("from fractions import Fraction\nassert add(Fraction(1, 3), Fraction(1, 6)) == Fraction(1, 2)\n",
                                  "def add(a, b):\n    return a + b\n", "def add(a, b):\n    return a - b\n"),
     "decimal_result": case("from decimal import Decimal\nassert money(1, 10) == Decimal('1.10')\n",
-                           "from decimal import Decimal\ndef money(units, cents):\n    return Decimal(units) + Decimal(cents) / 100\n",
-                           "from decimal import Decimal\ndef money(units, cents):\n    return Decimal(units) + Decimal(cents) / 10\n"),
+                           "from decimal import Decimal\ndef money(units, cents):\n"
+                           "    return Decimal(units) + Decimal(cents) / 100\n",
+                           "from decimal import Decimal\ndef money(units, cents):\n"
+                           "    return Decimal(units) + Decimal(cents) / 10\n"),
     "ordered_dict": case("from collections import OrderedDict\nassert first_seen('bab') == OrderedDict([('b', 0), ('a', 1)])\n",
-                         "from collections import OrderedDict\ndef first_seen(s):\n    out = OrderedDict()\n    for i, c in enumerate(s):\n"
+                         "from collections import OrderedDict\ndef first_seen(s):\n    out = OrderedDict()\n"
+                         "    for i, c in enumerate(s):\n"
                          "        out.setdefault(c, i)\n    return out\n",
-                         "from collections import OrderedDict\ndef first_seen(s):\n    out = OrderedDict()\n    for c in sorted(set(s)):\n"
+                         "from collections import OrderedDict\ndef first_seen(s):\n    out = OrderedDict()\n"
+                         "    for c in sorted(set(s)):\n"
                          "        out[c] = s.index(c)\n    return out\n"),
     "defaultdict_missing_key": case("d = groups(['ab', 'c', 'de'])\nassert d[2] == ['ab', 'de']\nassert d[5] == []\n",
                                     "from collections import defaultdict\ndef groups(words):\n    d = defaultdict(list)\n"
                                     "    for w in words:\n        d[len(w)].append(w)\n    return d\n",
                                     "from collections import defaultdict\ndef groups(words):\n    d = defaultdict(list)\n"
                                     "    for w in words:\n        d[len(w)].insert(0, w)\n    return d\n"),
-    "deque_result": case("from collections import deque\nassert last_two([1, 2, 3]) == deque([2, 3])\nassert list(last_two([5])) == [5]\n",
+    "deque_result": case("from collections import deque\nassert last_two([1, 2, 3]) == deque([2, 3])\n"
+                         "assert list(last_two([5])) == [5]\n",
                          "from collections import deque\ndef last_two(xs):\n    return deque(xs, maxlen=2)\n",
                          "from collections import deque\ndef last_two(xs):\n    return deque(xs[:2], maxlen=2)\n"),
     "dict_keys_vs_set": case("assert names({'a': 1, 'b': 2}) == {'a', 'b'}\nassert sorted(names({'z': 0})) == ['z']\n",
                              "def names(d):\n    return d.keys()\n", "def names(d):\n    return d.values()\n"),
     "dict_items_sorted": case("assert sorted(entries({'b': 2, 'a': 1})) == [('a', 1), ('b', 2)]\n",
-                              "def entries(d):\n    return d.items()\n", "def entries(d):\n    return {v: k for k, v in d.items()}.items()\n"),
+                              "def entries(d):\n"
+                              "    return d.items()\n", "def entries(d):\n    return {v: k for k, v in d.items()}.items()\n"),
     "dict_values_list": case("assert list(vals({'a': 1, 'b': 2})) == [1, 2]\n",
                              "def vals(d):\n    return d.values()\n", "def vals(d):\n    return d.keys()\n"),
     "counter_most_common": case("assert tally('aabc').most_common(1) == [('a', 2)]\nassert tally('xyy')['y'] == 2\n",
@@ -196,12 +209,14 @@ CASES = {
                        "def sort_by(xs, key):\n    return sorted(xs, key=key)\n",
                        "def sort_by(xs, key):\n    return sorted(xs, key=key, reverse=True)\n"),
     "builtin_argument": case("assert convert(['1', '2'], int) == [1, 2]\nassert convert([1], str) == ['1']\n",
-                             "def convert(xs, kind):\n    return [kind(x) for x in xs]\n", "def convert(xs, kind):\n    return list(xs)\n"),
+                             "def convert(xs, kind):\n"
+                             "    return [kind(x) for x in xs]\n", "def convert(xs, kind):\n    return list(xs)\n"),
     "type_check_with_passed_type": case("assert count_of([1, 'a', 2.0, 3], int) == 2\n",
                                         "def count_of(xs, t):\n    return sum(1 for x in xs if isinstance(x, t))\n",
                                         "def count_of(xs, t):\n    return len(xs) - 1\n"),
     "key_len_builtin": case("assert longest(['a', 'abc', 'ab'], key=len) == 'abc'\n",
-                            "def longest(xs, key):\n    return max(xs, key=key)\n", "def longest(xs, key):\n    return min(xs, key=key)\n"),
+                            "def longest(xs, key):\n"
+                            "    return max(xs, key=key)\n", "def longest(xs, key):\n    return min(xs, key=key)\n"),
     "range_argument": case("assert total(range(5)) == 10\nassert total(range(0)) == 0\n",
                            "def total(r):\n    return sum(r)\n", "def total(r):\n    return len(r)\n"),
     "range_attributes": case("assert last(range(3, 10, 2)) == 9\n",
@@ -227,7 +242,8 @@ CASES = {
     "same_list_twice_sees_change": case("xs = [0]\nassert push_then_len(xs, xs) == 2\n",
                                         "def push_then_len(a, b):\n    a.append(1)\n    return len(b)\n",
                                         "def push_then_len(a, b):\n    b = list(b)\n    a.append(1)\n    return len(b)\n"),
-    "nested_list_in_place": case("grid = [[3, 1], [2, 0]]\nrow = grid[0]\nsort_rows(grid)\nassert row == [1, 3]\nassert grid == [[1, 3], [0, 2]]\n",
+    "nested_list_in_place": case("grid = [[3, 1], [2, 0]]\nrow = grid[0]\nsort_rows(grid)\nassert row == [1, 3]\n"
+                                 "assert grid == [[1, 3], [0, 2]]\n",
                                  "def sort_rows(g):\n    for r in g:\n        r.sort()\n",
                                  "def sort_rows(g):\n    g[:] = [sorted(r) for r in g]\n"),
     "dict_in_place": case("d = {'a': 1}\nadd_key(d, 'b')\nassert d == {'a': 1, 'b': 0}\n",
@@ -267,7 +283,8 @@ CASES = {
                                               "    def tick(self):\n        self.value += 1\n"),
     "linked_list_nodes": case("n = build([1, 2, 3])\nassert n.val == 1 and n.next.val == 2 and n.next.next.next is None\n",
                               "class Node:\n    def __init__(self, val, next=None):\n        self.val, self.next = val, next\n"
-                              "def build(xs):\n    head = None\n    for x in reversed(xs):\n        head = Node(x, head)\n    return head\n",
+                              "def build(xs):\n    head = None\n    for x in reversed(xs):\n        head = Node(x, head)\n"
+                              "    return head\n",
                               "class Node:\n    def __init__(self, val, next=None):\n        self.val, self.next = val, next\n"
                               "def build(xs):\n    head = None\n    for x in xs:\n        head = Node(x, head)\n    return head\n"),
     "closure_returned": case("add3 = adder(3)\nassert add3(4) == 7\nassert adder(0)(0) == 0\n",
@@ -278,11 +295,13 @@ CASES = {
                                    "class Temp:\n    def __init__(self, c):\n        self.c = c\n    @classmethod\n"
                                    "    def from_f(cls, f):\n        return cls(f - 32)\n"),
     "stateful_calls": case("nxt = make_counter()\nassert [nxt(), nxt(), nxt()] == [1, 2, 3]\n",
-                           "def make_counter():\n    n = 0\n    def nxt():\n        nonlocal n\n        n += 1\n        return n\n    return nxt\n",
+                           "def make_counter():\n    n = 0\n    def nxt():\n        nonlocal n\n        n += 1\n"
+                           "        return n\n    return nxt\n",
                            "def make_counter():\n    def nxt():\n        return 1\n    return nxt\n"),
     # ---- test shapes: HumanEval check, uncalled test functions, unittest, check_solution, string literals
     "humaneval_check_with_metadata": case(
-        "METADATA = {'author': 'x'}\n\n\ndef check(candidate):\n    assert candidate('abc') == 'cba'\n    assert candidate('') == ''\n",
+        "METADATA = {'author': 'x'}\n\n\ndef check(candidate):\n    assert candidate('abc') == 'cba'\n"
+        "    assert candidate('') == ''\n",
         "def rev(s):\n    return s[::-1]\n", "def rev(s):\n    return s\n", "humaneval"),
     "uncalled_test_functions": case(
         "def test_small():\n    assert cube(2) == 8\n\n\ndef test_negative():\n    assert cube(-3) == -27\n",
@@ -309,7 +328,8 @@ CASES = {
     # ---- the question's own helpers (HumanEval/32, /38, /50): defined by the tester from the item's text
     "helper_poly_target_only": case(POLY_T, POLY_RIGHT, "def find_zero(xs):\n    return 0.0\n", "humaneval", POLY_Q),
     "helper_poly_copied": case(POLY_T, POLY_Q.split("def find_zero")[0] + POLY_RIGHT,
-                               "import math\ndef poly(xs, x):\n    return 0\n\ndef find_zero(xs):\n    return 1.0\n", "humaneval", POLY_Q),
+                               "import math\ndef poly(xs, x):\n    return 0\n\ndef find_zero(xs):\n"
+                               "    return 1.0\n", "humaneval", POLY_Q),
     "helper_cyclic_target_only": case(CYCLIC_T, "def decode_cyclic(s):\n"
                                       "    groups = [s[3 * i:min(3 * i + 3, len(s))] for i in range((len(s) + 2) // 3)]\n"
                                       "    return ''.join((g[-1] + g[:-1]) if len(g) == 3 else g for g in groups)\n",
@@ -350,12 +370,14 @@ CASES = {
                                           "def power(base, exp=2):\n    return base * exp\n"),
     "star_args": case("assert total(1, 2, 3) == 6\nassert total() == 0\n",
                       "def total(*xs):\n    return sum(xs)\n", "def total(*xs):\n    return len(xs)\n"),
-    "expected_exception_in_test": case("try:\n    safe_div(1, 0)\n    raise AssertionError('no error')\nexcept ZeroDivisionError:\n    pass\n"
+    "expected_exception_in_test": case("try:\n    safe_div(1, 0)\n    raise AssertionError('no error')\n"
+                                       "except ZeroDivisionError:\n    pass\n"
                                        "assert safe_div(6, 3) == 2\n",
                                        "def safe_div(a, b):\n    return a / b\n",
                                        "def safe_div(a, b):\n    return a / b if b else 0\n"),
     "recursion_with_memo": case("assert fib(80) == 23416728348467685\n",
-                                "from functools import lru_cache\n@lru_cache(None)\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
+                                "from functools import lru_cache\n@lru_cache(None)\ndef fib(n):\n"
+                                "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
                                 "def fib(n):\n    a, b = 1, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"),
     "big_list_result": case("r = squares(50000)\nassert len(r) == 50000 and r[-1] == 49999 ** 2\n",
                             "def squares(n):\n    return [i * i for i in range(n)]\n",
@@ -364,7 +386,8 @@ CASES = {
                                "def key(s):\n    return tuple(s)\n", "def key(s):\n    return tuple(reversed(s))\n"),
     "prints_while_working": case("assert loud(3) == 9\n", "def loud(x):\n    print('working on', x)\n    return x * x\n",
                                  "def loud(x):\n    print(x * x)\n    return x\n"),
-    "loop_over_cases_in_check": case("def check(candidate):\n    for n, want in [(0, 1), (1, 1), (5, 120)]:\n        assert candidate(n) == want, n\n",
+    "loop_over_cases_in_check": case("def check(candidate):\n    for n, want in [(0, 1), (1, 1), (5, 120)]:\n"
+                                     "        assert candidate(n) == want, n\n",
                                      "def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n",
                                      "def fact(n):\n    return n if n > 1 else 1 if n else 0\n", "humaneval"),
     "frozenset_argument": case("assert size(frozenset({1, 2})) == 2\n", "def size(s):\n    return len(s)\n",
@@ -413,9 +436,10 @@ def _one_process(c, code, entry):
     without a wire would run it: the control that the corpus itself is right."""
     tests, _ = plan_tests(c["tests"], c["source"], entry)
     helpers, _ = question_helpers(c["question"], entry)
-    runner = "import unittest, sys\ndef __critic_testcase__(case):\n    if issubclass(case, unittest.TestCase):\n" \
-             "        r = unittest.TextTestRunner(stream=sys.stderr).run(unittest.defaultTestLoader.loadTestsFromTestCase(case))\n" \
-             "        assert r.wasSuccessful()\n    else:\n        [getattr(case(), n)() for n in dir(case) if n.startswith('test')]\n"
+    runner = ("import unittest, sys\ndef __critic_testcase__(case):\n    if issubclass(case, unittest.TestCase):\n"
+              "        suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)\n"
+              "        assert unittest.TextTestRunner(stream=sys.stderr).run(suite).wasSuccessful()\n    else:\n"
+              "        [getattr(case(), n)() for n in dir(case) if n.startswith('test')]\n")
     return "\n".join([PRELUDE, runner, helpers, code, tests, f"print({TESTS_DONE_MARKER!r})"])
 
 

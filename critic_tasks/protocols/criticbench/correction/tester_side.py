@@ -110,17 +110,6 @@ def _raise(name, message):
     raise CandidateError(f"{name}: {message}")
 
 
-class _Tester(WirePeer):  # noqa: F821  (wire.py)
-    calls = 0
-
-    def exchange(self, message):
-        reply = super().exchange(message)
-        if "raised" in reply:
-            name, message = reply["raised"]
-            _raise(str(name), str(message))
-        return reply
-
-
 def _serve_callback(request):
     """What the candidate may ask of the tests: call what they gave it (a lambda, a key function), or pull the
     next items of an iterator they gave it. Nothing else here is reachable from its side."""
@@ -154,6 +143,16 @@ def _run_tests(prelude, helpers, tests, from_candidate, own_modules, done_marker
     devnull = _os.open(_os.devnull, _os.O_RDONLY)
     _os.dup2(devnull, 0)
     _os.dup2(2, 1)  # the tests' own prints go to stderr
+    class _Tester(WirePeer):  # noqa: F821  (wire.py, in front of this file when it runs; not when it is imported)
+        calls = 0
+
+        def exchange(self, message):
+            reply = super().exchange(message)
+            if "raised" in reply:
+                name, message = reply["raised"]
+                _raise(str(name), str(message))
+            return reply
+
     _CHANNEL = _Tester(inp, out, CandidateObject, _serve_callback)
     reply = _CHANNEL.exchange({"op": "names", "names": from_candidate})
     if "load_error" in reply:
