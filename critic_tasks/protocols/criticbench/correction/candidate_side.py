@@ -1,32 +1,46 @@
 # The candidate's side of a code check: load the model's program, then answer the trusted tester's requests (the
-# values of names, calls, attributes) with plain data (wire.py). The tests never run here and their source never
-# comes here: nothing this process does (re-running itself with -O, sys.settrace, objects with their own __eq__,
-# printing a marker) decides a verdict; it can only send values, which the tester compares.
+# values of names, calls, attributes, lengths, items, the next items of an iterator) with plain data (wire.py). The
+# tests never run here and their source never comes here: nothing this process does (re-running itself with -O,
+# sys.settrace, objects with their own __eq__, printing a marker) decides a verdict; it can only send values, which
+# the tester compares. A test's lambda or generator given to the candidate stays on the tester's side: calling it
+# (or pulling its items) asks the tester, which runs it there.
 # Read as text by programs.py, after wire.py; never imported by the package; tests run it.
 import builtins as _builtins
 import os as _os
 
 
-def _plain_view(value):
-    """A plain value that compares exactly as ``value`` does (numpy scalars; dict types that compare as dicts), or
-    None. Fidelity only: whatever this returns is sent as data, so it cannot forge a comparison on the other side."""
-    kind = type(value)
-    if kind.__module__ == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
-        item = value.item()
-        return item if type(item) in (bool, int, float, complex, str, bytes) else None
-    if kind.__module__ == "collections" and kind.__name__ in ("OrderedDict", "defaultdict", "Counter"):
-        return dict(value)
-    return None
+class _TesterObject:
+    """The tester's object (a test's lambda, generator, or a builtin it passed): call it, iterate it."""
+
+    def __init__(self, peer, number, tag):
+        self._peer, self._number, self._tag, self._buffer, self._chunk = peer, number, tag, [], 1
+
+    def __call__(self, *args, **kwargs):
+        reply = self._peer.exchange({"op": "call", "target": self._number, "args": self._peer.encode([list(args), kwargs])})
+        return _reply_value(self._peer, reply)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._buffer:
+            if self._chunk is None:
+                raise StopIteration
+            reply = self._peer.exchange({"op": "next", "target": self._number, "count": self._chunk})
+            self._buffer = list(reversed(_reply_value(self._peer, reply)))
+            self._chunk = None if reply.get("stop") else min(self._chunk * 2, 4096)
+            if not self._buffer:
+                raise StopIteration
+        return self._buffer.pop()
 
 
-def _describe(err):
-    """[the nearest builtin exception class's name, the message]: the tester re-raises that class."""
-    name = next((c.__name__ for c in type(err).__mro__ if getattr(_builtins, c.__name__, None) is c), "Exception")
-    try:
-        message = str(err)[:500]
-    except BaseException:
-        message = "?"
-    return [name, message]
+def _reply_value(peer, reply):
+    if "raised" in reply:
+        name, message = reply["raised"]
+        kind = getattr(_builtins, str(name), None)
+        raise (kind if isinstance(kind, type) and issubclass(kind, Exception) and kind is not StopIteration
+               else RuntimeError)(str(message))
+    return peer.decode(reply["value"])
 
 
 def _serve(code):
@@ -34,51 +48,49 @@ def _serve(code):
     devnull = _os.open(_os.devnull, _os.O_RDONLY)
     _os.dup2(devnull, 0)
     _os.dup2(2, 1)  # the program's own prints go to stderr, never onto the channel
-    handles = []
-
-    def keep(value):
-        view = _plain_view(value)
-        if view is not None:
-            return wire_encode(view, keep)  # noqa: F821  (wire.py)
-        handles.append(value)
-        return {"handle": len(handles) - 1}
-
-    def resolve(number):
-        if not 0 <= number < len(handles):
-            raise LookupError(f"no candidate object #{number}")
-        return handles[number]
-
     namespace = {"__name__": "__main__", "__builtins__": _builtins}
+    load_error = []
+
+    def serve(request):
+        op = request["op"]
+        if load_error:
+            return {"load_error": load_error}
+        if op == "names":
+            return {"names": {n: peer.encode(namespace[n]) for n in request["names"] if n in namespace}}
+        if op == "next":
+            return wire_next_batch(peer, request["target"], request["count"])  # noqa: F821  (wire.py)
+        target = peer.resolve(request["target"])
+        if op == "call":
+            received = []
+            args, kwargs = peer.decode(request["args"], made=received)
+            value = target(*args, **kwargs)
+            # the arguments after the call too: a function may change a list or dict it was given, in place; each
+            # container the tester sent crosses back as "your #n", so the tester updates its own object
+            return {"value": peer.encode([value, args, kwargs], known={id(c): i for i, c in enumerate(received)})}
+        if op == "getattr":
+            return {"value": peer.encode(getattr(target, str(request["name"])))}
+        if op == "setattr":
+            setattr(target, str(request["name"]), peer.decode(request["value"]))
+            return {"value": None}
+        if op == "iter":
+            return {"value": peer.encode(iter(target))}
+        if op == "len":
+            return {"value": len(target)}
+        if op == "getitem":
+            return {"value": peer.encode(target[peer.decode(request["key"])])}
+        if op == "str":
+            return {"value": peer.encode(str(target))}
+        raise ValueError(f"unknown request {op!r}")
+
+    peer = WirePeer(channel_in, channel_out, _TesterObject, serve)  # noqa: F821  (wire.py)
     try:
         exec(compile(code, "main.py", "exec"), namespace)
-        load_error = None
     except BaseException as err:  # SystemExit too: the program ended before the tests could call it
-        load_error = _describe(err)
+        load_error.extend(wire_describe(err))  # noqa: F821
     while True:
         try:
             request = wire_receive(channel_in)  # noqa: F821
         except Exception:
             return  # the tester is done (or gone)
-        try:
-            op = request["op"]
-            if load_error is not None:
-                reply = {"load_error": load_error}
-            elif op == "names":
-                reply = {"names": {n: wire_encode(namespace[n], keep) for n in request["names"] if n in namespace}}  # noqa: F821
-            elif op == "getattr":
-                reply = {"value": wire_encode(getattr(resolve(request["target"]), request["name"]), keep)}  # noqa: F821
-            elif op == "call":
-                args = [wire_decode(a, resolve) for a in request["args"]]  # noqa: F821
-                kwargs = {k: wire_decode(v, resolve) for k, v in request["kwargs"]}  # noqa: F821
-                value = resolve(request["target"])(*args, **kwargs)
-                # the arguments after the call: a function may change a list or dict it was given, in place
-                reply = {"value": wire_encode(value, keep), "args": [wire_encode(a, keep) for a in args]}  # noqa: F821
-            else:
-                raise ValueError(f"unknown request {op!r}")
-            message = reply
-        except BaseException as err:
-            message = {"raised": _describe(err)}
-        try:
-            wire_send(channel_out, message)  # noqa: F821
-        except Exception as err:  # not JSON-encodable (an int of 5000 digits, ...)
-            wire_send(channel_out, {"raised": ["ValueError", f"could not send the value: {err}"]})  # noqa: F821
+        if type(request) is dict and "op" in request:
+            peer.answer(request)

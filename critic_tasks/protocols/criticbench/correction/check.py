@@ -15,7 +15,6 @@ Where we differ from the original toolkit, on purpose:
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import secrets
 from typing import Sequence
@@ -26,12 +25,14 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import CheckOutcome
 from critic_tasks.protocols.criticbench.correction.programs import (
+    NO_CALLS_MARKER,
     RESULT_MARKER,
     TESTS_DONE_MARKER,
     build_code_test_pair,
     build_math_pot_program,
     find_entry_point,
     item_functions,
+    plan_tests,
 )
 from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.sandbox import Pair, Program, get_executor
@@ -54,11 +55,12 @@ def gold_answer(item: dict) -> str:
 
 
 def _unit_test(item: dict) -> str:
+    data_source = item.get("data_source")
     unit_test = item.get("unit_test")
     if not isinstance(unit_test, str) or not unit_test.strip():
         raise ValueError("field 'unit_test' is missing or empty; the item is invalid (it would pass any code)")
     try:
-        ast.parse(unit_test)
+        plan_tests(unit_test, data_source, None)  # ValueError: a test function nothing can call
     except SyntaxError as err:
         raise ValueError(f"field 'unit_test' is not Python ({err.msg}, line {err.lineno}); the item is invalid") from None
     return unit_test
@@ -69,7 +71,8 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
     """Score each revision against its item; one ``CheckOutcome`` per item.
 
     ``status`` is ``passed``, ``wrong_answer``, ``no_result`` (math_pot printed no value), ``failed``, ``timeout``,
-    ``tests_not_finished`` (exit 0, but the line after the last test never ran),
+    ``tests_not_finished`` (exit 0, but the line after the last test never ran), ``no_calls`` (the tests ran but
+    never called the revised code: a failure, never a pass),
     ``error`` (the sandbox could not run it), ``unparsed`` or ``invalid`` (bad gold / unit test, with
     ``invalid="mark"``; the default ``"raise"`` raises ``ValueError`` before anything runs). All programs of a call go
     to the executor in one batch, so they run in parallel.
@@ -112,9 +115,16 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
             else:  # the verdict comes from a trusted tester, never from the candidate's process (programs.py)
                 entry = find_entry_point(code, item.get("question"), item.get("generation"), item.get("exec_rest"))
                 tokens[i] = secrets.token_hex(16)
-                candidate, tester = build_code_test_pair(
-                    code, golds[i], item.get("data_source"), entry,
-                    item_functions(item.get("question"), item.get("generation")), tokens[i])
+                try:
+                    candidate, tester = build_code_test_pair(
+                        code, golds[i], item.get("data_source"), entry,
+                        item_functions(item.get("question"), item.get("generation")), tokens[i],
+                        question=item.get("question"))
+                except ValueError as err:  # tests no one can run (a test function taking two arguments)
+                    if invalid == "raise":
+                        raise ValueError(f"item {i}: {err}") from None
+                    results[i] = CheckOutcome(False, False, "invalid", str(err))
+                    continue
                 programs.append(Pair(candidate, tester, timeout_s=timeout_s))
             slots.append(i)
     executor = executor or get_executor()
@@ -140,7 +150,9 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
         verdict = run.trusted  # the candidate's own exit status and output are never read as a verdict
         lines = [line for line in verdict.stderr.splitlines() if line.strip() and TESTS_DONE_MARKER not in line]
         detail = lines[-1][:300] if lines else ""
-        if verdict.status == "passed" and f"{TESTS_DONE_MARKER}{tokens[i]}" not in verdict.stderr:
+        if verdict.status == "failed" and NO_CALLS_MARKER in verdict.stderr:
+            results[i] = CheckOutcome(True, False, "no_calls", "the tests made no call into the revised code", layer)
+        elif verdict.status == "passed" and f"{TESTS_DONE_MARKER}{tokens[i]}" not in verdict.stderr:
             results[i] = CheckOutcome(True, False, "tests_not_finished", "the tests ended before the last one ran",
                                       layer)
         else:
