@@ -801,3 +801,21 @@ def test_a_toolkit_dir_that_is_no_checkout_stops_the_run_in_one_line(tmp_path, m
                                                     "correction_prompts.py not found")):
         data.load_task_docs("revision_pool", items_file=rows, toolkit_dir=str(partial))
     assert all(d["toolkit_dir"] == "" for d in data.load_task_docs("revision_pool", items_file=rows))
+
+
+def test_released_judge_of_a_summary_shows_the_article(monkeypatch):
+    """The summary judge is the one released template with the article ({a}): CriticBench's sample summary item,
+    graded with a revision and a critique that hold template fields, gives the file's template filled by hand."""
+    import runpy
+
+    root = _toolkit_dir()
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
+    (doc,) = data.load_task_docs("revision_pool", "dev", "summary", "sample", toolkit_dir=str(root))[:1]
+    template = runpy.run_path(str(root / "critic_bench" / "evaluators" / "prompts" / "correction_prompts.py"))[
+        "summary_correction_prompt"]
+    assert "{a}" in template
+    got = prompts.reference_judge_prompt(doc, "Drop the {a} line.", "A shorter {c_a} summary.")
+    assert got == _by_hand(template, {"a": doc["article"], "q": doc["question"], "r": doc["generation"],
+                                      "f": "Drop the {a} line.", "c_a": doc["correction"],
+                                      "c_b": "A shorter {c_a} summary."})
+    assert doc["article"] and doc["article"] in got
