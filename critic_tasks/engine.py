@@ -27,6 +27,7 @@ from critic_tasks import registry
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
+from critic_tasks.core.samples import warn_identical
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
@@ -68,6 +69,8 @@ def dimension_metrics(dimension: registry.Dimension, records, intervals=None) ->
     records = list(records)
     values = catalog.FAMILIES[dimension.metrics[0].family](records)
     out = {m.key: values[m.key] for m in dimension.metrics if m.key in values}
+    if "identical_samples" in out:
+        warn_identical(records)  # a sampled task whose backend did not sample: one line
     settings = settings_from_env() if intervals is None else intervals
     if settings.enabled:
         for m in dimension.metrics:

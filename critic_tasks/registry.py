@@ -248,7 +248,9 @@ CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
               Metric("invalid_items", "correction", higher_is_better=False, scale="count"),
               Metric("isolation", "correction", scale="text"),  # the sandbox layer's name, not a number
               *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES, valid_only=True),
-              *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k, valid_only=True) for k in PASS_AT_K))
+              *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k, valid_only=True) for k in PASS_AT_K),
+              # sampled tasks: items whose k samples were all the same text (the backend did not sample)
+              Metric("identical_samples", "correction", min_samples=2, higher_is_better=False, scale="count"))
 
 
 def _judged(groups) -> tuple[Metric, ...]:
@@ -300,14 +302,17 @@ def _revision_counts(family: str) -> tuple[Metric, ...]:
             Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
             # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
             Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
-            Metric("failure_rule", family, when="scored", scale="text"))
+            Metric("failure_rule", family, when="scored", scale="text"),
+            # JSON: role -> "released: <file>" (CriticEval's text, the user's checkout) | "paraphrase" | "ours"
+            Metric("prompt_source", family, when="scored", scale="text"))
 
 # ----------------------------------------------------------------------------- the catalogue
 
 # The revision protocols (MultiCritique, RCO) share CriticBench's initial responses and one critic prompt; the lm-eval
 # filter makes their records.
 _REVISION_STEPS = dict(load_docs=rv_data.load_task_docs,
-                       options=("split", "domains", "data_dir", "items_file", "variant", "failure_rule"),
+                       options=("split", "domains", "data_dir", "items_file", "variant", "failure_rule",
+                                "toolkit_dir"),
                        prompt=rv_prompts.critic_prompt, target=rv_prompts.gold_text, record=None,
                        data_env=rv_data.DATA_DIR_ENV, source=cb_data.HUB_REPO)
 

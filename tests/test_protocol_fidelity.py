@@ -293,14 +293,17 @@ def _seeded(n, prompt, body):
 
 
 @pytest.mark.parametrize("behave, distinct", [(_seeded, True), (lambda n, p, body: ("ok", "Rating: [[7]]"), False)])
-def test_self_consistency_through_an_api_model_gets_k_samples(behave, distinct, tmp_path, monkeypatch):
+def test_self_consistency_through_an_api_model_gets_k_samples(behave, distinct, tmp_path, monkeypatch, caplog):
     """critic_alignbench_ref_sc (k = 5) through lm-eval's local-chat-completions against a stub server: each item's
     five requests carry five seeds, so a seed-honouring server returns five samples (on 36a32e3: seed 1234 five
     times, one critique five times). The results count the items whose samples were all identical: 0 here, every
     item for a server that ignores the seed."""
+    import logging
+
     import lm_eval
     from stub_server import StubServer
 
+    caplog.set_level(logging.WARNING, logger="critic_tasks")
     _alignbench_rows(tmp_path, 3)
     monkeypatch.setenv("CRITIQUELLM_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
@@ -318,3 +321,41 @@ def test_self_consistency_through_an_api_model_gets_k_samples(behave, distinct, 
     assert results["identical_samples,none"] == (0 if distinct else 3)
     replies = [set(row["resps"][0]) for row in out["samples"]["critic_alignbench_ref_sc"]]  # one request, k replies
     assert [len(r) for r in replies] == ([5, 5, 5] if distinct else [1, 1, 1])
+    lines = [r.getMessage() for r in caplog.records if "identical samples" in r.getMessage()]
+    assert len(lines) == (0 if distinct else 1)  # one line, not one per metric key lm-eval aggregates
+    assert distinct or lines[0].startswith("critic_tasks: 3 of 3 items got 5 identical samples")
+
+
+def test_sampled_correction_counts_items_whose_k_samples_were_one_text(monkeypatch, caplog):
+    """critic_correction_sampled (pass@k, k = 5) on the bundled sample: a scripted backend varies its five replies
+    for every third item and returns one text five times for the others. The results count the latter (by hand:
+    16 items, positions 0, 3, ..., 15 vary, so 16 - 6 = 10 identical), and the run warns once in one line, however
+    many metric keys lm-eval aggregates (on 36a32e3: no count, no warning). No reply holds a code block: nothing
+    is executed."""
+    import logging
+
+    import lm_eval
+    from helpers import scripted_lm
+
+    from critic_tasks.protocols.criticbench import prompts as cb_prompts
+
+    monkeypatch.setenv(cb_data.DATA_DIR_ENV, "sample")
+    docs = cb_data.load_docs("correction", "dev", data_dir="sample")
+    position = {cb_prompts.critic_prompt({**d, "with_feedback": True}): i for i, d in enumerate(docs)}
+    asked: dict[str, int] = {}
+
+    def reply(prompt):
+        j = asked[prompt] = asked.get(prompt, -1) + 1
+        return f"I would keep it, take {j}." if position[prompt] % 3 == 0 else "I would keep it."
+
+    varying = [i for i in range(len(docs)) if i % 3 == 0]
+    caplog.set_level(logging.WARNING, logger="critic_tasks")
+    out = lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=["critic_correction_sampled"],
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+    assert set(asked.values()) == {4}  # five samples of every item
+    results = out["results"]["critic_correction_sampled"]
+    assert results["identical_samples,none"] == len(docs) - len(varying) == 10
+    lines = [r.getMessage() for r in caplog.records if "identical samples" in r.getMessage()]
+    assert lines == ["critic_tasks: 10 of 16 items got 5 identical samples: the backend returned one reply k times "
+                     "(it did not sample; check do_sample / temperature and a fixed seed); pass@k and "
+                     "self-consistency rest on fewer samples than asked"]

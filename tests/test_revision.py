@@ -86,7 +86,8 @@ class ScriptedModel:
         Calls.judge.append(prompt)
         if Calls.judge_down:
             return Reply(None, "judge endpoint: connection refused")
-        if prompt.startswith("You are grading a correction"):  # paper MultiCritique: CriticEval's correction judge
+        # paper MultiCritique: CriticEval's correction judge (our paraphrase, or the released text from a checkout)
+        if prompt.startswith("You are grading a correction") or prompt.startswith("\n# Evaluation Task"):
             return Reply(f"Close to the reference.\nScore: {GRADE[k]}" if GRADE[k] is not None else "Close enough.")
         if prompt.startswith("Rate the quality") or (prompt.startswith("Act as") and "two AI assistants" not in prompt):
             return Reply(f"Fine.\nRating: [[{RATING[k]}]]" if RATING[k] is not None else "Fine, I suppose.")
@@ -127,6 +128,7 @@ def environment(monkeypatch, tmp_path):
                         "CRITIC_JUDGE_ALLOW_FAILURES": "1", "CRITIC_RESCUE_DIR": str(tmp_path / "rescue"),
                         "CRITIC_PROMPT_VARIANT": "short"}.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CRITICBENCH_TOOLKIT_DIR", raising=False)  # our text unless a test gives a checkout
     pm = plugin_manager()
     pm.register(Plugin(), name="scripted-revision")
     Calls.reviser, Calls.judge, Calls.judge_down, Calls.kill_after = [], [], False, {}
@@ -146,7 +148,7 @@ def _metrics(out, task):
     # the text entries and the intervals are checked on their own
 
 
-TEXT = ("models", "variant", "failure_rule")  # results entries that name what ran, not numbers
+TEXT = ("models", "variant", "failure_rule", "prompt_source")  # results entries that name what ran, not numbers
 
 
 def _values(metrics: dict) -> dict:
@@ -692,3 +694,128 @@ def test_critic_eval_revise_rescores_saved_samples_under_another_failure_rule(tm
     capsys.readouterr()
     assert cli.main(["revise", str(tmp_path / "run"), "--failure_rule", "none"]) == 2  # one line, before any call
     assert "failure_rule='none': expected one of exclude, tie, zero" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- the released text, where the user has it
+
+
+def _toolkit_dir():
+    from conftest import SHARED
+
+    root = SHARED / "data" / "criticeval" / "toolkit"
+    if not (root / "critic_bench" / "evaluators" / "prompts" / "correction_prompts.py").is_file():
+        pytest.skip(f"the released CriticEval toolkit is not at {root}")
+    return root
+
+
+def _by_hand(template: str, values: dict) -> str:
+    """A released template filled without str.format: split at its {name} fields, each replaced by its value."""
+    assert "{{" not in template and "}}" not in template  # no escaped braces in these files: a plain split is exact
+    parts = re.split(r"\{(\w+)\}", template)
+    return "".join(values[p] if i % 2 else p for i, p in enumerate(parts))
+
+
+def sly_critic(prompt: str) -> str:
+    """A critique that holds template fields: model text, to be sent as written."""
+    return f"Feedback on item {_item(prompt)}: the {{q}} is fine but {{c_b}} and {{feedback}} are not."
+
+
+def test_paper_multicritique_asks_criticevals_released_prompts_from_the_users_checkout(tmp_path, monkeypatch):
+    """With CRITICBENCH_TOOLKIT_DIR at a CriticEval checkout, the critic, the revisers and the R_sub judge get
+    CriticEval's released text byte for byte: each expected prompt here is the toolkit's file run by runpy and filled
+    by splitting at its fields (not by our loader, not by str.format). A critique holding '{q}' / '{c_b}' reaches the
+    reviser and the judge as written (one-pass filling). The results say which file each role's text came from."""
+    import runpy
+
+    root = _toolkit_dir()
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
+    monkeypatch.setenv("CRITICBENCH_TOOLKIT_DIR", str(root))
+    lm = scripted_lm(sly_critic)
+    manager = critic_tasks.task_manager(metadata={"items_file": _with_references(tmp_path)})
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic_revision_pool"], task_manager=manager, bootstrap_iters=0)
+    inference = root / "inference" / "utils"
+    released = runpy.run_path(str(inference / "prompts.py"))["prompts"]
+    formats = runpy.run_path(str(inference / "formats.py"))["mappings"]
+    judges = runpy.run_path(str(root / "critic_bench" / "evaluators" / "prompts" / "correction_prompts.py"))
+
+    def composed(table: dict, fmt: str, domain: str, values: dict) -> str:
+        return table[domain]["prefix_prompt"] + _by_hand(fmt, values) + table[domain]["post_prompt"]
+
+    for k, (domain, _, unit_test) in ITEMS.items():
+        item = {"question": f"Question {k}?", "generation": f"Initial {k}", "unit_test": unit_test}
+        critique = sly_critic(f"Question {k}?")
+        # the critic: CriticEval's subjective feedback prompt for the item's domain
+        assert composed(released["feedback"]["sub"], formats["feedback"][domain], domain, item) in lm.prompts
+        # each reviser: its correction prompt with the critic's critique as the feedback
+        expected = composed(released["correction"], formats["correction"][domain], domain,
+                            {**item, "feedback": critique})
+        assert sum(p == f"good|{expected}" for p in Calls.reviser) == 1, k
+        assert "the {q} is fine but {c_b} and {feedback} are not." in expected
+    for k in (3, 4):  # the judged (chat) items: the released judge, the first reviser's revision graded
+        expected = _by_hand(judges["chat_correction_prompt"], {
+            "q": f"Question {k}?", "r": f"Initial {k}", "f": sly_critic(f"Question {k}?"),
+            "c_a": f"Reference revision {k}", "c_b": REVISIONS["good"][k]})
+        assert Calls.judge.count(expected) == 1, k
+    got = _metrics(out, "critic_revision_pool")
+    grades = [g for g in GRADE.values() if g is not None]
+    assert got["r_sub"] == sum(grades) / len(grades) and got["r_obj"] == pytest.approx(expected_multicritique()["r_obj"])
+    resolved = root.resolve()
+    assert json.loads(out["results"]["critic_revision_pool"]["prompt_source,none"]) == {
+        "critic": f"released: {resolved}/inference/utils/prompts.py + {resolved}/inference/utils/formats.py",
+        "reviser": f"released: {resolved}/inference/utils/prompts.py + {resolved}/inference/utils/formats.py",
+        "judge": f"released: {resolved}/critic_bench/evaluators/prompts/correction_prompts.py"}
+
+
+@pytest.mark.parametrize("task, variant, source", [("critic_revision_pool", None, "paraphrase"),
+                                                   ("critic_utility", None, "paraphrase"),
+                                                   ("critic_revision_pool", "short", "ours")])
+def test_without_a_checkout_the_paraphrase_is_asked_and_marked(task, variant, source, tmp_path, monkeypatch):
+    """No CriticEval checkout given: MultiCritique's paper prompts are our paraphrases (the judge opens with our
+    wording, not CriticEval's '# Evaluation Task'), and every role is marked "paraphrase"; RCO, whose paper released
+    no prompt files, is a paraphrase whatever is installed (the checkout set here changes nothing); the short
+    variant's generic prompts are "ours"."""
+    if variant is None:
+        monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
+    if task == "critic_utility":
+        monkeypatch.setenv("CRITICBENCH_TOOLKIT_DIR", str(_toolkit_dir()))
+    out, lm = _run_paper(task, _with_references(tmp_path))
+    assert json.loads(out["results"][task]["prompt_source,none"]) == dict.fromkeys(("critic", "reviser", "judge"),
+                                                                                     source)
+    assert Calls.judge and not any("# Evaluation Task" in p for p in Calls.judge)
+    assert not any(p.startswith("You're given:") for p in lm.prompts)  # CriticEval's released critic prompt
+
+
+def test_a_toolkit_dir_that_is_no_checkout_stops_the_run_in_one_line(tmp_path, monkeypatch):
+    """A toolkit_dir without CriticEval's files: one ConfigError naming the setting and the missing file, at load time
+    (before any generation); a checkout without the judge's file names that file."""
+    import shutil
+
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")  # the paper variant: MultiCritique's prompts may be the released ones
+    rows = _with_references(tmp_path)
+    with pytest.raises(ConfigError, match=re.escape(f"toolkit_dir={tmp_path}: {tmp_path}/inference/utils/prompts.py "
+                                                    "not found")):
+        data.load_task_docs("revision_pool", items_file=rows, toolkit_dir=str(tmp_path))
+    partial = tmp_path / "partial"
+    shutil.copytree(_toolkit_dir() / "inference", partial / "inference")
+    with pytest.raises(ConfigError, match=re.escape(f"toolkit_dir={partial}: {partial}/critic_bench/evaluators/prompts/"
+                                                    "correction_prompts.py not found")):
+        data.load_task_docs("revision_pool", items_file=rows, toolkit_dir=str(partial))
+    assert all(d["toolkit_dir"] == "" for d in data.load_task_docs("revision_pool", items_file=rows))
+
+
+def test_released_judge_of_a_summary_shows_the_article(monkeypatch):
+    """The summary judge is the one released template with the article ({a}): CriticBench's sample summary item,
+    graded with a revision and a critique that hold template fields, gives the file's template filled by hand."""
+    import runpy
+
+    root = _toolkit_dir()
+    monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
+    (doc,) = data.load_task_docs("revision_pool", "dev", "summary", "sample", toolkit_dir=str(root))[:1]
+    template = runpy.run_path(str(root / "critic_bench" / "evaluators" / "prompts" / "correction_prompts.py"))[
+        "summary_correction_prompt"]
+    assert "{a}" in template
+    got = prompts.reference_judge_prompt(doc, "Drop the {a} line.", "A shorter {c_a} summary.")
+    assert got == _by_hand(template, {"a": doc["article"], "q": doc["question"], "r": doc["generation"],
+                                      "f": "Drop the {a} line.", "c_a": doc["correction"],
+                                      "c_b": "A shorter {c_a} summary."})
+    assert doc["article"] and doc["article"] in got

@@ -62,7 +62,8 @@ def revise_command(argv: list[str]) -> int:
                                                                      progress=not args.no_progress))
         results[task] = {k: v for k, v in scorer.metrics(dim, records).items() if k != "models"}  # models: once
         pass_rates[task] = per_reviser_pass_rates(records)
-        involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs))
+        involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs),
+                                         pipeline.run_toolkit(docs))
         failed[task] = [{"item": r.item, "error": r.error} for r in records if scorer.failed(r)]
     if not results:
         raise ValueError(f"{args.path}: no samples of the revision tasks (critic_revision_pool*, critic_utility*)")

@@ -91,6 +91,7 @@ class CheckOutcome:
     detail: str = ""
     isolation: str = ""  # the sandbox layer that ran the program, when one ran
     truncated: bool = False  # cut off by the token budget: an unclosed code block, or a reply ending mid-sentence
+    digest: str = ""  # a fingerprint of the reply (core.samples.digest): were an item's k samples one text?
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class CorrectionRecord(Record):
     invalid: bool = False
     truncated: tuple[bool, ...] = field(default_factory=tuple)
     isolation: tuple[str, ...] = field(default_factory=tuple)  # the sandbox layers that ran its programs, if any
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
 
     @property
     def scored(self) -> bool:
@@ -150,7 +152,7 @@ class RatingRecord(Record):
     category: str = ""
     samples: int = 1
     parsed_samples: int = 1
-    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (sampling.py)
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
     variant: str = ""  # the prompt variant the critic was asked with (protocols.variants; "" before variants existed)
 
     @property
@@ -246,6 +248,8 @@ class RevisionRecord(Record):
     models: str = ""  # JSON: the revisers, the judge and the prompt versions (pipeline.models)
     variant: str = ""  # the prompt variant (protocols.variants; "" before variants existed)
     failure_rule: str = ""  # what a missing verdict or revision counts as (revision.data.FAILURE_RULES; "": exclude)
+    # JSON: role -> where its prompt text came from ("released: <file>", "paraphrase", "ours"; prompts.sources)
+    prompt_source: str = ""
 
     @property
     def scored(self) -> bool:

@@ -26,6 +26,7 @@ from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
+from critic_tasks.core.samples import warn_identical
 from critic_tasks.engine import SCORERS, Scorer
 from critic_tasks.protocols import catalog
 from critic_tasks.sandbox import get_executor
@@ -132,8 +133,11 @@ def aggregation(family: str, base: str):
     compute = catalog.FAMILIES[family]
 
     def aggregate(rows):
+        records = [Record.from_dict(r) for r in ranks.in_doc_order(rows)]
+        if base == "identical_samples":  # lm-eval aggregates this key once per task: the one place to say it
+            warn_identical(records)
         # a value the family leaves out (nothing to average: every verdict unreadable, say) is null, never NaN
-        return compute([Record.from_dict(r) for r in ranks.in_doc_order(rows)]).get(base)
+        return compute(records).get(base)
 
     aggregate.__name__ = aggregation_name(family, base)
     return aggregate

@@ -13,7 +13,8 @@ families below compute them, all on the paper's x100 scale (shares included):
 * ``correction``: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper), ``pass_rate_<quality>``,
   ``score`` = pass_rate, ``parse_rate``, ``truncated`` (share of revisions cut off by the token budget),
   ``isolation`` (the sandbox layer that ran the programs: a name, ``none`` when nothing ran), ``invalid_items``
-  (items whose gold answer or unit test is unusable; excluded, logged), ``pass@k`` when every item has at least k samples.
+  (items whose gold answer or unit test is unusable; excluded, logged), ``pass@k`` when every item has at least k samples,
+  and with k > 1 samples ``identical_samples``: the items whose k replies were one text (the backend did not sample).
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
 * ``feedback_text`` (SAvg's stage 1, not scored): ``parse_rate`` = the share of non-empty critiques.
@@ -46,6 +47,7 @@ from critic_tasks.core.records import (
     VerdictRecord,
     canonical,
 )
+from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols.criticbench import toolkit
 
 log = logging.getLogger("critic_tasks")
@@ -87,7 +89,8 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
                             passed=tuple(o.passed for o in outcomes), parsed=tuple(o.parsed for o in outcomes),
                             invalid=any(o.status == "invalid" for o in outcomes),
                             truncated=tuple(o.truncated for o in outcomes),
-                            isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})))
+                            isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})),
+                            identical=all_identical([o.digest for o in outcomes]))
 
 
 def feedback_text_record(doc: dict, text: str | None) -> FeedbackTextRecord:
@@ -190,6 +193,9 @@ def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
     for quality in sorted({r.quality for r in valid}):
         group = [r for r in valid if r.quality == quality]
         out[f"pass_rate_{quality}"] = _pass_rate(group, lambda r: sum(r.passed) / len(r.passed))
+    sampled = [r for r in records if r.n_samples > 1]
+    if sampled:  # pass@k: items whose k samples were one text (the backend did not sample; core.samples)
+        out["identical_samples"] = float(sum(r.identical for r in sampled))
     n_min = min((r.n_samples for r in valid), default=0)
     for k in PASS_AT_K:
         if k <= n_min:

@@ -116,6 +116,51 @@ def _load_toolkit(value: str, setting: str) -> Toolkit:
     return Toolkit(root, prompts.prompts, formats.mappings, no_feedback)
 
 
+# CriticEval's subjective correction judge (``critic_bench/evaluators/correction_evaluator.py``, EvaluateNLCorrection):
+# one template per text domain, ``<domain>_correction_prompt``, filled with .format(a=article, q=question,
+# r=response, f=feedback, c_a=reference correction, c_b=correction to grade). MultiCritique's R_sub uses it.
+CORRECTION_JUDGE_FILE = Path("critic_bench") / "evaluators" / "prompts" / "correction_prompts.py"
+CORRECTION_JUDGE_DOMAINS = ("translate", "chat", "qa", "harmlessness", "summary")
+
+
+def correction_judges(root: Path | str, setting: str) -> dict[str, str]:
+    """The released correction judge's template of each text domain, read from the checkout at ``root``."""
+    return _correction_judges(str(root), setting)
+
+
+@functools.lru_cache(maxsize=4)
+def _correction_judges(root: str, setting: str) -> dict[str, str]:
+    path = Path(root) / CORRECTION_JUDGE_FILE
+    if not path.is_file():
+        raise ConfigError(f"{setting}: {path} not found (expected a checkout of open-compass/CriticEval)")
+    # read, not run: the file is a list of string assignments, so its text is taken without executing the checkout
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, ValueError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{setting}: {path} could not be read ({type(err).__name__}: {err})") from None
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name.endswith("_correction_prompt") and isinstance(node.value, ast.Constant) \
+                    and isinstance(node.value.value, str):
+                found[name.removesuffix("_correction_prompt")] = node.value.value
+    missing = [d for d in CORRECTION_JUDGE_DOMAINS if d not in found]
+    if missing:
+        raise ConfigError(f"{setting}: {path} has no {', '.join(d + '_correction_prompt' for d in missing)}")
+    return found
+
+
+def fill(template: str, fields: dict, where: str) -> str:
+    """``template`` with its ``{name}`` fields filled from ``fields`` in one pass (``str.format``, as the toolkit
+    fills it): a value is inserted as text and never read for fields again, so a critique or revision that
+    contains ``{c_b}`` or ``{q}`` reaches the judge as written."""
+    try:
+        return template.format_map(fields)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ConfigError(f"{where}: the released template needs field {err}") from None
+
+
 def attach_prompts(docs: list[dict], toolkit: Toolkit, with_feedback: bool = True) -> list[dict]:
     """Stamp each document (loaded with ``keep_raw``) with the toolkit's prompt for it."""
     for doc in docs:

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Callable, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
@@ -27,9 +26,8 @@ from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, qu
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
 from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
+from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols import variants
-
-log = logging.getLogger("critic_tasks")
 
 RATING_LOW, RATING_HIGH = 1, 10
 UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique
@@ -45,7 +43,7 @@ def rating_record(doc: dict, reply) -> RatingRecord:
     return RatingRecord(domain=doc["category_slug"], pred=pred, parsed=bool(values), gold=doc.get("human_score"),
                         question=doc["question"], model=doc["model"], category=doc["category_slug"],
                         samples=len(replies), parsed_samples=len(values), variant=variant,
-                        identical=len(replies) > 1 and len(set(replies)) == 1)
+                        identical=all_identical(replies))
 
 
 def preference_record(doc: dict, reply) -> PreferenceRecord:
@@ -74,12 +72,8 @@ def rating_metrics(records: Sequence[RatingRecord]) -> dict[str, float]:
     out.update(system_models=system["models"], system_defined=system["defined"])
     out["variant"] = variants.recorded(r.variant for r in records)
     sampled = [r for r in records if r.samples > 1]
-    if sampled:  # self-consistency: items whose k samples were one text k times (a backend that did not sample)
+    if sampled:  # self-consistency: items whose k samples were one text k times (the warning: core.samples)
         out["identical_samples"] = float(sum(r.identical for r in sampled))
-        if out["identical_samples"]:
-            log.warning("critic_tasks: %d of %d items got %d identical samples: the backend returned one reply "
-                        "for all; self-consistency rests on fewer samples than asked (check temperature and seed)",
-                        out["identical_samples"], len(sampled), sampled[0].samples)
     return out
 
 

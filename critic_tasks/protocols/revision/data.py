@@ -15,8 +15,10 @@
   checked domains stay the objective files'. Every judged item needs its ``correction`` (the test split withholds
   them: run the short variant there), else one DataError naming file, item and field.
 
-Every document also carries the run's prompt ``variant`` (``protocols.variants``) and ``failure_rule`` (what a
-missing verdict or revision counts as; ``FAILURE_RULES`` below), so re-scoring saved samples follows the run.
+Every document also carries the run's prompt ``variant`` (``protocols.variants``), ``failure_rule`` (what a
+missing verdict or revision counts as; ``FAILURE_RULES`` below) and ``toolkit_dir`` (MultiCritique's paper variant:
+the CriticEval checkout whose released prompts are asked, from ``toolkit_dir`` / ``CRITICBENCH_TOOLKIT_DIR``; ''
+for our text), so re-scoring saved samples follows the run.
 
 Every document field is a string (Arrow needs one type per column): ``check`` is the check kind (``final_answer``,
 ``program_value``, ``unit_test``, or empty for judged items) and ``check_domain`` the CriticBench domain whose
@@ -32,6 +34,7 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import data as cb_data
+from critic_tasks.protocols.criticbench import toolkit
 from critic_tasks.protocols.criticbench.domains import (
     DOMAINS,
     OBJECTIVE_CORRECTION_DOMAINS,
@@ -132,11 +135,27 @@ def load_items_file(path: str | Path, dimension: str) -> list[dict]:
     return docs
 
 
+def resolve_toolkit_dir(dimension: str, variant: str, toolkit_dir=None) -> str:
+    """The CriticEval checkout whose released prompts MultiCritique's paper variant asks (``toolkit_dir``, else
+    ``CRITICBENCH_TOOLKIT_DIR``; '' when neither is set, or for a protocol / variant that asks our text), checked
+    now: a path that is not a checkout stops the run before any generation, in one line naming the setting."""
+    if dimension != "revision_pool" or variant != variants.PAPER:
+        return ""
+    given = toolkit_dir not in (None, "")
+    if not given and not os.environ.get(toolkit.TOOLKIT_DIR_ENV):
+        return ""
+    kit = toolkit.load_toolkit(str(toolkit_dir) if given else None)
+    setting = f"toolkit_dir={toolkit_dir}" if given else f"{toolkit.TOOLKIT_DIR_ENV}={os.environ[toolkit.TOOLKIT_DIR_ENV]}"
+    toolkit.correction_judges(kit.root, setting)  # the R_sub judge's file too
+    return str(kit.root.resolve())
+
+
 def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, items_file=None,
-                   variant=None, failure_rule=None, **_ignored) -> list[dict]:
+                   variant=None, failure_rule=None, toolkit_dir=None, **_ignored) -> list[dict]:
     if dimension not in DIMENSIONS:
         raise DataError(f"unknown revision dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
     chosen, rule = variants.resolve(variant), resolve_failure_rule(failure_rule)  # bad values stop the run now
+    released = resolve_toolkit_dir(dimension, chosen, toolkit_dir)
     by_reference = dimension == "revision_pool" and chosen == variants.PAPER  # MultiCritique's paper R_sub
     if not items_file:
         docs = load_criticbench(dimension, split, domains, data_dir, reference_revisions=by_reference)
@@ -150,6 +169,7 @@ def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=No
                 raise DataError(f"items_file={items_file}: no items of domain(s) {domains}")
     for doc in docs:
         doc["variant"], doc["failure_rule"] = chosen, rule
+        doc["toolkit_dir"] = released  # the prompts read CriticEval's released text from it ('': ours)
         if by_reference and not doc["check"] and not doc["correction"]:
             where_ = f"{doc['source_file']}:{doc['item_index'] + 1}" if items_file else where(doc)
             raise DataError(f"{where_}: missing field 'correction' (the human reference revision MultiCritique's "

@@ -84,13 +84,25 @@ def run_variant(docs: Sequence[dict]) -> str:
     return found.pop() if found else variants.DEFAULT
 
 
-def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None, protocol: str, variant: str) -> dict:
-    """Every model the pipeline calls, with its prompt version (recorded with the results)."""
-    versions = prompts.versions(protocol, variant)
+def run_toolkit(docs: Sequence[dict]) -> str:
+    """The one CriticEval checkout whose released prompts a run's documents are asked with ('' for our text)."""
+    found = {prompts.toolkit_of(d) for d in docs}
+    if len(found) > 1:
+        raise ConfigError(f"documents asked with different prompt texts ({', '.join(sorted(f or 'ours' for f in found))}"
+                          ") in one run; score each run's samples on their own")
+    return found.pop() if found else ""
+
+
+def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None, protocol: str, variant: str,
+           toolkit_dir: str = "") -> dict:
+    """Every model the pipeline calls, with its prompt version and where each prompt's text comes from (recorded
+    with the results)."""
+    versions = prompts.versions(protocol, variant, released=bool(toolkit_dir))
     return {"revisers": [{**identity(s, versions["reviser"]), **({"name": s.member} if s.member else {})}
                          for s in revisers],
             "judge": identity(judge, versions["judge"]) if judge is not None and judge.model else None,
-            "prompt_versions": versions, "variant": variant}
+            "prompt_versions": versions, "variant": variant,
+            "prompt_source": prompts.sources(protocol, variant, toolkit_dir)}
 
 
 def reviser_name(s: LLMSettings) -> str:
@@ -101,7 +113,8 @@ def revise(docs: Sequence[dict], critiques: Sequence[str | None], revisers: Sequ
            progress: bool = True) -> list[list[Completion]]:
     """[reviser][item]: every reviser's revision of every item, all revisers at once."""
     asks = [prompts.reviser_prompt(d, c) for d, c in zip(docs, critiques)]
-    version = prompts.versions(prompts.protocol_of(docs[0]), run_variant(docs))["reviser"] if docs else ""
+    version = prompts.versions(prompts.protocol_of(docs[0]), run_variant(docs),
+                               released=bool(run_toolkit(docs)))["reviser"] if docs else ""
     # a fresh sqlite cache file opened by several threads at once can fail to switch to WAL ("database is
     # locked"): create each one here first, then the revisers' threads share it
     for path in dict.fromkeys(s.cache for s in revisers if s.cache):
@@ -150,7 +163,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
     why = missing(protocol, docs, revisers, judge)
     if why:
         raise ConfigError(f"{protocol}: set {why}")
-    variant = run_variant(docs)
+    variant, released = run_variant(docs), run_toolkit(docs)
     by_reference = protocol == "multicritique" and variant == variants.PAPER  # R_sub against the reference revision
     revised = revise(docs, critiques, revisers, progress)
     texts = [[c.text for c in per] for per in revised]
@@ -169,7 +182,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
                      (i, "reverse", prompts.pairwise_prompt(doc, first, doc["generation"])),
                      (i, "rqs", prompts.rating_prompt(doc, first))]
     # The judgments do not wait for the checks: they are asked (in a thread) while the checks run here.
-    judge_version = prompts.versions(protocol, variant)["judge"]
+    judge_version = prompts.versions(protocol, variant, released=bool(released))["judge"]
     with ThreadPoolExecutor(max_workers=1) as pool:
         asking = pool.submit(complete, [p for _, _, p in jobs], judge, judge_version, progress) if jobs else None
         outcomes = check(docs, texts, executor)
@@ -184,7 +197,8 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
 
     names = tuple(reviser_name(s) for s in revisers)
     # recorded with every record, and in the results
-    involved = json.dumps(models(revisers, judge, protocol, variant), sort_keys=True)
+    involved = json.dumps(models(revisers, judge, protocol, variant, released), sort_keys=True)
+    source = prompts.source_text(protocol, variant, released)
     records = []
     for i, doc in enumerate(docs):
         errors = [f"reviser {names[r]}: {revised[r][i].error}" for r in range(len(revisers)) if texts[r][i] is None]
@@ -201,7 +215,8 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
                              rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
                              judge_parsed=sum(v is not None for _, v in got.values()),
                              reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None,
-                             models=involved, variant=variant, failure_rule=doc.get("failure_rule", ""))
+                             models=involved, variant=variant, failure_rule=doc.get("failure_rule", ""),
+                             prompt_source=source)
         if rec.error:
             log.warning("critic_tasks: %s on %s: %s", protocol, rec.item, rec.error)
         records.append(rec)

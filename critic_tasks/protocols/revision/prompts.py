@@ -21,14 +21,29 @@ Two variants (``protocols.variants``, recorded with the results):
 
 ``short``: one generic prompt per role for every item, the judge's marker asked first (the last marker in a reply
 counts); MultiCritique's R_sub is a reference-free 1-10 rating on this variant.
+
+The papers' own text, where the user has it: with a checkout of open-compass/CriticEval (``CRITICBENCH_TOOLKIT_DIR``
+or the task option ``toolkit_dir``, as the leaderboard protocol finds it), MultiCritique's paper variant asks
+CriticEval's released prompts, read from that checkout at run time and sent byte for byte: the critic its subjective
+feedback prompt and the revisers its correction prompt (``inference/utils/prompts.py`` + ``formats.py``), the R_sub
+judge its subjective correction judge (``critic_bench/evaluators/prompts/correction_prompts.py``), each filled in
+one pass (a critique that contains ``{q}`` stays text). Without one, the prompts above are our paraphrases of the
+papers' structure. RCO released no prompt files: its prompts are always paraphrases of its tables. Which text each
+role was asked with is recorded with the results (``prompt_source``: ``released: <file>``, ``paraphrase``, or
+``ours`` for the short variant's generic prompts).
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError
 from critic_tasks.llm.chat import ChatPrompt
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import judge_prompts as cb_judge_prompts
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
+from critic_tasks.protocols.criticbench import toolkit
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 
 PROTOCOL_OF = {"revision_pool": "multicritique", "utility": "rco"}  # the data dimension -> its protocol
@@ -48,13 +63,56 @@ _VERSIONS = {
 }
 
 
+# MultiCritique's paper variant asked with CriticEval's released text (the user's checkout): other versions, so a
+# reply to a paraphrase is never taken for one to the released prompt, and the results say which was asked
+_RELEASED_VERSIONS = {"critic": "criticeval-released-feedback-sub", "reviser": "criticeval-released-correction",
+                      "judge": "criticeval-released-correction-judge"}
+# the files of a CriticEval checkout each role's released text is read from
+_RELEASED_FILES = {"critic": ("inference/utils/prompts.py", "inference/utils/formats.py"),
+                   "reviser": ("inference/utils/prompts.py", "inference/utils/formats.py"),
+                   "judge": (toolkit.CORRECTION_JUDGE_FILE.as_posix(),)}
+ROLES = ("critic", "reviser", "judge")
+
+
 def protocol_of(doc: dict) -> str:
     return PROTOCOL_OF[doc["dimension"]]
 
 
-def versions(protocol: str, variant: str) -> dict[str, str]:
-    """The prompt version of each role (critic, reviser, judge) for a protocol and variant."""
+def uses_released(protocol: str, variant: str) -> bool:
+    """Whether this protocol and variant ask a released text when the user has it (MultiCritique's paper variant:
+    CriticEval's prompts); the others are ours whatever is installed."""
+    return protocol == "multicritique" and variant == variants.PAPER
+
+
+def toolkit_of(doc: dict) -> str:
+    """The CriticEval checkout whose released prompts this document is asked with ('' for none: our text)."""
+    if not uses_released(protocol_of(doc), variants.of(doc)):
+        return ""
+    return doc.get("toolkit_dir") or ""
+
+
+def versions(protocol: str, variant: str, released: bool = False) -> dict[str, str]:
+    """The prompt version of each role (critic, reviser, judge) for a protocol and variant (``released``: asked
+    with CriticEval's released text from the user's checkout)."""
+    if released and uses_released(protocol, variant):
+        return dict(_RELEASED_VERSIONS)
     return dict(_VERSIONS[protocol, variant])
+
+
+def sources(protocol: str, variant: str, toolkit_dir: str = "") -> dict[str, str]:
+    """Where each role's prompt text comes from: ``released: <file(s)>`` (read from the user's checkout at run
+    time), ``paraphrase`` (our wording of the paper's prompt) or ``ours`` (the short variant's generic prompts)."""
+    if variant == variants.SHORT:
+        return dict.fromkeys(ROLES, "ours")
+    if toolkit_dir and uses_released(protocol, variant):
+        root = Path(toolkit_dir)
+        return {role: "released: " + " + ".join(str(root / f) for f in files) for role, files in _RELEASED_FILES.items()}
+    return dict.fromkeys(ROLES, "paraphrase")
+
+
+def source_text(protocol: str, variant: str, toolkit_dir: str = "") -> str:
+    """``sources`` as one JSON text (a results entry)."""
+    return json.dumps(sources(protocol, variant, toolkit_dir), sort_keys=True)
 
 
 def _paper(doc: dict) -> bool:
@@ -269,9 +327,18 @@ def _rco_rating(doc: dict, response: str) -> ChatPrompt:
 # ----------------------------------------------------------------------------- the prompts, by protocol and variant
 
 
+def _released_prompt(doc: dict, dimension: str, **fields) -> str:
+    """CriticEval's released inference prompt for ``doc`` (prefix + the domain's format filled in + post), from the
+    checkout ``doc`` names, as its own loader composes it."""
+    kit = toolkit.load_toolkit(toolkit_of(doc))
+    return kit.compose(dimension, "sub", criticbench_domain(doc), _as_criticbench(doc, **fields))
+
+
 def critic_prompt(doc: dict) -> str:
     if _paper(doc):
         if protocol_of(doc) == "multicritique":
+            if toolkit_of(doc):
+                return _released_prompt(doc, "feedback")
             return cb_prompts.feedback_sub_prompt(_as_criticbench(doc))
         return _rco_critic(doc)
     return _CRITIC.format(task=_task(doc))
@@ -281,6 +348,8 @@ def reviser_prompt(doc: dict, feedback: str | None) -> str:
     if _paper(doc):
         if protocol_of(doc) == "multicritique":
             text = (feedback or "").strip() or "(no feedback)"
+            if toolkit_of(doc):
+                return _released_prompt(doc, "correction", feedback=text)
             return cb_prompts.correction_prompt(_as_criticbench(doc, feedback=text), with_feedback=True)
         return _rco_reviser(doc, feedback)
     form = _FORMS.get(doc.get("check", ""), "Reply with the revised response only.")
@@ -305,7 +374,24 @@ def reference_judge_prompt(doc: dict, critique: str | None, revision: str) -> st
     """MultiCritique's R_sub on the paper variant: CriticEval's correction judge grades the revision 1-10 against the
     human reference revision (``correction``, worth 8), seeing the critique the revision was made from."""
     item = _as_criticbench(doc, feedback=(critique or "").strip() or "(no feedback)")
+    if toolkit_of(doc):
+        return _released_judge_prompt(item, revision)
     return cb_judge_prompts.correction_judge_prompt(item, revision)
+
+
+def _released_judge_prompt(item: dict, revision: str) -> str:
+    """CriticEval's subjective correction judge for the item's text domain, from the user's checkout, filled as its
+    evaluator fills it (the critique goes where the evaluator puts the dataset's feedback)."""
+    root = toolkit.load_toolkit(item["toolkit_dir"]).root
+    setting = f"toolkit_dir={item['toolkit_dir']}"
+    judges = toolkit.correction_judges(root, setting)
+    domain = item["domain"]
+    if domain not in judges:
+        raise ConfigError(f"{setting}: {root / toolkit.CORRECTION_JUDGE_FILE} has no correction judge for domain "
+                          f"{domain!r} (it has {', '.join(sorted(judges))})")
+    fields = {"a": item.get("article") or "", "q": item["question"], "r": item["generation"],
+              "f": item["feedback"], "c_a": item["correction"], "c_b": revision}
+    return toolkit.fill(judges[domain], fields, f"{root / toolkit.CORRECTION_JUDGE_FILE} ({domain})")
 
 
 def gold_text(doc: dict) -> str:

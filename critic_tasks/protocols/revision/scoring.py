@@ -35,7 +35,8 @@ Missing verdicts and revisions (an unreadable reply, a failed call) follow the r
 ``partial_items`` = items whose value rests on part of what was asked (RCO: one of the two orders readable;
 MultiCritique: a checked item some, not all, revisers revised); ``empty_items`` = items with nothing to score (RCO:
 no readable order, or no revision; MultiCritique: a checked item no reviser revised, a judged item without a
-readable grade). ``variant`` and ``failure_rule`` are recorded beside the numbers.
+readable grade). ``variant``, ``failure_rule`` and ``prompt_source`` (where each role's prompt text came from:
+CriticEval's released file, our paraphrase of the paper, or our own short prompts) are recorded beside the numbers.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]
     out["r_sub"] = domain_mean((r.domain, r.rqs) for r in done if not r.checked and r.rqs is not None)
     touched = [_multicritique_touched(r) for r in done]
     out.update(partial_items=float(touched.count("partial")), empty_items=float(touched.count("empty")))
-    out["models"] = _models(done)
+    out["models"], out["prompt_source"] = _models(done), _prompt_source(done)
     out.update(_settings(done))
     return _defined(out)
 
@@ -173,16 +174,26 @@ def rco_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
     out["refine_accuracy"] = None if accuracy is None else 100.0 * accuracy
     readable = [sum(p is not None for p in _prefs(r)) for r in done]
     out.update(partial_items=float(readable.count(1)), empty_items=float(readable.count(0)))
-    out["models"] = _models(done)
+    out["models"], out["prompt_source"] = _models(done), _prompt_source(done)
     out.update(_settings(done))
     return _defined(out)
+
+
+def _one_json(values) -> str | None:
+    """One JSON text the records carry (a list of them where they differ), or None where none does."""
+    found = sorted(set(v for v in values if v))
+    return found[0] if len(found) == 1 else (json.dumps([json.loads(m) for m in found]) if found else None)
 
 
 def _models(records: Sequence[RevisionRecord]) -> str | None:
     """The revisers, the judge and the prompt versions that made these values (JSON text: a results entry beside
     the numbers it stands for), or None for records scored before they carried it."""
-    found = sorted({r.models for r in records if r.models})
-    return found[0] if len(found) == 1 else (json.dumps([json.loads(m) for m in found]) if found else None)
+    return _one_json(r.models for r in records)
+
+
+def _prompt_source(records: Sequence[RevisionRecord]) -> str | None:
+    """Where each role's prompt text came from (JSON: role -> "released: <file>", "paraphrase" or "ours")."""
+    return _one_json(r.prompt_source for r in records)
 
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,

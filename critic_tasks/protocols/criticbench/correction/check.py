@@ -24,6 +24,7 @@ from critic_tasks.core.code import extract_code
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import CheckOutcome
+from critic_tasks.core.samples import digest
 from critic_tasks.protocols.criticbench.correction.programs import (
     NO_CALLS_MARKER,
     RESULT_MARKER,
@@ -186,8 +187,9 @@ def check_samples(samples: Sequence[Sequence[str | None]], items: Sequence[dict]
     checked = check_by_domain([text for _, text in flat], [items[i] for i, _ in flat], executor=executor,
                               invalid=invalid)
     per_item: list[list[CheckOutcome]] = [[] for _ in samples]
-    for (i, _), outcome in zip(flat, checked):
-        per_item[i].append(outcome)
+    for (i, text), outcome in zip(flat, checked):
+        # the reply's digest: whether an item's k samples were one text is known after the texts are gone
+        per_item[i].append(dataclasses.replace(outcome, digest=digest(text)))
     return per_item
 
 
