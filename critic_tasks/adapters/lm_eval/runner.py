@@ -349,7 +349,7 @@ def shutdown_vllm_engines() -> None:
     from vllm import LLM
 
     for obj in gc.get_objects():
-        if isinstance(obj, LLM):
+        if issubclass(type(obj), LLM):  # not isinstance: see resume.flush_caches
             core = getattr(getattr(obj, "llm_engine", None), "engine_core", None)
             if core is not None and hasattr(core, "shutdown"):
                 core.shutdown()
