@@ -17,9 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, own_path, resume, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, resume, table, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
-from critic_tasks.adapters.lm_eval.table import table_without_interval_rows
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_tasks, expand
@@ -294,7 +293,6 @@ def quiet_lm_eval():
 
 def _lm_eval(command: str, rest: list[str]) -> int:
     import lm_eval.tasks
-    import lm_eval.utils
     from lm_eval.__main__ import cli_evaluate
 
     from critic_tasks.adapters.lm_eval import ours_first_task_manager
@@ -302,8 +300,8 @@ def _lm_eval(command: str, rest: list[str]) -> int:
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
     unscored: list[str] = []
-    make_table, full_task_manager = lm_eval.utils.make_table, lm_eval.tasks.TaskManager
-    lm_eval.utils.make_table = table_without_interval_rows(make_table)
+    full_task_manager = lm_eval.tasks.TaskManager
+    table.install()  # lm-eval's results table without our interval bounds as rows
     # lm-eval's CLI makes its TaskManager from this name when it runs: ours indexes lm-eval's own tree only if asked
     lm_eval.tasks.TaskManager = ours_first_task_manager()
     try:
@@ -325,7 +323,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
             return 1
         raise
     finally:
-        lm_eval.utils.make_table, lm_eval.tasks.TaskManager = make_table, full_task_manager
+        lm_eval.tasks.TaskManager = full_task_manager
         shutdown_vllm_engines()
     unjudged = len(unscored)
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
