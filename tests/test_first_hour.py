@@ -322,3 +322,40 @@ def test_runs_are_labelled_by_the_output_folder_not_a_site_packages_path(tmp_pat
         paths.append(path)
     assert [r.label for r in load_all(paths)] == ["SmolLM2-135M-Instruct.Q4_1 (run-a)",
                                                   "SmolLM2-135M-Instruct.Q4_1 (run-b)"]
+
+
+def test_a_hub_model_name_the_hub_does_not_know_is_one_line(no_model_load, monkeypatch, capsys, tmp_path):
+    """A local server answering as the Hub does for a repository it does not have (404, X-Error-Code
+    RepoNotFound)."""
+    import http.server
+    import threading
+
+    from huggingface_hub import constants
+
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(404)
+            self.send_header("X-Error-Code", "RepoNotFound")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": "Repository not found"}')
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_port}"
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+        assert cli.main(["--model", "hf", "--model_args", "pretrained=Qwen/Qwen2.5-0.5B-Instruc",
+                         "--tasks", "critic_feedback_chat"]) == 2
+    finally:
+        server.shutdown()
+    assert one_line(capsys) == (
+        f"critic-eval: --model_args pretrained=Qwen/Qwen2.5-0.5B-Instruc: no such model on the Hub ({endpoint}; a "
+        "private one needs HF_TOKEN or `hf auth login`), or give a local folder (--model_args "
+        "pretrained=/path/to/model)")
+    assert no_model_load == []
