@@ -53,6 +53,16 @@ vllm_env() {
     && touch .venv-vllm/READY \
     && step "vLLM ready: .venv-vllm/bin/lm_eval --model vllm (CPU recipe in the README's vLLM section)"
 }
+report_side_envs() {
+  # The side environments' log is ~400 lines of pip output: its path when both were made, its end when one was not.
+  if grep -q "^setup: .* not made" "$1"; then
+    grep "^setup: .* not made" "$1"
+    echo "setup: the end of $1:"
+    tail -n 30 "$1"
+  else
+    echo "setup: .venv-opencompass and .venv-vllm ready (log: $1)"
+  fi
+}
 if [ "${1:-}" = "--vllm" ]; then
   vllm_env
   exit 0
@@ -103,7 +113,7 @@ if [ "${1:-}" = "--test" ]; then
   fi
   step "waiting for .venv-opencompass and .venv-vllm"
   wait "$side_pid" || true
-  cat .setup-logs/side-envs.log
+  report_side_envs .setup-logs/side-envs.log
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
   python -m pip install -q -e '.[hf]'

@@ -53,7 +53,8 @@ def test_relative_links_resolve(page):
 def test_every_critic_eval_command_shown_exists(page):
     shown = {c for snippet in _split(page)[1] for c in COMMAND.findall(snippet)}
     # critic-eval passes anything that is not its own command on to lm-eval (flags start with --)
-    unknown = sorted(c for c in shown if c not in COMMANDS)
+    # run / ls / validate: lm-eval's own subcommands, which critic-eval hands to it (runner.run_cli)
+    unknown = sorted(c for c in shown if c not in COMMANDS and c not in ("run", "ls", "validate"))
     assert not unknown, f"{page.relative_to(REPO)} shows critic-eval commands that do not exist: {unknown}"
 
 

@@ -46,8 +46,8 @@ def test_thresholds_pass_and_fail_with_amount_and_interval(tmp_path, capsys):
     lines = out.out.strip().splitlines()
     # the group's interval: members' half-widths combined, sqrt(sum h^2) / 4 on each side
     half = math.sqrt(2.5**2 + 4**2 + 3**2 + 6**2) / 4
-    assert lines[-2] == "ok   critic_feedback.spearman = 45.00 (95% CI 40.00-50.00) >= 40"
-    assert lines[-1] == (f"FAIL critic.score = 53.12 (95% CI {53.125 - half:.2f}-{53.125 + half:.2f}) is below the "
+    assert lines[-2] == "ok   critic_feedback.spearman = 45.00 (95% CI [40.00, 50.00]) >= 40"
+    assert lines[-1] == (f"FAIL critic.score = 53.12 (95% CI [{53.125 - half:.2f}, {53.125 + half:.2f}]) is below the "
                          "minimum 55 by 1.88")
     assert "failed: critic.score" in out.err
 
@@ -98,10 +98,10 @@ def test_config_file_thresholds_and_baseline(tmp_path, capsys):
     assert cli.main(["check", str(run), "--config", str(config)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
     failed = [line for line in lines if line.startswith("FAIL")]
-    assert failed == ["FAIL critic_meta.spearman dropped 10.00: 30.00 (95% CI 25.00-35.00) -> 20.00 (95% CI "
-                      f"14.00-26.00); allowed {math.hypot(6, 5):.2f}"]
+    assert failed == ["FAIL critic_meta.spearman dropped 10.00: 30.00 (95% CI [25.00, 35.00]) -> 20.00 (95% CI "
+                      f"[14.00, 26.00]); allowed {math.hypot(6, 5):.2f}"]
     assert any(line.startswith("ok   critic_feedback.spearman dropped 7.00") for line in lines)
-    assert "ok   critic_feedback.spearman = 45.00 (95% CI 40.00-50.00) >= 40" in lines
+    assert "ok   critic_feedback.spearman = 45.00 (95% CI [40.00, 50.00]) >= 40" in lines
     # the run against itself: nothing moved, everything holds
     assert cli.main(["check", str(run), "--baseline", str(run)]) == 0
 
@@ -129,7 +129,7 @@ def test_compare_picks_the_baseline_metrics_and_needs_intervals(tmp_path, capsys
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[1] for line in out if line.startswith("FAIL")] == ["critic_comparison.accuracy"]
     assert cli.main(["check", str(run), "--baseline", str(base_path), "--compare", "critic_meta.spearman"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["ok   critic_meta.spearman 20.00 -> 20.00 (95% CI 14.00-26.00)",
+    assert capsys.readouterr().out.splitlines() == ["ok   critic_meta.spearman 20.00 -> 20.00 (95% CI [14.00, 26.00])",
                                                     "critic-eval check: 1 of 1 held"]
     assert cli.main(["check", str(run), "--baseline", str(base_path), "--compare", "critic_feedback.parse_rate"]) == 2
     assert "critic_feedback.parse_rate has no interval" in capsys.readouterr().err

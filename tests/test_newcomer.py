@@ -213,3 +213,100 @@ def test_a_missing_backend_is_one_line_naming_the_extra(monkeypatch, capsys, arg
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and absent in err[0] and f"critic-tasks[{extra}]" in err[0], err
+
+
+# ----------------------------------------------------------------------------- issue 29: runs that reach the model
+
+
+def test_results_that_could_not_be_written_exit_1_naming_the_path(no_model_load, monkeypatch, capsys, tmp_path):
+    """The folder was writable when the run started (checked), and is gone when lm-eval writes the results: lm-eval
+    only warns; critic-eval exits 1 naming the path."""
+    from lm_eval.models.dummy import DummyLM
+
+    out = tmp_path / "out"
+    generate = DummyLM.generate_until
+
+    def and_break_the_folder(self, requests, disable_tqdm=False):
+        out.rmdir()
+        out.write_text("a file where the results folder was")
+        return generate(self, requests, disable_tqdm)
+
+    monkeypatch.setattr(DummyLM, "generate_until", and_break_the_folder)
+    out.mkdir()
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat", "--limit", "2",
+                     "--output_path", str(out)]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == (f"critic-eval: the results were not written to {out} (see lm-eval's warning above); the "
+                    "generations are kept in the request cache: make the folder writable and rerun the same command")
+
+
+def test_device_in_model_args_is_taken_as_the_device(no_model_load, monkeypatch, capsys):
+    """lm-eval's CLI passes --device (default cuda:0) beside --model_args; the model classes (hf, vllm) take both
+    through LM.create_from_arg_string, and device= in both was a TypeError after the data had loaded."""
+    from lm_eval.api.model import LM
+    from lm_eval.models.dummy import DummyLM
+
+    seen = []
+
+    def like_hf(cls, args, additional_config=None):  # lm-eval's own, recording what it was given
+        seen.append((args, dict(additional_config or {})))
+        return LM.create_from_arg_obj.__func__(cls, args, additional_config)
+
+    monkeypatch.setattr(DummyLM, "create_from_arg_obj", classmethod(like_hf))
+    assert cli.main(["--model", "dummy", "--model_args", "device=cpu", "--tasks", "critic_feedback_chat",
+                     "--limit", "2"]) == 0
+    assert [config.get("device") for _, config in seen] == ["cpu"]
+    assert "device" not in str(seen[0][0])
+
+
+def test_plain_lm_eval_table_has_no_interval_rows(monkeypatch, capfd):
+    """Plain `lm_eval --include_path ...` (not critic-eval): the results table lists no <metric>_ci_low/_ci_high
+    rows (a note says where the intervals are)."""
+    from lm_eval.__main__ import cli_evaluate
+
+    import critic_tasks
+
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITIC_CI_RESAMPLES", "50")
+    monkeypatch.setattr(sys, "argv", ["lm_eval", "run", "--model", "dummy", "--include_path", critic_tasks.tasks_dir(),
+                                      "--tasks", "critic_feedback_chat", "--limit", "3"])
+    import pytablewriter
+
+    monkeypatch.setattr(pytablewriter, "MarkdownTableWriter", pytablewriter.MarkdownTableWriter)  # put back after
+    cli_evaluate()
+    out = capfd.readouterr().out
+    rows = [re.split(r"\s*\|\s*", line) for line in out.splitlines() if line.startswith("|")]
+    metrics = {cells[5] for cells in rows if len(cells) > 6}
+    assert "spearman" in metrics and not [m for m in metrics if "_ci_" in m], metrics
+    assert "95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low" in out
+
+
+def test_the_unknown_task_hint_runs(no_model_load, capfd):
+    """An unknown lm-eval task among ours: the line names two listings; each one it names runs (exit 0) and lists
+    what it says."""
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat,hellaswagg_nonexistent"]) == 2
+    line = capfd.readouterr().err.strip().splitlines()[-1]
+    hints = re.findall(r"`(critic-eval [^`]+)`", line)
+    assert len(hints) == 2, line
+    for hint in hints:
+        assert cli.main(hint.split()[1:]) == 0, hint
+        out = capfd.readouterr().out
+        assert "critic_feedback" in out, hint
+    assert "gsm8k" in out  # the second: lm-eval's own listing
+
+
+def test_demo_prints_no_avoidable_noise(smollm2_model_args_fast, monkeypatch, capfd, tmp_path):
+    """The demo's own run (the demo model as an HF folder, one task of 5 items, 2 tokens each), started outside a
+    git checkout: no git error, no lm-eval warning about the demo's own settings, every progress bar labelled."""
+    from critic_tasks.adapters.lm_eval import runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "smollm2_model_args", lambda: smollm2_model_args_fast)
+    assert cli.main(["demo", "--tasks", "critic_feedback_chat", "--max_gen_toks", "2"]) == 0
+    out, err = capfd.readouterr()
+    assert "critic_feedback_chat" in out
+    assert "not a git repository" not in err
+    assert "Ensure 'do_sample=True'" not in err
+    bars = [part for part in re.split(r"[\r\n]", err) if re.search(r"\d+%\|", part)]
+    assert bars and not [b for b in bars if re.match(r"\s*\d+%\|", b)], bars
+    assert any(b.startswith("building prompts:") for b in bars)

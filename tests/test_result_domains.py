@@ -162,12 +162,12 @@ def test_check_says_how_many_items_a_rate_left_out(tmp_path, capsys):
     assert cli.main(["check", str(path), "--min", "critic_correction.pass_rate=45", "--min", "critic.score=50",
                      "--max", "critic_correction.truncated=5"]) == 0
     assert capsys.readouterr().out.splitlines()[:3] == [
-        f"ok   critic_correction.pass_rate = 50.00 (95% CI 44.00-56.00) >= 45; 4 {NOTE}",
+        f"ok   critic_correction.pass_rate = 50.00 (95% CI [44.00, 56.00]) >= 45; 4 {NOTE}",
         f"ok   critic.score = 52.50 (no interval) >= 50; 4 {NOTE}",
         "ok   critic_correction.truncated = 3.00 (no interval) <= 5"]
     assert cli.main(["check", str(path), "--min", "critic_correction.pass_rate=55"]) == 1
     assert capsys.readouterr().out.splitlines()[0] == (
-        f"FAIL critic_correction.pass_rate = 50.00 (95% CI 44.00-56.00) is below the minimum 55 by 5.00; 4 {NOTE}")
+        f"FAIL critic_correction.pass_rate = 50.00 (95% CI [44.00, 56.00]) is below the minimum 55 by 5.00; 4 {NOTE}")
 
 
 def test_report_says_how_many_items_a_rate_left_out(tmp_path, capsys):

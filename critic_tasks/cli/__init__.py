@@ -212,13 +212,16 @@ def _demo(argv: list[str]) -> int:
     parser.add_argument("--batch_size", default="8")
     parser.add_argument("--output_path", default=None, help="also write lm-eval's results JSON here")
     args = parser.parse_args(argv)
-    from critic_tasks.adapters.lm_eval.runner import run_demo
+    from critic_tasks.adapters.lm_eval.runner import ResultsNotWritten, run_demo
 
     try:
         results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv)
     except KeyboardInterrupt as stop:  # run_demo says what it kept
         print(stop.args[0] if stop.args else "critic-eval: interrupted", file=sys.stderr)
         return 130
+    except ResultsNotWritten as err:
+        print(err, file=sys.stderr)
+        return 1
     print(format_table(results))
     print(SCALE_NOTE)
     return 0

@@ -1,7 +1,8 @@
 """Charts of a report as PNG bytes (matplotlib, Agg backend: no display, no network).
 
 * per overview table (one per registry group): grouped bars, one bar per run for each dimension and the overall,
-  error bars from the 95 % intervals (asymmetric, as the percentile bootstrap gives them);
+  error bars from the 95 % intervals (asymmetric, as the percentile bootstrap gives them); a missing value is
+  written "n/a" where its bar would be, a 0 drawn as a line at 0;
 * the per-domain heat maps: a row per (run, dimension), a column per domain, the dimension's first headline metric
   (x100 metrics in one, judge scores 1-10 in another, so that each has one colour scale).
 """
@@ -40,8 +41,17 @@ def bars(table) -> bytes | None:
         # no whisker where there is no interval (NaN draws nothing; 0 would draw a cap that looks like certainty)
         lower = np.array([np.nan if c.ci is None or c.value is None else max(c.value - c.ci[0], 0) for c in cells])
         upper = np.array([np.nan if c.ci is None or c.value is None else max(c.ci[1] - c.value, 0) for c in cells])
-        ax.bar(x + (i - (n_runs - 1) / 2) * width, np.nan_to_num(values), width, label=label, color=f"C{i % 10}",
+        where = x + (i - (n_runs - 1) / 2) * width
+        ax.bar(where, np.nan_to_num(values), width, label=label, color=f"C{i % 10}",
                yerr=np.vstack([lower, upper]), capsize=3, error_kw={"elinewidth": 1})
+        # n/a and 0 both make a bar of no height: a 0 gets a line in the run's colour at its level, an n/a the
+        # words "n/a" and nothing else
+        known = ~np.isnan(values)
+        ax.hlines(values[known], where[known] - width / 2, where[known] + width / 2, colors=f"C{i % 10}",
+                  linewidth=2.5, zorder=3)
+        for at in where[~known]:
+            ax.annotate("n/a", (at, 0), xytext=(0, 4), textcoords="offset points", rotation=90, ha="center",
+                        va="bottom", fontsize=8, color="#444")
     ax.set_xticks(x, table.columns, rotation=20, ha="right")
     ax.axhline(0, color="#444", linewidth=0.8)
     ax.set_title(table.title)

@@ -109,7 +109,8 @@ def read_config(path: Path) -> dict:
 
 
 def _ci_text(ci: tuple[float, float] | None) -> str:
-    return "no interval" if ci is None else f"95% CI {ci[0]:.2f}-{ci[1]:.2f}"
+    # brackets, as every table prints an interval: "-100.00-0.00" read as a subtraction
+    return "no interval" if ci is None else f"95% CI [{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 def _left_out(run: Run, name: str) -> str:

@@ -270,11 +270,12 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; white-space: nowrap; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
 div.scroll { overflow-x: auto; }
 th { background: #f2f2f2; }
+td.label { overflow-wrap: anywhere; min-width: 8em; }
 td.num { text-align: right; white-space: nowrap; }
-td.num .ci { color: #666; font-size: 0.85em; }
+td.num .ci { color: #666; font-size: 0.85em; display: block; }
 tr.published td { background: #fff8e1; font-style: italic; }
 p.note { color: #555; font-size: 0.85em; max-width: 70em; }
 img { max-width: 100%; border: 1px solid #eee; }
@@ -301,7 +302,8 @@ def to_html(report: Report, title: str, images: dict[str, bytes] | None = None) 
         parts.append(f'<div class="scroll"><table class="results" id="table-{esc(t.key)}"><thead><tr>' +
                      "".join(f"<th>{esc(h)}</th>" for h in t.labels + t.columns) + "</tr></thead><tbody>")
         for i, (labels, cells) in enumerate(t.rows):
-            tds = "".join(f"<td>{esc(x)}</td>" for x in labels)
+            # labels and headers wrap, an interval sits under its value: the overview fits 1,200 px, no sideways scroll
+            tds = "".join(f'<td class="label">{esc(x)}</td>' for x in labels)
             for c in cells:
                 if c.value is None:
                     tds += '<td class="num">n/a</td>'

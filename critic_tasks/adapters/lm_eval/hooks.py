@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import ranks, sampling
+from critic_tasks.adapters.lm_eval import ranks, sampling, table
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
@@ -90,6 +90,7 @@ def load_docs(**kwargs):
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
     dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
     _quiet_expected_count_warnings()
+    table.install()  # plain lm_eval: its results table without our interval bounds as rows
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     SCORERS[dim.scorer].check_settings()
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too

@@ -113,7 +113,9 @@ def flush_caches() -> None:
     except ImportError:
         return
     for obj in gc.get_objects():
-        if isinstance(obj, SqliteDict):
+        # type(), not isinstance(): isinstance reads obj.__class__, and some objects warn on any attribute read
+        # (torch's deprecated torch.distributed.reduce_op: a FutureWarning printed on every Ctrl-C)
+        if issubclass(type(obj), SqliteDict):
             try:
                 obj.close()
             except Exception:  # a cache that cannot be closed cleanly keeps what it committed

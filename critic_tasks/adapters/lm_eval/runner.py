@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import importlib.util
 import json
+import logging
 import math
 import os
 import shlex
@@ -15,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, own_path, resume, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, resume, table, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.engine import SCORERS
@@ -44,17 +46,28 @@ def run_cli(argv: list[str]) -> int:
     if command != "run":
         return _lm_eval(command, rest)
     original = list(argv)
+    asks_help = any(a in ("-h", "--help") for a in rest)
+    if not asks_help:
+        check_run_flags(rest)
+        rest = device_from_model_args(rest)
+        check_output_path(flag_value(rest, "--output_path", "-o"))
     rest, cache = resume.with_request_cache(rest, flag_value)
+    started = time.time()
     try:
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
+        if not asks_help:
+            check_data_reachable(rest)
         check_model_backend(rest)
         check_model_paths(rest)
+        if not asks_help:
+            check_hub_model(rest)
         require_scorer_or_samples(rest)
         stage1 = self_feedback_stage(rest)
         if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
             with stage1 as (stage1_argv, rest):
-                return _lm_eval(command, stage1_argv) or _lm_eval(command, rest)
-        return _lm_eval(command, rest)
+                return (_lm_eval(command, stage1_argv) or _lm_eval(command, rest)
+                        or results_written(rest, started))
+        return _lm_eval(command, rest) or results_written(rest, started)
     except KeyboardInterrupt:
         pass
     # Out of the handler, the interrupted frames are gone: collecting them closes lm-eval's progress bars (which
@@ -62,6 +75,174 @@ def run_cli(argv: list[str]) -> int:
     gc.collect()
     print(interrupted_message(original, cache), file=sys.stderr)
     return 130
+
+
+def check_run_flags(argv: list[str]) -> None:
+    """What lm-eval reports with a traceback, some after loading the model: no ``--tasks`` or an empty one, and a
+    ``--limit`` of 0 or below. A ``--config`` file may hold the tasks: then lm-eval checks them itself."""
+    tasks = _values(argv, "--tasks", "-t")
+    if tasks is None and flag_value(argv, "--config", "-C") is None:
+        raise ConfigError("no --tasks given: e.g. --tasks critic_feedback,critic_meta (`critic-eval tasks` lists "
+                          "ours)")
+    if tasks is not None and not any(n.strip() for t in tasks for n in t.split(",")):
+        raise ConfigError("--tasks is empty: name at least one task, e.g. --tasks critic_feedback "
+                          "(`critic-eval tasks` lists ours)")
+    raw = flag_value(argv, "--limit", "-L")
+    if raw is not None:
+        try:
+            limit = float(raw)
+        except ValueError:
+            raise ConfigError(f"--limit {raw}: not a number (a count of items per task, or a fraction below 1)") \
+                from None
+        if not limit > 0:
+            raise ConfigError(f"--limit {raw}: give a positive count of items per task (or a fraction below 1); "
+                              "leave it out to run every item")
+
+
+def device_from_model_args(argv: list[str]) -> list[str]:
+    """``device=...`` in ``--model_args`` (what ``simple_evaluate(model_args=...)`` takes) becomes ``--device``:
+    lm-eval's CLI passes its own ``--device`` (default ``cuda:0``) as well, and the model class would get two
+    (a TypeError after the data has loaded). Both given and different: one line."""
+    found: list[str] = []
+    out: list[str] = []
+    values: list[str] | None = None  # the kept values of the --model_args being read
+    for arg in [*argv, "--"]:  # a sentinel closes a trailing --model_args
+        if values is not None and not arg.startswith("-"):
+            kept = _drop_device(arg, found)
+            if kept:
+                values.append(kept)
+            continue
+        if values is not None:  # the flag ends: kept only with a value left (`device=cpu` alone: flag dropped)
+            out += ["--model_args", *values] if values else []
+            values = None
+        if arg in ("--model_args", "-a"):
+            values = []
+        elif arg.startswith("--model_args="):
+            kept = _drop_device(arg.split("=", 1)[1], found)
+            out += [f"--model_args={kept}"] if kept else []
+        else:
+            out.append(arg)
+    out.pop()  # the sentinel
+    if not found:
+        return argv
+    device = found[-1]
+    given = flag_value(argv, "--device")
+    if given is not None and given != device:
+        raise ConfigError(f"--model_args device={device} and --device {given}: give the device once (--device)")
+    return out if given is not None else [*out, "--device", device]
+
+
+def _drop_device(value: str, found: list[str]) -> str:
+    """``value`` of ``--model_args`` less its ``device=`` (appended to ``found``); JSON objects too."""
+    if value.strip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value  # lm-eval reports it
+        if isinstance(parsed, dict) and "device" in parsed:
+            found.append(str(parsed.pop("device")))
+            return json.dumps(parsed) if parsed else ""
+        return value
+    kept = []
+    for part in value.split(","):
+        key, eq, device = part.partition("=")
+        if eq and key.strip() == "device":
+            found.append(device.strip())
+        else:
+            kept.append(part)
+    return ",".join(kept)
+
+
+def check_output_path(output: str | None) -> None:
+    """``--output_path`` must be writable before the model loads: lm-eval only warns when it cannot write the
+    results, after the whole run. The nearest folder that exists is asked for a file (no folder is made here)."""
+    if not output:
+        return
+    target = Path(output).expanduser()
+    folder = target.parent if target.suffix == ".json" else target
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"--output_path {output}: {existing} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".critic-eval-write-check-")
+    except OSError as err:
+        raise ConfigError(f"--output_path {output}: cannot write in {existing} ({err.strerror or err}); "
+                          "give a writable folder") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def results_written(argv: list[str], since: float) -> int:
+    """0 when lm-eval wrote a results file under ``--output_path`` during this run (or none was asked for);
+    else 1 with one line. lm-eval logs a warning and exits 0 when it cannot write them."""
+    output = flag_value(argv, "--output_path", "-o")
+    if not output:
+        return 0
+    target = Path(output).expanduser()
+    if target.suffix == ".json":
+        files = target.parent.glob(f"{target.stem}_*.json")
+    else:
+        files = target.glob("*/results_*.json")
+    with contextlib.suppress(OSError):
+        if any(f.stat().st_mtime >= since - 1 for f in files):
+            return 0
+    print(f"critic-eval: the results were not written to {output} (see lm-eval's warning above); the generations are "
+          "kept in the request cache: make the folder writable and rerun the same command", file=sys.stderr)
+    return 1
+
+
+def check_data_reachable(argv: list[str]) -> None:
+    """CriticBench from the Hub (no local copy set): the Hub answers now, or, offline, its cache holds the files;
+    else lm-eval would load the model first, then retry the Hub for a minute."""
+    from critic_tasks import registry
+    from critic_tasks.protocols.criticbench.data import check_hub, resolve_data_dir
+
+    tasks = _tasks(argv)
+    if tasks and any(registry.PROTOCOLS[t.dimension_spec.protocol].data_env == DATA_DIR_ENV for t in tasks) \
+            and resolve_data_dir(_metadata(argv).get("data_dir")) is None:
+        check_hub()
+
+
+def check_hub_model(argv: list[str]) -> None:
+    """A Hub model (``pretrained=org/name``) of the hf / vllm models can be had: offline, from the local Hub cache;
+    online, the Hub knows it (one call, ``CRITIC_ENDPOINT_TIMEOUT`` seconds; 0 skips it). Else one line, before
+    lm-eval's ~100-line traceback."""
+    from critic_tasks.adapters.lm_eval.resume import _model_args
+    from critic_tasks.llm.backends.openai_compatible import _check_timeout
+
+    if MODEL_BACKENDS.get(flag_value(argv, "--model") or "hf", ((), ""))[1] not in ("hf", "vllm"):
+        return
+    args = _model_args(flag_value(argv, "--model_args"))
+    name = str(args.get("pretrained") or "")
+    if not name or _looks_local(name) or os.path.exists(os.path.expanduser(name)):
+        return
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+
+    probe = str(args.get("gguf_file") or "config.json")
+    revision = str(args.get("revision") or "") or None
+    if isinstance(try_to_load_from_cache(name, probe, cache_dir=constants.HF_HUB_CACHE, revision=revision), str):
+        return
+    advice = "or give a local folder (--model_args pretrained=/path/to/model)"
+    if constants.HF_HUB_OFFLINE:
+        raise ConfigError(f"--model_args pretrained={name}: HF_HUB_OFFLINE is set and {name} is not in the local Hub "
+                          f"cache ({constants.HF_HUB_CACHE}); download it once online, {advice}")
+    timeout = _check_timeout()
+    if not timeout:
+        return
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        HfApi(endpoint=constants.ENDPOINT).model_info(name, revision=revision, timeout=timeout)
+    except (RepositoryNotFoundError, RevisionNotFoundError):
+        raise ConfigError(f"--model_args pretrained={name}: no such model on the Hub ({constants.ENDPOINT}; a private "
+                          f"one needs HF_TOKEN or `hf auth login`), {advice}") from None
+    except Exception as err:  # network, proxy, DNS: one line for all
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise ConfigError(f"--model_args pretrained={name}: the Hub ({constants.ENDPOINT}) cannot be reached "
+                          f"({type(err).__name__}: {first[:200]}); set HF_HUB_OFFLINE=1 if the model is in the local "
+                          f"cache, {advice}") from None
 
 
 def interrupted_message(argv: list[str], cache: str | None) -> str:
@@ -75,35 +256,43 @@ def interrupted_message(argv: list[str], cache: str | None) -> str:
             f"{os.path.dirname(cache)}; resume (asks the model only for the rest): {command}")
 
 
-INTERVAL_SUFFIXES = ("_ci_low", "_ci_high")
+def _quiet_git_commit_hash() -> str | None:
+    """lm-eval's ``get_git_commit_hash`` runs ``git describe`` with its stderr on the terminal: outside a checkout
+    every run printed "fatal: not a git repository". The same lookup, its stderr kept."""
+    import subprocess
+
+    from lm_eval.loggers.utils import get_commit_from_path
+
+    try:
+        done = subprocess.run(["git", "describe", "--always"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        done = None
+    if done is not None and done.returncode == 0 and done.stdout.strip():
+        return done.stdout.strip()
+    return get_commit_from_path(os.getcwd())
 
 
-def table_without_interval_rows(make_table):
-    """lm-eval's results table less our interval bounds (``<metric>_ci_low`` / ``_ci_high``), which it would show
-    as metrics of their own with arrows; a note says where they are."""
+@contextlib.contextmanager
+def quiet_lm_eval():
+    """What lm-eval prints that a user can do nothing about, gone for the run: git's "fatal: not a git repository"
+    outside a checkout; and a label on the progress bar of each task's prompt building (lm-eval's has none: the
+    demo showed four bare bars, one per task, before the generation's own)."""
+    import lm_eval.api.task
+    import lm_eval.evaluator
+    from tqdm import tqdm
 
-    def table(result_dict, column: str = "results", sort_results: bool = False):
-        shown, hidden = dict(result_dict), 0
-        rows = {}
-        for name, metrics in (result_dict.get(column) or {}).items():
-            if name.startswith("critic"):
-                kept = {k: v for k, v in metrics.items() if not k.split(",")[0].endswith(INTERVAL_SUFFIXES)}
-                hidden += len(metrics) - len(kept)
-                metrics = kept
-            rows[name] = metrics
-        shown[column] = rows
-        out = make_table(shown, column, sort_results)
-        if hidden and column == "results":
-            out += ("\n95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low / "
-                    "<metric>_ci_high; `critic-eval summary OUTPUT_PATH` shows each value with its interval.\n")
-        return out
-
-    return table
+    saved = lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm
+    lm_eval.evaluator.get_git_commit_hash = _quiet_git_commit_hash
+    # the bar of a step that takes a moment: labelled, and cleared when done
+    lm_eval.api.task.tqdm = functools.partial(tqdm, desc="building prompts", leave=False)
+    try:
+        yield
+    finally:
+        lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm = saved
 
 
 def _lm_eval(command: str, rest: list[str]) -> int:
     import lm_eval.tasks
-    import lm_eval.utils
     from lm_eval.__main__ import cli_evaluate
 
     from critic_tasks.adapters.lm_eval import ours_first_task_manager
@@ -111,12 +300,12 @@ def _lm_eval(command: str, rest: list[str]) -> int:
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
     unscored: list[str] = []
-    make_table, full_task_manager = lm_eval.utils.make_table, lm_eval.tasks.TaskManager
-    lm_eval.utils.make_table = table_without_interval_rows(make_table)
+    full_task_manager = lm_eval.tasks.TaskManager
+    table.install()  # lm-eval's results table without our interval bounds as rows
     # lm-eval's CLI makes its TaskManager from this name when it runs: ours indexes lm-eval's own tree only if asked
     lm_eval.tasks.TaskManager = ours_first_task_manager()
     try:
-        with hooks.unscored_items(unscored):
+        with hooks.unscored_items(unscored), quiet_lm_eval():
             cli_evaluate()
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
@@ -125,7 +314,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         if ours is not None:
             raise ours from None
         if isinstance(err, ValueError) and str(err).startswith("Tasks not found"):  # lm-eval's own: one line
-            print(f"critic-eval: {err} (`critic-eval tasks` lists ours; `critic-eval run ls tasks` lm-eval's)",
+            print(f"critic-eval: {err} (`critic-eval tasks` lists ours; `critic-eval ls tasks` lm-eval's)",
                   file=sys.stderr)
             return 2
         rescued = _find_cause(err, ScoringFailed)
@@ -134,7 +323,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
             return 1
         raise
     finally:
-        lm_eval.utils.make_table, lm_eval.tasks.TaskManager = make_table, full_task_manager
+        lm_eval.tasks.TaskManager = full_task_manager
         shutdown_vllm_engines()
     unjudged = len(unscored)
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
@@ -158,7 +347,7 @@ def shutdown_vllm_engines() -> None:
     from vllm import LLM
 
     for obj in gc.get_objects():
-        if isinstance(obj, LLM):
+        if issubclass(type(obj), LLM):  # not isinstance: see resume.flush_caches
             core = getattr(getattr(obj, "llm_engine", None), "engine_core", None)
             if core is not None and hasattr(core, "shutdown"):
                 core.shutdown()
@@ -350,6 +539,8 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
     generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
     print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
+    check_demo_tasks(tasks)
+    check_output_path(output_path)
     check_model_backend(["--model", "hf"])
     os.environ.setdefault(DATA_DIR_ENV, "sample")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -371,13 +562,60 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
         pass
     else:
         if output_path:
-            Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
+            try:
+                Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
+            except OSError as err:
+                raise ResultsNotWritten(f"critic-eval demo: the results were not written to {output_path} "
+                                        f"({err.strerror or err}); the generations are kept in {folder}: the same "
+                                        "command with a writable --output_path reprints them at once") from None
         return results["results"]
     gc.collect()
     raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache))
 
 
+class ResultsNotWritten(RuntimeError):
+    """The run finished but its results file could not be written (the message names the path)."""
+
+
+def check_demo_tasks(tasks: list[str]) -> None:
+    """The demo runs our tasks on our bundled sample: every name must be one of ours (a typo would otherwise be a
+    KeyError after the model has loaded)."""
+    names = [t.strip() for t in tasks if t.strip()]
+    if not names:
+        raise ConfigError("demo: --tasks is empty (default: critic; `critic-eval tasks` lists ours)")
+    from critic_tasks import registry
+
+    known = [*registry.GROUPS, *registry.tags(), *registry.TASKS]
+    for name in names:
+        if name not in known:
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=3)
+            raise ConfigError(f"demo: unknown task {name!r}"
+                              + (f"; did you mean {', '.join(close)}?" if close else "")
+                              + " (the demo runs our tasks only; `critic-eval tasks` lists them)")
+
+
+class _DemoSettingsWarning(logging.Filter):
+    """lm-eval warns that gen_kwargs "update set parameters in yaml tasks. Ensure 'do_sample=True' for non-greedy
+    decoding": the demo's budget (``max_gen_toks``) is its own setting, greedy on purpose; nothing to act on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Ensure 'do_sample=True'" not in record.getMessage()
+
+
 def _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
+    quiet = _DemoSettingsWarning()
+    logger = logging.getLogger("lm_eval.evaluator")
+    logger.addFilter(quiet)
+    try:
+        with quiet_lm_eval():
+            return _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache)
+    finally:
+        logger.removeFilter(quiet)
+
+
+def _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
     return lm_eval.simple_evaluate(
         model="hf",
         model_args=model_args,

