@@ -732,7 +732,7 @@ class SandboxExecutor:
         made: list[str] = []
         name = f"{os.getpid()}-{next(self._ids)}"
         try:
-            for controller, base in self.cgroups.items():
+            for base in self.cgroups.values():
                 path = os.path.join(base, name)
                 if path in made:  # v2: one tree for both controllers
                     continue

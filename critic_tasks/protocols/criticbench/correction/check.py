@@ -40,7 +40,6 @@ from critic_tasks.protocols.criticbench.correction.programs import (
 from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.sandbox import Pair, Program, get_executor
 
-
 DETAIL_CHARS = 200
 
 
