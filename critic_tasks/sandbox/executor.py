@@ -10,8 +10,10 @@ Isolation is layered by what works on this machine (detected once, cached; see `
 ``bwrap`` keeps every promise; a weaker layer refuses to run anything unless the caller opts in
 (``CRITIC_ALLOW_UNISOLATED=1`` or ``allow_unisolated=True``), and the layer in use is logged once:
 
-* ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, read-only ``/``, private ``/tmp``, the
-  caller's ``$HOME`` hidden, only the work dir writable, no capabilities; a PID namespace, so nothing escapes.
+* ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, no capabilities, and an empty root that shows
+  only what the interpreter needs, read-only (``/usr``, a few files of ``/etc``, the interpreter's prefix, stdlib and
+  site-packages; ``_filesystem_view``): no data, outputs, working tree or home. Its ``/tmp``, which holds the work
+  dir, is a tmpfs of ``max_disk_mb``; a PID namespace, so nothing escapes.
 * ``unshare-net`` -- ``unshare`` (root only): new net/pid/mount/ipc/uts namespaces and a private ``/proc``, so no
   network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
 * ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
@@ -28,9 +30,10 @@ io_uring, bpf, ptrace, ...; see there).
 ``run_pairs`` runs a ``Pair``: an untrusted program wired to a trusted one through two pipes, each in a sandbox of
 its own; the code checks use it so that the verdict is never decided inside the program under test.
 
-On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
-delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root);
-whatever it leaves behind there is killed before the cgroup is removed. Without such a controller, no cgroup.
+On top of any layer, where a cgroup ``pids`` or ``memory`` controller is writable (v1 hierarchies or a v2 tree that
+delegates them), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root) and
+a memory cap of ``memory_mb`` on its whole tree (RLIMIT_AS binds each process alone); whatever it leaves behind
+there is killed before the cgroup is removed. Without a memory controller, one warning says what that means.
 
 Launch chain: ``sh`` (moves itself into the cgroup) -> ``prlimit`` (sets the rlimits) -> ``bwrap``/``unshare`` ->
 ``python``. Doing this in wrappers rather than ``preexec_fn`` lets Popen vfork instead of fork, which in a big harness
@@ -52,13 +55,17 @@ import math
 import os
 import queue
 import resource
+import select
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -293,7 +300,7 @@ def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) 
 
 
 def _bwrap_prefix(python: str, workdir: str, uid: int | None = None, tmp_bytes: int = 0, main_fd: int | None = None,
-                  hide: Sequence[str] = ()) -> list[str]:
+                  hide: Sequence[str] = (), setpriv: bool = True) -> list[str]:
     """bwrap's arguments, up to the program. ``uid``: we are root and the program runs as that uid (setpriv).
     ``workdir`` is made inside the sandbox's sized /tmp (its bytes count against ``tmp_bytes``; nothing of it is on
     the host); ``main_fd``: a file descriptor whose content becomes ``main.py`` there."""
@@ -303,12 +310,12 @@ def _bwrap_prefix(python: str, workdir: str, uid: int | None = None, tmp_bytes: 
     else:  # no user namespace: setpriv's uid must be a real one; CAP_SETUID/SETGID go when the uid changes
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                       "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    args = ["bwrap", *namespaces, "--die-with-parent", "--new-session", *_filesystem_view(python, tmp_bytes, hide),
-            "--perms", "1777", "--dir", workdir]
+    args = ["bwrap", *namespaces, "--die-with-parent", "--new-session", *_filesystem_view(python, tmp_bytes, hide)]
+    args += ["--perms", "1777", "--dir", workdir] if workdir != "/tmp" else []  # (a zygote: its items make theirs)
     if main_fd is not None:
         args += ["--perms", "0644", "--file", str(main_fd), os.path.join(workdir, "main.py")]
     args += ["--chdir", workdir, "--"]
-    if uid is not None:
+    if uid is not None and setpriv:  # (without: a zygote, which keeps CAP_SETUID/SETGID to drop each item's uid)
         args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     return args
 
@@ -605,7 +612,7 @@ class SandboxExecutor:
                  max_file_mb: int = 64, max_open_files: int = 256, capture_bytes: int = 64 << 10,
                  max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
                  use_cgroup: bool = True, allow_unisolated: bool | None = None, max_disk_mb: int = 128,
-                 hide: Sequence[str] = ()):
+                 hide: Sequence[str] = (), reuse_sandboxes: bool = True):
         self.python = python or sys.executable
         # bytes a program may write in all (its work dir and /tmp: one sized tmpfs under bwrap); ``hide``: more
         # folders the sandbox must never show (output folders), on top of ``private_paths()``
@@ -651,6 +658,14 @@ class SandboxExecutor:
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one pair of uids per running program or pair
         for slot in range(self.max_workers):
             self._slots.put(slot)
+        # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, zygote.py); only
+        # where the zygote can run as another uid than its items (we are root): else an item could signal it
+        self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap" and self.run_as is not None
+        self._workers: queue.SimpleQueue = queue.SimpleQueue()  # idle workers, each (number, _Worker or None)
+        self._live: dict[int, _Worker] = {}
+        for number in range(self.max_workers):
+            self._workers.put((number, None))
+        weakref.finalize(self, _close_workers, self._live)
 
     def run(self, programs: Sequence[Program]) -> list[ExecResult]:
         if not programs:
@@ -675,6 +690,8 @@ class SandboxExecutor:
             self._slots.put(slot)
 
     def _run_pair_safely(self, pair: Pair) -> PairResult:
+        if self.reuse_sandboxes:
+            return self._run_pair_reused(pair)
         start, slot = time.monotonic(), self._slots.get()
         try:
             return self._run_pair(pair, start, slot)
@@ -682,6 +699,53 @@ class SandboxExecutor:
             return PairResult(_harness_error(err, start), _harness_error(err, start))
         finally:
             self._slots.put(slot)
+
+    def _run_pair_reused(self, pair: Pair) -> PairResult:
+        number, worker = self._workers.get()
+        start = time.monotonic()
+        try:
+            if worker is None or not worker.alive():  # first use, or its sandbox ended (a program signalled it)
+                if worker is not None:
+                    worker.close()
+                worker = self._live[number] = _Worker(self, number)
+                start = time.monotonic()  # the item's time starts when its sandboxes are there, as for a fresh one
+            return worker.run(pair, start)
+        except Exception as err:  # the worker is in an unknown state: end it, the next item gets a fresh one
+            if worker is not None:
+                worker.close()
+            worker = None
+            self._live.pop(number, None)
+            return PairResult(_harness_error(err, start), _harness_error(err, start))
+        finally:
+            self._workers.put((number, worker))
+
+    def close(self) -> None:
+        """End the pre-started sandboxes (they also end with this executor, or this process)."""
+        _close_workers(self._live)
+
+    def _start_zygote(self, kind: str, uid: int | None) -> _Side:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        program = (ZYGOTE.replace("socket(fileno=CTL)", f"socket(fileno={theirs.fileno()})", 1)
+                   .replace("_KIND = KIND  #", f"_KIND = {kind!r}  #", 1).replace("_UID = UID  #", f"_UID = {uid!r}  #"))
+        running = _Running(None, None, [])  # type: ignore[arg-type]
+        try:
+            running.cgroups = self._cgroups_for()
+            cmd = [self.python, "-S", "-B", "-c", _boot(self.python, program)]
+            cmd = _bwrap_prefix(self.python, "/tmp", uid, self.max_disk_mb << 20, None, self.hide, setpriv=False) + cmd
+            # no CPU limit on the zygote itself: each item's process sets its own (zygote.py)
+            limits = [limit for limit in self._limits(1.0) if limit[0] != "cpu"]
+            cmd, preexec = self._launch(cmd, uid, running.cgroups, 1.0, limits)
+            running.proc = _spawner().call(functools.partial(
+                subprocess.Popen, cmd, cwd="/", env=self._env("/tmp"), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                preexec_fn=preexec, pass_fds=(theirs.fileno(),)))
+        except BaseException:
+            self._clean(running)
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return _Side(running, ours)
 
     def _uid(self, slot: int, trusted: bool = False) -> int | None:
         return None if self.run_as is None else self.run_as + 2 * slot + int(trusted)
@@ -714,9 +778,10 @@ class SandboxExecutor:
             limits.append(("nproc", self.max_processes, self.max_processes))
         return limits
 
-    def _launch(self, cmd: list[str], uid: int | None, cgroups: list[str], timeout_s: float):
+    def _launch(self, cmd: list[str], uid: int | None, cgroups: list[str], timeout_s: float,
+                limits: list[tuple[str, int, int]] | None = None):
         """The command line and preexec_fn (None when wrappers do it all; see the module docstring)."""
-        limits = self._limits(timeout_s)
+        limits = self._limits(timeout_s) if limits is None else limits
         procs = [os.path.join(c, "cgroup.procs") for c in cgroups]
         setuid = uid if self.isolation == "rlimits" else None  # bwrap/unshare change uid themselves
         if not _prlimit() or setuid is not None:
@@ -897,6 +962,222 @@ class SandboxExecutor:
         for pipe in bufs:
             pipe.close()
         return [bytes(b[-self.capture_bytes:]).decode("utf-8", "replace") for b in bufs.values()], why
+
+
+# ----------------------------------------------------------------------------- reused sandboxes for pairs
+
+
+ZYGOTE = (Path(__file__).parent / "zygote.py").read_text(encoding="utf-8")
+ZYGOTE_REPLY_S = 10.0  # a zygote that does not answer a control line in this long is ended (and replaced)
+
+
+class _Spawner:
+    """Starts the workers' sandboxes from one thread that lives as long as the process: bwrap's
+    ``--die-with-parent`` fires when the *thread* that started it ends, and a pool thread ends after each batch."""
+
+    def __init__(self):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, daemon=True, name="critic-sandbox-spawner").start()
+
+    def _loop(self):
+        while True:
+            job, done = self._jobs.get()
+            try:
+                done.put((job(), None))
+            except BaseException as err:
+                done.put((None, err))
+
+    def call(self, job):
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        self._jobs.put((job, done))
+        value, err = done.get()
+        if err is not None:
+            raise err
+        return value
+
+
+_SPAWNER: _Spawner | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawner() -> _Spawner:
+    global _SPAWNER
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = _Spawner()
+        return _SPAWNER
+
+
+class _Side:
+    """One pre-started sandbox (zygote.py) of a worker: its process and the control socket to it."""
+
+    def __init__(self, running: _Running, control: socket.socket):
+        self.running, self.control = running, control
+        control.setblocking(False)
+
+    def send(self, line: str, fds: Sequence[int] = ()) -> None:
+        socket.send_fds(self.control, [line.encode()], list(fds)) if fds else self.control.send(line.encode())
+
+    def read_reply(self) -> str | None:
+        """One reply if one is waiting, else None; EOFError when the zygote is gone."""
+        try:
+            message = self.control.recv(4096)
+        except BlockingIOError:
+            return None
+        if not message:
+            raise EOFError("the sandbox ended")
+        return message.decode()
+
+    def close(self) -> None:
+        self.control.close()
+        SandboxExecutor._clean(self.running)
+        if self.running.proc is not None and self.running.proc.stderr:
+            self.running.proc.stderr.close()
+
+
+class _Worker:
+    """A tester sandbox and a candidate sandbox, each a zygote that forks one fresh process per item; used by one
+    thread at a time. Each item gets pipes of its own: the two channel pipes, a stderr pipe per side, its source in
+    a memfd (see zygote.py for what is reset between items)."""
+
+    def __init__(self, ex: "SandboxExecutor", number: int):
+        self.ex, self.items = ex, itertools.count()
+        uid = ex._uid(ex.max_workers + number)  # a uid range apart from ``run``'s slots
+        self.sides: list[_Side] = []
+        try:
+            self.tester = ex._start_zygote("tester", None if uid is None else uid + 1)
+            self.sides.append(self.tester)
+            self.candidate = ex._start_zygote("candidate", uid)
+            self.sides.append(self.candidate)
+        except BaseException:
+            self.close()
+            raise
+
+    def alive(self) -> bool:
+        return all(side.running.proc.poll() is None for side in self.sides)
+
+    def close(self) -> None:
+        for side in self.sides:
+            side.close()
+        self.sides = []
+
+    def _await(self, side: _Side, want: str, until: float, statuses: dict) -> None:
+        """Wait for the reply ``want`` from ``side``, noting "exit" reports on the way."""
+        while True:
+            line = side.read_reply()
+            if line is None:
+                if time.monotonic() > until:
+                    raise TimeoutError(f"the sandbox did not answer {want!r}")
+                select.select([side.control], [], [], 0.05)
+                continue
+            if line.startswith("exit "):
+                statuses[side] = int(line.split()[1])
+            elif line == want:
+                return
+
+    def run(self, pair: Pair, start: float) -> PairResult:
+        ex, deadline = self.ex, start + pair.timeout_s
+        workdir = f"/tmp/{WORKDIR_PREFIX}{os.getpid()}-{next(self.items)}"
+        statuses: dict[_Side, int] = {}
+        to_candidate, to_tester = os.pipe(), os.pipe()
+        errs = {self.tester: os.pipe(), self.candidate: os.pipe()}
+        sources = {self.tester: _memfd(pair.trusted), self.candidate: _memfd(pair.untrusted)}
+        theirs = {self.tester: (to_tester[0], to_candidate[1]), self.candidate: (to_candidate[0], to_tester[1])}
+        try:
+            for side in self.sides:
+                side.send(f"go {pair.timeout_s!r} {workdir}", [*theirs[side], errs[side][1], sources[side]])
+        finally:  # the children hold them now; the candidate's end closes the tester's channel, as ever
+            for fd in (*to_candidate, *to_tester, *sources.values(), *(w for _, w in errs.values())):
+                os.close(fd)
+        pipes = {errs[side][0]: side for side in self.sides}
+        bufs = {side: bytearray() for side in self.sides}
+        try:
+            for side in self.sides:
+                self._await(side, "started", time.monotonic() + ZYGOTE_REPLY_S, statuses)
+            candidate_gone = False
+            total, why, open_pipes = 0, None, set(pipes)
+            while self.tester not in statuses and why is None:
+                now = time.monotonic()
+                if now >= deadline:
+                    why = "timeout"
+                    break
+                controls = [self.tester.control] + ([] if candidate_gone else [self.candidate.control])
+                ready = select.select([*controls, *open_pipes], [], [], min(deadline - now, 0.5))[0]
+                for side in self.sides:
+                    if side.control in ready and not (side is self.candidate and candidate_gone):
+                        try:
+                            line = side.read_reply()
+                            while line is not None:
+                                if line.startswith("exit "):
+                                    statuses[side] = int(line.split()[1])
+                                line = side.read_reply()
+                        except EOFError:
+                            if side is self.tester:
+                                raise
+                            candidate_gone = True  # see below: its item's process ended with it
+                for fd in ready:
+                    if fd in open_pipes:
+                        got = self._read(fd, bufs[pipes[fd]])
+                        total += got
+                        if not got:
+                            open_pipes.discard(fd)
+                if total > ex.max_output_bytes:
+                    why = "overflow"
+            # the tests' processes first, then every process of the candidate; the next item starts from a clean
+            # state (zygote.py); then what both left on their stderr (nothing holds those pipes any more)
+            until = time.monotonic() + ZYGOTE_REPLY_S
+            for side in self.sides:
+                try:
+                    side.send("end")
+                    self._await(side, "clean", until, statuses)
+                except (EOFError, OSError):
+                    if side is self.tester:
+                        raise
+                    # the candidate ended its own sandbox (it may signal its zygote: same uid); that ends its
+                    # item's process too, the tester's verdict stands, and the next item gets a fresh worker
+                    SandboxExecutor._clean(side.running)
+            for fd in open_pipes:
+                while self._read(fd, bufs[pipes[fd]], block=True):
+                    pass
+        finally:
+            for fd in pipes:
+                os.close(fd)
+        results = []
+        for side in self.sides:
+            err = bytes(bufs[side][-ex.capture_bytes:]).decode("utf-8", "replace")
+            status = statuses.get(side)
+            code = -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
+            results.append(ex._result(code, "", err, why, start))
+        return PairResult(*results)
+
+    def _read(self, fd: int, buf: bytearray, block: bool = False) -> int:
+        if block and not select.select([fd], [], [], ZYGOTE_REPLY_S)[0]:
+            return 0
+        chunk = os.read(fd, 1 << 16)
+        buf += chunk
+        if len(buf) > 2 * self.ex.capture_bytes:  # keep the tail (tracebacks)
+            del buf[: -self.ex.capture_bytes]
+        return len(chunk)
+
+
+def _memfd(text: str) -> int:
+    fd = os.memfd_create("main.py")
+    _write_all(fd, text.encode("utf-8"))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _close_workers(live: dict) -> None:
+    for number in list(live):
+        worker = live.pop(number, None)
+        if worker is not None:
+            worker.close()
 
 
 def _harness_error(err: Exception, start: float) -> ExecResult:
