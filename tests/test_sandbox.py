@@ -767,3 +767,62 @@ def test_remove_tree_at_any_depth_without_following_links():
     assert not os.path.exists(top)
     assert open(os.path.join(outside, "keep.txt")).read() == "keep"
     shutil.rmtree(outside)
+
+
+# ----------------------------------------------------------------------------- pre-started sandboxes (issue 27.12)
+
+LEAVES_TRACES = r'''
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+open("/tmp/left-by-a", "w").write("a")
+open("left-in-workdir", "w").write("a")
+os.makedirs("/tmp/deep/" + "/".join(["d"] * 50))
+os.chmod("/tmp/deep", 0)
+made = [libc.msgget(4242, 0o1666) >= 0, libc.shmget(4243, 4096, 0o1666) >= 0,
+        libc.semget(4244, 1, 0o1666) >= 0, libc.mq_open(b"/critic-q", os.O_CREAT | os.O_RDWR, 0o666, None) >= 0]
+if os.fork() == 0:  # a daemon: its own session, its parent gone
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+sys.stdout.write(f"made {made}\n")
+sys.stdout.flush()
+'''
+LOOKS_FOR_TRACES = r'''
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+found = [p for p in os.listdir("/tmp") if p != os.path.basename(os.getcwd())] + os.listdir(".")
+found += [name for name, there in (("msg", libc.msgget(4242, 0) >= 0), ("shm", libc.shmget(4243, 0, 0) >= 0),
+                                   ("sem", libc.semget(4244, 0, 0) >= 0),
+                                   ("mq", libc.mq_open(b"/critic-q", os.O_RDWR, 0, None) >= 0)) if there]
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != os.getpid() and os.stat(f"/proc/{pid}").st_uid == os.getuid():
+        found.append("process " + open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")[:40])
+sys.stdout.write(f"found {found}\n")
+sys.stdout.flush()
+'''
+REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
+
+
+def test_items_in_one_worker_see_nothing_of_each_other():
+    """Pairs run in pre-started sandboxes, one fresh process per item. Item A leaves files in /tmp and its work dir
+    (a folder it closed, 50 deep), System V and POSIX IPC objects and a daemon; item B, next in the same worker,
+    finds none of them and only its own files."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    (a,) = layer_ex.run_pairs([Pair(LEAVES_TRACES, REPORTS)])
+    assert a.trusted.stderr == "made [True, True, True, True]\n", a
+    (b,) = layer_ex.run_pairs([Pair(LOOKS_FOR_TRACES, REPORTS)])
+    assert b.trusted.stderr == "found ['main.py']\n", b
+
+
+def test_a_candidate_that_ends_its_sandbox_ends_only_its_item():
+    """A candidate kills and stops every process it can reach (as its own uid) and exits; the tests' verdict
+    stands, and the next item in the same worker runs normally."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    rampage = ("import os, signal\nfor pid in os.listdir('/proc'):\n    if pid.isdigit() and int(pid) != os.getpid():\n"
+               "        for sig in (signal.SIGSTOP, signal.SIGKILL):\n            try:\n"
+               "                os.kill(int(pid), sig)\n            except OSError:\n                pass\n"
+               "print('x', flush=True)\n")
+    first, second = (layer_ex.run_pairs([Pair(rampage, REPORTS)])[0], layer_ex.run_pairs([Pair(rampage, REPORTS)])[0])
+    assert (first.trusted.status, first.trusted.stderr) == ("passed", "x\n"), first
+    assert (second.trusted.status, second.trusted.stderr) == ("passed", "x\n"), second

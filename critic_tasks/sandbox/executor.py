@@ -311,7 +311,9 @@ def _bwrap_prefix(python: str, workdir: str, uid: int | None = None, tmp_bytes: 
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                       "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     args = ["bwrap", *namespaces, "--die-with-parent", "--new-session", *_filesystem_view(python, tmp_bytes, hide)]
-    args += ["--perms", "1777", "--dir", workdir] if workdir != "/tmp" else []  # (a zygote: its items make theirs)
+    # a zygote (workdir /tmp: its items make theirs): the IPC namespace's POSIX message queues made visible, so
+    # they can be removed between items (zygote.py)
+    args += ["--perms", "1777", "--dir", workdir] if workdir != "/tmp" else ["--mqueue", "/dev/mqueue"]
     if main_fd is not None:
         args += ["--perms", "0644", "--file", str(main_fd), os.path.join(workdir, "main.py")]
     args += ["--chdir", workdir, "--"]
@@ -520,6 +522,7 @@ def _blocking_folder(python: str) -> str | None:
 
 
 WORKDIR_PREFIX = "critic-sbx-"
+_NAMES = itertools.count()  # cgroup and work dir names, unique in this process (executors come and go)
 
 
 def _sweep_stale_workdirs() -> None:
@@ -654,7 +657,6 @@ class SandboxExecutor:
             _say_once("no-memory-cgroup", "critic_tasks sandbox: no writable cgroup memory controller here, so "
                       "memory_mb caps each process's address space (RLIMIT_AS) but not a program's whole tree: N "
                       "forked processes may hold up to N x %d MB", self.memory_mb)
-        self._ids = itertools.count()
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one pair of uids per running program or pair
         for slot in range(self.max_workers):
             self._slots.put(slot)
@@ -795,7 +797,7 @@ class SandboxExecutor:
     def _cgroups_for(self) -> list[str]:
         """A fresh child cgroup per controller, its cap written: pids.max, and the memory of the whole tree."""
         made: list[str] = []
-        name = f"{os.getpid()}-{next(self._ids)}"
+        name = f"{os.getpid()}-{next(_NAMES)}"
         try:
             for base in self.cgroups.values():
                 path = os.path.join(base, name)
@@ -824,7 +826,7 @@ class SandboxExecutor:
     def _start(self, uid: int | None, timeout_s: float, stdin, stdout, source: str | None = None,
                inline: str | None = None) -> _Running:
         """One sandboxed interpreter running ``source`` (as main.py) or ``inline`` (on its command line)."""
-        name = f"{WORKDIR_PREFIX}{os.getpid()}-{next(self._ids)}"
+        name = f"{WORKDIR_PREFIX}{os.getpid()}-{next(_NAMES)}"
         running = _Running(None, None, [])  # type: ignore[arg-type]
         main_fd = None
         try:

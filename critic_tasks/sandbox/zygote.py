@@ -16,13 +16,31 @@
 # and, unasked, "exit <wait status>" when the child ends. Every item gets pipes of its own: nothing of one item's
 # channel, output or source is ever held where the next could read it, and the tester sees the candidate's end as
 # the end of its pipe, as with a fresh sandbox.
+# what every item imports (the toolkit header, the wire, runpy) is loaded once here, before any item: each child
+# gets its own copy of these modules (fork), pristine, so a program that patches one patches only its own
+import atexit  # noqa: E402, F401
+import collections  # noqa: E402, F401
 import ctypes as _ctypes
+import fractions  # noqa: E402, F401
+import functools  # noqa: E402, F401
+import heapq  # noqa: E402, F401
+import importlib  # noqa: E402, F401
+import itertools  # noqa: E402, F401
+import json  # noqa: E402, F401
+import math  # noqa: E402, F401
 import os as _os
+import random  # noqa: E402, F401
+import re  # noqa: E402, F401
 import resource as _resource
+import runpy  # noqa: E402, F401
 import select as _select
 import signal as _signal
 import socket as _socket
 import sys as _sys
+import threading  # noqa: E402, F401
+import time as _time  # noqa: E402
+import traceback  # noqa: E402, F401
+import typing  # noqa: E402, F401
 
 _libc = _ctypes.CDLL(None, use_errno=True)
 _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
@@ -115,7 +133,7 @@ def _reset():
             _drop()
             while _others():  # zombies count until we reap them
                 _libc.kill(-1, _signal.SIGKILL)
-                _os.sched_yield()
+                _time.sleep(0.0002)
             _empty("/tmp")
             _remove_ipc()
         except BaseException:
