@@ -832,3 +832,26 @@ def test_a_candidate_that_ends_its_sandbox_ends_only_its_item():
     first, second = (layer_ex.run_pairs([Pair(rampage, REPORTS)])[0], layer_ex.run_pairs([Pair(rampage, REPORTS)])[0])
     assert (first.trusted.status, first.trusted.stderr) == ("passed", "x\n"), first
     assert (second.trusted.status, second.trusted.stderr) == ("passed", "x\n"), second
+
+
+def test_a_run_path_inside_a_shown_folder_is_covered(monkeypatch):
+    """Where one of the run's paths lies inside a folder the sandbox must show (here a data dir and an output
+    folder inside the interpreter's own venv), it is covered by an empty tmpfs: the venv still works, they are
+    empty."""
+    if TEMP_VENV_PYTHON is None:
+        pytest.skip("could not make a virtual environment under the temp dir")
+    prefix = os.path.dirname(os.path.dirname(TEMP_VENV_PYTHON))
+    tag = uuid.uuid4().hex[:8]
+    data = _world_readable(os.path.join(prefix, f"data-{tag}", "gold.json"), '{"answer": 42}')
+    out = _world_readable(os.path.join(prefix, f"out-{tag}", "samples.jsonl"), '{"gold": 42}\n')
+    os.chmod(prefix, 0o755)
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", os.path.dirname(data))
+    layer_ex = SandboxExecutor(python=TEMP_VENV_PYTHON, hide=[os.path.dirname(out)],
+                               allow_unisolated=detect_isolation() != "bwrap")
+    if layer_ex.isolation != "bwrap":
+        pytest.skip(f"{layer_ex.isolation}: only bwrap hides the file system (the layer's warning says so)")
+    folders = [os.path.dirname(data), os.path.dirname(out)]
+    (result,) = layer_ex.run([Program(READ_ALL.format(paths=[data, out], folders=folders))])
+    assert (result.status, result.stdout) == ("failed", "read: []\n"), result
+    (ok,) = layer_ex.run([Program(f"import os, sys\nprint(os.path.isfile({os.path.join(prefix, 'pyvenv.cfg')!r}))")])
+    assert (ok.status, ok.stdout) == ("passed", "True\n"), ok
