@@ -27,7 +27,7 @@ import heapq  # noqa: E402, F401
 import importlib  # noqa: E402, F401
 import itertools  # noqa: E402, F401
 import json  # noqa: E402, F401
-import math  # noqa: E402, F401
+import math  # noqa: E402
 import os as _os
 import random  # noqa: E402, F401
 import re  # noqa: E402, F401
@@ -70,7 +70,7 @@ def _child(timeout_s, workdir, fds):
         _os.close(fd)
     with open(fds[3], "rb") as f:
         source = f.read()
-    cpu = int(timeout_s) + 2  # as the executor's RLIMIT_CPU for a fresh process: ceil(timeout) + 1
+    cpu = math.ceil(timeout_s) + 1  # as the executor's RLIMIT_CPU for a fresh process
     _resource.setrlimit(_resource.RLIMIT_CPU, (cpu, cpu + 1))
     _libc.prctl(4, 1, 0, 0, 0)  # dumpable again: its own /proc/self/fd (nothing else of the worker is left in it)
     _os.mkdir(workdir, 0o700)
