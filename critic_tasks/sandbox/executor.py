@@ -215,7 +215,11 @@ def private_paths(extra: Sequence[str] = ()) -> list[str]:
     the environment names, and ``extra`` (the executor's ``hide``: output folders)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     checkout = os.path.dirname(package)
-    paths = [package, os.getcwd(), os.path.expanduser("~"), *extra]
+    try:
+        cwd = os.getcwd()
+    except OSError:  # removed under us: nothing there to read
+        cwd = ""
+    paths = [package, cwd, os.path.expanduser("~"), *extra]
     paths += [checkout] if any(os.path.exists(os.path.join(checkout, m)) for m in ("pyproject.toml", ".git")) else []
     paths += [os.environ[name] for name in PRIVATE_ENV if os.environ.get(name)]
     return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)} - {"/"})
@@ -241,6 +245,11 @@ def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) 
     for entry in ETC_ENTRIES:
         if os.path.exists(os.path.join("/etc", entry)):
             args += ["--ro-bind", os.path.join("/etc", entry), os.path.join("/etc", entry)]
+    if tmp_bytes and "--size" not in _bwrap_options():
+        _say_once("no-tmp-size", "critic_tasks sandbox: this bwrap has no --size, so the sandbox's /tmp (and the work "
+                  "dir in it) is a tmpfs of the kernel's default size, bounded only by the memory cgroup where there "
+                  "is one; a newer bubblewrap caps it")
+        tmp_bytes = 0
     args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes else []),
              "--tmpfs", "/tmp"]
     made.update(("/etc", "/dev", "/proc", "/tmp"))
@@ -325,13 +334,17 @@ def _bwrap_prefix(python: str, workdir: str, uid: int | None = None, tmp_bytes: 
 
 
 @functools.lru_cache(maxsize=1)
+def _bwrap_options() -> str:
+    """This bwrap's ``--help`` text (the options it has)."""
+    try:
+        return subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def _disable_userns() -> tuple[str, ...]:
     """bwrap >= 0.8's ``--disable-userns`` (no user namespace inside the sandbox), where this bwrap has it."""
-    try:
-        usage = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return ("--disable-userns",) if "--disable-userns" in usage else ()
+    return ("--disable-userns",) if "--disable-userns" in _bwrap_options() else ()
 
 
 PROBE_WORKDIR = "/tmp/critic-sbx-probe"  # inside the sandbox's own /tmp: nothing on the host
