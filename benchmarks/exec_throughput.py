@@ -6,13 +6,19 @@ sandbox (``build_code_test_pair``, ``run_pairs``); the baseline runs the functio
 process, as the toolkit does (and as a forged pass needs). The mix is 80% passing, 15% failing an assert and 5%
 timing out (half spin in a loop, half block forever, e.g. a deadlock). Both sides use the same timeout.
 
-    python benchmarks/exec_throughput.py [--n 300] [--timeout 1.0] [--workers N] [--chunk 100]
+``--mix mbpp``: MBPP-shaped items instead (the function and top-level asserts), 80% passing, 15% failing, 5%
+spinning until the timeout. ``--baseline-workers same``: the plain subprocesses run in a pool as wide as the
+sandbox's (the default, 1, runs them one after another, as the toolkit does).
+
+    python benchmarks/exec_throughput.py [--n 300] [--timeout 1.0] [--workers N] [--chunk 100] [--mix mbpp]
+                                         [--baseline-workers same]
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import concurrent.futures
 import os
 import random
 import subprocess
@@ -42,14 +48,25 @@ BODIES = {
 }
 
 
-def make_programs(n: int, seed: int = 0) -> list[tuple[str, Pair, str]]:
+MBPP_TEST = """assert scale([1, 2, 3], 2) == [2, 4, 6]
+assert scale([], 5) == []
+assert scale([-1, 0, 1], -3) == [3, 0, -3]
+"""
+
+
+def make_programs(n: int, seed: int = 0, mix: str = "humaneval") -> list[tuple[str, Pair, str]]:
     """(kind, our candidate/tester pair, the toolkit's single program) per item."""
-    kinds = ["pass"] * 80 + ["fail"] * 15 + ["spin"] * 3 + ["block"] * 2
+    kinds = ["pass"] * 80 + ["fail"] * 15 + (["spin"] * 3 + ["block"] * 2 if mix == "humaneval" else ["spin"] * 5)
     rng = random.Random(seed)
     picked = [kinds[i % 100] for i in range(n)]
     rng.shuffle(picked)
-    pairs = {kind: Pair(*build_code_test_pair(body, UNIT_TEST, "humaneval", "scale")) for kind, body in BODIES.items()}
-    single = {kind: f"{PRELUDE}\n{body}\n{UNIT_TEST}\ncheck(scale)\n" for kind, body in BODIES.items()}
+    if mix == "mbpp":
+        pairs = {kind: Pair(*build_code_test_pair(body, MBPP_TEST, "mbpp", "scale")) for kind, body in BODIES.items()}
+        single = {kind: f"{PRELUDE}\n{body}\n{MBPP_TEST}" for kind, body in BODIES.items()}
+    else:
+        pairs = {kind: Pair(*build_code_test_pair(body, UNIT_TEST, "humaneval", "scale"))
+                 for kind, body in BODIES.items()}
+        single = {kind: f"{PRELUDE}\n{body}\n{UNIT_TEST}\ncheck(scale)\n" for kind, body in BODIES.items()}
     return [(kind, pairs[kind], single[kind]) for kind in picked]
 
 
@@ -75,20 +92,24 @@ def cpu_meter():
     return lambda: int(open(os.path.join(path, "cpuacct.usage")).read()) / 1e9
 
 
-def run_baseline(sources: list[str], timeout: float) -> list[str]:
-    statuses = []
+def run_baseline(sources: list[str], timeout: float, workers: int = 1) -> list[str]:
+    """One plain ``subprocess.run`` per program, ``workers`` at a time."""
     with tempfile.TemporaryDirectory() as tmp:
-        for i, source in enumerate(sources):
+        def one(i: int) -> str:
             path = os.path.join(tmp, f"p{i}.py")
             with open(path, "w") as f:
-                f.write(source)
+                f.write(sources[i])
             try:
                 proc = subprocess.run([sys.executable, path], capture_output=True, timeout=timeout,
                                       stdin=subprocess.DEVNULL)
-                statuses.append("passed" if proc.returncode == 0 else "failed")
+                return "passed" if proc.returncode == 0 else "failed"
             except subprocess.TimeoutExpired:
-                statuses.append("timeout")
-    return statuses
+                return "timeout"
+
+        if workers == 1:
+            return [one(i) for i in range(len(sources))]
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(one, range(len(sources))))
 
 
 def main() -> None:
@@ -97,13 +118,17 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1.0)
     parser.add_argument("--chunk", type=int, default=100, help="programs per alternation of the two sides")
     parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: the executor's, 2 x CPUs)")
+    parser.add_argument("--mix", choices=["humaneval", "mbpp"], default="humaneval")
+    parser.add_argument("--baseline-workers", default="1", help="1 (the toolkit: one after another) or 'same'")
     args = parser.parse_args()
 
-    programs = make_programs(args.n)
+    programs = make_programs(args.n, mix=args.mix)
     expected = {"pass": "passed", "fail": "failed", "spin": "timeout", "block": "timeout"}
     sources = [source for _, _, source in programs]
     pairs = [pair for _, pair, _ in programs]
     executor = SandboxExecutor(max_workers=args.workers)
+    width = executor.max_workers if args.baseline_workers == "same" else int(args.baseline_workers)
+    print(f"mix {args.mix}, baseline pool width {width}; reused sandboxes: {executor.reuse_sandboxes}")
     print(f"{args.n} programs {dict(Counter(kind for kind, _, _ in programs))}, timeout {args.timeout}s, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; sandbox: isolation={executor.isolation} "
           f"cgroup={bool(executor.cgroup)} workers={executor.max_workers}")
@@ -119,10 +144,11 @@ def main() -> None:
                 ours += [r.trusted for r in executor.run_pairs(
                     [Pair(p.untrusted, p.trusted, args.timeout) for p in pairs[lo: lo + args.chunk]])]
             else:
-                base += run_baseline(chunk, args.timeout)
+                base += run_baseline(chunk, args.timeout, width)
             wall[side] += time.perf_counter() - start
             cpu[side] += meter() - cpu_start
 
+    executor.close()  # its pre-started sandboxes (they count in the CPU meter's group until they end)
     for name, statuses in (("sandbox", [r.status for r in ours]), ("baseline", base)):
         wrong = sum(s != expected[kind] for s, (kind, _, _) in zip(statuses, programs))
         print(f"  {name:9s} statuses {dict(Counter(statuses))}  unexpected: {wrong}")

@@ -382,3 +382,16 @@ def test_math_rationales_cut_off_mid_sentence_are_truncated_and_unanswered():
     results = check_corrections("math_cot", replies, [item] * 4)
     assert [(r.truncated, r.status) for r in results] == [
         (True, "unparsed"), (False, "passed"), (False, "passed"), (False, "passed")]
+
+
+def test_detail_is_a_bounded_excerpt_of_program_output(executor):
+    """Issue 27.1: a math_pot program's whole printed value went into ``detail`` and so into the saved samples (a
+    door for whatever it read). Now 200 characters and a count of the rest; the full value is still compared."""
+    long_value = "7" * 5000
+    revision = f"```python\nclass Solution:\n    def solution(self):\n        return '{long_value}'\n```"
+    failing = "```python\nclass Solution:\n    def solution(self):\n        raise ValueError('x' * 5000)\n```"
+    wrong, failed = check_corrections("math_pot", [revision, failing], [{"question": "q", "ground_truth_answer": "7"}] * 2,
+                                      executor=executor)
+    assert wrong.status == "wrong_answer" and wrong.detail == "7" * 200 + "... [4800 more characters]"
+    assert failed.status == "failed" and len(failed.detail) <= 200 + len("... [99999 more characters]")
+    assert failed.detail.startswith("ValueError: xxx")

@@ -11,6 +11,7 @@ fallback when some interpreter allows it); programs that only a layer's isolatio
 layers without it (e.g. the socket probe on ``rlimits``, which has no network isolation).
 """
 
+import glob
 import os
 import platform
 import shutil
@@ -395,11 +396,16 @@ def test_closed_stdout_is_reported(ex):
     assert closes_and_hangs.status == "timeout"
 
 
+def _child_cgroups(base: str) -> set[str]:
+    return {d for d in os.listdir(base) if os.path.isdir(os.path.join(base, d))}
+
+
 def test_no_cgroup_left_behind(ex):
     if not ex.cgroup:
         pytest.skip("no writable cgroup pids controller here: programs run without a per-program cgroup")
+    before = _child_cgroups(ex.cgroup)  # the pre-started sandboxes of pairs keep theirs while they live
     ex.run([Program("import os\nos.fork()\n")] * 3)
-    assert [d for d in os.listdir(ex.cgroup) if os.path.isdir(os.path.join(ex.cgroup, d))] == []
+    assert _child_cgroups(ex.cgroup) <= before
 
 
 @pytest.mark.parametrize("variant", _variants())
@@ -414,13 +420,14 @@ def test_preexec_fallback_launch(monkeypatch):
     """Without ``prlimit`` the rlimits (and the cgroup) are set in preexec_fn: same limits, same containment."""
     monkeypatch.setattr("critic_tasks.sandbox.executor._prlimit", lambda: None)
     layer_ex = SandboxExecutor()
+    before = _child_cgroups(layer_ex.cgroup) if layer_ex.cgroup else set()
     limits, bomb = layer_ex.run([
         Program("import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)"),
         Program("import os\nwhile True:\n    os.fork()\n", timeout_s=T)])
     assert limits.status == "passed" and limits.stdout.strip() == str(layer_ex.memory_mb)
     assert bomb.status != "passed"
     if layer_ex.cgroup:
-        assert [d for d in os.listdir(layer_ex.cgroup) if os.path.isdir(os.path.join(layer_ex.cgroup, d))] == []
+        assert _child_cgroups(layer_ex.cgroup) <= before
 
 
 # ----------------------------------------------------------------------------- plugin plumbing
@@ -555,3 +562,296 @@ def test_harness_signal_state_untouched(ex):
     (result,) = ex.run([Program("print('ok')")])
     assert (signal.getsignal(signal.SIGCHLD), signal.getsignal(signal.SIGALRM)) == before
     assert (result.status, result.stdout) == ("passed", "ok\n")
+
+
+# ----------------------------------------------------------------------------- what a program can read (issue 27.1)
+
+
+def _world_readable(path: str, text: str) -> str:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    folder = os.path.dirname(path)
+    while folder not in ("/", "/var/tmp"):  # mkdtemp makes 0700 folders: open them, as a real data dir would be
+        os.chmod(folder, 0o755)
+        folder = os.path.dirname(folder)
+    return path
+
+
+@pytest.fixture
+def run_paths(monkeypatch):
+    """Every path a run knows, as a user would have them: the package's bundled sample data and the checkout it
+    comes from, a CRITICBENCH_DATA_DIR copy, an HF_HOME outside $HOME with a token, an earlier --log_samples folder,
+    the working directory with a world-readable .env, a file in $HOME, and the checkout the venv sits in.
+    /var/tmp, not /tmp: the old layer hid /tmp, so only a place it left visible tells the layers apart."""
+    import critic_tasks
+
+    tag = uuid.uuid4().hex[:10]
+    base = tempfile.mkdtemp(prefix=f"critic-sbx-known-{tag}-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    package = os.path.dirname(os.path.abspath(critic_tasks.__file__))
+    sample = os.path.join(package, "protocols", "criticbench", "sample_data", "obj_dev_data",
+                          "math_pot_feedback_correction.json")
+    data_dir = os.path.join(base, "criticbench")
+    copy = _world_readable(os.path.join(data_dir, "obj_dev_data", "math_pot_feedback_correction.json"),
+                           open(sample).read())
+    hf_home = os.path.join(base, "hf")
+    token = _world_readable(os.path.join(hf_home, "token"), "hf_" + tag)
+    cached = _world_readable(os.path.join(hf_home, "datasets", "criticbench.arrow"), "gold answers")
+    samples = _world_readable(os.path.join(base, "out", "samples_critic_correction.jsonl"), '{"gold": 42}\n')
+    project = os.path.join(base, "project")
+    dotenv = _world_readable(os.path.join(project, ".env"), f"OPENAI_API_KEY=sk-{tag}\n")
+    home_file = os.path.join(os.path.expanduser("~"), f"critic-sbx-known-{tag}.txt")
+    _world_readable(home_file, "a user file")
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", data_dir)
+    monkeypatch.setenv("HF_HOME", hf_home)
+    monkeypatch.chdir(project)
+    paths = [sample, os.path.join(package, "__init__.py"), copy, token, cached, samples, dotenv, home_file]
+    for checkout in {os.path.dirname(package), os.path.dirname(os.path.realpath(sys.prefix))}:
+        paths += [p for p in (os.path.join(checkout, "pyproject.toml"), os.path.join(checkout, "README.md"))
+                  if os.path.exists(p)]
+    try:
+        yield paths
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+        os.remove(home_file)
+
+
+READ_ALL = """
+import os, sys
+read = []
+for path in {paths!r}:
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+        read.append(path)
+    except OSError:
+        pass
+for folder in {folders!r}:  # a folder may show the way to the interpreter (the venv in a checkout), no file
+    try:
+        read += [os.path.join(folder, n) for n in os.listdir(folder) if not os.path.isdir(os.path.join(folder, n))]
+    except OSError:
+        pass
+print("read:", read)
+sys.exit(0 if read else 1)
+"""
+
+
+def test_a_program_reads_nothing_the_run_knows(run_paths):
+    """Issue 27.1: the old bwrap layer bound all of / read-only, so a program opened the dataset (its gold
+    answers), earlier outputs, the working tree and world-readable secrets. Now none of them exists inside."""
+    layer_ex = SandboxExecutor(**_variants()[0].values[0])
+    if layer_ex.isolation != "bwrap":
+        pytest.skip(f"{layer_ex.isolation}: only bwrap hides the file system (the layer's warning says so)")
+    folders = sorted({os.path.dirname(p) for p in run_paths} | {os.getcwd()})
+    (result,) = layer_ex.run([Program(READ_ALL.format(paths=run_paths, folders=folders))])
+    assert (result.status, result.stdout) == ("failed", "read: []\n"), result
+    # ... while the interpreter, its stdlib and the site-packages a program may import are all there
+    (ok,) = layer_ex.run([Program("import json, ctypes, numpy\nprint(numpy.arange(3).sum())")])
+    assert (ok.status, ok.stdout) == ("passed", "3\n"), ok
+
+
+def test_weaker_layers_say_what_they_cannot_hide(caplog):
+    """A weaker layer never hides less silently: its one warning line says the file system stays readable."""
+    import logging
+
+    from critic_tasks.sandbox import executor as module
+
+    for layer in ("unshare-net", "rlimits"):
+        module._ANNOUNCED.discard(layer)
+        with caplog.at_level(logging.WARNING, logger="critic_tasks"):
+            module._announce(layer, True)
+        line = [r.getMessage() for r in caplog.records if layer in r.getMessage()][-1]
+        assert "reads every file" in line and "no byte cap" in line and "\n" not in line
+
+
+# ----------------------------------------------------------------------------- caps on the whole tree (issue 27.9)
+
+THREE_CHILDREN = """
+import os, select, signal, sys, time
+r, w = os.pipe()
+kids = []
+for _ in range(3):
+    kid = os.fork()
+    if kid == 0:
+        os.close(r)
+        block = b"x" * (150 << 20)  # written, so every page is charged
+        os.write(w, b"1")
+        time.sleep(30)
+        os._exit(0)
+    kids.append(kid)
+os.close(w)
+held, killed, deadline = 0, 0, time.monotonic() + 8
+while held < len(kids) and not killed and time.monotonic() < deadline:
+    if select.select([r], [], [], 0.05)[0]:
+        held += len(os.read(r, 3))
+    done, status = os.waitpid(-1, os.WNOHANG)
+    killed += bool(done) and os.WIFSIGNALED(status)
+print("held", held, "killed", killed)
+for kid in kids:
+    os.kill(kid, signal.SIGKILL)
+sys.exit(0 if held == len(kids) else 1)
+"""
+
+
+def test_three_children_over_memory_mb_together_are_killed():
+    """Issue 27.9: RLIMIT_AS caps each process, so three forked children held 3 x 150 MB against 256 MB. The
+    program's cgroup caps the whole tree: one of them is killed before all three hold their share."""
+    layer_ex = SandboxExecutor(memory_mb=256, **_variants()[0].values[0])
+    if "memory" not in layer_ex.cgroups:
+        pytest.skip("no writable cgroup memory controller here (the executor's warning says what that means)")
+    (result,) = layer_ex.run([Program(THREE_CHILDREN, timeout_s=12)])
+    assert result.status == "failed" and result.stdout.startswith("held ") and "killed 1" in result.stdout, result
+    # one child alone fits
+    (one,) = layer_ex.run([Program(THREE_CHILDREN.replace("range(3)", "range(1)"), timeout_s=12)])
+    assert (one.status, one.stdout) == ("passed", "held 1 killed 0\n"), one
+
+
+WRITE_FILES = """
+import sys
+for i in range(3):
+    with open(f"{folder}/f{{i}}.bin", "wb") as f:
+        f.write(b"x" * (15 << 20))  # under the 16 MB per-file cap, 45 MB in all
+print("wrote 45 MB")
+"""
+
+
+@pytest.mark.parametrize("folder", ["/tmp", "."])
+def test_writing_beyond_the_tmp_and_work_dir_caps_fails(folder):
+    """Issue 27.9: the per-file cap alone let a program fill /tmp (a RAM tmpfs of no size) and its work dir with
+    many files. Both now live in one tmpfs of ``max_disk_mb``."""
+    layer_ex = SandboxExecutor(max_disk_mb=32, max_file_mb=16, **_variants()[0].values[0])
+    if layer_ex.isolation != "bwrap":
+        pytest.skip(f"{layer_ex.isolation}: the weaker layers cap each file only (their warning says so)")
+    (result,) = layer_ex.run([Program(WRITE_FILES.format(folder=folder), timeout_s=10)])
+    assert result.status == "failed" and "No space left on device" in result.stderr, result
+    (small,) = layer_ex.run([Program(WRITE_FILES.format(folder=folder).replace("range(3)", "range(1)"))])
+    assert small.status == "passed", small
+
+
+DEEP_TREE = """
+import glob
+import os
+for _ in range(3000):
+    os.mkdir("d")
+    os.chdir("d")
+open("leaf.txt", "w").write("x")
+os.chmod(".", 0)
+print("deep")
+"""
+
+
+@pytest.mark.parametrize("variant", _variants())
+def test_a_3000_deep_tree_is_removed(variant):
+    """Issue 27.9: shutil.rmtree raised on a 3,000-deep tree and left the work dir on the host."""
+    layer_ex = SandboxExecutor(**variant)
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), f"critic-sbx-{os.getpid()}-*")))
+    (result,) = layer_ex.run([Program(DEEP_TREE, timeout_s=20)])
+    assert (result.status, result.stdout) == ("passed", "deep\n"), result
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), f"critic-sbx-{os.getpid()}-*"))) <= before
+
+
+def test_remove_tree_at_any_depth_without_following_links():
+    from critic_tasks.sandbox.executor import remove_tree
+
+    top = tempfile.mkdtemp(prefix="critic-deep-")
+    outside = tempfile.mkdtemp(prefix="critic-keep-")
+    open(os.path.join(outside, "keep.txt"), "w").write("keep")
+    fd = os.open(top, os.O_RDONLY)
+    for i in range(1200):  # deeper than shutil.rmtree's recursion; by descriptor, as the path outgrows PATH_MAX
+        os.mkdir("d" * 8, dir_fd=fd)
+        if i == 10:
+            os.symlink(outside, "link", dir_fd=fd)
+            open(os.open("file", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w").write("x")
+        inner = os.open("d" * 8, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.fchmod(fd, 0)  # closed by its program
+    os.close(fd)
+    remove_tree(top)
+    assert not os.path.exists(top)
+    assert open(os.path.join(outside, "keep.txt")).read() == "keep"
+    shutil.rmtree(outside)
+
+
+# ----------------------------------------------------------------------------- pre-started sandboxes (issue 27.12)
+
+LEAVES_TRACES = r'''
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+open("/tmp/left-by-a", "w").write("a")
+open("left-in-workdir", "w").write("a")
+os.makedirs("/tmp/deep/" + "/".join(["d"] * 50))
+os.chmod("/tmp/deep", 0)
+made = [libc.msgget(4242, 0o1666) >= 0, libc.shmget(4243, 4096, 0o1666) >= 0,
+        libc.semget(4244, 1, 0o1666) >= 0, libc.mq_open(b"/critic-q", os.O_CREAT | os.O_RDWR, 0o666, None) >= 0]
+if os.fork() == 0:  # a daemon: its own session, its parent gone
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+sys.stdout.write(f"made {made}\n")
+sys.stdout.flush()
+'''
+LOOKS_FOR_TRACES = r'''
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+found = [p for p in os.listdir("/tmp") if p != os.path.basename(os.getcwd())] + os.listdir(".")
+found += [name for name, there in (("msg", libc.msgget(4242, 0) >= 0), ("shm", libc.shmget(4243, 0, 0) >= 0),
+                                   ("sem", libc.semget(4244, 0, 0) >= 0),
+                                   ("mq", libc.mq_open(b"/critic-q", os.O_RDWR, 0, None) >= 0)) if there]
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != os.getpid() and os.stat(f"/proc/{pid}").st_uid == os.getuid():
+        found.append("process " + open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")[:40])
+sys.stdout.write(f"found {found}\n")
+sys.stdout.flush()
+'''
+REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
+
+
+def test_items_in_one_worker_see_nothing_of_each_other():
+    """Pairs run in pre-started sandboxes, one fresh process per item. Item A leaves files in /tmp and its work dir
+    (a folder it closed, 50 deep), System V and POSIX IPC objects and a daemon; item B, next in the same worker,
+    finds none of them and only its own files."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    (a,) = layer_ex.run_pairs([Pair(LEAVES_TRACES, REPORTS)])
+    assert a.trusted.stderr == "made [True, True, True, True]\n", a
+    (b,) = layer_ex.run_pairs([Pair(LOOKS_FOR_TRACES, REPORTS)])
+    assert b.trusted.stderr == "found ['main.py']\n", b
+
+
+def test_a_candidate_that_ends_its_sandbox_ends_only_its_item():
+    """A candidate kills and stops every process it can reach (as its own uid) and exits; the tests' verdict
+    stands, and the next item in the same worker runs normally."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    rampage = ("import os, signal\nfor pid in os.listdir('/proc'):\n    if pid.isdigit() and int(pid) != os.getpid():\n"
+               "        for sig in (signal.SIGSTOP, signal.SIGKILL):\n            try:\n"
+               "                os.kill(int(pid), sig)\n            except OSError:\n                pass\n"
+               "print('x', flush=True)\n")
+    first, second = (layer_ex.run_pairs([Pair(rampage, REPORTS)])[0], layer_ex.run_pairs([Pair(rampage, REPORTS)])[0])
+    assert (first.trusted.status, first.trusted.stderr) == ("passed", "x\n"), first
+    assert (second.trusted.status, second.trusted.stderr) == ("passed", "x\n"), second
+
+
+def test_a_run_path_inside_a_shown_folder_is_covered(monkeypatch):
+    """Where one of the run's paths lies inside a folder the sandbox must show (here a data dir and an output
+    folder inside the interpreter's own venv), it is covered by an empty tmpfs: the venv still works, they are
+    empty."""
+    if TEMP_VENV_PYTHON is None:
+        pytest.skip("could not make a virtual environment under the temp dir")
+    prefix = os.path.dirname(os.path.dirname(TEMP_VENV_PYTHON))
+    tag = uuid.uuid4().hex[:8]
+    data = _world_readable(os.path.join(prefix, f"data-{tag}", "gold.json"), '{"answer": 42}')
+    out = _world_readable(os.path.join(prefix, f"out-{tag}", "samples.jsonl"), '{"gold": 42}\n')
+    os.chmod(prefix, 0o755)
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", os.path.dirname(data))
+    layer_ex = SandboxExecutor(python=TEMP_VENV_PYTHON, hide=[os.path.dirname(out)],
+                               allow_unisolated=detect_isolation() != "bwrap")
+    if layer_ex.isolation != "bwrap":
+        pytest.skip(f"{layer_ex.isolation}: only bwrap hides the file system (the layer's warning says so)")
+    folders = [os.path.dirname(data), os.path.dirname(out)]
+    (result,) = layer_ex.run([Program(READ_ALL.format(paths=[data, out], folders=folders))])
+    assert (result.status, result.stdout) == ("failed", "read: []\n"), result
+    (ok,) = layer_ex.run([Program(f"import os, sys\nprint(os.path.isfile({os.path.join(prefix, 'pyvenv.cfg')!r}))")])
+    assert (ok.status, ok.stdout) == ("passed", "True\n"), ok

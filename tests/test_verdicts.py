@@ -21,6 +21,23 @@ HUMANEVAL = {"question": "def add_one(x):\n    '''Return x + 1.'''\n", "generati
 MBPP = {"question": "Write a function add_one that adds one.", "generation": WRONG, "data_source": "mbpp",
         "unit_test": "assert add_one(1) == 2\nassert add_one(5) == 6\n"}
 
+# The candidate's channel to the tester: a pipe other than its stderr (fd 1 is pointed at stderr before the program
+# loads), found by descriptor as an attacker would; ``forge`` writes on it and says where on stderr.
+CHANNEL = (
+    "import os, stat, sys\n"
+    "def forge(data):\n"
+    "    err, wrote = os.fstat(2), []\n"
+    "    for fd in range(3, 256):\n"
+    "        try:\n"
+    "            st = os.fstat(fd)\n"
+    "            if stat.S_ISFIFO(st.st_mode) and (st.st_dev, st.st_ino) != (err.st_dev, err.st_ino):\n"
+    "                os.write(fd, data)\n"
+    "                wrote.append(fd)\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "    print('forged on', wrote, file=sys.stderr, flush=True)\n"
+)
+
 FORGERIES = {
     # the tests run with asserts stripped
     "reexec_with_O": "import os, sys\nif not sys.flags.optimize:\n"
@@ -54,15 +71,16 @@ FORGERIES = {
                       "builtins.abs = lambda x: 0\nbuiltins.isinstance = lambda *a: True\n" + WRONG,
     "excepthook_exit_zero": "import sys, os\nsys.excepthook = lambda *a: os._exit(0)\n" + WRONG,
     "fake_math_module": "class _M:\n    def isclose(self, *a, **k):\n        return True\nmath = _M()\n" + WRONG,
-    # send something that is not plain data on the channel
-    "forged_channel_reply": "import os, sys, json\n"
-                            "os.write(1, b'{\"value\": 2}\\n{\"value\": 6}\\n')\n" + WRONG,
-    "garbage_on_channel": "import os\nos.write(1, b'\\x00not json\\n' * 3)\n" + WRONG,
+    # write on the real channel (found by descriptor: the program's fd 1 is stderr by then), out of turn
+    "forged_channel_reply": CHANNEL + "forge(b'{\"value\": 2}\\n{\"value\": 6}\\n')\n" + WRONG,
+    "garbage_on_channel": CHANNEL + "forge(b'\\x00not json\\n' * 3)\n" + WRONG,
     # a generator / lazy value that would compare equal after the fact
     "lazy_result": "def add_one(x):\n    return iter([x + 1])\n",
-    # read the tests (they are not in this process) and hard-code their answers
-    "read_tests_from_disk": "import glob\nfor path in glob.glob('/tmp/**/*.py', recursive=True) + glob.glob('../*/*.py'):\n"
-                            "    print(open(path).read()[:100])\n" + WRONG,
+    # read the tests (they are not in this process) and hard-code their answers; a bounded search, so that an
+    # interpreter installed under /tmp (as CI systems have it) is not walked file by file into the timeout
+    "read_tests_from_disk": "import glob\npaths = glob.glob('/tmp/*.py') + glob.glob('/tmp/*/*.py') + "
+                            "glob.glob('/tmp/*/*/*.py') + glob.glob('../*/*.py') + glob.glob('/proc/*/cwd/*.py')\n"
+                            "for path in paths[:200]:\n    print(open(path).read()[:100])\n" + WRONG,
 }
 
 
@@ -80,6 +98,23 @@ def test_a_wrong_program_cannot_forge_a_pass(forged, shape, trick):
     outcome = forged[shape][trick]
     assert outcome.parsed and not outcome.passed, (trick, outcome)
     assert outcome.status in ("failed", "timeout", "tests_not_finished"), outcome
+
+
+@pytest.mark.parametrize("trick", ["forged_channel_reply", "garbage_on_channel"])
+def test_channel_forgeries_reach_the_channel(executor, trick):
+    """Issue 27.11: these two once wrote to fd 1, which is the candidate's stderr by then, so the tester never saw
+    them. Now the bytes land on the channel (one pipe, not fd 1 or 2) and the tester fails on them, before any
+    assert ran (the desync, not the wrong function, fails it)."""
+    from critic_tasks.protocols.criticbench.correction.programs import build_code_test_pair
+    from critic_tasks.sandbox import Pair
+
+    candidate, tester = build_code_test_pair(FORGERIES[trick], MBPP["unit_test"], "mbpp", None, {"add_one"})
+    (run,) = executor.run_pairs([Pair(candidate, tester)])
+    wrote = [line for line in run.untrusted.stderr.splitlines() if line.startswith("forged on")]
+    assert len(wrote) == 1 and wrote[0] not in ("forged on []",), run.untrusted.stderr
+    fds = [int(n) for n in wrote[0].split("[", 1)[1].rstrip("]").split(",")]
+    assert len(fds) == 1 and fds[0] > 2, wrote
+    assert run.trusted.status == "failed" and "AssertionError" not in run.trusted.stderr, run.trusted.stderr
 
 
 def test_every_forgery_with_the_right_function_still_passes_or_fails_on_its_own_merits(executor):

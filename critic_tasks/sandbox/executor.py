@@ -10,8 +10,10 @@ Isolation is layered by what works on this machine (detected once, cached; see `
 ``bwrap`` keeps every promise; a weaker layer refuses to run anything unless the caller opts in
 (``CRITIC_ALLOW_UNISOLATED=1`` or ``allow_unisolated=True``), and the layer in use is logged once:
 
-* ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, read-only ``/``, private ``/tmp``, the
-  caller's ``$HOME`` hidden, only the work dir writable, no capabilities; a PID namespace, so nothing escapes.
+* ``bwrap``       -- bubblewrap: new user/pid/net/ipc/uts namespaces, no capabilities, and an empty root that shows
+  only what the interpreter needs, read-only (``/usr``, a few files of ``/etc``, the interpreter's prefix, stdlib and
+  site-packages; ``_filesystem_view``): no data, outputs, working tree or home. Its ``/tmp``, which holds the work
+  dir, is a tmpfs of ``max_disk_mb``; a PID namespace, so nothing escapes.
 * ``unshare-net`` -- ``unshare`` (root only): new net/pid/mount/ipc/uts namespaces and a private ``/proc``, so no
   network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
 * ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
@@ -26,11 +28,14 @@ in one line naming the closed folder. Every layer also gets boot.py's seccomp fi
 io_uring, bpf, ptrace, ...; see there).
 
 ``run_pairs`` runs a ``Pair``: an untrusted program wired to a trusted one through two pipes, each in a sandbox of
-its own; the code checks use it so that the verdict is never decided inside the program under test.
+its own; the code checks use it so that the verdict is never decided inside the program under test. Under bwrap as
+root, each worker keeps its two sandboxes running and forks a fresh process per item in each (``_Worker``,
+zygote.py: the item's own uid, pipes, source and work dir; everything of the previous item killed and emptied).
 
-On top of any layer, where a cgroup ``pids`` controller is writable (v1 ``/sys/fs/cgroup/pids`` or a v2 tree that
-delegates ``pids``), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root);
-whatever it leaves behind there is killed before the cgroup is removed. Without such a controller, no cgroup.
+On top of any layer, where a cgroup ``pids`` or ``memory`` controller is writable (v1 hierarchies or a v2 tree that
+delegates them), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root) and
+a memory cap of ``memory_mb`` on its whole tree (RLIMIT_AS binds each process alone); whatever it leaves behind
+there is killed before the cgroup is removed. Without a memory controller, one warning says what that means.
 
 Launch chain: ``sh`` (moves itself into the cgroup) -> ``prlimit`` (sets the rlimits) -> ``bwrap``/``unshare`` ->
 ``python``. Doing this in wrappers rather than ``preexec_fn`` lets Popen vfork instead of fork, which in a big harness
@@ -52,13 +57,17 @@ import math
 import os
 import queue
 import resource
+import select
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Protocol, Sequence
 
@@ -70,8 +79,11 @@ ALLOW_UNISOLATED_ENV = "CRITIC_ALLOW_UNISOLATED"  # as HF_ALLOW_CODE_EVAL: an ex
 # What a layer weaker than bwrap cannot promise (private /tmp and read-only everything else but the work dir; own
 # PID and mount namespaces with a fresh /proc; no capabilities; no network; no Unix sockets outside the work dir).
 WEAKER = {
-    "unshare-net": "keeps the network out but not the file system, /proc or the harness's namespaces",
-    "rlimits": "has no network, file-system or process isolation at all",
+    "unshare-net": "keeps the network out but not the file system: a program reads every file other users may (the "
+                   "data, earlier outputs, the working tree, a .env), and its work dir has no byte cap, only a per-file one",
+    "rlimits": "has no network, file-system or process isolation at all: a program reads every file other users may "
+               "(the data, earlier outputs, the working tree, a .env), and its work dir has no byte cap, only a "
+               "per-file one",
 }
 log = logging.getLogger("critic_tasks")
 SANDBOX_UID = 64000  # + worker slot; an unused uid range (no passwd entry needed)
@@ -127,6 +139,13 @@ class Executor(Protocol):
 _ANNOUNCED: set[str] = set()
 
 
+def _say_once(key: str, message: str, *args) -> None:
+    """A warning logged once per process (what a missing safeguard means here)."""
+    if key not in _ANNOUNCED:
+        _ANNOUNCED.add(key)
+        log.warning(message, *args)
+
+
 def _announce(layer: str, opted_in: bool) -> None:
     """The layer in use, logged once per process (and recorded with every check outcome)."""
     if layer not in _ANNOUNCED:
@@ -145,69 +164,190 @@ def _works(cmd: list[str], **kw) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=None)
+def _interpreter(python: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(its prefix and base prefix, the site-packages ``site`` adds to its path, its stdlib folders), asked once."""
+    code = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.path]))"
+    try:
+        (prefix, base, path), (_, _, bare) = [
+            json.loads(subprocess.run([python, *flags, "-c", code], capture_output=True, text=True, timeout=30,
+                                      stdin=subprocess.DEVNULL).stdout) for flags in (["-s"], ["-S", "-s"])]
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return (), (), ()
+    return ((prefix, base), tuple(p for p in path if p not in bare and os.path.isdir(p)),
+            tuple(p for p in bare if p and os.path.isdir(p)))
+
+
+def _site_dirs(python: str) -> tuple[str, ...]:
+    """The directories ``site`` adds to ``python``'s path (site-packages), found once."""
+    return _interpreter(python)[1]
+
+
 def _interpreter_roots(python: str) -> list[str]:
-    """Where the interpreter and its packages live (a venv's prefix and its base installation alike)."""
-    roots = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(python))),
-             os.path.dirname(os.path.dirname(os.path.realpath(python))), *_site_dirs(python)}
-    return sorted({os.path.realpath(r) for r in roots if r})
+    """What the interpreter needs on disk, real paths: its prefix (a venv: the venv, never the checkout it sits
+    in), its base installation (stdlib, shared libraries) and its site-packages."""
+    prefixes, sites, _ = _interpreter(python)
+    roots = {os.path.realpath(r) for r in (*prefixes, *sites, os.path.dirname(os.path.dirname(python)),
+                                           os.path.dirname(os.path.dirname(os.path.realpath(python)))) if r}
+    return sorted(roots - {"/"})
 
 
-def _bwrap_prefix(python: str, workdir: str, uid: int | None = None) -> list[str]:
-    """bwrap's arguments, up to the program. ``uid``: we are root and the program runs as that uid (setpriv)."""
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+# The system folders the interpreter and its libraries load from (merged-/usr symlinks stay symlinks) and the few
+# files of /etc the dynamic loader and the stdlib read. Nothing else of the host exists in the sandbox: no /home,
+# /root, /var, /srv, /opt, /mnt, /media, /run, no working tree, data or output folder, no model cache.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
+               "nsswitch.conf", "hosts", "mime.types")
+# Folders a run names in its environment: covered even where they lie inside a folder the sandbox shows.
+PRIVATE_ENV = ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR", "CRITICBENCH_TOOLKIT_DIR",
+               "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE",
+               "HF_TOKEN_PATH", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "CRITIC_REQUEST_CACHE", "CRITIC_RESCUE_DIR")
+
+
+def private_paths(extra: Sequence[str] = ()) -> list[str]:
+    """What a program must never read, even where it lies inside a folder the sandbox shows (a checkout under
+    /usr/local/src, our package installed into site-packages with its bundled data, a cache inside the venv): our
+    package, its checkout (an editable install), the working directory, $HOME, the data, cache and toolkit folders
+    the environment names, and ``extra`` (the executor's ``hide``: output folders)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    checkout = os.path.dirname(package)
+    try:
+        cwd = os.getcwd()
+    except OSError:  # removed under us: nothing there to read
+        cwd = ""
+    paths = [package, cwd, os.path.expanduser("~"), *extra]
+    paths += [checkout] if any(os.path.exists(os.path.join(checkout, m)) for m in ("pyproject.toml", ".git")) else []
+    paths += [os.environ[name] for name in PRIVATE_ENV if os.environ.get(name)]
+    return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)} - {"/"})
+
+
+_UNHIDDEN: set[str] = set()
+
+
+def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) -> list[str]:
+    """bwrap's mounts: an empty root (bwrap's own tmpfs); the system folders, a few files of /etc and the
+    interpreter's roots, read-only; a fresh /dev, a /proc of the sandbox's own PID namespace and a /tmp of
+    ``tmp_bytes`` (0: the kernel's default, half the RAM); each private path that would still be visible covered
+    by an empty tmpfs (a file: by /dev/null), and an interpreter root inside one (a venv in a checkout under
+    /usr/local/src) bound again on top."""
+    args, mounts, made = [], [], {"/"}
+    for folder in SYSTEM_DIRS:
+        if os.path.islink(folder):
+            args += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            args += ["--ro-bind", folder, folder]
+            mounts.append((folder, "bind"))
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for entry in ETC_ENTRIES:
+        if os.path.exists(os.path.join("/etc", entry)):
+            args += ["--ro-bind", os.path.join("/etc", entry), os.path.join("/etc", entry)]
+    if tmp_bytes and "--size" not in _bwrap_options():
+        _say_once("no-tmp-size", "critic_tasks sandbox: this bwrap has no --size, so the sandbox's /tmp (and the work "
+                  "dir in it) is a tmpfs of the kernel's default size, bounded only by the memory cgroup where there "
+                  "is one; a newer bubblewrap caps it")
+        tmp_bytes = 0
+    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *(["--size", str(tmp_bytes)] if tmp_bytes else []),
+             "--tmpfs", "/tmp"]
+    made.update(("/etc", "/dev", "/proc", "/tmp"))
+    mounts.append(("/tmp", "empty"))
+    roots = _interpreter_roots(python)
+    needed = {os.path.realpath(p) for p in (python, *_interpreter(python)[2], *_site_dirs(python))}
+    needed.add(os.path.abspath(python))
+    system = [path for path, kind in mounts if kind == "bind"]
+    hidden = []
+    for path in private_paths(hide):
+        if not any(_inside(path, s) for s in system + roots) or any(_inside(s, path) for s in system):
+            continue  # not visible anyway (the usual case), or it holds a system folder itself
+        if any(_inside(n, path) and not any(_inside(n, r) and _inside(r, path) and r != path for r in roots)
+               for n in needed):
+            if path not in _UNHIDDEN:  # it holds the interpreter itself: say so, once
+                _UNHIDDEN.add(path)
+                log.warning("critic_tasks sandbox: %s holds the interpreter (%s), so programs can read it; run "
+                            "from elsewhere or use an interpreter outside it", path, python)
+            continue
+        hidden.append(path)
+
+    def innermost(folder: str) -> str:
+        """How ``folder`` is mounted now: "bind" (the host's), "empty" (a tmpfs of ours) or "" (the empty root)."""
+        best = ("", "")
+        for path, kind in mounts:
+            if _inside(folder, path) and len(path) >= len(best[0]):
+                best = (path, kind)
+        return best[1]
+
+    def present(folder: str) -> bool:
+        return folder in made or (innermost(folder) == "bind" and os.path.isdir(folder))
+
+    # parents before children; at one depth, a cover before a root
+    for path, kind in sorted([(r, "root") for r in roots] + [(h, "hide") for h in hidden],
+                             key=lambda item: (item[0].count(os.sep), item[1] == "root")):
+        if kind == "hide":
+            args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+            mounts.append((path, "empty"))
+            made.add(path)
+            continue
+        if innermost(path) == "bind":
+            continue  # shown already, by a bind above it
+        steps, parent = [], os.path.dirname(path)
+        while not present(parent):  # folders bwrap makes on the way are 0700: open them for an unprivileged uid
+            steps.append(parent)
+            parent = os.path.dirname(parent)
+        for step in reversed(steps):
+            args += ["--perms", "0755", "--dir", step]
+            made.add(step)
+        if os.stat(path).st_mode & 0o001:
+            args += ["--ro-bind", path, path]
+        else:  # a 0700 root (a venv made in a mkdtemp folder): a bind keeps its mode, so bind what is inside it
+            args += ["--perms", "0755", "--dir", path]
+            made.add(path)
+            for entry in sorted(os.listdir(path)):
+                args += ["--ro-bind", os.path.join(path, entry), os.path.join(path, entry)]
+        mounts.append((path, "bind"))
+    return args
+
+
+def _bwrap_prefix(python: str, workdir: str, uid: int | None = None, tmp_bytes: int = 0, main_fd: int | None = None,
+                  hide: Sequence[str] = (), setpriv: bool = True) -> list[str]:
+    """bwrap's arguments, up to the program. ``uid``: we are root and the program runs as that uid (setpriv).
+    ``workdir`` is made inside the sandbox's sized /tmp (its bytes count against ``tmp_bytes``; nothing of it is on
+    the host); ``main_fd``: a file descriptor whose content becomes ``main.py`` there."""
     if uid is None:  # a user namespace of its own; no nested ones (seccomp refuses them too: boot.py)
         namespaces = ["--unshare-all", "--unshare-user", *_disable_userns()]
         namespaces += ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
     else:  # no user namespace: setpriv's uid must be a real one; CAP_SETUID/SETGID go when the uid changes
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                       "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    args = ["bwrap", *namespaces, "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
-    hidden = ["/tmp", "/run"]
-    home = os.path.realpath(os.path.expanduser("~"))
-    if home != "/" and os.path.isdir(home):  # hide tokens kept on disk (~/.cache/huggingface, ~/.netrc, ...)
-        args += ["--tmpfs", home]
-        hidden.append(home)
-    # ... but keep an interpreter installed in a hidden place (a venv under the temp dir, as CI systems have it, or
-    # under $HOME), read-only: without this the probe fails and the sandbox would fall back to a weaker layer.
-    made: set[str] = set()
-    for root in _interpreter_roots(python):
-        hider = next((h for h in hidden if root == h or root.startswith(h + os.sep)), None)
-        if hider is None:
-            continue
-        # the folders bwrap makes on the way are 0700: open them up, so an unprivileged uid reaches the interpreter
-        parent = os.path.dirname(root)
-        steps = []
-        while parent.startswith(hider + os.sep) and parent not in made:
-            steps.append(parent)
-            parent = os.path.dirname(parent)
-        for step in reversed(steps):
-            args += ["--perms", "0755", "--dir", step]
-            made.add(step)
-        if os.stat(root).st_mode & 0o001:
-            args += ["--ro-bind", root, root]
-        else:  # a 0700 root (a venv made in a mkdtemp folder): a bind keeps its mode, so bind what is inside it
-            args += ["--perms", "0755", "--dir", root]
-            for entry in sorted(os.listdir(root)):
-                args += ["--ro-bind", os.path.join(root, entry), os.path.join(root, entry)]
-            made.add(root)
-    if home in hidden:
-        args += ["--remount-ro", home]
-    args += ["--bind", workdir, workdir, "--chdir", workdir, "--"]
-    if uid is not None:
+    args = ["bwrap", *namespaces, "--die-with-parent", "--new-session", *_filesystem_view(python, tmp_bytes, hide)]
+    # a zygote (workdir /tmp: its items make theirs): the IPC namespace's POSIX message queues made visible, so
+    # they can be removed between items (zygote.py)
+    args += ["--perms", "1777", "--dir", workdir] if workdir != "/tmp" else ["--mqueue", "/dev/mqueue"]
+    if main_fd is not None:
+        args += ["--perms", "0644", "--file", str(main_fd), os.path.join(workdir, "main.py")]
+    args += ["--chdir", workdir, "--"]
+    if uid is not None and setpriv:  # (without: a zygote, which keeps CAP_SETUID/SETGID to drop each item's uid)
         args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     return args
 
 
 @functools.lru_cache(maxsize=1)
+def _bwrap_options() -> str:
+    """This bwrap's ``--help`` text (the options it has)."""
+    try:
+        return subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def _disable_userns() -> tuple[str, ...]:
     """bwrap >= 0.8's ``--disable-userns`` (no user namespace inside the sandbox), where this bwrap has it."""
-    try:
-        usage = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return ("--disable-userns",) if "--disable-userns" in usage else ()
+    return ("--disable-userns",) if "--disable-userns" in _bwrap_options() else ()
 
 
+PROBE_WORKDIR = "/tmp/critic-sbx-probe"  # inside the sandbox's own /tmp: nothing on the host
 _UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", "--"]
 
 
@@ -215,9 +355,10 @@ _UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fo
 def detect_isolation(python: str = sys.executable) -> str:
     """The strongest layer that can run ``python -c pass`` here."""
     probe = [python, "-c", "pass"]
-    with tempfile.TemporaryDirectory(prefix="critic-sbx-") as wd:
-        if shutil.which("bwrap") and _works(_bwrap_prefix(python, wd) + probe, cwd=wd):
-            return "bwrap"
+    # the stdlib's shared modules too: the sandbox shows only what the interpreter needs, and must show all of it
+    full = [python, "-c", "import ctypes, json, math"]
+    if shutil.which("bwrap") and _works(_bwrap_prefix(python, PROBE_WORKDIR) + full, cwd="/"):
+        return "bwrap"
     if shutil.which("unshare") and _works(_UNSHARE + probe):
         return "unshare-net"
     return "rlimits"
@@ -245,18 +386,6 @@ def _boot_for(python: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _site_dirs(python: str) -> tuple[str, ...]:
-    """The directories ``site`` adds to ``python``'s path (site-packages), found once."""
-    code = "import json, sys; print(json.dumps(sys.path))"
-    try:
-        paths = [json.loads(subprocess.run([python, *flags, "-c", code], capture_output=True, text=True, timeout=30,
-                                           stdin=subprocess.DEVNULL).stdout) for flags in (["-s"], ["-S", "-s"])]
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return ()
-    return tuple(p for p in paths[0] if p not in paths[1] and os.path.isdir(p))
-
-
-@functools.lru_cache(maxsize=None)
 def _unprivileged_can_run(python: str, isolation: str) -> bool:
     """Are we root, and can ``SANDBOX_UID`` run the interpreter in this layer (under bwrap: through setpriv)?"""
     uid = SANDBOX_UID
@@ -266,47 +395,68 @@ def _unprivileged_can_run(python: str, isolation: str) -> bool:
         return _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/")
     if not shutil.which("setpriv"):
         return False
-    with tempfile.TemporaryDirectory(prefix="critic-sbx-") as wd:
-        os.chown(wd, uid, uid)
-        os.chmod(wd, 0o711)
-        probe = [python, "-c", "import os, sys; sys.exit(os.getuid() != %d)" % uid]
-        return _works(_bwrap_prefix(python, wd, uid) + probe, cwd=wd)
+    probe = [python, "-c", "import ctypes, os, sys; sys.exit(os.getuid() != %d)" % uid]
+    return _works(_bwrap_prefix(python, PROBE_WORKDIR, uid) + probe, cwd="/")
+
+
+# the file that caps a program tree, per controller and cgroup version
+CGROUP_LIMIT_FILES = {"pids": ("pids.max",), "memory": ("memory.limit_in_bytes", "memory.max")}
 
 
 @functools.lru_cache(maxsize=1)
-def _cgroup_base() -> str | None:
-    """A per-process parent cgroup whose children get ``pids.max``; None when no pids controller is writable."""
+def _cgroup_bases() -> dict[str, str]:
+    """Controller ("pids", "memory") -> a per-process parent cgroup whose children get that controller's cap, for
+    each controller writable here (cgroup v1 hierarchies, or a v2 tree that delegates it); empty when none is."""
     try:
         mounts = [line.split()[:4] for line in open("/proc/self/mounts")]
         own = dict(line.rstrip("\n").split(":", 2)[1:] for line in open("/proc/self/cgroup"))
     except OSError:
-        return None
-    parents = [mnt + own.get("pids", "/") for _, mnt, fs, opts in mounts
-               if fs == "cgroup" and "pids" in opts.split(",")]
-    parents += [mnt + own.get("", "/") for _, mnt, fs, _ in mounts if fs == "cgroup2"]
-    for parent in parents:
-        for stale in glob.glob(os.path.join(parent, "critic-tasks-*")):  # left by a crashed run
-            if not os.path.exists(f"/proc/{stale.rsplit('-', 1)[-1]}"):
-                _remove_cgroup(stale)
-        base = os.path.join(parent, f"critic-tasks-{os.getpid()}")
-        try:
-            os.makedirs(base, exist_ok=True)
-            if os.path.exists(os.path.join(base, "cgroup.subtree_control")):  # v2: delegate pids to children
-                _write(os.path.join(base, "cgroup.subtree_control"), "+pids")
-            probe = os.path.join(base, "probe")
-            os.mkdir(probe)
-            ok = os.path.exists(os.path.join(probe, "pids.max"))
-            os.rmdir(probe)
-            if ok:
+        return {}
+    bases: dict[str, str] = {}
+    for controller in CGROUP_LIMIT_FILES:
+        parents = [mnt + path for _, mnt, fs, opts in mounts if fs == "cgroup" and controller in opts.split(",")
+                   for key, path in own.items() if controller in key.split(",")]
+        parents += [mnt + own.get("", "/") for _, mnt, fs, _ in mounts if fs == "cgroup2"]
+        for parent in parents:
+            base = _cgroup_base_in(parent, controller, in_use=set(bases.values()))
+            if base:
+                bases[controller] = base
+                break
+    return bases
+
+
+def _cgroup_base_in(parent: str, controller: str, in_use: set[str]) -> str | None:
+    """``parent/critic-tasks-<pid>`` when children made in it get ``controller``'s limit file, else None
+    (``in_use``: bases another controller already has, as v2 shares one tree: never removed here)."""
+    for stale in glob.glob(os.path.join(parent, "critic-tasks-*")):  # left by a crashed run
+        if not os.path.exists(f"/proc/{stale.rsplit('-', 1)[-1]}"):
+            _remove_cgroup(stale)
+    base = os.path.join(parent, f"critic-tasks-{os.getpid()}")
+    try:
+        os.makedirs(base, exist_ok=True)
+        if os.path.exists(os.path.join(base, "cgroup.subtree_control")):  # v2: delegate it to children
+            _write(os.path.join(base, "cgroup.subtree_control"), f"+{controller}")
+        probe = os.path.join(base, f"probe-{controller}")
+        os.mkdir(probe)
+        ok = any(os.path.exists(os.path.join(probe, name)) for name in CGROUP_LIMIT_FILES[controller])
+        os.rmdir(probe)
+        if ok:
+            if base not in in_use:
                 atexit.register(_remove_cgroup, base)
-                return base
+            return base
+    except OSError:
+        pass
+    if base not in in_use:
+        try:
             os.rmdir(base)
         except OSError:
-            try:
-                os.rmdir(base)
-            except OSError:
-                pass
+            pass
     return None
+
+
+def _cgroup_base() -> str | None:
+    """The pids controller's parent cgroup (kept for callers that ask whether programs get ``pids.max``)."""
+    return _cgroup_bases().get("pids")
 
 
 def _write(path: str, text: str) -> None:
@@ -324,6 +474,8 @@ def _members(path: str) -> list[int]:
 
 def _remove_cgroup(path: str) -> None:
     """SIGKILL everything in ``path`` (and its children) until it can be removed; pids.max bounds the loop."""
+    if not os.path.isdir(path):
+        return
     for sub in sorted(glob.glob(os.path.join(path, "*", "")), reverse=True):
         _remove_cgroup(sub.rstrip("/"))
     for attempt in range(100):
@@ -355,10 +507,10 @@ def _prlimit() -> str | None:
     return tool if tool and _works([tool, "--core=0:0", "--", "true"]) else None
 
 
-def _limit_child(limits: list[tuple[str, int, int]], cgroup_procs: bytes | None, uid: int | None) -> None:
+def _limit_child(limits: list[tuple[str, int, int]], cgroup_procs: Sequence[bytes], uid: int | None) -> None:
     """preexec_fn: runs in the forked child before exec; only async-signal-friendly calls, no Python locks."""
-    if cgroup_procs:
-        fd = os.open(cgroup_procs, os.O_WRONLY)
+    for procs in cgroup_procs:
+        fd = os.open(procs, os.O_WRONLY)
         os.write(fd, b"0")  # "0" = the writing process itself
         os.close(fd)
     for name, soft, hard in limits:
@@ -385,6 +537,7 @@ def _blocking_folder(python: str) -> str | None:
 
 
 WORKDIR_PREFIX = "critic-sbx-"
+_NAMES = itertools.count()  # cgroup and work dir names, unique in this process (executors come and go)
 
 
 def _sweep_stale_workdirs() -> None:
@@ -392,7 +545,73 @@ def _sweep_stale_workdirs() -> None:
     for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{WORKDIR_PREFIX}*-*")):
         owner = os.path.basename(path)[len(WORKDIR_PREFIX):].split("-", 1)[0]
         if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def remove_tree(path: str) -> None:
+    """Remove ``path`` and all in it at any depth; never raises. ``shutil.rmtree`` recurses (a 3,000-deep tree
+    raises RecursionError) and such a tree's paths exceed PATH_MAX: this walks it iteratively through one
+    directory descriptor at a time (``..`` to climb: the program that made it is dead), never follows a symlink,
+    and opens up folders a program closed (chmod 0)."""
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except FileNotFoundError:
+        return
+    except OSError:  # a file or a symlink, not a folder
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return
+    names: list[str] = []  # the folders we are in, below ``path``
+    try:
+        while True:
+            child = None
+            try:
+                entries = list(os.scandir(fd))
+            except PermissionError:
+                os.fchmod(fd, 0o700)
+                entries = list(os.scandir(fd))
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    child = entry.name
+                    break
+                _retry_open(os.unlink, entry.name, fd)
+            if child is not None:
+                try:
+                    inner = os.open(child, _DIR_FLAGS, dir_fd=fd)
+                except PermissionError:
+                    os.chmod(child, 0o700, dir_fd=fd)
+                    inner = os.open(child, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd, names = inner, names + [child]
+                continue
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            _retry_open(os.rmdir, names.pop(), fd)
+    except OSError as err:
+        log.warning("critic_tasks sandbox: could not remove %s: %s", path, err)
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _retry_open(remove, name: str, dir_fd: int) -> None:
+    """``remove(name)`` in the folder ``dir_fd``, opening the folder for writing first if a program closed it."""
+    try:
+        remove(name, dir_fd=dir_fd)
+    except PermissionError:
+        os.fchmod(dir_fd, 0o700)
+        remove(name, dir_fd=dir_fd)
 
 
 @dataclasses.dataclass
@@ -400,8 +619,8 @@ class _Running:
     """One launched sandboxed process and what must be cleaned up after it."""
 
     proc: subprocess.Popen
-    workdir: str
-    cgroup: str | None
+    workdir: str | None  # on the host (the weaker layers); bwrap's lives in the sandbox's own /tmp
+    cgroups: list[str]
 
 
 class SandboxExecutor:
@@ -410,8 +629,12 @@ class SandboxExecutor:
     def __init__(self, max_workers: int | None = None, memory_mb: int = 1024, max_processes: int = 64,
                  max_file_mb: int = 64, max_open_files: int = 256, capture_bytes: int = 64 << 10,
                  max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
-                 use_cgroup: bool = True, allow_unisolated: bool | None = None):
+                 use_cgroup: bool = True, allow_unisolated: bool | None = None, max_disk_mb: int = 128,
+                 hide: Sequence[str] = (), reuse_sandboxes: bool = True):
         self.python = python or sys.executable
+        # bytes a program may write in all (its work dir and /tmp: one sized tmpfs under bwrap); ``hide``: more
+        # folders the sandbox must never show (output folders), on top of ``private_paths()``
+        self.max_disk_mb, self.hide = max_disk_mb, tuple(hide)
         # twice the cores: part of a program's wall time is spent waiting (kernel set-up/teardown, blocked programs)
         self.max_workers = max_workers or 2 * (os.cpu_count() or 1)
         self.memory_mb, self.max_processes, self.max_file_mb = memory_mb, max_processes, max_file_mb
@@ -443,11 +666,23 @@ class SandboxExecutor:
                 "as a non-root user")
         _announce(self.isolation, allow_unisolated)
         _sweep_stale_workdirs()
-        self.cgroup = _cgroup_base() if use_cgroup else None
-        self._ids = itertools.count()
+        self.cgroups = dict(_cgroup_bases()) if use_cgroup else {}
+        self.cgroup = self.cgroups.get("pids")  # where programs get pids.max (None: not here)
+        if "memory" not in self.cgroups:
+            _say_once("no-memory-cgroup", "critic_tasks sandbox: no writable cgroup memory controller here, so "
+                      "memory_mb caps each process's address space (RLIMIT_AS) but not a program's whole tree: N "
+                      "forked processes may hold up to N x %d MB", self.memory_mb)
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one pair of uids per running program or pair
         for slot in range(self.max_workers):
             self._slots.put(slot)
+        # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, zygote.py); only
+        # where the zygote can run as another uid than its items (we are root): else an item could signal it
+        self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap" and self.run_as is not None
+        self._workers: queue.SimpleQueue = queue.SimpleQueue()  # idle workers, each (number, _Worker or None)
+        self._live: dict[int, _Worker] = {}
+        for number in range(self.max_workers):
+            self._workers.put((number, None))
+        weakref.finalize(self, _close_workers, self._live)
 
     def run(self, programs: Sequence[Program]) -> list[ExecResult]:
         if not programs:
@@ -472,6 +707,8 @@ class SandboxExecutor:
             self._slots.put(slot)
 
     def _run_pair_safely(self, pair: Pair) -> PairResult:
+        if self.reuse_sandboxes:
+            return self._run_pair_reused(pair)
         start, slot = time.monotonic(), self._slots.get()
         try:
             return self._run_pair(pair, start, slot)
@@ -480,15 +717,63 @@ class SandboxExecutor:
         finally:
             self._slots.put(slot)
 
+    def _run_pair_reused(self, pair: Pair) -> PairResult:
+        number, worker = self._workers.get()
+        start = time.monotonic()
+        try:
+            if worker is None or not worker.alive():  # first use, or its sandbox ended (a program signalled it)
+                if worker is not None:
+                    worker.close()
+                worker = self._live[number] = _Worker(self, number)
+                start = time.monotonic()  # the item's time starts when its sandboxes are there, as for a fresh one
+            return worker.run(pair, start)
+        except Exception as err:  # the worker is in an unknown state: end it, the next item gets a fresh one
+            if worker is not None:
+                worker.close()
+            worker = None
+            self._live.pop(number, None)
+            return PairResult(_harness_error(err, start), _harness_error(err, start))
+        finally:
+            self._workers.put((number, worker))
+
+    def close(self) -> None:
+        """End the pre-started sandboxes (they also end with this executor, or this process)."""
+        _close_workers(self._live)
+
+    def _start_zygote(self, kind: str, uid: int | None) -> _Side:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        program = (ZYGOTE.replace("socket(fileno=CTL)", f"socket(fileno={theirs.fileno()})", 1)
+                   .replace("_KIND = KIND  #", f"_KIND = {kind!r}  #", 1).replace("_UID = UID  #", f"_UID = {uid!r}  #"))
+        running = _Running(None, None, [])  # type: ignore[arg-type]
+        try:
+            running.cgroups = self._cgroups_for()
+            cmd = [self.python, "-S", "-B", "-c", _boot(self.python, program)]
+            cmd = _bwrap_prefix(self.python, "/tmp", uid, self.max_disk_mb << 20, None, self.hide, setpriv=False) + cmd
+            # no CPU limit on the zygote itself: each item's process sets its own (zygote.py)
+            limits = [limit for limit in self._limits(1.0) if limit[0] != "cpu"]
+            cmd, preexec = self._launch(cmd, uid, running.cgroups, 1.0, limits)
+            running.proc = _spawner().call(functools.partial(
+                subprocess.Popen, cmd, cwd="/", env=self._env("/tmp"), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                preexec_fn=preexec, pass_fds=(theirs.fileno(),)))
+        except BaseException:
+            self._clean(running)
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return _Side(running, ours)
+
     def _uid(self, slot: int, trusted: bool = False) -> int | None:
         return None if self.run_as is None else self.run_as + 2 * slot + int(trusted)
 
-    def _command(self, workdir: str, uid: int | None, inline: str | None = None) -> list[str]:
+    def _command(self, workdir: str, uid: int | None, inline: str | None = None, main_fd: int | None = None
+                 ) -> list[str]:
         # -S then site-packages appended by hand (boot.py): the same path without running .pth files (an editable
         # install's finder alone costs ~20 ms per start); no user site; the env is ours, so PYTHONHASHSEED applies
         cmd = [self.python, "-S", "-B", "-c", _boot(self.python, inline)]
         if self.isolation == "bwrap":
-            return _bwrap_prefix(self.python, workdir, uid) + cmd
+            return _bwrap_prefix(self.python, workdir, uid, self.max_disk_mb << 20, main_fd, self.hide) + cmd
         if self.isolation == "unshare-net":  # unshare needs root: it switches to the slot uid itself, after unsharing
             drop = ["--setgid", str(uid), "--setuid", str(uid)] if uid is not None else []
             return _UNSHARE[:-1] + drop + ["--"] + cmd
@@ -510,60 +795,103 @@ class SandboxExecutor:
             limits.append(("nproc", self.max_processes, self.max_processes))
         return limits
 
-    def _launch(self, cmd: list[str], uid: int | None, cgroup: str | None, timeout_s: float):
+    def _launch(self, cmd: list[str], uid: int | None, cgroups: list[str], timeout_s: float,
+                limits: list[tuple[str, int, int]] | None = None):
         """The command line and preexec_fn (None when wrappers do it all; see the module docstring)."""
-        limits = self._limits(timeout_s)
-        procs = os.path.join(cgroup, "cgroup.procs") if cgroup else None
+        limits = self._limits(timeout_s) if limits is None else limits
+        procs = [os.path.join(c, "cgroup.procs") for c in cgroups]
         setuid = uid if self.isolation == "rlimits" else None  # bwrap/unshare change uid themselves
         if not _prlimit() or setuid is not None:
-            return cmd, functools.partial(_limit_child, limits, procs and os.fsencode(procs), setuid)
+            return cmd, functools.partial(_limit_child, limits, [os.fsencode(p) for p in procs], setuid)
         cmd = [_prlimit(), *(f"--{name}={soft}:{hard}" for name, soft, hard in limits), "--", *cmd]
         if procs:  # "0": the writing process itself, which then execs the rest of the chain
-            cmd = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', procs, *cmd]
+            script = " && ".join(f'echo 0 > "${i}"' for i in range(len(procs)))
+            cmd = ["/bin/sh", "-c", f'{script} && shift {len(procs) - 1} && exec "$@"', *procs, *cmd]
         return cmd, None
+
+    def _cgroups_for(self) -> list[str]:
+        """A fresh child cgroup per controller, its cap written: pids.max, and the memory of the whole tree."""
+        made: list[str] = []
+        name = f"{os.getpid()}-{next(_NAMES)}"
+        try:
+            for base in self.cgroups.values():
+                path = os.path.join(base, name)
+                if path in made:  # v2: one tree for both controllers
+                    continue
+                os.mkdir(path)
+                made.append(path)
+            for controller, base in self.cgroups.items():
+                path = os.path.join(base, name)
+                if controller == "pids":
+                    _write(os.path.join(path, "pids.max"), str(self.max_processes))
+                elif os.path.exists(os.path.join(path, "memory.max")):  # v2; no swap to spill into
+                    _write(os.path.join(path, "memory.max"), str(self.memory_mb << 20))
+                    if os.path.exists(os.path.join(path, "memory.swap.max")):
+                        _write(os.path.join(path, "memory.swap.max"), "0")
+                else:  # v1: memory, then memory + swap (which must not be below it)
+                    _write(os.path.join(path, "memory.limit_in_bytes"), str(self.memory_mb << 20))
+                    if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
+                        _write(os.path.join(path, "memory.memsw.limit_in_bytes"), str(self.memory_mb << 20))
+        except BaseException:
+            for path in made:
+                _remove_cgroup(path)
+            raise
+        return made
 
     def _start(self, uid: int | None, timeout_s: float, stdin, stdout, source: str | None = None,
                inline: str | None = None) -> _Running:
-        """One sandboxed interpreter running ``source`` (written to main.py) or ``inline`` (on its command line)."""
-        workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
-        running = _Running(None, workdir, None)  # type: ignore[arg-type]
+        """One sandboxed interpreter running ``source`` (as main.py) or ``inline`` (on its command line)."""
+        name = f"{WORKDIR_PREFIX}{os.getpid()}-{next(_NAMES)}"
+        running = _Running(None, None, [])  # type: ignore[arg-type]
+        main_fd = None
         try:
-            if source is not None:
-                with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
-                    f.write(source)
-            if uid is not None:
-                os.chown(workdir, uid, uid)
+            if self.isolation == "bwrap":  # the work dir is made in the sandbox's sized /tmp; main.py copied in
+                workdir = os.path.join("/tmp", name)
                 if source is not None:
-                    os.chown(os.path.join(workdir, "main.py"), uid, uid)
-                os.chmod(workdir, 0o711)  # bwrap enters it as root without capabilities, before setpriv
-            if self.cgroup:
-                running.cgroup = os.path.join(self.cgroup, f"{os.getpid()}-{next(self._ids)}")
-                os.mkdir(running.cgroup)
-                _write(os.path.join(running.cgroup, "pids.max"), str(self.max_processes))
-            cmd, preexec = self._launch(self._command(workdir, uid, inline), uid, running.cgroup, timeout_s)
-            running.proc = subprocess.Popen(cmd, cwd=workdir, env=self._env(workdir), stdin=stdin, stdout=stdout,
-                                            stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-                                            preexec_fn=preexec)
+                    main_fd = os.memfd_create("main.py")  # close-on-exec: only pass_fds hands it on
+                    os.write(main_fd, source.encode("utf-8"))
+                    os.lseek(main_fd, 0, os.SEEK_SET)
+            else:
+                workdir = running.workdir = tempfile.mkdtemp(prefix=f"{name}-")
+                if source is not None:
+                    with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
+                        f.write(source)
+                if uid is not None:
+                    os.chown(workdir, uid, uid)
+                    if source is not None:
+                        os.chown(os.path.join(workdir, "main.py"), uid, uid)
+                    os.chmod(workdir, 0o711)
+            running.cgroups = self._cgroups_for()
+            cmd, preexec = self._launch(self._command(workdir, uid, inline, main_fd), uid, running.cgroups,
+                                        timeout_s)
+            running.proc = subprocess.Popen(cmd, cwd=running.workdir or "/", env=self._env(workdir), stdin=stdin,
+                                            stdout=stdout, stderr=subprocess.PIPE, start_new_session=True,
+                                            close_fds=True, preexec_fn=preexec,
+                                            pass_fds=() if main_fd is None else (main_fd,))
         except BaseException:
             self._clean(running)
             raise
+        finally:
+            if main_fd is not None:
+                os.close(main_fd)
         return running
 
     @staticmethod
     def _clean(running: _Running) -> int | None:
-        """Kill what is left, reap, remove the cgroup and the work dir; the return code (None: unkillable)."""
+        """Kill what is left, reap, remove the cgroups and the work dir; the return code (None: unkillable)."""
         returncode = None
         try:
             if running.proc is not None:
-                _kill(running.proc, running.cgroup)
+                _kill(running.proc, running.cgroups)
                 try:
                     returncode = running.proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:  # unkillable (D state): leave it, report what we have
                     pass
         finally:
-            if running.cgroup:
-                _remove_cgroup(running.cgroup)
-            shutil.rmtree(running.workdir, ignore_errors=True)
+            for cgroup in running.cgroups:
+                _remove_cgroup(cgroup)
+            if running.workdir:
+                remove_tree(running.workdir)
         return returncode
 
     def _result(self, returncode: int | None, out: str, err: str, why: str | None, start: float) -> ExecResult:
@@ -629,7 +957,7 @@ class SandboxExecutor:
                     # main process is done: kill what it left behind (they may hold our pipes), drain briefly
                     exited, deadline = True, min(deadline, now + 0.5)
                     for r in running:
-                        _kill(r.proc, r.cgroup)
+                        _kill(r.proc, r.cgroups)
                 for key, _ in sel.select(min(deadline - now, 0.1)):
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
@@ -653,6 +981,222 @@ class SandboxExecutor:
         return [bytes(b[-self.capture_bytes:]).decode("utf-8", "replace") for b in bufs.values()], why
 
 
+# ----------------------------------------------------------------------------- reused sandboxes for pairs
+
+
+ZYGOTE = (Path(__file__).parent / "zygote.py").read_text(encoding="utf-8")
+ZYGOTE_REPLY_S = 10.0  # a zygote that does not answer a control line in this long is ended (and replaced)
+
+
+class _Spawner:
+    """Starts the workers' sandboxes from one thread that lives as long as the process: bwrap's
+    ``--die-with-parent`` fires when the *thread* that started it ends, and a pool thread ends after each batch."""
+
+    def __init__(self):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, daemon=True, name="critic-sandbox-spawner").start()
+
+    def _loop(self):
+        while True:
+            job, done = self._jobs.get()
+            try:
+                done.put((job(), None))
+            except BaseException as err:
+                done.put((None, err))
+
+    def call(self, job):
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        self._jobs.put((job, done))
+        value, err = done.get()
+        if err is not None:
+            raise err
+        return value
+
+
+_SPAWNER: _Spawner | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawner() -> _Spawner:
+    global _SPAWNER
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = _Spawner()
+        return _SPAWNER
+
+
+class _Side:
+    """One pre-started sandbox (zygote.py) of a worker: its process and the control socket to it."""
+
+    def __init__(self, running: _Running, control: socket.socket):
+        self.running, self.control = running, control
+        control.setblocking(False)
+
+    def send(self, line: str, fds: Sequence[int] = ()) -> None:
+        socket.send_fds(self.control, [line.encode()], list(fds)) if fds else self.control.send(line.encode())
+
+    def read_reply(self) -> str | None:
+        """One reply if one is waiting, else None; EOFError when the zygote is gone."""
+        try:
+            message = self.control.recv(4096)
+        except BlockingIOError:
+            return None
+        if not message:
+            raise EOFError("the sandbox ended")
+        return message.decode()
+
+    def close(self) -> None:
+        self.control.close()
+        SandboxExecutor._clean(self.running)
+        if self.running.proc is not None and self.running.proc.stderr:
+            self.running.proc.stderr.close()
+
+
+class _Worker:
+    """A tester sandbox and a candidate sandbox, each a zygote that forks one fresh process per item; used by one
+    thread at a time. Each item gets pipes of its own: the two channel pipes, a stderr pipe per side, its source in
+    a memfd (see zygote.py for what is reset between items)."""
+
+    def __init__(self, ex: "SandboxExecutor", number: int):
+        self.ex, self.items = ex, itertools.count()
+        uid = ex._uid(ex.max_workers + number)  # a uid range apart from ``run``'s slots
+        self.sides: list[_Side] = []
+        try:
+            self.tester = ex._start_zygote("tester", None if uid is None else uid + 1)
+            self.sides.append(self.tester)
+            self.candidate = ex._start_zygote("candidate", uid)
+            self.sides.append(self.candidate)
+        except BaseException:
+            self.close()
+            raise
+
+    def alive(self) -> bool:
+        return all(side.running.proc.poll() is None for side in self.sides)
+
+    def close(self) -> None:
+        for side in self.sides:
+            side.close()
+        self.sides = []
+
+    def _await(self, side: _Side, want: str, until: float, statuses: dict) -> None:
+        """Wait for the reply ``want`` from ``side``, noting "exit" reports on the way."""
+        while True:
+            line = side.read_reply()
+            if line is None:
+                if time.monotonic() > until:
+                    raise TimeoutError(f"the sandbox did not answer {want!r}")
+                select.select([side.control], [], [], 0.05)
+                continue
+            if line.startswith("exit "):
+                statuses[side] = int(line.split()[1])
+            elif line == want:
+                return
+
+    def run(self, pair: Pair, start: float) -> PairResult:
+        ex, deadline = self.ex, start + pair.timeout_s
+        workdir = f"/tmp/{WORKDIR_PREFIX}{os.getpid()}-{next(self.items)}"
+        statuses: dict[_Side, int] = {}
+        to_candidate, to_tester = os.pipe(), os.pipe()
+        errs = {self.tester: os.pipe(), self.candidate: os.pipe()}
+        sources = {self.tester: _memfd(pair.trusted), self.candidate: _memfd(pair.untrusted)}
+        theirs = {self.tester: (to_tester[0], to_candidate[1]), self.candidate: (to_candidate[0], to_tester[1])}
+        try:
+            for side in self.sides:
+                side.send(f"go {pair.timeout_s!r} {workdir}", [*theirs[side], errs[side][1], sources[side]])
+        finally:  # the children hold them now; the candidate's end closes the tester's channel, as ever
+            for fd in (*to_candidate, *to_tester, *sources.values(), *(w for _, w in errs.values())):
+                os.close(fd)
+        pipes = {errs[side][0]: side for side in self.sides}
+        bufs = {side: bytearray() for side in self.sides}
+        try:
+            for side in self.sides:
+                self._await(side, "started", time.monotonic() + ZYGOTE_REPLY_S, statuses)
+            candidate_gone = False
+            total, why, open_pipes = 0, None, set(pipes)
+            while self.tester not in statuses and why is None:
+                now = time.monotonic()
+                if now >= deadline:
+                    why = "timeout"
+                    break
+                controls = [self.tester.control] + ([] if candidate_gone else [self.candidate.control])
+                ready = select.select([*controls, *open_pipes], [], [], min(deadline - now, 0.5))[0]
+                for side in self.sides:
+                    if side.control in ready and not (side is self.candidate and candidate_gone):
+                        try:
+                            line = side.read_reply()
+                            while line is not None:
+                                if line.startswith("exit "):
+                                    statuses[side] = int(line.split()[1])
+                                line = side.read_reply()
+                        except EOFError:
+                            if side is self.tester:
+                                raise
+                            candidate_gone = True  # see below: its item's process ended with it
+                for fd in ready:
+                    if fd in open_pipes:
+                        got = self._read(fd, bufs[pipes[fd]])
+                        total += got
+                        if not got:
+                            open_pipes.discard(fd)
+                if total > ex.max_output_bytes:
+                    why = "overflow"
+            # the tests' processes first, then every process of the candidate; the next item starts from a clean
+            # state (zygote.py); then what both left on their stderr (nothing holds those pipes any more)
+            until = time.monotonic() + ZYGOTE_REPLY_S
+            for side in self.sides:
+                try:
+                    side.send("end")
+                    self._await(side, "clean", until, statuses)
+                except (EOFError, OSError):
+                    if side is self.tester:
+                        raise
+                    # the candidate ended its own sandbox (it may signal its zygote: same uid); that ends its
+                    # item's process too, the tester's verdict stands, and the next item gets a fresh worker
+                    SandboxExecutor._clean(side.running)
+            for fd in open_pipes:
+                while self._read(fd, bufs[pipes[fd]], block=True):
+                    pass
+        finally:
+            for fd in pipes:
+                os.close(fd)
+        results = []
+        for side in self.sides:
+            err = bytes(bufs[side][-ex.capture_bytes:]).decode("utf-8", "replace")
+            status = statuses.get(side)
+            code = -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
+            results.append(ex._result(code, "", err, why, start))
+        return PairResult(*results)
+
+    def _read(self, fd: int, buf: bytearray, block: bool = False) -> int:
+        if block and not select.select([fd], [], [], ZYGOTE_REPLY_S)[0]:
+            return 0
+        chunk = os.read(fd, 1 << 16)
+        buf += chunk
+        if len(buf) > 2 * self.ex.capture_bytes:  # keep the tail (tracebacks)
+            del buf[: -self.ex.capture_bytes]
+        return len(chunk)
+
+
+def _memfd(text: str) -> int:
+    fd = os.memfd_create("main.py")
+    _write_all(fd, text.encode("utf-8"))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _close_workers(live: dict) -> None:
+    for number in list(live):
+        worker = live.pop(number, None)
+        if worker is not None:
+            worker.close()
+
+
 def _harness_error(err: Exception, start: float) -> ExecResult:
     return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
 
@@ -665,9 +1209,10 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _kill(proc: subprocess.Popen, cgroup: str | None) -> None:
-    """SIGKILL the child's process group (it leads its own session: pgid == pid) and all else in its cgroup."""
-    for kill, pid in [(os.killpg, proc.pid)] + [(os.kill, p) for p in (_members(cgroup) if cgroup else [])]:
+def _kill(proc: subprocess.Popen, cgroups: Sequence[str]) -> None:
+    """SIGKILL the child's process group (it leads its own session: pgid == pid) and all else in its cgroups."""
+    members = [p for cgroup in cgroups for p in _members(cgroup)]
+    for kill, pid in [(os.killpg, proc.pid)] + [(os.kill, p) for p in members]:
         try:
             kill(pid, signal.SIGKILL)
         except OSError:

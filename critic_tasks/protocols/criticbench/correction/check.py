@@ -11,6 +11,10 @@ Where we differ from the original toolkit, on purpose:
   tolerance of 1e-4 (no ``eval``, no int truncation);
 * math_pot compares only the value of ``Solution().solution()`` (printed behind a marker), not any stdout line;
 * HumanEval's entry point: see ``programs.find_entry_point``.
+
+``detail`` (saved with ``--log_samples``) is an excerpt, never a program's whole output: the parsed answer or
+math_pot value, or the last line of a failing program's error output, cut to ``DETAIL_CHARS`` characters with a
+note of how many were left out (``excerpt``). A program can print what it likes; the samples keep that much.
 """
 
 from __future__ import annotations
@@ -37,6 +41,14 @@ from critic_tasks.protocols.criticbench.correction.programs import (
 )
 from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.sandbox import Pair, Program, get_executor
+
+DETAIL_CHARS = 200
+
+
+def excerpt(text: str, limit: int = DETAIL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, with how many were dropped: what ``detail`` keeps of program output."""
+    text = text.strip()
+    return text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} more characters]"
 
 
 def gold_answer(item: dict) -> str:
@@ -139,18 +151,18 @@ def check_corrections(domain: str, revisions: Sequence[str | None], items: Seque
     layer = getattr(executor, "isolation", "")  # recorded with every executed outcome (in logged samples)
     for i, run in zip(slots, runs):
         if spec.correction_check == "program_value":
-            detail = run.stderr.strip().splitlines()[-1][:300] if run.stderr.strip() else ""
+            detail = excerpt(run.stderr.strip().splitlines()[-1]) if run.stderr.strip() else ""
             value = run.stdout.rsplit(RESULT_MARKER, 1)[1].strip() if RESULT_MARKER in run.stdout else None
             if run.status != "passed":
                 results[i] = CheckOutcome(True, False, run.status, detail, layer)
                 continue
             ok = value is not None and answers_match(value, golds[i])
             status = "passed" if ok else "no_result" if value is None else "wrong_answer"
-            results[i] = CheckOutcome(True, ok, status, value or "", layer)
+            results[i] = CheckOutcome(True, ok, status, excerpt(value or ""), layer)
             continue
         verdict = run.trusted  # the candidate's own exit status and output are never read as a verdict
         lines = [line for line in verdict.stderr.splitlines() if line.strip() and TESTS_DONE_MARKER not in line]
-        detail = lines[-1][:300] if lines else ""
+        detail = excerpt(lines[-1]) if lines else ""
         if verdict.status == "failed" and NO_CALLS_MARKER in verdict.stderr:
             results[i] = CheckOutcome(True, False, "no_calls", "the tests made no call into the revised code", layer)
         elif verdict.status == "passed" and f"{TESTS_DONE_MARKER}{tokens[i]}" not in verdict.stderr:

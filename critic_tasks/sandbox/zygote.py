@@ -1,0 +1,256 @@
+# A pre-started sandboxed interpreter that forks one fresh process per item (executor.py, ``_Worker``): the
+# sandbox (bwrap, uid, namespaces, cgroup, seccomp from boot.py) is made once per worker instead of twice per item.
+# Runs after boot.py, as the program; never imported by the package; the constants in capitals are filled in.
+#
+# Never runs model code itself, and runs as another uid than its items: started as root without capabilities but
+# CAP_SETUID/CAP_SETGID (bwrap's uid-dropping set-up, where setpriv would otherwise run), it forks one child per
+# item, which drops to the item uid (UID) before anything else, so no item can signal, trace or read us. Before the
+# next item a helper of that uid kills every process the uid has in the sandbox's PID namespace (kill(-1); we,
+# the subreaper, reap them), empties /tmp (the work dirs) and /dev/mqueue and removes System V IPC objects, so no
+# item sees another's files, processes or messages. Not dumpable either.
+# Control messages from the executor on a Unix socket pair made before the sandbox (CTL; the filter refuses
+# socket(), not a pair handed in), each answered there:
+#   go <timeout_s> <workdir>  + 4 descriptors (stdin, stdout, stderr, source): fork a child on those, which reads its
+#                             source and runs it; our copies are closed at once              -> "started"
+#   end                       kill everything but us, empty /tmp, IPC and /dev/mqueue         -> "clean"
+# and, unasked, "exit <wait status>" when the child ends. Every item gets pipes of its own: nothing of one item's
+# channel, output or source is ever held where the next could read it, and the tester sees the candidate's end as
+# the end of its pipe, as with a fresh sandbox.
+# what every item imports (the toolkit header, the wire, runpy) is loaded once here, before any item: each child
+# gets its own copy of these modules (fork), pristine, so a program that patches one patches only its own
+import atexit  # noqa: E402, F401
+import collections  # noqa: E402, F401
+import ctypes as _ctypes
+import fractions  # noqa: E402, F401
+import functools  # noqa: E402, F401
+import heapq  # noqa: E402, F401
+import importlib  # noqa: E402, F401
+import itertools  # noqa: E402, F401
+import json  # noqa: E402, F401
+import math  # noqa: E402
+import os as _os
+import random  # noqa: E402, F401
+import re  # noqa: E402, F401
+import resource as _resource
+import runpy  # noqa: E402, F401
+import select as _select
+import signal as _signal
+import socket as _socket
+import sys as _sys
+import threading  # noqa: E402, F401
+import time as _time  # noqa: E402
+import traceback  # noqa: E402, F401
+import typing  # noqa: E402, F401
+
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+_libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of an item come back to us, to be killed and reaped
+_CONTROL = _socket.socket(fileno=CTL)  # noqa: F821  (filled in)
+_KIND = KIND  # noqa: F821  ("candidate": source as main.py, run by path; "tester": source run inline)
+_UID = UID  # noqa: F821  (the items' uid)
+
+
+def _drop():
+    _os.setgroups([])
+    _os.setresgid(_UID, _UID, _UID)
+    _os.setresuid(_UID, _UID, _UID)  # all uids non-zero: the capabilities go too
+
+
+def _say(text):
+    _CONTROL.send(text.encode())
+
+
+def _child(timeout_s, workdir, fds):
+    """The item's process: our socket closed, its pipes on 0, 1, 2, its source read and its limits set, then its
+    program; never returns."""
+    _CONTROL.close()
+    _drop()
+    for target, fd in enumerate(fds[:3]):
+        _os.dup2(fd, target)
+        _os.close(fd)
+    with open(fds[3], "rb") as f:
+        source = f.read()
+    cpu = math.ceil(timeout_s) + 1  # as the executor's RLIMIT_CPU for a fresh process
+    _resource.setrlimit(_resource.RLIMIT_CPU, (cpu, cpu + 1))
+    _libc.prctl(4, 1, 0, 0, 0)  # dumpable again: its own /proc/self/fd (nothing else of the worker is left in it)
+    _os.mkdir(workdir, 0o700)
+    _os.chdir(workdir)
+    _os.environ["HOME"] = _os.environ["TMPDIR"] = workdir
+    code = 0
+    try:
+        if _KIND == "candidate":
+            with open("main.py", "wb") as f:
+                f.write(source)
+            import runpy
+
+            runpy.run_path("main.py", run_name="__main__")
+        else:
+            exec(compile(source, "main.py", "exec"), {"__name__": "__main__"})
+    except SystemExit as stop:  # as the interpreter maps it to an exit status
+        if stop.code is None or isinstance(stop.code, int):
+            code = stop.code or 0
+        else:
+            print(stop.code, file=_sys.stderr)
+            code = 1
+    except BaseException:
+        _sys.excepthook(*_sys.exc_info())  # as the interpreter reports it (a program may have set its own hook)
+        code = 1
+    try:  # what an interpreter does on its way out: non-daemon threads, atexit, flushed streams
+        import threading
+
+        threading._shutdown()
+        import atexit
+
+        atexit._run_exitfuncs()
+        _sys.stdout.flush()
+        _sys.stderr.flush()
+    except BaseException:
+        pass
+    _os._exit(code & 0xFF)
+
+
+def _others():
+    """Processes of the items' uid in this PID namespace but the caller (zombies included)."""
+    me, found = str(_os.getpid()), []
+    for pid in _os.listdir("/proc"):
+        if pid.isdigit() and pid != me:
+            try:
+                if _os.stat(f"/proc/{pid}").st_uid == _UID:
+                    found.append(pid)
+            except OSError:
+                pass
+    return found
+
+
+def _reset():
+    """A helper of the items' uid kills every process that uid has here but itself (kill(-1)), while we reap them
+    (orphans come to us, the subreaper), then empties /tmp and IPC; then we reap the rest."""
+    helper = _os.fork()
+    if helper == 0:
+        code = 0
+        try:
+            _CONTROL.close()
+            _drop()
+            while _others():  # zombies count until we reap them
+                _libc.kill(-1, _signal.SIGKILL)
+                _time.sleep(0.0002)
+            _empty("/tmp")
+            _remove_ipc()
+        except BaseException:
+            _sys.excepthook(*_sys.exc_info())
+            code = 1
+        _os._exit(code)
+    status = None
+    while status is None:
+        done, wait_status = _os.waitpid(-1, 0)
+        if done == helper:
+            status = wait_status
+    try:
+        while _os.waitpid(-1, _os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+    if status != 0:  # never hand the next item a dirty sandbox: end this worker instead
+        raise SystemExit("critic sandbox: could not reset the sandbox between items")
+
+
+def _empty(folder):
+    """Remove what is inside ``folder`` at any depth: iteratively, one descriptor at a time (``..`` to climb: every
+    process of the item is dead), following no link, opening folders a program closed. Raises if it cannot (the
+    worker then ends rather than hand the next item a dirty /tmp)."""
+    flags = _os.O_RDONLY | _os.O_DIRECTORY | _os.O_NOFOLLOW
+    fd, names = _os.open(folder, flags), []
+    try:
+        while True:
+            inner = None
+            try:
+                entries = list(_os.scandir(fd))
+            except PermissionError:
+                _os.fchmod(fd, 0o700)
+                entries = list(_os.scandir(fd))
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    inner = entry.name
+                    break
+                _again(_os.unlink, entry.name, fd)
+            if inner is not None:
+                try:
+                    child = _os.open(inner, flags, dir_fd=fd)
+                except PermissionError:
+                    _os.chmod(inner, 0o700, dir_fd=fd)
+                    child = _os.open(inner, flags, dir_fd=fd)
+                _os.close(fd)
+                fd = child
+                names.append(inner)
+                continue
+            if not names:
+                return
+            parent = _os.open("..", flags, dir_fd=fd)
+            _os.close(fd)
+            fd = parent
+            _again(_os.rmdir, names.pop(), fd)
+    finally:
+        _os.close(fd)
+
+
+def _again(remove, name, fd):
+    try:
+        remove(name, dir_fd=fd)
+    except PermissionError:
+        _os.fchmod(fd, 0o700)
+        remove(name, dir_fd=fd)
+
+
+def _remove_ipc():
+    """System V shared memory, message queues and semaphores left in the namespace, and POSIX message queues."""
+    for name, call, extra in (("shm", _libc.shmctl, ()), ("msg", _libc.msgctl, ()), ("sem", _libc.semctl, (0,))):
+        try:
+            lines = open(f"/proc/sysvipc/{name}").read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            ident = int(line.split()[1])
+            call(ident, *extra, 0, None)  # IPC_RMID
+    try:
+        for entry in _os.listdir("/dev/mqueue"):
+            _os.unlink(_os.path.join("/dev/mqueue", entry))
+    except OSError:
+        pass
+
+
+def _serve():
+    child = pidfd = None
+    while True:
+        ready = _select.select([_CONTROL] + ([pidfd] if pidfd is not None else []), [], [])[0]
+        if pidfd is not None and pidfd in ready:
+            _, status = _os.waitpid(child, 0)
+            _os.close(pidfd)
+            child = pidfd = None
+            _say(f"exit {status}")
+        if _CONTROL not in ready:
+            continue
+        message, fds, _, _ = _socket.recv_fds(_CONTROL, 4096, 4)
+        if not message:
+            return
+        command, *args = message.decode().split()
+        if command == "go" and len(fds) == 4:
+            child = _os.fork()
+            if child == 0:
+                _child(float(args[0]), args[1], fds)
+            for fd in fds:
+                _os.close(fd)
+            pidfd = _os.pidfd_open(child)
+            _say("started")
+        elif command == "end":
+            for fd in fds:
+                _os.close(fd)
+            if pidfd is not None:
+                _os.close(pidfd)
+                child = pidfd = None
+            _reset()
+            _say("clean")
+        else:
+            raise SystemExit(f"critic sandbox: unknown control message {message[:80]!r}")
+
+
+_serve()
