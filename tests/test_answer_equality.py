@@ -28,6 +28,9 @@ TABLE = [
     ("18", "18.5", False),
     ("18", "18.001", False),
     ("18", "17.9999", False),
+    # a reply no int() can read (5,000 digits) or no float holds is a wrong answer, never a crash
+    ("7", "7" * 5000, False),
+    ("5", "1e399", False),
     ("1250000", "1250000", True),
     ("1250000", "1,250,000", True),
     ("1250000", "1250000.0", True),
