@@ -153,7 +153,7 @@ class RatingRecord(Record):
     samples: int = 1
     parsed_samples: int = 1
     identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
-    variant: str = ""  # the prompt variant the critic was asked with (protocols.variants; "" before variants existed)
+    variant: str = ""  # the prompt variant the critic was asked with (protocols.variants)
 
     @property
     def scored(self) -> bool:
@@ -246,7 +246,7 @@ class RevisionRecord(Record):
     error: str | None = None
     is_deferred: bool = False
     models: str = ""  # JSON: the revisers, the judge and the prompt versions (pipeline.models)
-    variant: str = ""  # the prompt variant (protocols.variants; "" before variants existed)
+    variant: str = ""  # the prompt variant (protocols.variants)
     failure_rule: str = ""  # what a missing verdict or revision counts as (revision.data.FAILURE_RULES; "": exclude)
     # JSON: role -> where its prompt text came from ("released: <file>", "paraphrase", "ours"; prompts.sources)
     prompt_source: str = ""

@@ -52,7 +52,3 @@ class CriticTaskEvaluator(BaseEvaluator):
             out["judge"] = judge_identity(self.task, judge)
         return out
 
-
-# The name before it served every protocol: configs written with it keep working.
-CriticBenchEvaluator = CriticTaskEvaluator
-ICL_EVALUATORS.register_module(name="CriticBenchEvaluator", module=CriticTaskEvaluator)
