@@ -152,11 +152,6 @@ class Dimension:
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
 
-    @property
-    def dimension(self) -> str:
-        """Deprecated name of ``data_dimension``."""
-        return self.data_dimension
-
 
 @dataclass(frozen=True)
 class Task:

@@ -17,8 +17,9 @@ from opencompass.registry import ICL_EVALUATORS
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import DataError
-from critic_tasks.engine import SCORERS, item_label, judge_identity, score_task
+from critic_tasks.engine import SCORERS, judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
 
