@@ -82,8 +82,9 @@ class VerdictRecord(Record):
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """How one revision fared: ``status`` is passed, wrong_answer, no_result, failed, timeout, error, unparsed or
-    invalid; ``detail`` holds the parsed answer or the program's last error line."""
+    """How one revision fared: ``status`` is passed, wrong_answer, no_result, failed, timeout, error, unparsed,
+    invalid, no_calls (the tests never called the revised code) or tests_not_finished (they stopped before the
+    last); ``detail`` holds the parsed answer or the program's last error line."""
 
     parsed: bool
     passed: bool
