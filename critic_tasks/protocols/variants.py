@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 
 VARIANT_ENV = "CRITIC_PROMPT_VARIANT"
@@ -37,8 +38,8 @@ def of(doc: dict) -> str:
     """The variant a document was made with (its loader records it)."""
     variant = doc.get("variant")
     if variant not in VARIANTS:
-        raise DataError(f"{doc.get('source_file', 'a document')}[{doc.get('item_index', '?')}]: no prompt variant "
-                        f"recorded (expected one of {', '.join(VARIANTS)}): regenerate with this critic-tasks")
+        raise DataError(f"{item_label(doc) or 'a document'}: no prompt variant recorded (expected one of "
+                        f"{', '.join(VARIANTS)}): saved by an older critic-tasks; generate it again")
     return variant
 
 
