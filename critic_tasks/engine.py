@@ -296,13 +296,6 @@ def judge_identity(task: str, judge: LLMSettings) -> dict | None:
     return SCORERS[registry.task(task).scorer].identity(judge)
 
 
-def item_label(doc: dict) -> str:
-    """How per-item details name a document: its file and index, else its id."""
-    if "source_file" in doc:
-        return f"{doc['source_file']}[{doc['item_index']}]"
-    return str(doc.get("id", doc.get("pair_id", "")))
-
-
 def registered() -> offline.Registered:
     """What the prediction-file readers (``protocols.criticbench.offline`` / ``label_free``) need of the registered
     tasks, handed to them: a protocol does not read the registry."""

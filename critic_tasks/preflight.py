@@ -26,11 +26,6 @@ from critic_tasks.protocols.criticbench.toolkit import load_toolkit, resolve_pro
 VARIANT_PROTOCOLS = {"critiquellm", "multicritique", "rco"}  # the protocols with prompt variants (protocols.variants)
 
 
-def check_scorer(scorer: str) -> None:
-    """The settings one way of scoring needs (``engine.Scorer.check_settings``)."""
-    SCORERS[scorer].check_settings()
-
-
 def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, protocol: str | None = None,
                 toolkit_dir: str | None = None, self_feedback: str | None = None, limit: float | None = None) -> None:
     """``limit``: lm-eval's ``--limit`` (the items of each task a run asks; SAvg's feedback is checked for those)."""

@@ -3,8 +3,9 @@
 Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generate.py``), the lm-eval hooks that
 route records to metric keys, the OpenCompass config generator (``adapters/opencompass/generate.py``), the CLI's
 tables and ``critic-eval tasks``, the judge CLI (which tasks are judged), the reports and the benchmarks. Adding a
-metric or a task is one edit here plus the generator run (``python -m critic_tasks.generate``); tests keep the
-generated files in sync.
+task is one edit here plus the generator run (``python -m critic_tasks.generate``); a new metric is a ``Metric``
+here and, unless an existing family computes it, its function in the protocol's ``scoring.FAMILIES``. Tests keep
+the generated files in sync.
 
 * A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it (the protocol's
   ``scoring.FAMILIES``), the ``base`` value it reports, which records it is computed over (``when``: all records,
@@ -151,11 +152,6 @@ class Dimension:
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
-
-    @property
-    def dimension(self) -> str:
-        """Deprecated name of ``data_dimension``."""
-        return self.data_dimension
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ step "installing torch 2.13.0 (CPU build)"
 python -m pip install -q "torch==2.13.0"
 if [ "${1:-}" = "--test" ]; then
   step "installing critic-tasks (editable) with lm-eval, transformers and the test tools"
-  python -m pip install -q -e '.[hf,test]'
+  python -m pip install -q -e '.[hf,test,report]'
   # The OpenCompass and vLLM environments are mostly downloads: they build in the background (one after the
   # other: both editable installs write the checkout's egg-info), logged to .setup-logs/side-envs.log and printed
   # when done, while the steps below use the CPU. Their failures only skip their tests.

@@ -13,7 +13,7 @@ from helpers import scripted_lm
 from scipy import stats
 
 import critic_tasks
-from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.protocols.critiquellm import data, prompts, scoring
 
 lm_eval = pytest.importorskip("lm_eval")
@@ -286,8 +286,9 @@ def test_the_rating_is_read_where_the_variant_puts_it():
     assert scoring.rating_record({**doc, "variant": "paper"}, paper_reply).pred == 6.0
     assert scoring.rating_record({**doc, "variant": "short"}, short_reply).pred == 7.0
     assert scoring.rating_record({**doc, "variant": "paper"}, short_reply).pred == 10.0  # what reading last gives
-    # a document saved before variants existed was asked the (now) short prompt: read it that way
-    assert scoring.rating_record(doc, short_reply).pred == 7.0
+    # every loader records the variant: a document without one is a data error naming it, not a guess
+    with pytest.raises(DataError, match=r"^a\.json\[3\]: no prompt variant recorded \(expected one of paper, short\)"):
+        scoring.rating_record({**doc, "source_file": "a.json", "item_index": 3}, short_reply)
     pair = {"category_slug": "writing", "pair_id": "0", "order": "forward", "preference": "A"}
     assert scoring.preference_record({**pair, "variant": "paper"}, "Not [[B]], because...\n[[A]]").verdict == "A"
     assert scoring.preference_record({**pair, "variant": "short"}, "[[B]]\nbetter than [[A]] here").verdict == "B"

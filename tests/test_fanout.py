@@ -25,7 +25,7 @@ import latency_server  # noqa: E402
 
 def rows(path) -> int:
     with contextlib.closing(sqlite3.connect(path)) as db:
-        return db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        return db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
 
 
 # ---- settings ----------------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def run(prompts, s):
 
 def cache_rows(path):
     with sqlite3.connect(path) as db:
-        return db.execute("SELECT key, identity, text FROM judgments").fetchall()
+        return db.execute("SELECT key, identity, text FROM replies").fetchall()
 
 
 def test_happy_path_scores_headers_and_payload(settings):

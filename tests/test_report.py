@@ -220,3 +220,17 @@ def test_savg_stage1_run_inside_an_output_dir_is_not_a_run_of_its_own(tmp_path):
     runs = load_runs(tmp_path / "out")
     assert len(runs) == 1
     assert read_results(tmp_path / "out")["critic_correction_self"]["pass_rate,none"] == 40.0
+
+
+def test_report_charts_without_matplotlib_are_one_line_naming_the_extra(monkeypatch, capsys, tmp_path):
+    """matplotlib comes with the `report` extra only: `report -o` without it says so in one line, before reading
+    any run; without -o (Markdown only) it is not needed."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    assert cli.main(["report", str(tmp_path / "no_run.json"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["critic-eval: critic-eval report -o draws its charts with matplotlib, not installed here: pip install "
+                   "'critic-tasks[report]' (without -o: the Markdown tables, no charts)"]
+    assert not (tmp_path / "out").exists()

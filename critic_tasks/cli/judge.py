@@ -18,6 +18,7 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.paths import is_off
 from critic_tasks.protocols.criticbench.judge_prompts import feedback_judge_prompt
 from critic_tasks.reports.tables import format_judge_table
 
@@ -42,7 +43,7 @@ def judge_overrides(args) -> dict:
     overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
                  if getattr(args, k) is not None}
     if args.cache is not None:
-        overrides["cache"] = None if args.cache.lower() in ("off", "none", "0") else args.cache
+        overrides["cache"] = None if is_off(args.cache) else args.cache
     return overrides
 
 

@@ -21,6 +21,7 @@ from critic_tasks import registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
 from critic_tasks.adapters.opencompass.spec import collections, refusal, supported
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.paths import cache_dir
 from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_tasks
 
@@ -104,7 +105,7 @@ def budget_config_dir(max_out_len: int) -> Path:
     from critic_tasks.adapters.opencompass.generate import render, write_tree
 
     digest = hashlib.sha256(json.dumps(render(max_out_len), sort_keys=True).encode()).hexdigest()[:12]
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "critic_tasks" / "opencompass-configs"
+    base = cache_dir("opencompass-configs")
     folder = base / f"max_out_len_{max_out_len}-{digest}"
     if not folder.is_dir():
         base.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -77,6 +78,9 @@ def report_command(argv: list[str]) -> int:
                         "sandbox for corrections; judge-scored tasks need CRITIC_JUDGE_MODEL)")
     parser.add_argument("--title", default="critic-tasks report")
     args = parser.parse_args(argv)
+    if args.output_dir and importlib.util.find_spec("matplotlib") is None:  # the charts' only dependency
+        raise ConfigError("critic-eval report -o draws its charts with matplotlib, not installed here: "
+                          "pip install 'critic-tasks[report]' (without -o: the Markdown tables, no charts)")
     runs = load_all(args.runs)
     lines = []
     if args.chance:

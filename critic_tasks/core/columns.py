@@ -29,9 +29,18 @@ def _kind(value: Any) -> str | None:
     return type(value).__name__
 
 
+def item_label(doc: dict) -> str:
+    """How every message and per-item detail names a document: ``file[index]`` (its data file and its place
+    there), else its id."""
+    if doc.get("source_file"):
+        return f"{doc['source_file']}[{doc.get('item_index', '?')}]"
+    return str(doc.get("id", doc.get("pair_id", "")))
+
+
 def _where(doc: dict, index: int) -> str:
-    source = doc.get("source_file")
-    return f"{source}[{doc.get('item_index', index)}]" if source else f"document {index}"
+    if doc.get("source_file") and "item_index" not in doc:
+        return f"{doc['source_file']}[{index}]"
+    return item_label(doc) if doc.get("source_file") else f"document {index}"
 
 
 def check_one_type_per_field(docs: Sequence[dict]) -> None:

@@ -1,6 +1,7 @@
 """Model output -> Likert score / comparison verdict.
 
-Rules (documented in the README, deterministic, never raising):
+Rules (deterministic, never raising; docs/tasks-and-metrics.md gives them per task, tests/test_parsing.py holds
+the cases):
 
 * The paper's marker comes first (``Decision: 5`` for feedback, ``Score: 5`` for
   meta-feedback, ``Decision: A`` for comparison). Markdown emphasis and a

@@ -82,8 +82,9 @@ class VerdictRecord(Record):
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """How one revision fared: ``status`` is passed, wrong_answer, no_result, failed, timeout, error, unparsed or
-    invalid; ``detail`` holds the parsed answer or the program's last error line."""
+    """How one revision fared: ``status`` is passed, wrong_answer, no_result, failed, timeout, error, unparsed,
+    invalid, no_calls (the tests never called the revised code) or tests_not_finished (they stopped before the
+    last); ``detail`` holds the parsed answer or the program's last error line."""
 
     parsed: bool
     passed: bool
@@ -153,7 +154,7 @@ class RatingRecord(Record):
     samples: int = 1
     parsed_samples: int = 1
     identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
-    variant: str = ""  # the prompt variant the critic was asked with (protocols.variants; "" before variants existed)
+    variant: str = ""  # the prompt variant the critic was asked with (protocols.variants)
 
     @property
     def scored(self) -> bool:
@@ -246,7 +247,7 @@ class RevisionRecord(Record):
     error: str | None = None
     is_deferred: bool = False
     models: str = ""  # JSON: the revisers, the judge and the prompt versions (pipeline.models)
-    variant: str = ""  # the prompt variant (protocols.variants; "" before variants existed)
+    variant: str = ""  # the prompt variant (protocols.variants)
     failure_rule: str = ""  # what a missing verdict or revision counts as (revision.data.FAILURE_RULES; "": exclude)
     # JSON: role -> where its prompt text came from ("released: <file>", "paraphrase", "ours"; prompts.sources)
     prompt_source: str = ""

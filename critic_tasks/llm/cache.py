@@ -55,8 +55,7 @@ class ReplyCache:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; fsync at checkpoints
-            # The table keeps its first name ("judgments") so caches written by earlier versions stay valid.
-            db.execute("CREATE TABLE IF NOT EXISTS judgments (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
+            db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
                        "text TEXT NOT NULL, created REAL NOT NULL)")
         except sqlite3.Error:
             db.close()
@@ -70,7 +69,7 @@ class ReplyCache:
             for start in range(0, len(unique), 500):  # stay under sqlite's bound-parameter limit
                 chunk = unique[start : start + 500]
                 rows = self._db.execute(
-                    f"SELECT key, text FROM judgments WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                    f"SELECT key, text FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk
                 )
                 found.update(rows)
         return found
@@ -78,7 +77,7 @@ class ReplyCache:
     def put(self, key: str, identity: dict, text: str) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO judgments VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
                 (key, json.dumps(identity, sort_keys=True), text, time.time()),
             )
 

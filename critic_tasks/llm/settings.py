@@ -20,15 +20,14 @@ import re
 from dataclasses import dataclass, field
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.paths import cache_dir, is_off
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-CACHE_OFF = {"off", "none", "0", "false", "no", "disabled"}
 ROLES = ("judge", "reviser")
 
 
 def default_cache_path(role: str = "judge") -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "critic_tasks", f"{role}.sqlite")
+    return str(cache_dir(f"{role}.sqlite"))
 
 
 def env_prefix(role: str) -> str:
@@ -98,7 +97,7 @@ class LLMSettings:
             "model": get("MODEL") or None,
             "base_url": get("BASE_URL") or None,
             "api_key": get("API_KEY") or env.get("OPENAI_API_KEY") or None,
-            "cache": None if cache.lower() in CACHE_OFF else os.path.expanduser(cache or default_cache_path(role)),
+            "cache": None if is_off(cache) else os.path.expanduser(cache or default_cache_path(role)),
         }
         raw_engine = get("ENGINE_ARGS").strip()
         if raw_engine:

@@ -15,17 +15,25 @@ from pathlib import Path
 
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.core.paths import cache_dir
 
 
-def resolve_dir(value: str | os.PathLike | None, env: str) -> Path | None:
-    """The local root: ``value`` if given, else ``$env``; None for the repository default ('repo' / unset)."""
+def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo",
+                named: dict[str, Path] | None = None) -> Path | None:
+    """The local root: ``value`` if given, else ``$env``; a name of ``named`` (CriticBench's ``sample``) is its
+    folder; None for the published copy (``default``: 'repo', the paper's repository; 'hub', the Hugging Face Hub;
+    or unset)."""
+    named = named or {}
     given = value not in (None, "")
     value = value if given else os.environ.get(env)
     if not given and value is not None and not value.strip():  # `X_DATA_DIR=`: a path left out, not the default
-        raise DataError(f"{env} is set but empty; give a local copy of the files, or 'repo' (or unset it) for the "
-                        "repository's own")
+        where = "the Hub" if default == "hub" else "the repository's own"
+        raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}, "
+                        + "".join(f"{n!r}, " for n in named) + f"or {default!r} (or unset it) for {where}")
     if value is None or value in ("repo", "hub"):
         return None
+    if value in named:
+        return named[value]
     root = Path(value).expanduser()
     if not root.is_dir():
         raise DataError(f"{'data_dir' if given else env}={value}: not a directory")
@@ -34,8 +42,7 @@ def resolve_dir(value: str | os.PathLike | None, env: str) -> Path | None:
 
 def fetch(url: str, protocol: str, relpath: str, env: str) -> Path:
     """The file at ``url``, downloaded once into the cache."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    target = Path(base) / "critic_tasks" / protocol / relpath
+    target = cache_dir(protocol, relpath)
     if target.is_file():
         return target
     try:

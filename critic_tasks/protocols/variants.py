@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 
-from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.columns import item_label
+from critic_tasks.core.errors import ConfigError, DataError
 
 VARIANT_ENV = "CRITIC_PROMPT_VARIANT"
 PAPER, SHORT = "paper", "short"
 VARIANTS = (PAPER, SHORT)
 DEFAULT = PAPER
-# Documents saved before variants existed carry none: they were generated with what is now ``short``.
-BEFORE_VARIANTS = SHORT
 
 
 def resolve(value: str | None = None) -> str:
@@ -36,11 +35,15 @@ def resolve(value: str | None = None) -> str:
 
 
 def of(doc: dict) -> str:
-    """The variant a document was made with."""
-    return doc.get("variant") or BEFORE_VARIANTS
+    """The variant a document was made with (its loader records it)."""
+    variant = doc.get("variant")
+    if variant not in VARIANTS:
+        raise DataError(f"{item_label(doc) or 'a document'}: no prompt variant recorded (expected one of "
+                        f"{', '.join(VARIANTS)}): saved by an older critic-tasks; generate it again")
+    return variant
 
 
 def recorded(variants) -> str:
     """The results entry for the variants of a set of records: one name, or the names joined when a run mixed them
     (records re-scored together from runs of different variants)."""
-    return "+".join(sorted({v for v in variants if v})) or BEFORE_VARIANTS
+    return "+".join(sorted({v for v in variants if v}))

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import ranks, sampling, table
+from critic_tasks.adapters.lm_eval import private, ranks, table
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
@@ -81,9 +81,7 @@ def _dimension(doc: dict) -> registry.Dimension:
 
 def load_docs(**kwargs):
     """``custom_dataset``: lm-eval passes the task's ``dataset_kwargs`` and ``metadata`` (``--metadata``) together."""
-    import datasets
-
-    from critic_tasks.adapters.lm_eval.docs import DocsDataset
+    from critic_tasks.adapters.lm_eval.docs import Docs
 
     dimension = kwargs.get("dimension")
     if dimension is None:
@@ -96,10 +94,10 @@ def load_docs(**kwargs):
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
     steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
-    sampling.install()  # repeats of a sampled request get distinct seeds through lm-eval's API models
+    private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
     docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     check_one_type_per_field(docs)  # a field mixing types: one line naming file and field, not pyarrow's traceback
-    return datasets.DatasetDict({"eval": DocsDataset.from_list(docs)})  # rows decoded once, not on every pass
+    return {"eval": Docs.from_list(docs)}  # rows decoded once, not on every pass
 
 
 def doc_to_text(doc: dict) -> str:

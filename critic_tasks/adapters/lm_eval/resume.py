@@ -23,21 +23,21 @@ import os
 import re
 import sqlite3
 
+from critic_tasks.core.paths import cache_dir, is_off
+
 CACHE_ENV = "CRITIC_REQUEST_CACHE"
 NO_RESUME_FLAG = "--no_resume"
-OFF = {"off", "none", "0", "false", "no", "disabled"}
 PREFIX = "requests"  # lm-eval appends _rank<N>.db
 
 
 def cache_root() -> str | None:
     """The folder under which each model's request cache lives; None when turned off."""
     value = os.environ.get(CACHE_ENV, "").strip()
-    if value.lower() in OFF:
+    if is_off(value):
         return None
     if value:
         return os.path.expanduser(value)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "critic_tasks", "requests")
+    return str(cache_dir("requests"))
 
 
 def _model_args(raw: str | None) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import importlib.util
 import json
@@ -17,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, own_path, resume, table, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, table, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.engine import SCORERS
@@ -256,57 +255,13 @@ def interrupted_message(argv: list[str], cache: str | None) -> str:
             f"{os.path.dirname(cache)}; resume (asks the model only for the rest): {command}")
 
 
-def _quiet_git_commit_hash() -> str | None:
-    """lm-eval's ``get_git_commit_hash`` runs ``git describe`` with its stderr on the terminal: outside a checkout
-    every run printed "fatal: not a git repository". The same lookup, its stderr kept."""
-    import subprocess
-
-    from lm_eval.loggers.utils import get_commit_from_path
-
-    try:
-        done = subprocess.run(["git", "describe", "--always"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        done = None
-    if done is not None and done.returncode == 0 and done.stdout.strip():
-        return done.stdout.strip()
-    return get_commit_from_path(os.getcwd())
-
-
-@contextlib.contextmanager
-def quiet_lm_eval():
-    """What lm-eval prints that a user can do nothing about, gone for the run: git's "fatal: not a git repository"
-    outside a checkout; and a label on the progress bar of each task's prompt building (lm-eval's has none: the
-    demo showed four bare bars, one per task, before the generation's own)."""
-    import lm_eval.api.task
-    import lm_eval.evaluator
-    from tqdm import tqdm
-
-    saved = lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm
-    lm_eval.evaluator.get_git_commit_hash = _quiet_git_commit_hash
-    # the bar of a step that takes a moment: labelled, and cleared when done
-    lm_eval.api.task.tqdm = functools.partial(tqdm, desc="building prompts", leave=False)
-    try:
-        yield
-    finally:
-        lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm = saved
-
-
 def _lm_eval(command: str, rest: list[str]) -> int:
-    import lm_eval.tasks
-    from lm_eval.__main__ import cli_evaluate
-
-    from critic_tasks.adapters.lm_eval import ours_first_task_manager
-
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
-    sys.argv = ["lm_eval", command, *rest, *(["--include_path", ours[0]] if ours else [])]
     unscored: list[str] = []
-    full_task_manager = lm_eval.tasks.TaskManager
     table.install()  # lm-eval's results table without our interval bounds as rows
-    # lm-eval's CLI makes its TaskManager from this name when it runs: ours indexes lm-eval's own tree only if asked
-    lm_eval.tasks.TaskManager = ours_first_task_manager()
     try:
-        with hooks.unscored_items(unscored), quiet_lm_eval():
-            cli_evaluate()
+        with hooks.unscored_items(unscored):
+            private.cli([command, *rest, *(["--include_path", ours[0]] if ours else [])])
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
     except Exception as err:  # lm-eval wraps our loader's errors; show ours in one line
@@ -323,7 +278,6 @@ def _lm_eval(command: str, rest: list[str]) -> int:
             return 1
         raise
     finally:
-        lm_eval.tasks.TaskManager = full_task_manager
         shutdown_vllm_engines()
     unjudged = len(unscored)
     if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
@@ -542,10 +496,6 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     check_demo_tasks(tasks)
     check_output_path(output_path)
     check_model_backend(["--model", "hf"])
-    os.environ.setdefault(DATA_DIR_ENV, "sample")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     model_args = smollm2_model_args() + ",device=cpu"
     folder = resume.model_folder("hf", model_args)
     cache = os.path.join(folder, resume.PREFIX) if folder else None
@@ -609,7 +559,7 @@ def _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
     logger = logging.getLogger("lm_eval.evaluator")
     logger.addFilter(quiet)
     try:
-        with quiet_lm_eval():
+        with private.quiet():
             return _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache)
     finally:
         logger.removeFilter(quiet)
@@ -621,7 +571,8 @@ def _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache
         model_args=model_args,
         use_cache=cache,
         tasks=tasks,
-        task_manager=task_manager(),
+        # our bundled sample unless CRITICBENCH_DATA_DIR names data: the settings reach the loader as --metadata does
+        task_manager=task_manager(metadata={} if os.environ.get(DATA_DIR_ENV) else {"data_dir": "sample"}),
         batch_size=batch_size,
         apply_chat_template=True,
         gen_kwargs={"max_gen_toks": max_gen_toks},

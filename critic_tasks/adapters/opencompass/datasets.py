@@ -38,7 +38,3 @@ class CriticTaskDataset(BaseDataset):
         docs = task_docs(task, data_dir, protocol, toolkit_dir)
         return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str)} for d in docs])
 
-
-# The name before it served every protocol: configs written with it keep working.
-CriticBenchDataset = CriticTaskDataset
-LOAD_DATASET.register_module(name="CriticBenchDataset", module=CriticTaskDataset)

@@ -17,8 +17,9 @@ from opencompass.registry import ICL_EVALUATORS
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import DataError
-from critic_tasks.engine import SCORERS, item_label, judge_identity, score_task
+from critic_tasks.engine import SCORERS, judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
 
@@ -52,7 +53,3 @@ class CriticTaskEvaluator(BaseEvaluator):
             out["judge"] = judge_identity(self.task, judge)
         return out
 
-
-# The name before it served every protocol: configs written with it keep working.
-CriticBenchEvaluator = CriticTaskEvaluator
-ICL_EVALUATORS.register_module(name="CriticBenchEvaluator", module=CriticTaskEvaluator)

@@ -13,7 +13,8 @@ from critic_tasks.llm.settings import LLMSettings
 
 @functools.lru_cache(maxsize=1)
 def _load_hf(name: str, device: str | None):
-    """Loaded once per process: judge_prompts is called per domain and must not reload the model each time."""
+    """Loaded once per process: a judge or reviser is asked once per task (a run of nine domains: nine times), and
+    must not reload the model each time. One entry: a process holds one local judge model."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.protocols.criticbench.domains import (
     DOMAINS,
@@ -30,6 +31,7 @@ from critic_tasks.protocols.criticbench.domains import (
     TEXT_DOMAINS,
     resolve_domains,
 )
+from critic_tasks.protocols.remote import read_json, resolve_dir
 
 HUB_REPO = "opencompass/CriticBench"
 DATA_DIR_ENV = "CRITICBENCH_DATA_DIR"
@@ -47,21 +49,8 @@ VERDICTS = ("A", "B", "C")
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
-    """Local root to read from, or ``None`` for the Hub."""
-    given = data_dir not in (None, "")
-    value = data_dir if given else os.environ.get(DATA_DIR_ENV)
-    if not given and value is not None and not value.strip():  # `CRITICBENCH_DATA_DIR=`: a path left out, not the Hub
-        raise DataError(f"{DATA_DIR_ENV} is set but empty; give a local copy of the dataset, 'sample', or 'hub' "
-                        "(or unset it) for the Hub")
-    if value is None or value == "hub":
-        return None
-    if value == "sample":
-        return SAMPLE_DIR
-    root = Path(value).expanduser()
-    if not root.is_dir():
-        setting = "data_dir" if given else DATA_DIR_ENV  # name the setting the user actually gave
-        raise DataError(f"{setting}={value}: not a directory")
-    return root
+    """Local root to read from (``sample``: the bundled sample), or ``None`` for the Hub."""
+    return resolve_dir(data_dir, DATA_DIR_ENV, default="hub", named={"sample": SAMPLE_DIR})
 
 
 def read_file(relpath: str, data_dir: str | os.PathLike | None = None) -> tuple[list[dict], str]:
@@ -73,13 +62,7 @@ def read_file(relpath: str, data_dir: str | os.PathLike | None = None) -> tuple[
         path = root / relpath
         if not path.is_file():
             raise DataError(f"{path}: file not found (expected the opencompass/CriticBench layout)")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            items = json.load(fh)
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
+    items = read_json(path)
     if not isinstance(items, list):
         raise DataError(f"{path}: expected a JSON array of objects, got {type(items).__name__}")
     if not items:  # every file of the dataset holds items: an empty one would drop its domain without a word
@@ -341,11 +324,11 @@ def load_correction(split="dev", domains=None, data_dir=None, fmt="obj", keep_ra
         spec = DOMAINS[doc["domain"]]
         if fmt == "obj" and spec.objective_correction:
             if spec.needs_gold_answer and not doc["ground_truth_answer"]:
-                raise DataError(f"{doc['source_file']}[{doc['item_index']}]: missing field 'ground_truth_answer'")
+                raise DataError(f"{item_label(doc)}: missing field 'ground_truth_answer'")
             if spec.correction_check == "unit_test" and not doc["unit_test"]:
-                raise DataError(f"{doc['source_file']}[{doc['item_index']}]: missing field 'unit_test'")
+                raise DataError(f"{item_label(doc)}: missing field 'unit_test'")
         if fmt == "sub" and _labels_required(split) and not doc["correction"]:
-            raise DataError(f"{doc['source_file']}[{doc['item_index']}]: missing field 'correction'")
+            raise DataError(f"{item_label(doc)}: missing field 'correction'")
     return docs
 
 

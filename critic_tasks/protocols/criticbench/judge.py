@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Sequence
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.parsing import parse_grade
 from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
@@ -80,7 +81,7 @@ def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings
     graded = grade_prompts([judge_prompt(d, p) for d, p in zip(docs, predictions)], settings, progress)
     records = []
     for doc, g in zip(docs, graded):
-        where = f"{doc['source_file']}[{doc['item_index']}]"
+        where = item_label(doc)
         if g.score is None:
             log.warning("critic_tasks: judge failed on %s: %s", where, g.error)
         records.append(JudgedRecord(domain=doc["domain"], group=judge_group(doc), score=g.score, error=g.error,
@@ -91,4 +92,4 @@ def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings
 def deferred_record(doc: dict) -> JudgedRecord:
     """An item generated without a judge configured: counted under ``judge_deferred`` until judged."""
     return JudgedRecord(domain=doc["domain"], group=judge_group(doc),
-                        item=f"{doc['source_file']}[{doc['item_index']}]", is_deferred=True)
+                        item=item_label(doc), is_deferred=True)

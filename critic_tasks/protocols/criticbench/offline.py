@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.records import Record
 from critic_tasks.protocols.criticbench import scoring
@@ -93,7 +94,7 @@ def _check_match(path: Path, docs: list[dict], rows: list[dict], exact: bool) ->
                                 f"[{doc['item_index']}]")
         elif prompt and doc["question"].strip()[:200] not in prompt:
             raise DataError(f"{path}[{i}]: origin_prompt does not contain the task input of "
-                            f"{doc['source_file']}[{doc['item_index']}]: predictions and dataset do not match")
+                            f"{item_label(doc)}: predictions and dataset do not match")
 
 
 def prediction_files(pred_dir: Path) -> list[Path]:

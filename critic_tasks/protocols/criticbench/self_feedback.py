@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.protocols.criticbench import data
@@ -129,12 +130,12 @@ def apply_self_feedback(docs: list[dict], value: str | None, task: str = "critic
         if entry is None:
             doc["feedback"] = ""
             doc["self_feedback_error"] = (
-                f"self_feedback={path}: no feedback for item {key} ({doc['source_file']}[{doc['item_index']}]); stage 1 "
+                f"self_feedback={path}: no feedback for item {key} ({item_label(doc)}); stage 1 "
                 f"must cover every item this run of {task} asks (same split and domains, --limit at least this run's)")
             continue
         if entry.question != doc["question"] or entry.generation != doc["generation"]:
             raise DataError(f"{entry.where}: item {key} holds another question or response than "
-                            f"{doc['source_file']}[{doc['item_index']}]; stage 1 ran on different data")
+                            f"{item_label(doc)}; stage 1 ran on different data")
         doc["feedback"] = entry.text
         doc["self_feedback_error"] = ""
     return docs

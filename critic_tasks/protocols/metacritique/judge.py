@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.parsing import parse_numbered_units, parse_numbered_verdicts
 from critic_tasks.core.records import AIURecord
 from critic_tasks.llm import LLMSettings, complete
@@ -39,8 +40,6 @@ def judge_identity(settings: LLMSettings) -> dict:
     return identity(settings, PROMPT_VERSION)
 
 
-def where(doc: dict) -> str:
-    return f"{doc['source_file']}[{doc['item_index']}]"
 
 
 def _verdicts(completion, n: int):
@@ -96,7 +95,7 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
         r, r_err, r_cached = r_by.get(i, ((False,) * len(doc["reference_aius"]), None, True))
         error = errors.get(i) or p_err or r_err
         x = x_by.get(i)
-        rec = AIURecord(domain="metacritique", item=where(doc), aius=tuple(aius or ()),
+        rec = AIURecord(domain="metacritique", item=item_label(doc), aius=tuple(aius or ()),
                         n_aius=None if aius is None else len(aius), precision=tuple(p), recall=tuple(r), error=error,
                         cached=(x is None or x.cached) and p_cached and r_cached,
                         extraction_text=None if x is None else x.text)
@@ -107,4 +106,4 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
 
 
 def deferred_record(doc: dict) -> AIURecord:
-    return AIURecord(domain="metacritique", item=where(doc), is_deferred=True)
+    return AIURecord(domain="metacritique", item=item_label(doc), is_deferred=True)

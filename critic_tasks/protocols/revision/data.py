@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.protocols import variants
@@ -171,11 +172,9 @@ def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=No
         doc["variant"], doc["failure_rule"] = chosen, rule
         doc["toolkit_dir"] = released  # the prompts read CriticEval's released text from it ('': ours)
         if by_reference and not doc["check"] and not doc["correction"]:
-            where_ = f"{doc['source_file']}:{doc['item_index'] + 1}" if items_file else where(doc)
+            where_ = f"{doc['source_file']}:{doc['item_index'] + 1}" if items_file else item_label(doc)
             raise DataError(f"{where_}: missing field 'correction' (the human reference revision MultiCritique's "
                             "paper R_sub is judged against; the test split withholds it: use variant 'short' there)")
     return docs
 
 
-def where(doc: dict) -> str:
-    return f"{doc['source_file']}[{doc['item_index']}]"

@@ -30,6 +30,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
+from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict, parse_grade
 from critic_tasks.core.records import RevisionRecord
@@ -41,7 +42,6 @@ from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 from critic_tasks.protocols.revision import prompts
-from critic_tasks.protocols.revision.data import where
 from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
 from critic_tasks.sandbox import get_executor
 
@@ -209,7 +209,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         invalid = any(per[i] is not None and per[i].status == "invalid" for per in outcomes)
         passed = tuple(None if o is None or o.status == "invalid" else o.passed for o in (per[i] for per in outcomes))
         prefs = tuple(got[k][1] for k in ("forward", "reverse") if k in got)
-        rec = RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
+        rec = RevisionRecord(domain=doc["domain"], item=item_label(doc), group=doc.get("quality") or "",
                              checked=bool(doc["check"]), revisers=names, revisions=tuple(t[i] for t in texts),
                              passed=passed, invalid=invalid,
                              rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
@@ -224,6 +224,6 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
 
 
 def deferred_record(doc: dict) -> RevisionRecord:
-    return RevisionRecord(domain=doc["domain"], item=where(doc), group=doc.get("quality") or "",
+    return RevisionRecord(domain=doc["domain"], item=item_label(doc), group=doc.get("quality") or "",
                           checked=bool(doc["check"]), is_deferred=True, variant=variants.of(doc),
                           failure_rule=doc.get("failure_rule", ""))

@@ -48,7 +48,7 @@ from critic_tasks.protocols.criticbench.domains import DOMAINS
 
 PROTOCOL_OF = {"revision_pool": "multicritique", "utility": "rco"}  # the data dimension -> its protocol
 
-CRITIC_VERSION = "revision-critic-v1"  # the short variant's versions (as they were before variants existed)
+CRITIC_VERSION = "revision-critic-v1"  # the short variant's versions
 REVISER_VERSION = "revision-reviser-v1"
 JUDGE_VERSION = "revision-judge-v1"
 _VERSIONS = {

@@ -1,0 +1,186 @@
+"""Every use of lm-eval's private API, in one place, for the one lm-eval release it was written against.
+
+lm-eval's public API (``TaskManager``, ``simple_evaluate``, its YAML, ``cli_evaluate``) does all a run needs; four
+savings need more, and each is here, nowhere else:
+
+* **The task index.** A ``TaskManager`` indexes lm-eval's own ~14,700 tasks in every run (~9 s on 2 cores) that a
+  run of our tasks never reads. ``OursFirstTaskManager`` indexes ours first and lm-eval's only when a name, a glob or
+  a listing needs them, through ``TaskManager._entry`` / ``._index``; lm-eval's CLI builds its ``TaskManager`` from
+  the name ``lm_eval.tasks.TaskManager``, which ``cli`` points at ours for the run.
+* **The CLI's argv.** ``cli_evaluate`` reads ``sys.argv`` only; ``cli`` sets it for the run, then restores it.
+* **Distinct seeds for repeats.** lm-eval's API models send the k repeats of a sampled request with one seed, so a
+  server honouring seeds answers once, k times (``distinct_seeds``); ``install_distinct_seeds`` wraps
+  ``TemplateAPI.generate_until`` and reads the model's ``_seed``.
+* **Quiet output.** ``quiet`` replaces ``lm_eval.evaluator.get_git_commit_hash`` (git's "fatal: not a git
+  repository" on the terminal outside a checkout) and labels ``lm_eval.api.task.tqdm``'s bar for the run.
+
+``tests/test_lm_eval_private.py`` fails on any other lm-eval than ``SUPPORTED`` (pinned in pyproject.toml): on an
+upgrade, check each hook above against the new source, then move the pin and the test together.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+import sys
+from pathlib import Path
+
+SUPPORTED = "0.4.13"
+GLOB_CHARS = set("*?[")
+
+
+@functools.cache
+def ours_first_task_manager():
+    """lm-eval's ``TaskManager`` indexing our tasks (and any ``include_path``) first, and lm-eval's own only when a
+    name, a glob or a listing needs them. Lookups give what a full ``TaskManager`` gives: include paths override
+    lm-eval's own tasks there too, so a name found among ours is the entry the full index holds. Made on first use:
+    importing this package does not import lm-eval."""
+    from lm_eval import utils
+    from lm_eval.tasks import TaskManager
+
+    from critic_tasks.adapters.lm_eval import own_path, tasks_dir
+
+    class OursFirstTaskManager(TaskManager):
+        def __init__(self, include_path=None, include_defaults: bool = True, **kwargs):
+            extra = [str(p) for p in ([include_path] if isinstance(include_path, (str, Path)) else include_path or [])]
+            full = list(dict.fromkeys(own_path() + extra))  # lm-eval's CLI passes our folder as include_path too
+            self._full_args = dict(include_path=full or None, include_defaults=include_defaults, **kwargs)
+            self._complete = not include_defaults
+            super().__init__(include_path=list(dict.fromkeys([tasks_dir(), *extra])), include_defaults=False, **kwargs)
+
+        def _index_everything(self) -> None:
+            if not self._complete:
+                self._complete = True
+                TaskManager.__init__(self, **self._full_args)
+
+        def _entry(self, name: str):
+            entry = super()._entry(name)
+            if entry is None and not self._complete:
+                self._index_everything()
+                entry = super()._entry(name)
+            return entry
+
+        def match_tasks(self, task_list: list[str]) -> list[str]:
+            if not all(name in self._index and not GLOB_CHARS.intersection(name) for name in task_list):
+                self._index_everything()
+            return utils.pattern_match(task_list, self._all_tasks)
+
+        def list_all_tasks(self, *args, **kwargs) -> str:
+            self._index_everything()
+            return super().list_all_tasks(*args, **kwargs)
+
+        @property
+        def all_tasks(self) -> list[str]:
+            self._index_everything()
+            return self._all_tasks
+
+        @property
+        def all_groups(self) -> list[str]:
+            self._index_everything()
+            return self._all_groups
+
+        @property
+        def all_subtasks(self) -> list[str]:
+            self._index_everything()
+            return self._all_subtasks
+
+        @property
+        def all_tags(self) -> list[str]:
+            self._index_everything()
+            return self._all_tags
+
+    return OursFirstTaskManager
+
+
+def cli(argv: list[str]) -> None:
+    """lm-eval's own CLI on ``argv`` (``["run", "--tasks", ...]``), with ``OursFirstTaskManager``; ``sys.argv`` and
+    ``lm_eval.tasks.TaskManager`` are restored after. Raises what the CLI raises (``SystemExit`` included)."""
+    import lm_eval.tasks
+    from lm_eval.__main__ import cli_evaluate
+
+    saved = sys.argv, lm_eval.tasks.TaskManager
+    sys.argv = ["lm_eval", *argv]
+    lm_eval.tasks.TaskManager = ours_first_task_manager()
+    try:
+        with quiet():
+            cli_evaluate()
+    finally:
+        sys.argv, lm_eval.tasks.TaskManager = saved
+
+
+def _sampled(gen_kwargs: dict) -> bool:
+    return bool(gen_kwargs.get("do_sample")) or float(gen_kwargs.get("temperature") or 0) > 0
+
+
+def distinct_seeds(requests: list, base_seed: int) -> list:
+    """``requests`` with the j-th repeat of each sampled request (``do_sample`` or a temperature above 0; the same
+    Instance, or the same context and arguments) asking with seed ``base_seed + j``; repeat 0 keeps the model's seed
+    (a greedy run and the first sample are asked as before), a request naming its own seed is left alone; everything
+    else unchanged, in the same order. The in-process models need nothing: lm-eval's HF model samples each copy in
+    turn from torch's running generator, its vLLM model seeds the engine once."""
+    seen: dict[str, int] = {}
+    out = []
+    for req in requests:
+        context, gen_kwargs, *rest = req.args
+        if not isinstance(gen_kwargs, dict) or not _sampled(gen_kwargs) or "seed" in gen_kwargs:
+            out.append(req)
+            continue
+        key = repr((context, sorted(gen_kwargs.items(), key=str)))
+        j = seen[key] = seen.get(key, -1) + 1
+        if j == 0:
+            out.append(req)
+            continue
+        out.append(dataclasses.replace(req, arguments=(context, {**gen_kwargs, "seed": base_seed + j}, *rest)))
+    return out
+
+
+def install_distinct_seeds() -> None:
+    """Wrap lm-eval's API model base class once (idempotent): repeats of a sampled request get distinct seeds (the
+    API models put a generation argument named ``seed`` over their own in the payload)."""
+    try:
+        from lm_eval.models.api_models import TemplateAPI
+    except ImportError:  # an lm-eval without API models: nothing to wrap
+        return
+    if getattr(TemplateAPI.generate_until, "_critic_distinct_seeds", False):
+        return
+    original = TemplateAPI.generate_until
+
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        return original(self, distinct_seeds(list(requests), int(getattr(self, "_seed", 1234))), disable_tqdm)
+
+    generate_until._critic_distinct_seeds = True
+    TemplateAPI.generate_until = generate_until
+
+
+def _quiet_git_commit_hash() -> str | None:
+    """lm-eval's ``get_git_commit_hash`` with git's stderr kept off the terminal."""
+    import subprocess
+
+    from lm_eval.loggers.utils import get_commit_from_path
+
+    try:
+        done = subprocess.run(["git", "describe", "--always"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        done = None
+    if done is not None and done.returncode == 0 and done.stdout.strip():
+        return done.stdout.strip()
+    return get_commit_from_path(os.getcwd())
+
+
+@contextlib.contextmanager
+def quiet():
+    """For the run: no "fatal: not a git repository" outside a checkout, and a label on the bar of each task's
+    prompt building, cleared when done (lm-eval's has none: the demo showed four bare bars before the generation's)."""
+    import lm_eval.api.task
+    import lm_eval.evaluator
+    from tqdm import tqdm
+
+    saved = lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm
+    lm_eval.evaluator.get_git_commit_hash = _quiet_git_commit_hash
+    lm_eval.api.task.tqdm = functools.partial(tqdm, desc="building prompts", leave=False)
+    try:
+        yield
+    finally:
+        lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm = saved
