@@ -66,6 +66,36 @@ def test_happy_path_scores_headers_and_payload(settings):
         assert body["messages"] in [[{"role": "user", "content": p}] for p in PROMPTS[:3]]
 
 
+def test_requests_go_through_the_sdks_public_chat_completions_call(settings, monkeypatch):
+    """Every request is one ``client.chat.completions.create`` of the openai SDK (its public call; on 36a32e3 the
+    backend POSTed on the SDK's private ``_client`` and never called it), with our payload: a ChatPrompt's system
+    part as the system message, a plain prompt as one user message, greedy, our reply budget."""
+    from openai.resources.chat.completions import AsyncCompletions
+
+    from critic_tasks.llm.chat import ChatPrompt
+
+    calls = []
+    original = AsyncCompletions.create
+
+    async def recording(self, **kwargs):
+        calls.append({k: kwargs[k] for k in ("model", "messages", "temperature", "max_tokens")})
+        return await original(self, **kwargs)
+
+    monkeypatch.setattr(AsyncCompletions, "create", recording)
+    prompts = [ChatPrompt("Grade strictly.", "the answer: 4"), "judge this: 55"]
+    with StubServer(lambda n, p: ("ok", f"Score: {len(p) % 9 + 1}")) as stub:
+        replies = get_backend(settings(stub, cache=None, max_tokens=77)).generate(prompts, progress=False)
+    assert [r.text for r in replies] == ["Score: 5", "Score: 6"]  # the user part's length (13, 14) % 9 + 1
+    expected = [{"model": "stub-judge", "temperature": 0.0, "max_tokens": 77,
+                 "messages": [{"role": "system", "content": "Grade strictly."},
+                              {"role": "user", "content": "the answer: 4"}]},
+                {"model": "stub-judge", "temperature": 0.0, "max_tokens": 77,
+                 "messages": [{"role": "user", "content": "judge this: 55"}]}]
+    canon = lambda items: sorted(json.dumps(i, sort_keys=True) for i in items)  # noqa: E731 - concurrent: any order
+    assert canon(calls) == canon(expected)
+    assert canon(stub.bodies) == canon(expected)  # what reached the server: the same, nothing added
+
+
 def test_500_then_success_is_retried(settings):
     with StubServer(lambda n, p: ("status", 500, {}) if n < 2 else ("ok", "Score: 6")) as stub:
         [result] = run(PROMPTS[:1], settings(stub))

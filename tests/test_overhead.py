@@ -100,8 +100,8 @@ def test_overhead_benchmark_writes_a_dev_sized_set_in_the_real_layout(tmp_path, 
 
 
 def test_judge_client_names_a_connection_failure_as_one(tmp_path):
-    """The client's own POST (``_Endpoint.chat``) maps a refused connection to openai's connection error, as
-    openai's client did: recorded as the transport's failure, never as a malformed reply."""
+    """A refused connection reaches the backend (``_Endpoint.chat``, the SDK's ``chat.completions`` call) as openai's
+    connection error: recorded as the transport's failure, never as a malformed reply."""
     import socket
 
     from critic_tasks.llm import LLMSettings

@@ -1,9 +1,11 @@
 """Chat completions from any OpenAI-compatible endpoint (the OpenAI API, ``vllm serve``, llama.cpp's server).
 
-The requests go through ``openai``'s async client (its own retries off) and ``tenacity`` decides what is retried:
-connection failures, timeouts, 408/409/425/429, any 5xx and a 200 whose body cannot be read, with exponential
-backoff and jitter, honouring a server's Retry-After. Every other failure (400, 401, 404...) is recorded for its item
-at once. Up to ``concurrency`` requests are in flight per endpoint, on pooled connections.
+Each request is one call of the openai SDK's public ``client.chat.completions.with_raw_response.create`` on its async
+client (the SDK's own retries off; its aiohttp transport where installed), so the request, its headers and the errors
+raised are the SDK's own. ``tenacity`` decides what is retried: connection failures, timeouts, 408/409/425/429, any
+5xx and a 200 whose body cannot be read, with exponential backoff and jitter, honouring a server's Retry-After. Every
+other failure (400, 401, 404...) is recorded for its item at once. Up to ``concurrency`` requests are in flight per
+endpoint, on pooled connections.
 
 Several endpoints may serve one model (``BASE_URL=url1,url2,...``, or a file listing them): each try goes to the
 endpoint with the fewest requests outstanding, and an endpoint that stops answering (connection refused or reset,
@@ -15,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import importlib
 import importlib.util
+import json
 import os
 import random
-import ssl
-import sys
 import time
 from urllib.parse import urlsplit
 
@@ -96,25 +98,17 @@ def _async_http_client(trust_env: bool):
 
 @functools.lru_cache(maxsize=2)
 def _ssl_context(trust_env: bool):
-    """The TLS context the HTTP library would build for each client (its CA bundle, SSL_CERT_FILE / SSL_CERT_DIR
-    when ``trust_env``), built once per process: loading the CA bundle is ~50 ms a client, paid before the first
-    request of every call and every endpoint. ``True`` (the library's default) where it has no such helper."""
-    import openai
-
-    library = sys.modules.get(openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
-    make = getattr(library, "create_ssl_context", None)
-    return make(trust_env=trust_env) if make is not None else True
-
-
-@functools.lru_cache(maxsize=4)
-def _http_library(client_type: type):
-    """The HTTP library (httpx, or the httpx2 of newer openai releases) an HTTP client class derives its
-    ``AsyncClient`` from: whose ``TimeoutException`` and ``RequestError`` its failures raise."""
-    for cls in client_type.__mro__:
-        module = sys.modules.get(cls.__module__.split(".")[0])
-        if cls.__name__ == "AsyncClient" and hasattr(module, "TimeoutException") and hasattr(module, "RequestError"):
-            return module
-    raise TypeError(f"{client_type.__name__} is no httpx AsyncClient")
+    """The TLS context the SDK's HTTP library would build for each client (its CA bundle, SSL_CERT_FILE /
+    SSL_CERT_DIR when ``trust_env``), built once per process and handed to every client as ``verify``: building it
+    is ~20-50 ms a client, paid before the first request of every call and every endpoint. The library's public
+    ``create_ssl_context`` (httpx2 for openai >= 3, httpx before); ``True`` (the client's own default) where the
+    installed library has none."""
+    for name in ("httpx2", "httpx"):
+        if importlib.util.find_spec(name) is not None:
+            make = getattr(importlib.import_module(name), "create_ssl_context", None)
+            if make is not None:
+                return make(trust_env=trust_env)
+    return True
 
 
 class _Endpoint:
@@ -126,34 +120,13 @@ class _Endpoint:
         self.outstanding = 0
         self.down_until = 0.0
         self.served = 0
-        # what openai's ``client.post("/chat/completions", ...)`` sends, worked out once: the URL, and its default
-        # headers (User-Agent, X-Stainless-*, OpenAI-Organization / -Project when set) with the key's bearer header
-        self.chat_url = str(client.base_url).rstrip("/") + "/chat/completions"
-        self.headers = {k: v for k, v in client.default_headers.items() if isinstance(v, str)}
-        self.headers["Authorization"] = f"Bearer {client.api_key}"
 
-    async def chat(self, payload: dict, timeout: float):
-        """POST a chat completion as openai's ``client.post(..., cast_to=object)`` does: the same request on the same
-        HTTP client (its transport, connection pool, TLS and proxy settings), failures raised as the same openai
-        errors (a timeout, any other request failure, a 4xx/5xx status), the body as openai returns it (JSON, or
-        the text when the reply is not JSON). Without openai's per-call option models, auth and retry wrappers and
-        response machinery: ~0.35 ms of client CPU a request instead of ~1 ms (measured here), which is what bounds
-        how fast the slots of a hosted API are refilled (and so the share of its capacity a run gets)."""
-        import openai
-
-        http = self.client._client  # the HTTP client we built and handed to openai (``_client`` below)
-        request = http.build_request("POST", self.chat_url, json=payload, headers=self.headers, timeout=timeout)
-        library = _http_library(type(http))
-        try:
-            response = await http.send(request)
-        except library.TimeoutException as err:
-            raise openai.APITimeoutError(request=request) from err
-        except (library.RequestError, ssl.SSLError) as err:  # what openai wraps as a connection error
-            raise openai.APIConnectionError(request=request) from err
-        if response.status_code >= 400:
-            raise openai.APIStatusError(f"Error code: {response.status_code}", response=response, body=None)
-        content_type = response.headers.get("content-type", "*").split(";")[0]
-        return response.json() if content_type.endswith("json") else response.text
+    async def chat(self, payload: dict) -> str:
+        """One chat completion through the SDK's public call (``chat.completions.create``; openai raises its own
+        errors for a timeout, a dropped connection or a 4xx/5xx status), read from the raw response: the reply's
+        text is all we keep, so the body is parsed as JSON once rather than also built into typed objects."""
+        raw = await self.client.chat.completions.with_raw_response.create(**payload)
+        return json.loads(raw.content)["choices"][0]["message"]["content"] or ""
 
 
 class _Pool:
@@ -255,11 +228,7 @@ class OpenAIBackend:
                 endpoint = pool.pick(tried)
                 endpoint.outstanding += 1
                 try:
-                    # The plain JSON route: the same request, status handling and errors as openai's
-                    # ``chat.completions.create``, without re-validating our own payload, building typed objects or
-                    # openai's per-call request machinery (see ``_Endpoint.chat``).
-                    body = await endpoint.chat(self._payload(prompt), s.timeout)
-                    text = body["choices"][0]["message"]["content"] or ""
+                    text = await endpoint.chat(self._payload(prompt))
                     endpoint.served += 1
                     return text
                 except Exception as exc:  # classified; tenacity retries the transient ones
