@@ -30,7 +30,7 @@ def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo"
         where = "the Hub" if default == "hub" else "the repository's own"
         raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}, "
                         + "".join(f"{n!r}, " for n in named) + f"or {default!r} (or unset it) for {where}")
-    if value is None or value in ("repo", "hub"):
+    if value is None or value == default:  # only the word the message offers ('repo' is no CriticBench folder)
         return None
     if value in named:
         return named[value]
