@@ -31,6 +31,13 @@ one pass (a critique that contains ``{q}`` stays text). Without one, the prompts
 papers' structure. RCO released no prompt files: its prompts are always paraphrases of its tables. Which text each
 role was asked with is recorded with the results (``prompt_source``: ``released: <file>``, ``paraphrase``, or
 ``ours`` for the short variant's generic prompts).
+
+Model-written texts are data (issue 27): in our prompts (paraphrases and the short variant) the initial response,
+the critique and the revision each go between BEGIN/END lines whose code they cannot contain (``core.quoting``),
+under a note that the blocks are data; RCO's judges keep the system part free of them. CriticEval's released text is
+sent as released: the model texts go into its slots as written, unfenced (a fence would be our text inside theirs,
+a prompt CriticEval never sent); the grade parsing (``pipeline``) refuses an echoed grade there as everywhere, the
+texts handed to it as they are.
 """
 
 from __future__ import annotations
