@@ -319,7 +319,8 @@ def _given(kind: str, what: str) -> str:
 
 
 # The paper prints its judges in two parts (Tables 28-32, 38-42: [SYSTEM] the instructions, [USER] the task and the
-# answers): ours go as a ChatPrompt, the system part as a system message where the judge's backend takes one.
+# answers): ours go as a ChatPrompt, the system part as a system message where the judge's backend takes one. The
+# user part opens with the task as the paper's does; the data note comes right before the first fenced answer.
 def _rco_pairwise(doc: dict, a: str, b: str) -> ChatPrompt:
     kind = task_kind(doc)
     name = _RCO_KINDS[kind][3]
@@ -332,7 +333,7 @@ def _rco_pairwise(doc: dict, a: str, b: str) -> ChatPrompt:
               'your final verdict in exactly this form: "[[A]]" if assistant A is better, "[[B]]" if assistant B is '
               'better, "[[C]]" for a tie.')
     q, data_note = _quote(assistant_a=a, assistant_b=b)
-    user = (f"{data_note}\n\n{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
+    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}{data_note}\n\n"
             f"[The Start of Assistant A's {title}]\n{q['assistant_a']}\n[The End of Assistant A's {title}]\n\n"
             f"[The Start of Assistant B's {title}]\n{q['assistant_b']}\n[The End of Assistant B's {title}]\n")
     return ChatPrompt(system, user)
@@ -348,7 +349,7 @@ def _rco_rating(doc: dict, response: str) -> ChatPrompt:
               f'explanation, rate the {name} on a scale of 1 to 10 in exactly this form: "Rating: [[x]]", for '
               'example "Rating: [[5]]".')
     q, data_note = _quote(assistant=response)
-    user = (f"{data_note}\n\n{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
+    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}{data_note}\n\n"
             f"[The Start of Assistant's {title}]\n{q['assistant']}\n[The End of Assistant's {title}]\n")
     return ChatPrompt(system, user)
 
