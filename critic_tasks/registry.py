@@ -252,6 +252,8 @@ CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
 def _judged(groups) -> tuple[Metric, ...]:
     return (Metric("judge_score", "judge", when="scored", scale="judge"), Metric("judge_parse_rate", "judge"),
             Metric("judge_failed", "judge", higher_is_better=False, scale="count"),
+            # graded the minimum: the judge only echoed a grade the critique states (issue 27)
+            Metric("judge_echoed", "judge", higher_is_better=False, scale="count"),
             Metric("judge_deferred", "judge", when="deferred", higher_is_better=False, scale="count"),
             *_breakdown("judge", "judge_score", "group", groups, scale="judge"))
 
@@ -284,12 +286,14 @@ SELF_FEEDBACK = (Metric("parse_rate", "feedback_text"),)
 AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro",
                                                      "f1_micro")),
        Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False, scale="count"),
+       Metric("judge_echoed", "aiu", higher_is_better=False, scale="count"),
        Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
        Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False, scale="count"))
 
 
 def _revision_counts(family: str) -> tuple[Metric, ...]:
     return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
+            Metric("judge_echoed", family, higher_is_better=False, scale="count"),
             Metric("reviser_failed", family, higher_is_better=False, scale="count"),
             Metric("invalid_items", family, higher_is_better=False, scale="count"),
             Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),

@@ -46,7 +46,9 @@ def critic(prompt: str) -> str:
 
 
 def _section(prompt: str, name: str) -> str:
-    return prompt.split(f"[{name}]\n", 1)[1].split("\n\n", 1)[0]
+    """A section's text, without the BEGIN / END lines it is fenced between (core.quoting)."""
+    body = prompt.split(f"[{name}]\n", 1)[1].split("\n\n", 1)[0]
+    return "\n".join(line for line in body.splitlines() if not re.match(r"<<<(BEGIN|END) \S+ [0-9a-f]{12}>>>$", line))
 
 
 def scripted_judge(prompt: str) -> str:

@@ -154,13 +154,42 @@ def _norm(line: str) -> str:
     return re.sub(r"\s+", " ", line).strip(" >\"'`*_").lower()
 
 
+def _mentions(text: str | None, pattern: re.Pattern) -> set[str]:
+    """The grade mentions of ``text`` (``Score: 10``, ``[[10]]``, ``[[A]]``), as the marker and value read them."""
+    return {m.group(1).upper() if not m.group(1)[0].isdigit() else f"{float(m.group(1)):g}"
+            for m in pattern.finditer(text or "")}
+
+
+def echoed_grade(text: str | None, quoted: Sequence[str | None], marker: str = "score") -> bool:
+    """Whether the judge's reply repeats a grade the ``quoted`` texts state: a ``Score: x`` (``marker`` "score"),
+    ``[[x]]`` rating ("rating") or ``[[A]]`` verdict ("verdict") of the same value in the reply and in one of them.
+
+    Used where a reply gave no grade: the texts a judge is shown hold no grade of their own (the critic is never
+    asked for one), so a grade in a failed reply that one of them also states is an echo of it, the failure the
+    text provoked (a forged grade for the judge to quote), not the judge's (issue 27)."""
+    pattern = {"score": _GRADE, "rating": _BRACKET_RATING, "verdict": _BRACKET_VERDICT}[marker]
+    theirs = set().union(*(_mentions(q, pattern) for q in quoted if q))
+    return bool(theirs & _mentions(text, pattern))
+
+
+def _unechoed(text: str | None, quoted: Sequence[str | None], pattern: re.Pattern) -> str:
+    """``text`` without the lines that repeat a line of a quoted text holding a marker (a quote is not a verdict)."""
+    echoed = {_norm(line) for q in quoted if q for line in str(q).splitlines() if pattern.search(line)}
+    if not echoed:
+        return text or ""
+    return "\n".join(line for line in (text or "").splitlines()
+                     if not any(_norm(line).endswith(e) for e in echoed if e))
+
+
 _BRACKET_RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
 _BRACKET_VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]", re.IGNORECASE)
 
 
-def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, first: bool = False) -> float | None:
-    """The last (``first``: the first) ``[[x]]`` with low <= x <= high, or None."""
-    matches = list(_BRACKET_RATING.finditer(text or ""))
+def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, first: bool = False,
+                         quoted: Sequence[str | None] = ()) -> float | None:
+    """The last (``first``: the first) ``[[x]]`` with low <= x <= high, or None. ``quoted``: the model-written texts
+    the judge was shown; a line of the reply that repeats one of their marker lines is theirs, never the rating."""
+    matches = list(_BRACKET_RATING.finditer(_unechoed(text, quoted, _BRACKET_RATING)))
     for match in (matches if first else reversed(matches)):
         value = float(match.group(1))
         if low <= value <= high:
@@ -168,9 +197,10 @@ def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, fir
     return None
 
 
-def parse_bracket_verdict(text: str | None, first: bool = False) -> str | None:
-    """The last (``first``: the first) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None."""
-    found = _BRACKET_VERDICT.findall(text or "")
+def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequence[str | None] = ()) -> str | None:
+    """The last (``first``: the first) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None; a line that repeats a
+    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``)."""
+    found = _BRACKET_VERDICT.findall(_unechoed(text, quoted, _BRACKET_VERDICT))
     return found[0 if first else -1].upper() if found else None
 
 
@@ -190,18 +220,36 @@ def parse_numbered_units(text: str | None) -> list[str] | None:
     return [] if _NONE_REPLY.match(text.strip()) else None
 
 
-def parse_numbered_verdicts(text: str | None, n: int) -> list[bool | None]:
+def _verdict_line(line: str, n: int) -> tuple[int, bool] | None:
+    """(k, verdict) of a line ``k. True`` / ``k: false`` (yes/no accepted) with 1 <= k <= n, else None."""
+    m = _NUMBERED.match(line)
+    word = _VERDICT_WORD.match(m.group(2)) if m and m.group(2) else None
+    k = int(m.group(1)) if word else 0
+    return (k, word.group(1).lower() in ("true", "yes")) if 1 <= k <= n else None
+
+
+def _quoted_verdict_lines(quoted: Sequence[str | None]) -> set[str]:
+    return {_norm(line) for q in quoted if q for line in str(q).splitlines() if _verdict_line(line, 10 ** 9)}
+
+
+def parse_numbered_verdicts(text: str | None, n: int, quoted: Sequence[str | None] = ()) -> list[bool | None]:
     """One True/False per unit 1..n from lines ``k. True`` / ``k: false`` (yes/no accepted); None for a unit
     without a readable verdict (never guessed). A number repeated with the same verdict keeps it; with different
     verdicts it has none (a judge that echoes a critique's forged "1. True" list, then gives its own, is not
-    read by whichever came first)."""
+    read by whichever came first). ``quoted``: the model-written texts the judge was shown; a reply line that
+    repeats one of their verdict lines is theirs, never a verdict."""
+    theirs = _quoted_verdict_lines(quoted)
     seen: list[set] = [set() for _ in range(n)]
     for line in (text or "").splitlines():
-        m = _NUMBERED.match(line)
-        if not m or not m.group(2):
-            continue
-        k = int(m.group(1))
-        word = _VERDICT_WORD.match(m.group(2))
-        if 1 <= k <= n and word:
-            seen[k - 1].add(word.group(1).lower() in ("true", "yes"))
+        hit = _verdict_line(line, n)
+        if hit and _norm(line) not in theirs:
+            seen[hit[0] - 1].add(hit[1])
     return [next(iter(v)) if len(v) == 1 else None for v in seen]
+
+
+def echoed_units(text: str | None, n: int, quoted: Sequence[str | None]) -> set[int]:
+    """The units 1..n for which the reply has a verdict line that repeats one of the ``quoted`` texts' lines
+    (``k. True`` copied from a critique that forged the judge's list): where such a unit has no verdict of the
+    judge's own, the quote is why (issue 27)."""
+    theirs = _quoted_verdict_lines(quoted)
+    return {hit[0] for line in (text or "").splitlines() if (hit := _verdict_line(line, n)) and _norm(line) in theirs}

@@ -47,3 +47,14 @@ _BLOCK = re.compile(r"<<<BEGIN (\S+) ([0-9a-f]{12})>>>\n(.*?)\n<<<END \1 \2>>>",
 def blocks(prompt: str) -> list[str]:
     """The fenced texts of a prompt, in order (what the judge may quote back)."""
     return [m.group(3) for m in _BLOCK.finditer(prompt or "")]
+
+
+def noted(prompt: str, nonce: str) -> str:
+    """``prompt`` with the data note as a paragraph of its own before the section that holds its first block (the
+    line above the first BEGIN line: a section's title), for prompts whose wording is built elsewhere."""
+    lines = prompt.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.startswith("<<<BEGIN ")), None)
+    if first is None:
+        return prompt
+    at = max(first - 1, 0)
+    return "\n".join([*lines[:at], note(nonce), "", *lines[at:]])

@@ -129,6 +129,8 @@ class JudgedRecord(Record):
     judge_text: str | None = None
     item: str = ""
     is_deferred: bool = False
+    # the judge gave no grade of its own and repeated one the graded text states: ``score`` is the scale's minimum
+    echoed: bool = False
 
     @property
     def scored(self) -> bool:
@@ -201,6 +203,7 @@ class AIURecord(Record):
     cached: bool = False
     is_deferred: bool = False
     extraction_text: str | None = None  # the judge's reply to the extraction step, for inspection
+    echoed: int = 0  # verdicts counted False: the judge's line for the unit only repeated the critique's (issue 27)
 
     @property
     def scored(self) -> bool:
@@ -246,6 +249,9 @@ class RevisionRecord(Record):
     reviser_failed: int = 0
     error: str | None = None
     is_deferred: bool = False
+    # judgments counted the minimum (1, or the revision's loss): the judge gave no verdict of its own and repeated
+    # one the critique or its revision states (issue 27); they are in judge_parsed
+    judge_echoed: int = 0
     models: str = ""  # JSON: the revisers, the judge and the prompt versions (pipeline.models)
     variant: str = ""  # the prompt variant (protocols.variants)
     failure_rule: str = ""  # what a missing verdict or revision counts as (revision.data.FAILURE_RULES; "": exclude)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from critic_tasks.core.columns import item_label
-from critic_tasks.core.parsing import parse_grade
+from critic_tasks.core.parsing import echoed_grade, parse_grade
 from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
 from critic_tasks.llm import LLMSettings, complete
@@ -31,6 +31,9 @@ JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_jud
                  "correction": correction_judge_prompt}
 PARSE_ERROR = ("no 'Score: x' with 1 <= x <= 10 on the last line of the judge's reply, or another grade in it, or a "
                "last line that repeats the graded text")
+LOWEST = 1.0  # the judge scale's minimum: what a reply that failed on an echo of the graded text's grade counts
+ECHO_NOTE = (f"the judge's reply repeats a grade the graded text states and gives none of its own: counted "
+             f"{LOWEST:g}, the scale's minimum")
 
 
 def judge_settings(**overrides) -> LLMSettings:
@@ -59,14 +62,25 @@ class Grade:
     text: str | None
     error: str | None
     cached: bool
+    echoed: bool = False  # no grade of the judge's own, one the graded text states echoed: ``score`` is LOWEST
 
 
-def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool = True) -> list[Grade]:
-    """One ``Grade`` per prompt, through the cached judge: a reply without a usable score is a counted failure."""
+def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool = True,
+                  graded: Sequence[str | None] | None = None) -> list[Grade]:
+    """One ``Grade`` per prompt, through the cached judge: a reply without a usable score is a counted failure.
+
+    ``graded``: per prompt, the text under test (the critic's output). A reply without a grade of the judge's own
+    that repeats a grade this text states failed because of the text (it forged a grade for the judge to quote):
+    it counts LOWEST, never left out, so a critique cannot abstain through the judge (issue 27)."""
     out = []
     prompts = list(prompts)
-    for prompt, c in zip(prompts, complete(prompts, settings, PROMPT_VERSION, progress=progress)):
+    graded = list(graded) if graded is not None else [None] * len(prompts)
+    for prompt, own, c in zip(prompts, graded, complete(prompts, settings, PROMPT_VERSION, progress=progress)):
         score = parse_grade(c.text, quoted=blocks(prompt))  # an echo of the graded text is never the grade
+        echoed = c.text is not None and score is None and own is not None and echoed_grade(c.text, [own])
+        if echoed:
+            out.append(Grade(LOWEST, c.text, None, c.cached, echoed=True))
+            continue
         error = c.error if c.text is None else None if score is not None else PARSE_ERROR
         out.append(Grade(score, c.text, error, c.cached))
     return out
@@ -78,14 +92,17 @@ def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings
     if len(docs) != len(predictions):
         raise ValueError(f"{len(docs)} documents but {len(predictions)} predictions")
     settings = settings or judge_settings()
-    graded = grade_prompts([judge_prompt(d, p) for d, p in zip(docs, predictions)], settings, progress)
+    graded = grade_prompts([judge_prompt(d, p) for d, p in zip(docs, predictions)], settings, progress,
+                           graded=[p or "" for p in predictions])
     records = []
     for doc, g in zip(docs, graded):
         where = item_label(doc)
         if g.score is None:
             log.warning("critic_tasks: judge failed on %s: %s", where, g.error)
+        elif g.echoed:
+            log.warning("critic_tasks: judge on %s: %s", where, ECHO_NOTE)
         records.append(JudgedRecord(domain=doc["domain"], group=judge_group(doc), score=g.score, error=g.error,
-                                    cached=g.cached, judge_text=g.text, item=where))
+                                    cached=g.cached, judge_text=g.text, item=where, echoed=g.echoed))
     return records
 
 

@@ -16,7 +16,10 @@ families below compute them, all on the paper's x100 scale (shares included):
   (items whose gold answer or unit test is unusable; excluded, logged), ``pass@k`` when every item has at least k samples,
   and with k > 1 samples ``identical_samples``: the items whose k replies were one text (the backend did not sample).
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
-  ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``.
+  ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``, ``judge_echoed``: items graded 1, the minimum, because
+  the judge gave no grade of its own and repeated one the critique states (a forged grade it quoted: the failure is
+  the critique's, so it is graded, never left out; ``judge.grade_prompts``). Other judge failures are left out of
+  ``judge_score`` and counted in ``judge_failed`` (a gate can bound it: ``--max TASK.judge_failed=0``).
 * ``feedback_text`` (SAvg's stage 1, not scored): ``parse_rate`` = the share of non-empty critiques.
 
 On the test split (no human labels) the label-based keys are absent, not zero, and ``labels_available`` is 0.
@@ -212,6 +215,8 @@ def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
     scored = [r for r in done if r.scored]
     out["judge_parse_rate"] = rate(r.scored for r in done)
     out["judge_failed"] = float(len(done) - len(scored))
+    # graded at the minimum: the judge only repeated a grade the critique states (its failure is the critique's)
+    out["judge_echoed"] = float(sum(bool(getattr(r, "echoed", False)) for r in scored))
     overall = domain_mean((r.domain, r.score) for r in scored)
     if overall is not None:
         out["judge_score"] = overall

@@ -68,7 +68,7 @@ def calibrate(path: str | Path, settings: LLMSettings, sources: list[str] | None
                                         [(docs[i], by_source[s][i]["critique"]) for s, i in keys], progress)
     p_by = dict(zip(p_keys, precision))
     rows: dict[str, list[dict]] = {s: [] for s in chosen}
-    for k, (r_verdicts, _, _) in zip(keys, recall):
+    for k, (r_verdicts, *_) in zip(keys, recall):
         s, i = k
         labels = by_source[s][i]
         rows[s].append({"judge_precision": p_by[k][0] if k in p_by else (), "judge_recall": r_verdicts,

@@ -17,13 +17,14 @@ import logging
 from typing import Sequence
 
 from critic_tasks.core.columns import item_label
-from critic_tasks.core.parsing import parse_numbered_units, parse_numbered_verdicts
+from critic_tasks.core.parsing import echoed_units, parse_numbered_units, parse_numbered_verdicts
 from critic_tasks.core.records import AIURecord
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.client import identity
 from critic_tasks.protocols.metacritique.judge_prompts import (
     PROMPT_VERSION,
     extraction_prompt,
+    numbered,
     precision_prompt,
     recall_prompt,
 )
@@ -42,11 +43,18 @@ def judge_identity(settings: LLMSettings) -> dict:
 
 
 
-def _verdicts(completion, n: int):
-    verdicts = tuple(parse_numbered_verdicts(completion.text, n)) if completion.text is not None else (None,) * n
-    error = completion.error if completion.text is None else None if all(v is not None for v in verdicts) else \
-        f"{sum(v is None for v in verdicts)} of {n} verdicts unreadable"
-    return verdicts, error, completion.cached
+def _verdicts(completion, n: int, quoted: Sequence[str] = ()):
+    """(verdicts, error, cached, echoed units). ``quoted``: what the critic wrote that the judge was shown (the
+    critique, or the units extracted from it). A reply line repeating one of its verdict lines is never a verdict;
+    a unit left without a verdict of the judge's own whose line the reply only echoed is False, the minimum: the
+    critique forged the judge's list, so it is judged, never left out (issue 27)."""
+    if completion.text is None:
+        return (None,) * n, completion.error, completion.cached, 0
+    verdicts = parse_numbered_verdicts(completion.text, n, quoted)
+    echoed = {k for k in echoed_units(completion.text, n, quoted) if verdicts[k - 1] is None}
+    verdicts = tuple(False if k in echoed else v for k, v in enumerate(verdicts, 1))
+    error = None if all(v is not None for v in verdicts) else f"{sum(v is None for v in verdicts)} of {n} verdicts unreadable"
+    return verdicts, error, completion.cached, len(echoed)
 
 
 def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, Sequence[str]]],
@@ -54,13 +62,15 @@ def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, 
     """Steps 2 and 3 in one concurrent batch: ``precision_jobs`` (doc, AIUs), ``recall_jobs`` (doc, critique); any
     ``extra`` prompts ride along in the same batch.
 
-    Returns (precision, recall, extra completions): one (verdicts, error, cached) per job, verdicts one per unit
-    (None: unreadable)."""
+    Returns (precision, recall, extra completions): one (verdicts, error, cached, echoed) per job, verdicts one per
+    unit (None: unreadable), echoed the units counted False because the reply only echoed the critic's text."""
     prompts = [precision_prompt(d, u) for d, u in precision_jobs] + [recall_prompt(d, c) for d, c in recall_jobs]
     prompts += list(extra)
     sizes = [len(u) for _, u in precision_jobs] + [len(d["reference_aius"]) for d, _ in recall_jobs]
+    # the critic's text each prompt shows: its extracted units (precision), its critique (recall)
+    theirs = [[numbered(u)] for _, u in precision_jobs] + [[c] for _, c in recall_jobs]
     done = complete(prompts, settings, PROMPT_VERSION, progress=progress) if prompts else []
-    judged = [_verdicts(c, n) for c, n in zip(done, sizes)]
+    judged = [_verdicts(c, n, q) for c, n, q in zip(done, sizes, theirs)]
     n_p = len(precision_jobs)
     return judged[:n_p], judged[n_p:], done[len(sizes):]
 
@@ -90,15 +100,18 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
     records = []
     for i, doc in enumerate(docs):
         aius = units[i]
-        p, p_err, p_cached = p_by.get(i, ((), None, True))
+        p, p_err, p_cached, p_echo = p_by.get(i, ((), None, True, 0))
         # an empty critique entails nothing: its recall verdicts are False without asking
-        r, r_err, r_cached = r_by.get(i, ((False,) * len(doc["reference_aius"]), None, True))
+        r, r_err, r_cached, r_echo = r_by.get(i, ((False,) * len(doc["reference_aius"]), None, True, 0))
         error = errors.get(i) or p_err or r_err
         x = x_by.get(i)
         rec = AIURecord(domain="metacritique", item=item_label(doc), aius=tuple(aius or ()),
                         n_aius=None if aius is None else len(aius), precision=tuple(p), recall=tuple(r), error=error,
                         cached=(x is None or x.cached) and p_cached and r_cached,
-                        extraction_text=None if x is None else x.text)
+                        extraction_text=None if x is None else x.text, echoed=p_echo + r_echo)
+        if p_echo + r_echo:
+            log.warning("critic_tasks: metacritique judge on %s: %d verdict(s) the judge only echoed from the critique "
+                        "counted False", rec.item, p_echo + r_echo)
         if error:
             log.warning("critic_tasks: metacritique judge on %s: %s", rec.item, error)
         records.append(rec)

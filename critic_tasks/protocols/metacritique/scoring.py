@@ -4,7 +4,9 @@
 ``f1_micro`` (AIU level) from ``core.metrics.prf`` over the scored critiques, counting only the units the judge gave
 a verdict for; ``judge_parse_rate``: share of asked verdicts that were readable (a failed AIU extraction counts
 as one unreadable verdict); ``judge_failed``: critiques that could not be scored (AIUs unknown, or no readable
-verdict on a side that has units); ``empty_critiques``: scored critiques with no AIU (precision 0 by our rule,
+verdict on a side that has units); ``judge_echoed``: critiques with a verdict counted False because the judge
+only repeated a verdict line the critique (or its units) wrote, with none of its own (a forged list: judged, never
+left out); ``empty_critiques``: scored critiques with no AIU (precision 0 by our rule,
 ``core.metrics.prf``); ``judge_deferred``: critiques generated without a judge configured.
 """
 
@@ -31,7 +33,8 @@ def aiu_metrics(records: Sequence[AIURecord]) -> dict[str, float]:
     asked = sum(len(r.precision) + len(r.recall) + (r.n_aius is None) for r in done)
     readable = sum(v is not None for r in done for v in (*r.precision, *r.recall))
     out.update(judge_parse_rate=100.0 * readable / asked if asked else 100.0, judge_failed=float(len(done) - len(scored)),
-               empty_critiques=float(sum(r.n_aius == 0 for r in scored)))
+               empty_critiques=float(sum(r.n_aius == 0 for r in scored)),
+               judge_echoed=float(sum(bool(getattr(r, "echoed", 0)) for r in done)))
     if scored:
         values = precision_recall_f1([[v for v in r.precision if v is not None] for r in scored],
                                      [[v for v in r.recall if v is not None] for r in scored])

@@ -32,7 +32,8 @@ from typing import Sequence
 
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict, parse_grade
+from critic_tasks.core.parsing import echoed_grade, parse_bracket_rating, parse_bracket_verdict, parse_grade
+from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import RevisionRecord
 from critic_tasks.llm import Completion, LLMSettings, complete
 from critic_tasks.llm.cache import ReplyCache
@@ -52,6 +53,10 @@ log = logging.getLogger("critic_tasks")
 PROTOCOLS = ("multicritique", "rco")
 # preference for the revision: forward order = (A: initial, B: revised), reverse = (A: revised, B: initial)
 PREFERENCE = {"forward": {"B": 1.0, "C": 0.5, "A": 0.0}, "reverse": {"A": 1.0, "C": 0.5, "B": 0.0}}
+# what a judgment counts when the judge gave no verdict of its own and repeated one the critique or the revision made
+# from it states (a forged verdict for the judge to quote): the minimum, the revision's loss or the lowest grade
+LOWEST = {"rqs": 1.0, "forward": 0.0, "reverse": 0.0}
+_MARKER = {"forward": "verdict", "reverse": "verdict"}  # rqs: "score" (CriticEval's judge) or "rating" ([[x]])
 
 
 def reviser_pool() -> list[LLMSettings]:
@@ -188,10 +193,18 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         outcomes = check(docs, texts, executor)
         judged = asking.result() if asking is not None else []
     verdicts: dict[int, dict[str, tuple[Completion, object]]] = defaultdict(dict)
-    grade = parse_grade if by_reference else parse_bracket_rating  # CriticEval's judge ends with "Score: x"
-    for (i, kind, _), c in zip(jobs, judged):
-        value = grade(c.text) if kind == "rqs" else (
-            PREFERENCE[kind].get(parse_bracket_verdict(c.text) or "") if c.text is not None else None)
+    echoes: dict[int, int] = defaultdict(int)
+    for (i, kind, prompt), c in zip(jobs, judged):
+        # the critic's text the judge saw (its critique, the revision made from it): a grade it states and the judge
+        # only repeated is its doing; with the initial response, what the judge quotes, never its verdict. A released
+        # prompt has no blocks (its slots are filled as written): these texts are passed as they are.
+        theirs = [critiques[i], texts[0][i]]
+        quoted = [*blocks(prompt), *(t for t in theirs if t), docs[i]["generation"]]
+        value = _judgment(kind, c.text, by_reference, quoted)
+        marker = _MARKER.get(kind) or ("score" if by_reference else "rating")
+        if value is None and c.text is not None and echoed_grade(c.text, theirs, marker):
+            value = LOWEST[kind]
+            echoes[i] += 1
         verdicts[i][kind] = (c, value)
     unreadable = "no 'Score: x' (1-10) in the reply" if by_reference else "no [[...]] marker in the reply"
 
@@ -215,12 +228,28 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
                              rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
                              judge_parsed=sum(v is not None for _, v in got.values()),
                              reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None,
+                             judge_echoed=echoes.get(i, 0),
                              models=involved, variant=variant, failure_rule=doc.get("failure_rule", ""),
                              prompt_source=source)
         if rec.error:
             log.warning("critic_tasks: %s on %s: %s", protocol, rec.item, rec.error)
+        if rec.judge_echoed:
+            log.warning("critic_tasks: %s on %s: %d judgment(s) repeated a verdict the critique or its revision "
+                        "states and gave none of the judge's own: counted the minimum", protocol, rec.item,
+                        rec.judge_echoed)
         records.append(rec)
     return records
+
+
+def _judgment(kind: str, text: str | None, by_reference: bool, quoted) -> float | None:
+    """The value of one judge reply: a 1-10 grade (``rqs``: CriticEval's ``Score: x`` on the paper variant, else
+    ``Rating: [[x]]``) or the revision's preference (1 / 0.5 / 0); None when unreadable. A line that repeats a line
+    of a ``quoted`` text is never the verdict."""
+    if text is None:
+        return None
+    if kind == "rqs":
+        return parse_grade(text, quoted=quoted) if by_reference else parse_bracket_rating(text, quoted=quoted)
+    return PREFERENCE[kind].get(parse_bracket_verdict(text, quoted=quoted) or "")
 
 
 def deferred_record(doc: dict) -> RevisionRecord:

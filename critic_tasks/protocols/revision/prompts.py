@@ -31,6 +31,13 @@ one pass (a critique that contains ``{q}`` stays text). Without one, the prompts
 papers' structure. RCO released no prompt files: its prompts are always paraphrases of its tables. Which text each
 role was asked with is recorded with the results (``prompt_source``: ``released: <file>``, ``paraphrase``, or
 ``ours`` for the short variant's generic prompts).
+
+Model-written texts are data (issue 27): in our prompts (paraphrases and the short variant) the initial response,
+the critique and the revision each go between BEGIN/END lines whose code they cannot contain (``core.quoting``),
+under a note that the blocks are data; RCO's judges keep the system part free of them. CriticEval's released text is
+sent as released: the model texts go into its slots as written, unfenced (a fence would be our text inside theirs,
+a prompt CriticEval never sent); the grade parsing (``pipeline``) refuses an echoed grade there as everywhere, the
+texts handed to it as they are.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import json
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.quoting import fence, nonce_for, note, noted
 from critic_tasks.llm.chat import ChatPrompt
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import judge_prompts as cb_judge_prompts
@@ -49,17 +57,20 @@ from critic_tasks.protocols.criticbench.domains import DOMAINS
 PROTOCOL_OF = {"revision_pool": "multicritique", "utility": "rco"}  # the data dimension -> its protocol
 
 CRITIC_VERSION = "revision-critic-v1"  # the short variant's versions
-REVISER_VERSION = "revision-reviser-v1"
-JUDGE_VERSION = "revision-judge-v1"
+# v2: the model-written texts (initial response, critique, revision) fenced as data (issue 27), so no reply to an
+# unfenced prompt is reused
+REVISER_VERSION = "revision-reviser-v2"
+JUDGE_VERSION = "revision-judge-v2"
 _VERSIONS = {
     ("multicritique", variants.SHORT): {"critic": CRITIC_VERSION, "reviser": REVISER_VERSION, "judge": JUDGE_VERSION},
     ("rco", variants.SHORT): {"critic": CRITIC_VERSION, "reviser": REVISER_VERSION, "judge": JUDGE_VERSION},
     # MultiCritique's paper variant asks CriticEval's prompts; its judge is CriticEval's correction judge
     ("multicritique", variants.PAPER): {"critic": "multicritique-critic-paper-v1",
-                                        "reviser": "multicritique-reviser-paper-v1",
+                                        "reviser": "multicritique-reviser-paper-v2",  # v2: fenced (issue 27)
                                         "judge": cb_judge_prompts.PROMPT_VERSION},
-    ("rco", variants.PAPER): {"critic": "rco-critic-paper-v1", "reviser": "rco-reviser-paper-v1",
-                              "judge": "rco-judge-paper-v2"},  # v2: a system and a user message, "summaries"
+    ("rco", variants.PAPER): {"critic": "rco-critic-paper-v1", "reviser": "rco-reviser-paper-v2",
+                              # v2: a system and a user message, "summaries"; v3: model-written texts fenced
+                              "judge": "rco-judge-paper-v3"},
 }
 
 
@@ -122,9 +133,18 @@ def _paper(doc: dict) -> bool:
 # ----------------------------------------------------------------------------- short variant (generic)
 
 
-def _task(doc: dict) -> str:
+def _quote(**texts: str) -> tuple[dict[str, str], str]:
+    """Each model-written text fenced as data (``core.quoting``: between BEGIN/END lines whose code none of them
+    contains), and the note that says so, to go before the first block."""
+    nonce = nonce_for(texts.values())
+    return {name: fence(name, str(text), nonce) for name, text in texts.items()}, note(nonce)
+
+
+def _task(doc: dict, response: str | None = None) -> str:
+    """The article, question and initial response (``response``: as given, fenced; default: the bare text)."""
     article = f"[Article]\n{doc['article']}\n\n" if doc.get("article") else ""
-    return f"{article}[Question]\n{doc['question']}\n\n[Initial response]\n{doc['generation']}\n\n"
+    response = doc["generation"] if response is None else response
+    return f"{article}[Question]\n{doc['question']}\n\n[Initial response]\n{response}\n\n"
 
 
 _CRITIC = """Review the response below to the question. Write feedback that would help its author improve it: point \
@@ -144,6 +164,8 @@ _FORMS = {
 _REVISER = """Revise the initial response to the question using the feedback below. Fix what the feedback rightly \
 points out, keep what is good, and ignore suggestions that are wrong. {form}
 
+{note}
+
 {task}[Feedback]
 {feedback}
 
@@ -153,6 +175,8 @@ points out, keep what is good, and ignore suggestions that are wrong. {form}
 _PAIRWISE = """Compare two responses to the question below and decide which one is better: more correct, more \
 helpful, more complete and clearer. Start your reply with your verdict: [[A]] if response A is better, [[B]] if \
 response B is better, or [[C]] for a tie; then explain briefly.
+
+{note}
 
 {article}[Question]
 {question}
@@ -168,6 +192,8 @@ response B is better, or [[C]] for a tie; then explain briefly.
 
 _RATING = """Rate the quality of the response to the question below on a scale of 1 to 10 (1: useless or wrong, \
 10: fully correct, helpful and clear). Start your reply with your rating as "Rating: [[x]]", then explain briefly.
+
+{note}
 
 {article}[Question]
 {question}
@@ -251,10 +277,11 @@ def _rco_reviser(doc: dict, feedback: str | None) -> str:
     kind = task_kind(doc)
     who, shown, _, name, _ = _RCO_KINDS[kind]
     form = _FORMS.get(doc.get("check", ""), "")
+    q, data_note = _quote(original=doc["generation"], comment=(feedback or "").strip() or "(none)")
     return (f"You are shown {shown}. {who[0].upper() + who[1:]} has commented on the {name}. Revise the {name} to "
             f"improve it, following the suggestions for improvement in the comment, and start your reply with "
-            f"\"My revised {name}:\".{' ' + form if form else ''}\n{_RULE}\n{_rco_input(doc, kind)}{_RULE}\n"
-            f"[Original {name}]\n{doc['generation']}\n{_RULE}\n[The comment]\n{(feedback or '').strip() or '(none)'}\n"
+            f"\"My revised {name}:\".{' ' + form if form else ''}\n{data_note}\n{_RULE}\n{_rco_input(doc, kind)}"
+            f"{_RULE}\n[Original {name}]\n{q['original']}\n{_RULE}\n[The comment]\n{q['comment']}\n"
             f"{_RULE}\nYour revision:\n")
 
 
@@ -292,7 +319,8 @@ def _given(kind: str, what: str) -> str:
 
 
 # The paper prints its judges in two parts (Tables 28-32, 38-42: [SYSTEM] the instructions, [USER] the task and the
-# answers): ours go as a ChatPrompt, the system part as a system message where the judge's backend takes one.
+# answers): ours go as a ChatPrompt, the system part as a system message where the judge's backend takes one. The
+# user part opens with the task as the paper's does; the data note comes right before the first fenced answer.
 def _rco_pairwise(doc: dict, a: str, b: str) -> ChatPrompt:
     kind = task_kind(doc)
     name = _RCO_KINDS[kind][3]
@@ -304,9 +332,10 @@ def _rco_pairwise(doc: dict, a: str, b: str) -> ChatPrompt:
               "the assistants' names may influence you; be as objective as possible. After your explanation, give "
               'your final verdict in exactly this form: "[[A]]" if assistant A is better, "[[B]]" if assistant B is '
               'better, "[[C]]" for a tie.')
-    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
-            f"[The Start of Assistant A's {title}]\n{a}\n[The End of Assistant A's {title}]\n\n"
-            f"[The Start of Assistant B's {title}]\n{b}\n[The End of Assistant B's {title}]\n")
+    q, data_note = _quote(assistant_a=a, assistant_b=b)
+    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}{data_note}\n\n"
+            f"[The Start of Assistant A's {title}]\n{q['assistant_a']}\n[The End of Assistant A's {title}]\n\n"
+            f"[The Start of Assistant B's {title}]\n{q['assistant_b']}\n[The End of Assistant B's {title}]\n")
     return ChatPrompt(system, user)
 
 
@@ -319,8 +348,9 @@ def _rco_rating(doc: dict, response: str) -> ChatPrompt:
               f"explanation. Do not let the {name}'s length influence you; be as objective as possible. After your "
               f'explanation, rate the {name} on a scale of 1 to 10 in exactly this form: "Rating: [[x]]", for '
               'example "Rating: [[5]]".')
-    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}"
-            f"[The Start of Assistant's {title}]\n{response}\n[The End of Assistant's {title}]\n")
+    q, data_note = _quote(assistant=response)
+    user = (f"{_rco_input(doc, kind)}\n{_reference_answer(doc, kind)}{data_note}\n\n"
+            f"[The Start of Assistant's {title}]\n{q['assistant']}\n[The End of Assistant's {title}]\n")
     return ChatPrompt(system, user)
 
 
@@ -348,26 +378,32 @@ def reviser_prompt(doc: dict, feedback: str | None) -> str:
     if _paper(doc):
         if protocol_of(doc) == "multicritique":
             text = (feedback or "").strip() or "(no feedback)"
-            if toolkit_of(doc):
+            if toolkit_of(doc):  # CriticEval's text as released, the critique in its slot as written (module doc)
                 return _released_prompt(doc, "correction", feedback=text)
-            return cb_prompts.correction_prompt(_as_criticbench(doc, feedback=text), with_feedback=True)
+            q, _ = _quote(generation=doc["generation"], feedback=text)
+            nonce = nonce_for([doc["generation"], text])
+            return noted(cb_prompts.correction_prompt(_as_criticbench(doc, **q), with_feedback=True), nonce)
         return _rco_reviser(doc, feedback)
     form = _FORMS.get(doc.get("check", ""), "Reply with the revised response only.")
-    return _REVISER.format(form=form, task=_task(doc), feedback=(feedback or "").strip() or "(no feedback)")
+    q, data_note = _quote(initial_response=doc["generation"], feedback=(feedback or "").strip() or "(no feedback)")
+    return _REVISER.format(form=form, note=data_note, task=_task(doc, q["initial_response"]), feedback=q["feedback"])
 
 
 def pairwise_prompt(doc: dict, a: str, b: str) -> str:
-    """RCO's preference judgment between two responses (A and B as given)."""
+    """RCO's preference judgment between two responses (A and B as given, each fenced as data)."""
     if _paper(doc):
         return _rco_pairwise(doc, a, b)
-    return _PAIRWISE.format(article=_article(doc), question=doc["question"], a=a, b=b)
+    q, data_note = _quote(response_a=a, response_b=b)
+    return _PAIRWISE.format(note=data_note, article=_article(doc), question=doc["question"], a=q["response_a"],
+                            b=q["response_b"])
 
 
 def rating_prompt(doc: dict, response: str) -> str:
     """A 1-10 rating of one response: RCO's RQS (both variants); MultiCritique's R_sub on the short variant."""
     if _paper(doc):
         return _rco_rating(doc, response)
-    return _RATING.format(article=_article(doc), question=doc["question"], response=response)
+    q, data_note = _quote(response=response)
+    return _RATING.format(note=data_note, article=_article(doc), question=doc["question"], response=q["response"])
 
 
 def reference_judge_prompt(doc: dict, critique: str | None, revision: str) -> str:

@@ -26,7 +26,10 @@ critique utility CU and the revision quality RQS):
     refine_accuracy  = 100 * share of the valid checked items whose revision passes
 
 Shared counts: ``judge_parse_rate`` = 100 * readable / asked judgments; ``judge_failed`` = items with a failed or
-unreadable judgment; ``reviser_failed`` = failed revision calls (item x reviser); ``invalid_items`` = checked items
+unreadable judgment; ``judge_echoed`` = items with a judgment counted the minimum (a 1-10 grade of 1, a preference
+of 0) because the judge gave no verdict of its own and repeated one the critique or its revision states (a forged
+verdict: the failure is the critique's, so it is scored, never left out; these count as readable);
+``reviser_failed`` = failed revision calls (item x reviser); ``invalid_items`` = checked items
 whose gold answer or test is unusable; ``revision_deferred`` = items generated with no reviser / judge configured.
 A value with nothing to average is left out (absent, never NaN).
 
@@ -76,6 +79,7 @@ def _counts(records: Sequence[RevisionRecord]) -> dict[str, float]:
     asked = sum(r.judge_asked for r in done)
     out.update(judge_parse_rate=100.0 * sum(r.judge_parsed for r in done) / asked if asked else 100.0,
                judge_failed=float(sum(r.judge_parsed < r.judge_asked for r in done)),
+               judge_echoed=float(sum(r.judge_echoed > 0 for r in done)),
                reviser_failed=float(sum(r.reviser_failed for r in done)),
                invalid_items=float(sum(r.invalid for r in done)))
     return out
