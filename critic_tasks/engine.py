@@ -8,8 +8,7 @@ scoring, with everything a caller used to branch on:
   calls; None: each reply is parsed on its own), and one document's record from that step's result;
 * ``defers(...)``: the deferral rule (no judge or reviser configured: the generations are kept and scored later by
   ``command``, see ``rescore_hint``), with the records kept meanwhile (``deferred_record``);
-* ``identity``: what names the judge in results and caches; ``metrics``: the values ``critic-eval rescore / judge /
-  revise`` report for saved generations.
+* ``identity``: what names the judge in results and caches.
 
 The lm-eval hooks (one parameterised filter), the OpenCompass evaluator, preflight and ``critic-eval rescore /
 judge / revise`` all dispatch through this table. The engine sits above the protocols and the registry (it reads
@@ -37,7 +36,6 @@ from critic_tasks.protocols.criticbench import offline
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.correction import check_samples
 from critic_tasks.protocols.metacritique import judge as mc_judge
-from critic_tasks.protocols.metacritique.scoring import aiu_metrics
 from critic_tasks.protocols.revision import pipeline as revision_pipeline
 from critic_tasks.protocols.revision.data import resolve_failure_rule
 from critic_tasks.sandbox import get_executor
@@ -58,43 +56,42 @@ class Context:
 # ----------------------------------------------------------------------------- metrics
 
 
+def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
+    """``base`` of ``family`` over ``records`` (the records one metric key accepts); None where the family leaves
+    it out (nothing to average: every verdict unreadable, say), never NaN."""
+    return catalog.FAMILIES[family](records).get(base)
+
+
+def metric_interval(family: str, base: str, records: Sequence[Record], settings) -> tuple[float, float] | None:
+    """The bootstrap interval of ``base`` of ``family`` over the same records (None: none, e.g. no records)."""
+    return catalog.INTERVALS[family](records, base, settings) if records else None
+
+
 def dimension_metrics(dimension: registry.Dimension, records, intervals=None) -> dict[str, float]:
-    """The registry's metric keys for ``dimension`` (those with a value), from the family a live run uses, as a run
-    outside lm-eval reports them (OpenCompass's evaluator, ``critic-eval score / judge / rescore``).
+    """The registry's metric keys for ``dimension``, each over the records its metric accepts (``Metric.accepts``):
+    the one route from records to metrics and intervals. lm-eval's aggregations (``adapters/lm_eval/hooks.py``:
+    ``metric_value`` / ``metric_interval`` over the rows ``process_results`` routed to a key), the OpenCompass
+    evaluator, ``critic-eval rescore / judge / revise`` and the chance lines all take it.
 
-    One run of the family over all records reports the breakdown keys (``spearman_low``, ...) itself; a live
-    lm-eval run routes records key by key (``Metric.accepts``) and gets the same values. Interval keys
-    (``spearman_ci_low``, ...) are computed on the records their metric accepts, as lm-eval routes them
-    (``intervals``: a ``BootstrapSettings``, default from CRITIC_CI_*; disabled: no interval keys)."""
+    A key none of the records feeds is absent (a live run has no rows for it); interval keys
+    (``spearman_ci_low`` / ``_ci_high``) come from one bootstrap on their metric's records (``intervals``: a
+    ``BootstrapSettings``, default from CRITIC_CI_*; disabled: no interval keys)."""
     records = list(records)
-    values = catalog.FAMILIES[dimension.metrics[0].family](records)
-    out = {m.key: values[m.key] for m in dimension.metrics if m.key in values}
-    if "identical_samples" in out:
-        warn_identical(records)  # a sampled task whose backend did not sample: one line
     settings = settings_from_env() if intervals is None else intervals
-    if settings.enabled:
-        for m in dimension.metrics:
-            if m.ci == "low" and m.key.removesuffix("_ci_low") in out:
-                ci = catalog.INTERVALS[m.family]([r for r in records if m.accepts(r)], m.base, settings)
-                if ci is not None:
-                    out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
-    return out
-
-
-def routed_metrics(dimension: registry.Dimension, records) -> dict[str, float]:
-    """The registry's keys, each over the records an lm-eval run routes to it (``Metric.accepts``)."""
-    out, intervals = {}, settings_from_env()
+    out: dict[str, float] = {}
     for m in dimension.metrics:
         rows = [r for r in records if m.accepts(r)]
-        if not rows:
+        if not rows or (m.ci and not settings.enabled):
             continue
-        if m.ci == "low" and intervals.enabled:  # both bounds from one bootstrap, on the rows lm-eval routes to it
-            ci = catalog.INTERVALS[m.family](rows, m.base, intervals)
+        if m.ci == "low":  # both bounds from one bootstrap
+            ci = metric_interval(m.family, m.base, rows, settings)
             if ci is not None:
                 out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
         elif not m.ci:
-            value = catalog.FAMILIES[m.family](rows).get(m.base)
-            if value is not None:  # nothing to average over (every verdict unreadable): absent, as live (null)
+            if m.base == "identical_samples":
+                warn_identical(rows)  # a sampled task whose backend did not sample: one line
+            value = metric_value(m.family, m.base, rows)
+            if value is not None:
                 out[m.key] = value
     return out
 
@@ -201,7 +198,6 @@ class Scorer:
     failed: Callable[[Record], bool] = _nothing  # an item left unscored by a failed call or an unreadable reply
     live_failures: bool = False  # a live run collects those items (``unscored_items``: critic-eval exits 1)
     summary: Callable[[Any, list], str] = _never  # one log line about a scored batch ('' for none)
-    metrics: Callable[[Any, list], dict] = dimension_metrics  # what rescore / judge / revise report
     lm_eval_only: str = ""  # why it runs only inside lm-eval, between generation and scoring ('' = anywhere)
 
     def context_from_env(self, **given) -> Context:
@@ -239,12 +235,11 @@ SCORERS: dict[str, Scorer] = {s.name: s for s in (
     Scorer("aiu_judge", "a judge extracts the critique's atomic units and checks precision and recall", "judge",
            "judge", record=_kept, batch=_aiu, roles=("judge",), judged=True,
            defers=_no_judge("MetaCritique judging"), deferred_record=mc_judge.deferred_record,
-           identity=mc_judge.judge_identity, failed=lambda r: not r.scored, live_failures=True,
-           metrics=lambda dim, records: aiu_metrics(records)),
+           identity=mc_judge.judge_identity, failed=lambda r: not r.scored, live_failures=True),
     Scorer("revision", "revisers revise with the critique; checks and a judge score the revisions", "revise",
            "revision", record=_kept, batch=_revise, roles=("reviser", "judge"), uses_executor=True,
            checks=(resolve_failure_rule,), defers=_revision_defers, deferred_record=revision_pipeline.deferred_record,
-           failed=lambda r: r.failed, live_failures=True, summary=_pass_rates, metrics=routed_metrics,
+           failed=lambda r: r.failed, live_failures=True, summary=_pass_rates,
            lm_eval_only="its reviser and judge run inside lm-eval, between generation and scoring"),
 )}
 

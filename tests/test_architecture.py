@@ -2,6 +2,7 @@
 no import cycles, lint clean, and a README whose Layout section names every package."""
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -107,3 +108,51 @@ def test_readme_layout_names_every_package_and_module():
                                               if p.is_dir() and (p / "__init__.py").exists()}
     missing = sorted(n for n in top | {Path(n).name for n in nested} if Path(n).stem not in layout)
     assert missing == [], f"docs/architecture.md's Layout section does not mention: {missing}"
+
+
+TRACE = '''
+import os, sys
+import critic_tasks
+from critic_tasks import engine
+from critic_tasks.adapters.lm_eval import hooks
+
+root = os.path.dirname(os.path.dirname(critic_tasks.__file__))
+docs = engine.task_docs("critic_feedback_chat")[:6]
+replies = [f"Score: {i % 7 + 1}\\nbecause" for i in range(len(docs))]
+seen = []
+
+def profile(frame, event, arg):
+    name = frame.f_code.co_filename
+    if event == "call" and name.startswith(os.path.join(root, "critic_tasks")):
+        name = os.path.relpath(name, root)
+        if name not in seen:
+            seen.append(name)
+
+rows = []
+sys.setprofile(profile)  # what lm-eval calls, in its order: prompt, per-document record, aggregation, interval
+for doc, reply in zip(docs, replies):
+    hooks.doc_to_text(doc)
+    rows.append(hooks.process_results(doc, [reply])["spearman"])
+hooks.aggregate("likert", "spearman", rows)
+hooks.interval("likert", "spearman", "low", rows)
+sys.setprofile(None)
+print("\\n".join(seen))
+'''
+
+
+def test_the_documented_trace_is_the_code_path():
+    """docs/architecture.md lists the files from critic_feedback's YAML to its printed Spearman: the YAML files lm-eval
+    reads (each including the next, the last naming utils.py's hooks), then exactly the files of our code that run
+    for a document's prompt, its record and the Spearman with its interval, in the order they are first entered."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    listed = text.split("<!-- trace critic_feedback -->\n```\n", 1)[1].split("```", 1)[0].split()
+    yaml_files, rest = listed[:4], listed[4:]
+    assert [Path(f).name for f in yaml_files] == ["critic_feedback.yaml", "_feedback_yaml", "_template_yaml", "utils.py"]
+    for outer, inner in zip(yaml_files, yaml_files[1:3]):
+        assert f"include: {Path(inner).name}\n" in (REPO / outer).read_text()
+    assert "!function utils.process_results" in (REPO / yaml_files[2]).read_text()
+    assert "from critic_tasks.adapters.lm_eval.hooks import" in (REPO / yaml_files[3]).read_text()
+    env = {**os.environ, "CRITICBENCH_DATA_DIR": "sample", "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", TRACE], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == rest

@@ -20,7 +20,7 @@ import sys
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, judge_overrides, read_samples, saved_samples_parser
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, score
+from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, dimension_metrics, score
 
 
 def revise_command(argv: list[str]) -> int:
@@ -60,7 +60,7 @@ def revise_command(argv: list[str]) -> int:
         print(f"revising {task}: {len(docs)} critiques from {path}", file=sys.stderr)
         records = score(dim, docs, [[c] for c in critiques], Context(executor=executor, judge=judge, revisers=revisers,
                                                                      progress=not args.no_progress))
-        results[task] = {k: v for k, v in scorer.metrics(dim, records).items() if k != "models"}  # models: once
+        results[task] = {k: v for k, v in dimension_metrics(dim, records).items() if k != "models"}  # models: once
         pass_rates[task] = per_reviser_pass_rates(records)
         involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs),
                                          pipeline.run_toolkit(docs))

@@ -4,9 +4,9 @@
 
 Layout (as lm-eval's own mmlu / gsm8k): ``_template_yaml`` holds what every task shares, ``_<dimension>_yaml``
 adds the dimension's data source, loader, metrics and filter, and each task file is a few lines that pick the split,
-domains and options. ``utils.py`` binds every name they write as ``!function utils.<name>`` in one line each: the
-hooks of ``hooks.py``, and one aggregation per metric key (``agg_likert_spearman = aggregation("likert",
-"spearman")``), so a grep for a YAML's function finds its definition.
+domains and options. Filters and aggregations are named as lm-eval's own are (``function: critic_sandbox``,
+``aggregation: critic_likert_spearman``): ``hooks.py`` registers them in lm-eval's registries when ``utils.py``, which
+holds the four per-document hooks the YAML names with ``!function``, is imported.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval.hooks import aggregation_name, metric_aggregation_name
+from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, metric_aggregation_name
 from critic_tasks.engine import SCORERS
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
 
@@ -36,10 +36,25 @@ TEMPLATE = {
 }
 
 
-def _dump(data: dict) -> str:
+SCORE_FILTERS = {scorer: name for name, scorer in FILTER_NAMES.items()}
+
+
+def _dump(data: dict, about: str = "") -> str:
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
     # lm-eval resolves "!function" tags; safe_dump quotes them, so unquote.
-    return HEADER + re.sub(r"'(!function [\w.]+)'", r"\1", text)
+    return HEADER + about + re.sub(r"'(!function [\w.]+)'", r"\1", text)
+
+
+def _about(dim: registry.Dimension) -> str:
+    """The dimension file's opening comment: what the critic is asked, its prompt, how replies become scores."""
+    protocol = registry.PROTOCOLS[dim.protocol]
+    scorer = SCORERS[dim.scorer]
+    prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
+    how = (f"filter {SCORE_FILTERS[dim.scorer]}: {scorer.about}" if scorer.batch is not None
+           else f"process_results: {scorer.about}")
+    return (f"# {dim.about}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
+            f"# metrics: the {dim.metrics[0].family} family (protocols/*/scoring.py FAMILIES), each with the records it "
+            "accepts\n")
 
 
 def _dimension_yaml(dim: registry.Dimension) -> str:
@@ -48,7 +63,7 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
         # read file by file by the custom loader (a local copy: the protocol's data_env, CRITICBENCH_DATA_DIR, ...)
         "dataset_path": registry.PROTOCOLS[dim.protocol].source,
         "custom_dataset": "!function utils.load_docs",
-        "metric_list": [{"metric": m.key, "aggregation": f"!function utils.{metric_aggregation_name(m)}",
+        "metric_list": [{"metric": m.key, "aggregation": metric_aggregation_name(m),
                          "higher_is_better": m.higher_is_better} for m in dim.metrics],
     }
     if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping
@@ -56,9 +71,8 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
     if SCORERS[dim.scorer].batch is not None:
         # not parsed item by item: the whole task is scored at once by the filter (programs run in parallel in the
         # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (scorer)
-        config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.ScoreFilter",
-                                                              "scorer": dim.scorer}]}]
-    return _dump(config)
+        config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer]}]}]
+    return _dump(config, _about(dim))
 
 
 def _task_yaml(task: registry.Task) -> str:
@@ -69,13 +83,13 @@ def _task_yaml(task: registry.Task) -> str:
     if task.repeats > 1:
         config["repeats"] = task.repeats
         if SCORERS[dim.scorer].batch is not None:  # the filter keeps repeats replies per item (less data-parallel
-            config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.ScoreFilter",  # padding)
-                                                                  "scorer": dim.scorer, "repeats": task.repeats}]}]
+            config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer],  # padding)
+                                                                  "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
     if dim.protocol != "criticbench":
         if task.repeats > 1 and SCORERS[dim.scorer].batch is None:  # parsed: every sample reaches process_results
-            config["filter_list"] = [{"name": "none", "filter": [{"function": "!function utils.KeepSamples",
+            config["filter_list"] = [{"name": "none", "filter": [{"function": KEEP_SAMPLES,
                                                                   "repeats": task.repeats}]}]
         config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
                                     **dict(task.options)}
@@ -111,28 +125,24 @@ def render() -> dict[str, str]:
     return files
 
 
-UTILS_DOC = '''"""lm-eval resolves ``!function utils.<name>`` in this folder. Each name the YAML files write is bound here: the
-loader, prompts, per-document hook and filters of ``hooks.py``, and one aggregation per metric key: ``(family,
-value)`` of the registry's metric, or a bound of its bootstrap interval."""
+UTILS = '''"""The hooks the YAML files name with ``!function utils.<name>``: the loader, the prompt, the gold text and
+the per-document record (``hooks.py``). Importing them registers the filters and aggregations the YAML files name
+(``critic_sandbox``, ``critic_likert_spearman``, ...) in lm-eval's registries, before lm-eval resolves them."""
+
+from critic_tasks.adapters.lm_eval.hooks import doc_to_target, doc_to_text, load_docs, process_results
+
+__all__ = ["doc_to_target", "doc_to_text", "load_docs", "process_results"]
 '''
 
 
 def render_utils(files: dict[str, str] | None = None) -> str:
-    """``tasks/utils.py`` for the YAML files ``files`` (default: ``render()``): one line per name they use."""
+    """``tasks/utils.py``: the hooks the YAML files ``files`` (default: ``render()``) name with ``!function``."""
     files = render() if files is None else files
     used = sorted({name for text in files.values() for name in re.findall(r"!function utils\.(\w+)", text)})
-    aggregations = {aggregation_name(family, base): f'aggregation("{family}", "{base}")'
-                    for family, base in registry.aggregations()}
-    aggregations.update({aggregation_name(family, f"{base}_ci_{bound}"): f'interval_bound("{family}", "{base}", "{bound}")'
-                         for family, base in registry.intervals() for bound in ("low", "high")})
-    missing = [name for name in used if name.startswith("agg_") and name not in aggregations]
-    if missing:
-        raise RuntimeError(f"the YAML files name aggregations no registry metric makes: {missing}")
-    hooks = [f"{name} = hooks.{name}\n" for name in used if not name.startswith("agg_")]
-    aggs = [f"{name} = {aggregations[name]}\n" for name in used if name.startswith("agg_")]
-    return (f"{HEADER}{UTILS_DOC}\nfrom critic_tasks.adapters.lm_eval import hooks\n"
-            "from critic_tasks.adapters.lm_eval.hooks import aggregation, interval_bound\n\n"
-            f"{''.join(hooks)}\n{''.join(aggs)}")
+    bound = re.findall(r'"(\w+)"', UTILS.split("__all__")[1])
+    if used != sorted(bound):
+        raise RuntimeError(f"the YAML files name {used} with !function; utils.py binds {bound}")
+    return HEADER + UTILS
 
 
 def main() -> None:

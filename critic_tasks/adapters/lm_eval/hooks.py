@@ -1,5 +1,7 @@
-"""What the generated YAML files name (``!function utils.<name>``): the generated ``tasks/utils.py`` binds each name
-to this module's hooks, one line each (``agg_likert_spearman = aggregation("likert", "spearman")``).
+"""What the generated YAML files name: the four hooks ``tasks/utils.py`` binds (``!function utils.load_docs``,
+``doc_to_text``, ``doc_to_target``, ``process_results``), and the filters and aggregations this module registers by
+name in lm-eval's registries when it is imported (``function: critic_sandbox``, ``aggregation:
+critic_likert_spearman``: ``register``).
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
 there. ``process_results`` turns each document's output into a record and hands it to exactly the metric keys the
@@ -22,13 +24,13 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import private, ranks, table
+from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, aggregation_name
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
 from critic_tasks.core.samples import warn_identical
-from critic_tasks.engine import SCORERS, Scorer
-from critic_tasks.protocols import catalog
+from critic_tasks.engine import SCORERS, Scorer, metric_interval, metric_value
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -123,28 +125,23 @@ def process_results(doc: dict, results: list) -> dict:
 # ----------------------------------------------------------------------------- aggregations
 
 
-def aggregation_name(family: str, base: str) -> str:
-    return "agg_" + "_".join(filter(None, (family, base.replace("@", "_at_").replace("-", "_"))))
+def aggregate(family: str, base: str, rows: list) -> object:
+    """``base`` of ``family`` over the rows lm-eval routed to a metric key (``process_results``: the records the
+    key's metric accepts): ``engine.metric_value``, the step ``engine.dimension_metrics`` takes for each key."""
+    records = [Record.from_dict(r) for r in ranks.in_doc_order(rows)]
+    if base == "identical_samples":  # lm-eval aggregates this key once per task: the one place to say it
+        warn_identical(records)
+    return metric_value(family, base, records)  # None (null in the results), never NaN
 
 
 def aggregation(family: str, base: str):
     """The lm-eval aggregation of a metric key reporting ``base`` of ``family`` over the rows routed to it."""
-    compute = catalog.FAMILIES[family]
 
-    def aggregate(rows):
-        records = [Record.from_dict(r) for r in ranks.in_doc_order(rows)]
-        if base == "identical_samples":  # lm-eval aggregates this key once per task: the one place to say it
-            warn_identical(records)
-        # a value the family leaves out (nothing to average: every verdict unreadable, say) is null, never NaN
-        return compute(records).get(base)
+    def aggregated(rows):
+        return aggregate(family, base, rows)
 
-    aggregate.__name__ = aggregation_name(family, base)
-    return aggregate
-
-
-def metric_aggregation_name(metric: registry.Metric) -> str:
-    """The hook a metric's YAML entry names: ``agg_likert_spearman``, ``agg_likert_spearman_ci_low``, ..."""
-    return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
+    aggregated.__name__ = aggregation_name(family, base)
+    return aggregated
 
 
 class _Rows:
@@ -165,23 +162,28 @@ class _Rows:
 @functools.lru_cache(maxsize=1)
 def _interval(family: str, base: str, settings, rows: _Rows):
     """The bootstrap interval of (family, base) over ``rows`` (a pure function of its arguments: remembered, never
-    stale)."""
-    return catalog.INTERVALS[family]([Record.from_dict(r) for r in rows.rows], base, settings)
+    stale): ``engine.metric_interval``, as ``engine.dimension_metrics`` takes it."""
+    return metric_interval(family, base, [Record.from_dict(r) for r in rows.rows], settings)
+
+
+def interval(family: str, base: str, bound: str, rows: list):
+    """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
+    metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
+    rows = ranks.in_doc_order(rows)
+    if not rows:  # a key no item fed (only several ranks report one: ranks.every_key): no interval
+        return None
+    ci = _interval(family, base, settings_from_env(), _Rows(rows))
+    return None if ci is None else ci[0 if bound == "low" else 1]
 
 
 def interval_bound(family: str, base: str, bound: str):
-    """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
-    metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
+    """The lm-eval aggregation of an interval key: ``interval(family, base, bound, rows)``."""
 
-    def aggregate(rows):
-        rows = ranks.in_doc_order(rows)
-        if not rows:  # a key no item fed (only several ranks report one: ranks.every_key): no interval
-            return None
-        ci = _interval(family, base, settings_from_env(), _Rows(rows))
-        return None if ci is None else ci[0 if bound == "low" else 1]
+    def bounded(rows):
+        return interval(family, base, bound, rows)
 
-    aggregate.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
-    return aggregate
+    bounded.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
+    return bounded
 
 
 # ----------------------------------------------------------------------------- filters
@@ -300,3 +302,50 @@ class KeepSamples:
 
     def apply(self, resps, docs):
         return ranks.own_replies(resps, self.repeats)
+
+
+# ----------------------------------------------------------------------------- names in lm-eval's registries
+
+def _score_filter(scorer: str) -> type:
+    class Scored(ScoreFilter):
+        def __init__(self, **kwargs):
+            super().__init__(scorer, **kwargs)
+
+    Scored.__name__ = Scored.__qualname__ = f"ScoreFilter[{scorer}]"
+    return Scored
+
+
+def registered_names() -> dict[str, dict[str, object]]:
+    """What ``register`` puts in lm-eval's registries: {"filter": {name: class}, "aggregation": {name: function}}."""
+    aggregations = {aggregation_name(f, b): aggregation(f, b) for f, b in registry.aggregations()}
+    aggregations.update({aggregation_name(f, f"{b}_ci_{bound}"): interval_bound(f, b, bound)
+                         for f, b in registry.intervals() for bound in ("low", "high")})
+    filters = {name: _score_filter(scorer) for name, scorer in FILTER_NAMES.items()}
+    filters[KEEP_SAMPLES] = KeepSamples
+    return {"filter": filters, "aggregation": aggregations}
+
+
+def register() -> None:
+    """Our filters and aggregations under their names in lm-eval's registries (``register_filter``,
+    ``register_aggregation``), once per process. lm-eval resolves a YAML's ``filter_list`` functions and
+    ``aggregation`` names when it builds the task (``ConfigurableTask.__init__``), after reading the YAML, whose
+    ``!function utils.<hook>`` tags import ``tasks/utils.py`` and so this module: every way of loading our tasks
+    (``lm_eval --include_path``, ``critic-eval``, ``task_manager()``, ``register-lm-eval``'s folder) registers first."""
+    # lm-eval fills its aggregation registry with its own names ("mean", which our groups use) on first lookup only
+    # while the registry is empty: its metrics module is imported first, so ours never stand in for those.
+    import lm_eval.api.metrics  # noqa: F401
+    from lm_eval.api.registry import aggregation_registry, filter_registry, register_aggregation, register_filter
+
+    names = registered_names()
+    for kind, held_by, add in (("filter", filter_registry, register_filter),
+                               ("aggregation", aggregation_registry, register_aggregation)):
+        for name, obj in names[kind].items():
+            held = held_by.get(name, None)
+            if held is None:
+                add(name)(obj)
+            elif not getattr(held, "__module__", "").startswith("critic_tasks"):
+                raise ConfigError(f"lm-eval's {kind} registry already holds {name!r} from {held!r}: critic_tasks "
+                                  "cannot register its own under that name")
+
+
+register()

@@ -1,0 +1,23 @@
+"""The names our filters and aggregations have in lm-eval's registries: what a YAML writes (``function:
+critic_sandbox``, ``aggregation: critic_likert_spearman``), the way lm-eval's own YAML files write ``regex`` and
+``mean``. Harness-free, so that the generator runs without lm-eval; ``hooks.register`` puts the objects under them.
+"""
+
+from __future__ import annotations
+
+from critic_tasks import registry
+from critic_tasks.engine import SCORERS
+
+# The filter of each scorer that scores a whole task at once (``function: critic_sandbox``), and self-consistency's.
+FILTER_NAMES = {f"critic_{name}": name for name, scorer in SCORERS.items() if scorer.batch is not None}
+KEEP_SAMPLES = "critic_keep_samples"
+
+
+def aggregation_name(family: str, base: str) -> str:
+    """``base`` of ``family`` (``critic_likert_spearman``; an interval bound: ``critic_likert_spearman_ci_low``)."""
+    return f"critic_{family}_{base}"
+
+
+def metric_aggregation_name(metric: registry.Metric) -> str:
+    """The aggregation a metric's YAML entry names: ``critic_likert_spearman``, ``critic_likert_spearman_ci_low``."""
+    return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
