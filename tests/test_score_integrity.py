@@ -306,3 +306,14 @@ def test_bracket_markers_on_lines_a_quoted_text_holds_are_never_the_verdict(pars
     assert got == expected
     assert echoed_grade(text, quoted, parse) is True  # the reply does repeat the quoted text's marker
     assert echoed_grade("Rating: [[4]]\n[[C]]", quoted, parse) is False
+
+
+def test_critic_eval_judge_table_shows_the_echoed_items_beside_the_failed_ones():
+    """`critic-eval judge` prints how many items a judge only echoed the critic's grade on (scored the minimum)."""
+    from critic_tasks.reports.tables import format_judge_table
+
+    table = format_judge_table({"critic_feedback_sub": {"judge_score": 3.5, "judge_parse_rate": 100.0,
+                                                        "judge_failed": 1.0, "judge_echoed": 2.0}})
+    header, row = table.splitlines()
+    cells = dict(zip(header.split(), row.split()))
+    assert (cells["failed"], cells["echoed"]) == ("1", "2")

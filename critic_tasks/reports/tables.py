@@ -74,12 +74,14 @@ def format_table(results: dict) -> str:
 
 
 def format_judge_table(results: dict) -> str:
-    rows = [("task", "judge_score", "judge_parse_rate", "failed")]
+    # echoed: items whose judge only repeated a grade the critic wrote, scored the minimum (issue 27)
+    rows = [("task", "judge_score", "judge_parse_rate", "failed", "echoed")]
     for task, m in results.items():
         score = m.get("judge_score")
         rows.append((task, format_value(score, _interval(m, "judge_score")),
                      f"{m['judge_parse_rate']:.2f}" if "judge_parse_rate" in m else "",
-                     f"{m['judge_failed']:.0f}" if "judge_failed" in m else ""))
+                     f"{m['judge_failed']:.0f}" if "judge_failed" in m else "",
+                     f"{m['judge_echoed']:.0f}" if "judge_echoed" in m else ""))
     return render_rows(rows)
 
 
