@@ -157,7 +157,8 @@ def _reset():
 def _empty(folder):
     """Remove what is inside ``folder`` at any depth: iteratively, one descriptor at a time (``..`` to climb: every
     process of the item is dead), following no link, opening folders a program closed. Raises if it cannot (the
-    worker then ends rather than hand the next item a dirty /tmp)."""
+    worker then ends rather than hand the next item a dirty /tmp). The same walk as executor.remove_tree, written
+    again on purpose: this file runs inside the sandbox, which shows no critic_tasks package to import it from."""
     flags = _os.O_RDONLY | _os.O_DIRECTORY | _os.O_NOFOLLOW
     fd, names = _os.open(folder, flags), []
     try:
