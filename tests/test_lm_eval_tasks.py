@@ -44,6 +44,7 @@ def test_generated_utils_binds_every_name_the_yaml_files_use():
     assert "import *" not in on_disk
 
 
+@pytest.mark.slow
 def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
     groups = ["critic", "critic_sub"]
@@ -66,6 +67,7 @@ def test_every_task_yaml_loads(manager):
         assert task.doc_to_text(docs[0]).strip(), name
 
 
+@pytest.mark.slow
 def test_revisions_get_a_larger_budget(manager):
     """Whole programs need room: correction tasks generate up to 1024 tokens, the others 512 (greedy)."""
     tasks = manager.load(["critic_correction", "critic_correction_sampled", "critic_feedback"])["tasks"]
@@ -183,6 +185,7 @@ def _expected_correction():
     return out
 
 
+@pytest.mark.slow
 def test_scripted_lm_gives_exact_metrics(manager):
     lm = scripted_lm(_scripted_reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic"], task_manager=manager, bootstrap_iters=0)
@@ -204,6 +207,7 @@ def test_scripted_lm_gives_exact_metrics(manager):
     assert sum("Decision: A`, `Decision: B`" in p for p in lm.prompts) == 2 * n_pairs
 
 
+@pytest.mark.slow
 def test_test_split_generates_and_reports_labels_unavailable(manager):
     lm = scripted_lm(_scripted_reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic_test"], task_manager=manager,
@@ -232,6 +236,7 @@ def sampling_reply():
     return reply, seen
 
 
+@pytest.mark.slow
 def test_sampled_correction_reports_unbiased_pass_at_k(manager):
     reply, seen = sampling_reply()
     lm = scripted_lm(reply)
@@ -257,6 +262,7 @@ def test_sampled_correction_reports_unbiased_pass_at_k(manager):
     assert metrics["isolation,none"] == get_executor(os.environ.get("CRITIC_EXECUTOR", "sandbox")).isolation
 
 
+@pytest.mark.slow
 def test_task_manager_indexes_lm_evals_own_tasks_only_when_asked(monkeypatch):
     """critic_tasks.task_manager() answers like lm-eval's full TaskManager with our folder included, but reads
     lm-eval's own task tree (~14,700 YAMLs, seconds) only for a name that is not ours, a glob or a listing."""

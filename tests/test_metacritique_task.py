@@ -16,6 +16,8 @@ from critic_tasks.llm.backends import Reply
 from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.metacritique import data
 
+pytestmark = pytest.mark.slow
+
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.loggers import EvaluationTracker  # noqa: E402
 

@@ -42,6 +42,7 @@ def one_line(capsys) -> str:
     return err[0]
 
 
+@pytest.mark.slow
 def test_judge_scored_task_without_judge_or_samples_is_refused_before_the_model_loads(no_model_load, capsys,
                                                                                         tmp_path):
     assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_sub_chat,critic_feedback_chat"]) == 2
@@ -60,6 +61,7 @@ def test_judge_scored_task_without_judge_or_samples_is_refused_before_the_model_
     assert len(samples.read_text().splitlines()) == 2 and no_model_load == [1]
 
 
+@pytest.mark.slow
 def test_empty_data_dir_is_not_the_hub(no_model_load, monkeypatch, capsys):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "")
     assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 2
@@ -73,6 +75,7 @@ def test_empty_data_dir_is_not_the_hub(no_model_load, monkeypatch, capsys):
     assert "METACRITIQUE_DATA_DIR is set but empty" in one_line(capsys)
 
 
+@pytest.mark.slow
 def test_preflight_says_when_the_hub_cannot_be_reached(monkeypatch, capsys, tmp_path):
     from huggingface_hub import constants
 
@@ -110,6 +113,7 @@ def test_missing_gguf_file_in_a_local_folder(no_model_load, capsys, tmp_path):
     assert one_line(capsys) == f"critic-eval: --model_args gguf_file=model.Q4.gguf: not in {tmp_path}"
 
 
+@pytest.mark.slow
 def test_hub_names_are_left_to_lm_eval(no_model_load, capsys):
     from critic_tasks.adapters.lm_eval.runner import check_model_paths
 
@@ -140,6 +144,7 @@ def test_reports_label_runs_by_the_model_and_mark_limit_runs(tmp_path):
     assert [r.label for r in load_all([e])] == ["step-200"]
 
 
+@pytest.mark.slow
 def test_run_output_has_no_custom_kwargs_warnings_nor_interval_rows(no_model_load, monkeypatch, capfd):
     monkeypatch.setenv("CRITIC_CI_RESAMPLES", "50")
     assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat,critic_comparison_chat",
@@ -173,6 +178,7 @@ def test_readme_python_snippet_runs_on_a_cpu(smollm2_model_args_fast):
     assert "critic_feedback_chat" in scope["out"]["results"]
 
 
+@pytest.mark.slow
 def test_demo_says_what_it_loads_keeps_generations_and_resumes(monkeypatch, capsys, tmp_path):
     """The demo's wiring, without the model: what it prints before loading, the request cache it hands lm-eval,
     and the line a Ctrl-C prints."""
@@ -199,6 +205,7 @@ def test_demo_says_what_it_loads_keeps_generations_and_resumes(monkeypatch, caps
     assert err[-1].endswith("resume (asks the model only for the rest): critic-eval demo --max_gen_toks 16")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "absent", "extra"), [
     (["--model", "hf", "--model_args", "pretrained=org/name", "--tasks", "critic_feedback"], "torch", "hf"),
     (["--model", "vllm", "--model_args", "pretrained=org/name", "--tasks", "critic_feedback"], "vllm", "vllm"),
@@ -218,6 +225,7 @@ def test_a_missing_backend_is_one_line_naming_the_extra(monkeypatch, capsys, arg
 # ----------------------------------------------------------------------------- issue 29: runs that reach the model
 
 
+@pytest.mark.slow
 def test_results_that_could_not_be_written_exit_1_naming_the_path(no_model_load, monkeypatch, capsys, tmp_path):
     """The folder was writable when the run started (checked), and is gone when lm-eval writes the results: lm-eval
     only warns; critic-eval exits 1 naming the path."""
@@ -240,6 +248,7 @@ def test_results_that_could_not_be_written_exit_1_naming_the_path(no_model_load,
                     "generations are kept in the request cache: make the folder writable and rerun the same command")
 
 
+@pytest.mark.slow
 def test_device_in_model_args_is_taken_as_the_device(no_model_load, monkeypatch, capsys):
     """lm-eval's CLI passes --device (default cuda:0) beside --model_args; the model classes (hf, vllm) take both
     through LM.create_from_arg_string, and device= in both was a TypeError after the data had loaded."""
@@ -259,6 +268,7 @@ def test_device_in_model_args_is_taken_as_the_device(no_model_load, monkeypatch,
     assert "device" not in str(seen[0][0])
 
 
+@pytest.mark.slow
 def test_plain_lm_eval_table_has_no_interval_rows(monkeypatch, capfd):
     """Plain `lm_eval --include_path ...` (not critic-eval): the results table lists no <metric>_ci_low/_ci_high
     rows (a note says where the intervals are)."""
@@ -281,6 +291,7 @@ def test_plain_lm_eval_table_has_no_interval_rows(monkeypatch, capfd):
     assert "95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low" in out
 
 
+@pytest.mark.slow
 def test_the_unknown_task_hint_runs(no_model_load, capfd):
     """An unknown lm-eval task among ours: the line names two listings; each one it names runs (exit 0) and lists
     what it says."""
@@ -295,6 +306,7 @@ def test_the_unknown_task_hint_runs(no_model_load, capfd):
     assert "gsm8k" in out  # the second: lm-eval's own listing
 
 
+@pytest.mark.slow
 def test_demo_prints_no_avoidable_noise(smollm2_model_args_fast, monkeypatch, capfd, tmp_path):
     """The demo's own run (the demo model as an HF folder, one task of 5 items, 2 tokens each), started outside a
     git checkout: no git error, no lm-eval warning about the demo's own settings, every progress bar labelled."""

@@ -65,6 +65,7 @@ def _run(lm, tasks, **kwargs):
 # ----------------------------------------------------------------------------- EAvg on the text domains
 
 
+@pytest.mark.slow
 def test_empty_feedback_sub_prompts_carry_no_feedback_and_are_judged_without_one():
     docs = data.load_correction("dev", None, "sample", fmt="sub")
     lm = scripted_lm(lambda prompt: "A revised response.")
@@ -81,6 +82,7 @@ def test_empty_feedback_sub_prompts_carry_no_feedback_and_are_judged_without_one
     assert metrics["judge_score,none"] == 7 and metrics["judge_parse_rate,none"] == 100
 
 
+@pytest.mark.slow
 def test_with_feedback_judge_prompt_keeps_the_critique():
     from critic_tasks.protocols.criticbench.judge_prompts import correction_judge_prompt
 
@@ -138,6 +140,7 @@ def _expected_pass_rate(docs):
     return 100 * sum(sum(v) / len(v) for v in by_domain.values()) / len(by_domain)
 
 
+@pytest.mark.slow
 def test_stage1_asks_for_feedback_on_exactly_the_correction_items(stage1):
     folder, files, out, lm = stage1
     obj = data.load_correction("dev", None, "sample", fmt="obj")
@@ -150,6 +153,7 @@ def test_stage1_asks_for_feedback_on_exactly_the_correction_items(stage1):
     assert len(files[0].read_text().splitlines()) == len(STAGE1)
 
 
+@pytest.mark.slow
 def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     folder, *_ = stage1
     monkeypatch.setenv(savg.SELF_FEEDBACK_ENV, str(folder))
@@ -176,12 +180,14 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     assert out["results"]["critic_correction_self_sub"]["judge_score,none"] == 7
 
 
+@pytest.mark.slow
 def test_stage2_with_the_annotated_feedback_would_fail_every_item(monkeypatch):
     """The control: the same critic on critic_correction (annotated feedback) passes nothing."""
     out = _run(scripted_lm(critic), ["critic_correction_math_cot"])
     assert out["results"]["critic_correction_math_cot"]["pass_rate,none"] == 0
 
 
+@pytest.mark.slow
 def test_without_self_feedback_the_task_says_how_to_get_it():
     lm = scripted_lm(critic)
     with pytest.raises(ConfigError, match=f"--tasks {savg.STAGE1_TASK} with --log_samples .*{savg.SELF_FEEDBACK_ENV}"):
@@ -214,6 +220,7 @@ def _bad_inputs(stage1, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_bad_self_feedback_stops_the_run_before_any_generation(stage1, tmp_path, monkeypatch):
     for path, message in _bad_inputs(stage1, tmp_path)[:4]:
         monkeypatch.setenv(savg.SELF_FEEDBACK_ENV, str(path))
@@ -261,6 +268,7 @@ def cli_model():
     return _CliModel
 
 
+@pytest.mark.slow
 def test_one_command_runs_stage1_then_the_requested_tasks(cli_model, tmp_path, capsys):
     out = tmp_path / "out"
     rc = cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self_math_cot,critic_correction_self_sub_chat",
@@ -283,6 +291,7 @@ def test_one_command_runs_stage1_then_the_requested_tasks(cli_model, tmp_path, c
     assert results_file.parent.parent == out  # the requested run's results where the user asked
 
 
+@pytest.mark.slow
 def test_one_command_without_output_path_uses_a_temporary_folder(cli_model, capsys):
     assert cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self_math_cot"]) == 0
     assert "temporary folder" in capsys.readouterr().err
@@ -290,6 +299,7 @@ def test_one_command_without_output_path_uses_a_temporary_folder(cli_model, caps
     assert len(cli_model.lm.prompts) == 2 * n
 
 
+@pytest.mark.slow
 def test_bad_self_feedback_is_one_line_exit_2_and_the_model_is_never_called(cli_model, stage1, tmp_path, capsys):
     for path, message in _bad_inputs(stage1, tmp_path):
         rc = cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self",
@@ -300,6 +310,7 @@ def test_bad_self_feedback_is_one_line_exit_2_and_the_model_is_never_called(cli_
     assert cli_model.lm.prompts == []
 
 
+@pytest.mark.slow
 def test_with_limit_only_the_items_asked_need_feedback(stage1, tmp_path, monkeypatch):
     """Stage 1 cut short (its last item missing): a run asking fewer items works; one asking that item stops."""
     lines = _samples_lines(stage1)
@@ -318,6 +329,7 @@ def test_with_limit_only_the_items_asked_need_feedback(stage1, tmp_path, monkeyp
     assert lm.prompts == []
 
 
+@pytest.mark.slow
 def test_one_command_with_limit_runs_stage1_per_domain_with_the_same_limit(cli_model, capsys):
     assert cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self", "--limit", "2"]) == 0, \
         capsys.readouterr().err[-3000:]

@@ -14,6 +14,8 @@ from critic_tasks.llm.backends import Reply as JudgeReply
 from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.criticbench import data
 
+pytestmark = pytest.mark.slow
+
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.loggers import EvaluationTracker  # noqa: E402
 
@@ -158,7 +160,6 @@ def test_calibrate_judge_reports_spearman_with_humans(capsys):
     assert f"= {expected:.2f} over {len(docs)} critiques" in line
 
 
-@pytest.mark.slow
 def test_lm_eval_run_judged_by_a_real_server_then_rejudged_from_cache(llama_server, monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "openai")
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "smollm2-135m")
