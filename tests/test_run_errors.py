@@ -1,4 +1,5 @@
-"""Bad settings and bad input stop a run before the model generates anything, in one line, with a non-zero exit."""
+"""Bad settings and bad input stop a run before the model generates anything, in one line, with a non-zero exit; a
+failure late in a run keeps the generations and says how to rescore them."""
 
 import json
 

@@ -1,5 +1,6 @@
-"""What a new user met on the way (issue 22, item 7): each one stopped before the model loads with one line naming
-the setting, or shown plainly."""
+"""The checks before a model loads (judge, data, model path, backend extra, device, output folder: each a one-line
+refusal naming the setting) and what a run or the demo prints (labels, no interval rows, no avoidable noise, the
+README's Python snippet on a CPU)."""
 
 import ast
 import importlib.util
