@@ -12,6 +12,7 @@ from pathlib import Path
 import matplotlib.image
 import numpy as np
 import pytest
+from helpers import cli_without_services, one_line
 
 from critic_tasks import cli
 
@@ -35,17 +36,8 @@ def no_model_load(monkeypatch):
     monkeypatch.setattr(DummyLM, "__init__", refuse)
     monkeypatch.setattr(HFLM, "__init__", refuse)
     monkeypatch.setattr(lm_eval, "simple_evaluate", refuse)
-    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
-    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
-    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
-        monkeypatch.delenv(var, raising=False)
+    cli_without_services(monkeypatch)
     return built
-
-
-def one_line(capsys) -> str:
-    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
-    assert len(err) == 1, err
-    return err[0]
 
 
 # ----------------------------------------------------------------------------- 1. results that cannot be written

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import cli_without_services, one_line
 
 from critic_tasks import cli
 from critic_tasks.reports.results import load_all
@@ -30,17 +31,8 @@ def no_model_load(monkeypatch):
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(DummyLM, "__init__", init)
-    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
-    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
-    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
-        monkeypatch.delenv(var, raising=False)
+    cli_without_services(monkeypatch)
     return built
-
-
-def one_line(capsys) -> str:
-    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
-    assert len(err) == 1, err
-    return err[0]
 
 
 @pytest.mark.slow

@@ -14,17 +14,15 @@ import json
 import re
 
 import pytest
-from helpers import scripted_lm
+from helpers import InProcessBackend, backend_plugin, scripted_lm
 from stub_server import StubServer
 
 import critic_tasks
 from critic_tasks import cli
 from critic_tasks.adapters.lm_eval import hooks
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply
 from critic_tasks.llm.settings import pool_from_env
-from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.revision import data, prompts
 
 lm_eval = pytest.importorskip("lm_eval")
@@ -65,7 +63,7 @@ class Calls:
     kill_after: dict[str, int] = {}  # role -> the process is "killed" (KeyboardInterrupt) once that many were asked
 
 
-class ScriptedModel:
+class ScriptedModel(InProcessBackend):
     """Reviser or judge by the model's name (an in-process backend plugin, as a third party would ship one)."""
 
     def __init__(self, settings):
@@ -100,20 +98,6 @@ class ScriptedModel:
             return Reply("Both have merits.")
         return Reply(f"Weighing both; a tie would be [[C]].\n[[{verdict}]]" if paper else f"Reasons.\n[[{verdict}]]")
 
-    def generate(self, prompts_, progress=True, on_result=None):
-        replies = []
-        for i, p in enumerate(prompts_):
-            replies.append(self.reply(p))
-            if on_result:
-                on_result(i, replies[-1])
-        return replies
-
-
-class Plugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return ScriptedModel(settings) if name == "scripted-revision" else None
-
 
 @pytest.fixture(autouse=True)
 def environment(monkeypatch, tmp_path):
@@ -130,11 +114,9 @@ def environment(monkeypatch, tmp_path):
                         "CRITIC_PROMPT_VARIANT": "short"}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("CRITICBENCH_TOOLKIT_DIR", raising=False)  # our text unless a test gives a checkout
-    pm = plugin_manager()
-    pm.register(Plugin(), name="scripted-revision")
     Calls.reviser, Calls.judge, Calls.judge_down, Calls.kill_after = [], [], False, {}
-    yield
-    pm.unregister(name="scripted-revision")
+    with backend_plugin("scripted-revision", ScriptedModel):
+        yield
 
 
 def _run(task, tmp_path, log_samples=False):
@@ -466,25 +448,13 @@ def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
     assert [o.status for o in outcomes[0]] == ["failed", "failed"]
 
 
-class Generic:
+class Generic(InProcessBackend):
     """Any item: the reviser appends a line; the judge always prefers response B and rates 7."""
 
-    def __init__(self, settings):
-        self.model = settings.model
-
-    def generate(self, prompts_, progress=True, on_result=None):
-        replies = [Reply("The answer is 42." if self.model == "generic-reviser" else
-                         ("Rating: [[7]]" if p.startswith("Rate the quality") else "[[B]]")) for p in prompts_]
-        for i, reply in enumerate(replies):
-            if on_result:
-                on_result(i, reply)
-        return replies
-
-
-class GenericPlugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return Generic(settings) if name == "generic" else None
+    def reply(self, prompt):
+        if self.settings.model == "generic-reviser":
+            return Reply("The answer is 42.")
+        return Reply("Rating: [[7]]" if prompt.startswith("Rate the quality") else "[[B]]")
 
 
 @pytest.mark.slow
@@ -494,13 +464,10 @@ def test_criticbench_tasks_run_on_the_sample(monkeypatch):
     for name, value in {"CRITIC_REVISER_BACKEND": "generic", "CRITIC_REVISER_MODEL": "generic-reviser",
                         "CRITIC_JUDGE_BACKEND": "generic", "CRITIC_JUDGE_MODEL": "generic-judge"}.items():
         monkeypatch.setenv(name, value)
-    plugin_manager().register(GenericPlugin(), name="generic-revision")
-    try:
+    with backend_plugin("generic", Generic):
         out = lm_eval.simple_evaluate(model=scripted_lm(lambda p: "Check the arithmetic."), bootstrap_iters=0,
                                       tasks=["critic_utility_chat", "critic_revision_pool_math_cot"],
                                       task_manager=critic_tasks.task_manager())
-    finally:
-        plugin_manager().unregister(name="generic-revision")
     chat, math_cot = _metrics(out, "critic_utility_chat"), _metrics(out, "critic_revision_pool_math_cot")
     assert out["results"]["critic_utility_chat"]["sample_len"] == 4  # the dev sample's main chat file
     assert chat["critique_utility"] == 50.0 and chat["rqs"] == 7.0  # [[B]] in both orders: a win, then a loss

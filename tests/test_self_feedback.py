@@ -5,42 +5,27 @@ import json
 import re
 
 import pytest
-from helpers import scripted_lm
+from helpers import InProcessBackend, backend_plugin, scripted_lm
 from test_lm_eval_tasks import _correction_reply, _expected_pass  # the sample's planned revisions
 
 import critic_tasks
 from critic_tasks import cli
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply as JudgeReply
-from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.criticbench import data, prompts
 from critic_tasks.protocols.criticbench import self_feedback as savg
 
 lm_eval = pytest.importorskip("lm_eval")
 
 
-class RecordingJudge:
+class RecordingJudge(InProcessBackend):
     """An in-process judge backend: grades 7, remembers every prompt."""
 
     prompts: list[str] = []
 
-    def __init__(self, settings):
-        self.settings = settings
-
-    def generate(self, prompts, progress=True, on_result=None):
-        RecordingJudge.prompts += list(prompts)
-        replies = [JudgeReply("Fine.\nScore: 7") for _ in prompts]
-        for i, reply in enumerate(replies):
-            if on_result:
-                on_result(i, reply)
-        return replies
-
-
-class RecordingJudgePlugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return RecordingJudge(settings) if name == "recording" else None
+    def reply(self, prompt):
+        RecordingJudge.prompts.append(prompt)
+        return JudgeReply("Fine.\nScore: 7")
 
 
 @pytest.fixture(autouse=True)
@@ -50,11 +35,9 @@ def environment(monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "recording-judge")
     monkeypatch.setenv("CRITIC_JUDGE_CACHE", "off")
     monkeypatch.delenv("CRITIC_SELF_FEEDBACK", raising=False)
-    pm = plugin_manager()
-    pm.register(RecordingJudgePlugin(), name="recording-judge")
     RecordingJudge.prompts = []
-    yield
-    pm.unregister(name="recording-judge")
+    with backend_plugin("recording", RecordingJudge):
+        yield
 
 
 def _run(lm, tasks, **kwargs):
