@@ -65,12 +65,14 @@ def test_empty_feedback_sub_prompts_carry_no_feedback_and_are_judged_without_one
     assert metrics["judge_score,none"] == 7 and metrics["judge_parse_rate,none"] == 100
 
 
-@pytest.mark.slow
 def test_with_feedback_judge_prompt_keeps_the_critique():
     from critic_tasks.protocols.criticbench.judge_prompts import correction_judge_prompt
 
     doc = data.load_correction("dev", "chat", "sample", fmt="sub")[0]
-    assert "Critique of the original response\n" + doc["feedback"].strip() in correction_judge_prompt(doc, "x")
+    # the critique stands whole in its own fenced section (model text is fenced since the judge-input work)
+    section = re.compile(r"### Critique of the original response\n<<<BEGIN \S+ [0-9a-f]{12}>>>\n"
+                         + re.escape(doc["feedback"].strip()) + r"\n<<<END ")
+    assert section.search(correction_judge_prompt(doc, "x"))
     assert doc["feedback"].strip() not in correction_judge_prompt({**doc, "with_feedback": False}, "x")
 
 
