@@ -57,6 +57,27 @@ def scripted_lm(reply, tokenizer=None):
     return ScriptedLM()
 
 
+def correction_reply(doc: dict) -> str:
+    """Revisions whose outcome is known from how the sample was written (see sample_data/README.md)."""
+    even = doc["item_index"] % 2 == 0
+    if doc["domain"] == "math_cot":
+        return f"Fixed.\n#### RESULT: {doc['ground_truth_answer']}" if even else "I am not sure."
+    if doc["domain"] == "math_pot" and even:
+        return f"```python\nclass Solution:\n    def solution(self):\n        return {doc['ground_truth_answer']}\n```"
+    return f"Revised:\n```python\n{doc['generation']}\n```"  # unchanged: passes only if it already did
+
+
+def expected_pass(doc: dict) -> tuple[bool, bool]:
+    """(parsed, passed) for correction_reply, from the sample's design: high-quality math_pot and
+    code_not_exec responses are correct, code_exec ones fail an edge case, low/med ones are wrong."""
+    even = doc["item_index"] % 2 == 0
+    if doc["domain"] == "math_cot":
+        return even, even
+    if doc["domain"] == "math_pot" and even:
+        return True, True
+    return True, doc["quality"] == "high" and doc["domain"] in ("math_pot", "code_not_exec")
+
+
 class InProcessBackend:
     """An LLM backend living in the test process, as a third party would ship one under the plugin entry point:
     subclasses give ``reply(prompt) -> Reply``; ``generate`` reports each reply as it comes, as the real ones do."""

@@ -5,8 +5,7 @@ import json
 import re
 
 import pytest
-from helpers import InProcessBackend, backend_plugin, scripted_lm
-from test_lm_eval_tasks import _correction_reply, _expected_pass  # the sample's planned revisions
+from helpers import InProcessBackend, backend_plugin, correction_reply, expected_pass, scripted_lm
 
 import critic_tasks
 from critic_tasks import cli
@@ -92,7 +91,7 @@ def critic(prompt: str) -> str:
     if found is None:
         return "no own feedback in sight"
     doc = KEYS[found["key"]]
-    return _correction_reply(doc) if doc["correction_fmt"] == "obj" else f"Revised for {found['key']}."
+    return correction_reply(doc) if doc["correction_fmt"] == "obj" else f"Revised for {found['key']}."
 
 
 def _save_samples(out, folder):
@@ -121,7 +120,7 @@ def stage1(tmp_path_factory):
 def _expected_pass_rate(docs):
     by_domain = {}
     for d in docs:
-        by_domain.setdefault(d["domain"], []).append(_expected_pass(d)[1])
+        by_domain.setdefault(d["domain"], []).append(expected_pass(d)[1])
     return 100 * sum(sum(v) / len(v) for v in by_domain.values()) / len(by_domain)
 
 
@@ -155,7 +154,7 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     metrics = out["results"]["critic_correction_self"]
     expected = _expected_pass_rate(obj)
     assert 0 < expected < 100 and metrics["pass_rate,none"] == pytest.approx(expected, abs=1e-9)
-    assert metrics["parse_rate,none"] == pytest.approx(100 * sum(_expected_pass(d)[0] for d in obj) / len(obj))
+    assert metrics["parse_rate,none"] == pytest.approx(100 * sum(expected_pass(d)[0] for d in obj) / len(obj))
     # the text domains: the judge grades the revision against the critique the critic itself wrote
     assert len(RecordingJudge.prompts) == len(sub)
     for doc in sub:
