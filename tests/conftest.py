@@ -133,14 +133,9 @@ def own_request_cache(monkeypatch, tmp_path_factory):
 
 # ----------------------------------------------------------------------------- test tiers
 # `pytest -q` (the README's command) runs the fast tier; `pytest -q -m slow` the second one; CI (.ci/run) runs both.
-# Slow = runs a real model, server, OpenCompass, a fresh venv, or whole lm-eval runs: marked one by one with
-# @pytest.mark.slow, or here for modules whose every test drives lm-eval end to end (except the checks named below,
-# which are fast and guard generated files).
-SLOW_MODULES = {"test_revision", "test_self_feedback", "test_subjective", "test_fail_fast", "test_opencompass",
-                "test_smollm2_e2e", "test_resume", "test_newcomer", "test_benchmarks", "test_critiquellm_tasks",
-                "test_metacritique_task", "test_lm_eval_tasks", "test_score_command", "test_cli", "test_fanout",
-                "test_register_lm_eval", "test_report_browser", "test_toolkit_raw_items"}
-FAST_IN_SLOW_MODULES = {"test_generated_yaml_in_sync_with_generator", "test_generated_config_tree_in_sync_with_generator"}
+# Slow = runs a real model, server, OpenCompass, a fresh venv, or whole lm-eval runs. Each test file says so itself:
+# `pytestmark = pytest.mark.slow` where every test of the file is slow, `@pytest.mark.slow` on the test otherwise, so
+# that a test's tier is read where the test is (and a cheap check beside slow ones stays in the fast tier).
 
 
 # CI runs the slow tier on two workers (pytest-xdist, `-n 2 --dist loadgroup --no-loadscope-reorder`, .ci/run), which
@@ -155,9 +150,6 @@ LONGEST_FIRST = ("test_opencompass.py::test_opencompass_numbers_equal", "test_vl
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.module.__name__ in SLOW_MODULES and item.originalname not in FAST_IN_SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
     # in every run: xdist's workers collect (the controller only dispatches, in their order) without knowing `-n`
     items.sort(key=lambda item: next((i for i, part in enumerate(LONGEST_FIRST) if part in item.nodeid),
                                      len(LONGEST_FIRST)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from itertools import combinations
 
 
@@ -54,3 +55,79 @@ def scripted_lm(reply, tokenizer=None):
             raise NotImplementedError
 
     return ScriptedLM()
+
+
+def correction_reply(doc: dict) -> str:
+    """Revisions whose outcome is known from how the sample was written (see sample_data/README.md)."""
+    even = doc["item_index"] % 2 == 0
+    if doc["domain"] == "math_cot":
+        return f"Fixed.\n#### RESULT: {doc['ground_truth_answer']}" if even else "I am not sure."
+    if doc["domain"] == "math_pot" and even:
+        return f"```python\nclass Solution:\n    def solution(self):\n        return {doc['ground_truth_answer']}\n```"
+    return f"Revised:\n```python\n{doc['generation']}\n```"  # unchanged: passes only if it already did
+
+
+def expected_pass(doc: dict) -> tuple[bool, bool]:
+    """(parsed, passed) for correction_reply, from the sample's design: high-quality math_pot and
+    code_not_exec responses are correct, code_exec ones fail an edge case, low/med ones are wrong."""
+    even = doc["item_index"] % 2 == 0
+    if doc["domain"] == "math_cot":
+        return even, even
+    if doc["domain"] == "math_pot" and even:
+        return True, True
+    return True, doc["quality"] == "high" and doc["domain"] in ("math_pot", "code_not_exec")
+
+
+class InProcessBackend:
+    """An LLM backend living in the test process, as a third party would ship one under the plugin entry point:
+    subclasses give ``reply(prompt) -> Reply``; ``generate`` reports each reply as it comes, as the real ones do."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def reply(self, prompt: str):
+        raise NotImplementedError
+
+    def generate(self, prompts, progress=True, on_result=None):
+        replies = []
+        for i, prompt in enumerate(prompts):
+            replies.append(self.reply(prompt))
+            if on_result:
+                on_result(i, replies[-1])
+        return replies
+
+
+@contextmanager
+def backend_plugin(backend_name: str, backend):
+    """``backend`` (a class taking the settings) answers for ``CRITIC_*_BACKEND=backend_name`` inside the block, through
+    the same plugin hook a third party's package would implement."""
+    from critic_tasks.hookspecs import hookimpl
+    from critic_tasks.plugins import plugin_manager
+
+    class Plugin:
+        @hookimpl
+        def critic_llm_backend(self, name, settings):
+            return backend(settings) if name == backend_name else None
+
+    pm = plugin_manager()
+    pm.register(Plugin(), name=f"test-backend-{backend_name}")
+    try:
+        yield
+    finally:
+        pm.unregister(name=f"test-backend-{backend_name}")
+
+
+def cli_without_services(monkeypatch) -> None:
+    """The environment of a critic-eval command checked before any model loads: the bundled sample, no request
+    cache, no judge or reviser configured."""
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
+    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def one_line(capsys) -> str:
+    """The one non-blank line a refused command wrote to stderr (fails when there are more)."""
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
+    assert len(err) == 1, err
+    return err[0]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 sys.path.insert(0, str(BENCH))

@@ -16,6 +16,7 @@ def test_tasks_dir(capsys):
     assert (Path(out) / "critic.yaml").is_file() and (Path(out) / "utils.py").is_file()
 
 
+@pytest.mark.slow
 def test_tasks_lists_every_registered_task_group_and_tag(capsys):
     assert cli.main(["tasks"]) == 0
     rows = {line.split()[0]: line.split()[1] for line in capsys.readouterr().out.strip().splitlines()[1:]}
@@ -31,6 +32,7 @@ def test_tasks_lists_every_registered_task_group_and_tag(capsys):
         "critic_revision", "critic_revision_pool_per_domain", "critic_utility_per_domain"}
 
 
+@pytest.mark.slow
 def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
     out = tmp_path / "out"
@@ -60,6 +62,7 @@ def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
         ["critic_comparison_chat", "parse_rate", "0.00"]]
 
 
+@pytest.mark.slow
 def test_bad_data_is_one_line(tmp_path, monkeypatch, capsys):
     bad = tmp_path / "obj_dev_data" / "chat_feedback_correction.json"
     bad.parent.mkdir(parents=True)
@@ -101,6 +104,7 @@ def test_summary_table_orders_dimensions_and_marks_missing_labels():
     assert lines[-1].split() == ["critic", "overall", "57.50"]
 
 
+@pytest.mark.slow
 def test_output_into_a_closed_pipe_ends_quietly():
     """`critic-eval tasks | head -1`: the reader is gone before we write; no traceback."""
     import subprocess

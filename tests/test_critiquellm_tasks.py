@@ -115,6 +115,7 @@ def _expected_pointwise(samples, system=True):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["critic_alignbench_ref", "critic_alignbench_free"])
 def test_pointwise_metrics_match_independent_computation(task):
     lm = scripted_lm(rating_critic)
@@ -136,6 +137,7 @@ def test_pointwise_metrics_match_independent_computation(task):
     assert "text_pearson_other,none" not in results  # no item of that category
 
 
+@pytest.mark.slow
 def test_pairwise_agreement_and_consistency():
     task = "critic_alignbench_pairwise_ref"
     out = lm_eval.simple_evaluate(model=scripted_lm(verdict_critic), tasks=[task],
@@ -159,6 +161,7 @@ def test_pairwise_agreement_and_consistency():
     assert results["parse_rate,none"] == pytest.approx(100 * sum(v is not None for v in verdicts.values()) / len(verdicts))
 
 
+@pytest.mark.slow
 def test_a_critic_that_follows_the_humans_agrees_fully():
     """A critic that prefers the response the humans scored higher, in both orders: agreement 100."""
     by_text = {r["response_1"]: r["human_score_1"] for r in PAIR_ROWS} | {r["response_2"]: r["human_score_2"]
@@ -175,6 +178,7 @@ def test_a_critic_that_follows_the_humans_agrees_fully():
     assert res["agreement,none"] == 100.0 and res["consistency,none"] == 100.0 and res["parse_rate,none"] == 100.0
 
 
+@pytest.mark.slow
 def test_self_consistency_averages_the_sampled_ratings():
     calls = {}
 
@@ -199,6 +203,7 @@ def test_self_consistency_averages_the_sampled_ratings():
     assert results["parse_rate,none"] == 100.0 and results["sample_parse_rate,none"] == pytest.approx(80.0)
 
 
+@pytest.mark.slow
 def test_metadata_data_dir_overrides_the_environment(hand_made_data, monkeypatch):
     monkeypatch.setenv(data.DATA_DIR_ENV, "/no/such/dir")
     out = lm_eval.simple_evaluate(model=scripted_lm(rating_critic), tasks=["critic_alignbench_free"],
@@ -207,6 +212,7 @@ def test_metadata_data_dir_overrides_the_environment(hand_made_data, monkeypatch
     assert out["results"]["critic_alignbench_free"]["system_models,none"] == len(MODELS)
 
 
+@pytest.mark.slow
 def test_shared_samples_load_as_tasks(monkeypatch):
     if not (SHARED / "data" / "critiquellm").is_dir():
         pytest.skip("shared data not found")
@@ -294,6 +300,7 @@ def test_the_rating_is_read_where_the_variant_puts_it():
     assert scoring.preference_record({**pair, "variant": "short"}, "[[B]]\nbetter than [[A]] here").verdict == "B"
 
 
+@pytest.mark.slow
 def test_short_variant_through_metadata_reads_the_first_marker():
     def marker_first(prompt: str) -> str:
         h = _h(prompt)
@@ -313,6 +320,7 @@ def test_short_variant_through_metadata_reads_the_first_marker():
     assert results["system_pearson,none"] == pytest.approx(exp["system_pearson"], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_a_bad_variant_stops_the_run_before_any_generation(monkeypatch):
     monkeypatch.setenv("CRITIC_PROMPT_VARIANT", "long")
     lm = scripted_lm(rating_critic)
@@ -322,6 +330,7 @@ def test_a_bad_variant_stops_the_run_before_any_generation(monkeypatch):
     assert lm.prompts == []
 
 
+@pytest.mark.slow
 def test_self_consistency_samples_as_the_paper():
     """Sec. 4.3: nucleus sampling with temperature and p both 0.8; 5 candidate critiques for self-consistency."""
     task = critic_tasks.task_manager().load(["critic_alignbench_ref_sc"])["tasks"]["critic_alignbench_ref_sc"]

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import brute_force_pass_at_k, scripted_lm
+from helpers import brute_force_pass_at_k, correction_reply, expected_pass, scripted_lm
 from scipy import stats
 
 import critic_tasks
@@ -44,6 +44,7 @@ def test_generated_utils_binds_every_name_the_yaml_files_use():
     assert "import *" not in on_disk
 
 
+@pytest.mark.slow
 def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
     groups = ["critic", "critic_sub"]
@@ -66,33 +67,13 @@ def test_every_task_yaml_loads(manager):
         assert task.doc_to_text(docs[0]).strip(), name
 
 
+@pytest.mark.slow
 def test_revisions_get_a_larger_budget(manager):
     """Whole programs need room: correction tasks generate up to 1024 tokens, the others 512 (greedy)."""
     tasks = manager.load(["critic_correction", "critic_correction_sampled", "critic_feedback"])["tasks"]
     budgets = {name: task.config.generation_kwargs["max_gen_toks"] for name, task in tasks.items()}
     assert budgets == {"critic_correction": 1024, "critic_correction_sampled": 1024, "critic_feedback": 512}
     assert tasks["critic_correction"].config.generation_kwargs["do_sample"] is False
-
-
-def _correction_reply(doc: dict) -> str:
-    """Revisions whose outcome is known from how the sample was written (see sample_data/README.md)."""
-    even = doc["item_index"] % 2 == 0
-    if doc["domain"] == "math_cot":
-        return f"Fixed.\n#### RESULT: {doc['ground_truth_answer']}" if even else "I am not sure."
-    if doc["domain"] == "math_pot" and even:
-        return f"```python\nclass Solution:\n    def solution(self):\n        return {doc['ground_truth_answer']}\n```"
-    return f"Revised:\n```python\n{doc['generation']}\n```"  # unchanged: passes only if it already did
-
-
-def _expected_pass(doc: dict) -> tuple[bool, bool]:
-    """(parsed, passed) for _correction_reply, from the sample's design: high-quality math_pot and
-    code_not_exec responses are correct, code_exec ones fail an edge case, low/med ones are wrong."""
-    even = doc["item_index"] % 2 == 0
-    if doc["domain"] == "math_cot":
-        return even, even
-    if doc["domain"] == "math_pot" and even:
-        return True, True
-    return True, doc["quality"] == "high" and doc["domain"] in ("math_pot", "code_not_exec")
 
 
 CORRECTION_DOCS = {
@@ -104,7 +85,7 @@ CORRECTION_DOCS = {
 def _scripted_reply(prompt: str) -> str:
     """A deterministic critic: a pseudo-random reply derived from the prompt, sometimes unparseable."""
     if prompt in CORRECTION_DOCS:
-        return _correction_reply(CORRECTION_DOCS[prompt])
+        return correction_reply(CORRECTION_DOCS[prompt])
     h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
     if h % 9 == 0:
         return "I cannot decide."
@@ -168,7 +149,7 @@ def _expected_comparison():
 
 def _expected_correction():
     docs = data.load_docs("correction", "dev", data_dir="sample")
-    outcomes = [_expected_pass(d) for d in docs]
+    outcomes = [expected_pass(d) for d in docs]
     by_domain, by_quality = {}, {}
     for d, (_, passed) in zip(docs, outcomes):
         by_domain.setdefault(d["domain"], []).append(passed)
@@ -183,6 +164,7 @@ def _expected_correction():
     return out
 
 
+@pytest.mark.slow
 def test_scripted_lm_gives_exact_metrics(manager):
     lm = scripted_lm(_scripted_reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic"], task_manager=manager, bootstrap_iters=0)
@@ -204,6 +186,7 @@ def test_scripted_lm_gives_exact_metrics(manager):
     assert sum("Decision: A`, `Decision: B`" in p for p in lm.prompts) == 2 * n_pairs
 
 
+@pytest.mark.slow
 def test_test_split_generates_and_reports_labels_unavailable(manager):
     lm = scripted_lm(_scripted_reply)
     out = lm_eval.simple_evaluate(model=lm, tasks=["critic_test"], task_manager=manager,
@@ -227,11 +210,12 @@ def sampling_reply():
         doc = CORRECTION_DOCS[prompt]
         if doc["domain"] == "math_cot":
             return f"#### RESULT: {doc['ground_truth_answer']}" if j < doc["item_index"] + 1 else "#### RESULT: -1"
-        return _correction_reply(doc)
+        return correction_reply(doc)
 
     return reply, seen
 
 
+@pytest.mark.slow
 def test_sampled_correction_reports_unbiased_pass_at_k(manager):
     reply, seen = sampling_reply()
     lm = scripted_lm(reply)
@@ -247,7 +231,7 @@ def test_sampled_correction_reports_unbiased_pass_at_k(manager):
             if d["domain"] == "math_cot":
                 c = min(d["item_index"] + 1, n)
             else:
-                c = n * _expected_pass(d)[1]
+                c = n * expected_pass(d)[1]
             per_domain.setdefault(d["domain"], []).append(brute_force_pass_at_k(n, c, k))
         expected = 100 * sum(sum(v) / len(v) for v in per_domain.values()) / len(per_domain)
         assert metrics[f"pass@{k},none"] == pytest.approx(expected, abs=1e-9), k
@@ -257,6 +241,7 @@ def test_sampled_correction_reports_unbiased_pass_at_k(manager):
     assert metrics["isolation,none"] == get_executor(os.environ.get("CRITIC_EXECUTOR", "sandbox")).isolation
 
 
+@pytest.mark.slow
 def test_task_manager_indexes_lm_evals_own_tasks_only_when_asked(monkeypatch):
     """critic_tasks.task_manager() answers like lm-eval's full TaskManager with our folder included, but reads
     lm-eval's own task tree (~14,700 YAMLs, seconds) only for a name that is not ours, a glob or a listing."""

@@ -7,14 +7,14 @@ import json
 import re
 
 import pytest
-from helpers import scripted_lm
+from helpers import InProcessBackend, backend_plugin, scripted_lm
 
 import critic_tasks
 from critic_tasks import cli
-from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply
-from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.metacritique import data
+
+pytestmark = pytest.mark.slow
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.loggers import EvaluationTracker  # noqa: E402
@@ -82,30 +82,16 @@ def index_judge(prompt: str) -> str:
     return "\n".join(f"{k}. {'maybe' if k == 2 else k % 2 == 1}" for k in range(1, n + 1))
 
 
-class ScriptedJudge:
+class ScriptedJudge(InProcessBackend):
     calls = 0
     die_after: int | None = None
     script = staticmethod(scripted_judge)
 
-    def __init__(self, settings):
-        pass
-
-    def generate(self, prompts, progress=True, on_result=None):
-        replies = []
-        for i, p in enumerate(prompts):
-            if ScriptedJudge.die_after is not None and ScriptedJudge.calls >= ScriptedJudge.die_after:
-                raise KeyboardInterrupt("killed")
-            ScriptedJudge.calls += 1
-            replies.append(Reply(ScriptedJudge.script(p)))
-            if on_result:
-                on_result(i, replies[-1])
-        return replies
-
-
-class Plugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return ScriptedJudge(settings) if name == "scripted-aiu" else None
+    def reply(self, prompt):
+        if ScriptedJudge.die_after is not None and ScriptedJudge.calls >= ScriptedJudge.die_after:
+            raise KeyboardInterrupt("killed")
+        ScriptedJudge.calls += 1
+        return Reply(ScriptedJudge.script(prompt))
 
 
 @pytest.fixture(autouse=True)
@@ -116,11 +102,9 @@ def environment(monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "scripted-aiu")
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "scripted")
     monkeypatch.setenv("CRITIC_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
-    pm = plugin_manager()
-    pm.register(Plugin(), name="scripted-aiu")
     ScriptedJudge.calls, ScriptedJudge.die_after, ScriptedJudge.script = 0, None, scripted_judge
-    yield
-    pm.unregister(name="scripted-aiu")
+    with backend_plugin("scripted-aiu", ScriptedJudge):
+        yield
 
 
 def expected():

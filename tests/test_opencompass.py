@@ -94,6 +94,7 @@ def _lm_eval_messages(tasks: list[str]) -> dict[str, list]:
     return out
 
 
+@pytest.mark.slow
 def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monkeypatch):
     """For every task OpenCompass runs, the messages of HuggingFacewithChatTemplate, VLLMwithChatTemplate and
     OpenAISDK (rendered by OpenCompass's code, tests/oc_render_prompts.py) equal lm-eval's: one user message, the
@@ -273,6 +274,7 @@ def _predictions(run_dir: Path) -> dict[str, str]:
     return replies
 
 
+@pytest.mark.slow
 def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_run, monkeypatch):
     summary = json.loads(Path(glob.glob(str(api_run["dir"] / "summary" / "critic_summary_*.json"))[0]).read_text())
     assert summary["missing"] == {}
@@ -321,6 +323,7 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     assert "critic-tasks: " + MODEL in api_run["stdout"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["critic_summary_*.json", f"critic_results_{MODEL}_*.json"])
 def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path, capsys, name):
     """Both files the summarizer writes: every model's results (with the datasets that have none), and one model's
@@ -338,6 +341,7 @@ def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path
     assert MODEL in (tmp_path / "report" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_opencompass_result_files_carry_per_item_details(api_run):
     results = json.loads((api_run["dir"] / "results" / MODEL / "critic_comparison.json").read_text())
     details = results["details"]
@@ -348,6 +352,7 @@ def test_opencompass_result_files_carry_per_item_details(api_run):
     assert judged["judge"][0]["model"] == "smollm2-judge"  # OpenCompass keeps a non-number per replica
 
 
+@pytest.mark.slow
 def test_critic_eval_score_rescores_an_opencompass_run(api_run, tmp_path):
     scored = tmp_path / "scored.json"
     pred_dir = api_run["dir"] / "predictions" / MODEL
@@ -437,6 +442,7 @@ models = [dict(abbr='smollm2-hf', type=HuggingFacewithChatTemplate, path='{path}
 """
 
 
+@pytest.mark.slow
 def test_hf_chat_model_run_and_rescore(oc_bin, smollm2_folder, tmp_path):
     """OpenCompass's HF chat model class on the CPU; its predictions re-score the same."""
     config = tmp_path / "eval_critic_hf.py"
@@ -470,12 +476,14 @@ def _one_line_error(out, *needles):
         assert needle in lines[0]
 
 
+@pytest.mark.slow
 def test_unknown_dataset_name_is_one_line(oc_bin, tmp_path):
     out = _critic_eval(oc_bin, ["--datasets", "critic_feedbak_gen", "--hf-path", "x"], _env(tmp_path), tmp_path, timeout=120)
     assert out.returncode == 2
     _one_line_error(out, "critic_feedbak_gen", "critic-eval tasks")
 
 
+@pytest.mark.slow
 def test_missing_data_dir_is_one_line_before_opencompass_starts(oc_bin, tmp_path):
     env = _env(tmp_path, CRITICBENCH_DATA_DIR=str(tmp_path / "nope"))
     out = _critic_eval(oc_bin, ["--datasets", "critic_feedback_gen", "--hf-path", "x"], env, tmp_path, timeout=120)
@@ -484,12 +492,14 @@ def test_missing_data_dir_is_one_line_before_opencompass_starts(oc_bin, tmp_path
     assert "OpenCompass - INFO" not in out.stdout + out.stderr  # stopped before OpenCompass ran
 
 
+@pytest.mark.slow
 def test_judge_scored_dataset_without_a_judge_is_one_line(oc_bin, tmp_path):
     out = _critic_eval(oc_bin, ["--datasets", "critic_feedback_sub_gen", "--hf-path", "x"], _env(tmp_path), tmp_path, timeout=120)
     assert out.returncode == 2
     _one_line_error(out, "critic_feedback_sub", "OC_JUDGE_MODEL", "CRITIC_JUDGE_MODEL")
 
 
+@pytest.mark.slow
 def test_eval_config_file_settings_checked_too(oc_bin, tmp_path):
     config = tmp_path / "eval_sub.py"
     config.write_text("from mmengine.config import read_base\nwith read_base():\n    from critic_tasks.adapters."
@@ -514,6 +524,7 @@ models = [dict(abbr='m', type=OpenAISDK, path='m', key='EMPTY', openai_api_base=
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size_cached", [False, True])
 def test_plain_opencompass_stops_on_our_errors_in_one_line(oc_bin, smollm2_folder, tmp_path, size_cached):
     """Without our wrapper: where OpenCompass builds the dataset in its main process (to measure it), our error
@@ -538,6 +549,7 @@ def test_plain_opencompass_stops_on_our_errors_in_one_line(oc_bin, smollm2_folde
         assert ours == [f"critic-tasks: CRITICBENCH_DATA_DIR={nope}: not a directory"]
 
 
+@pytest.mark.slow
 def test_example_eval_config_reads_as_opencompass_reads_it(oc_bin):
     code = ("import json\nfrom critic_tasks.adapters.opencompass.preflight import tasks_in_config\n"
             f"print(json.dumps(tasks_in_config({str(REPO / 'examples' / 'eval_critic.py')!r})))")

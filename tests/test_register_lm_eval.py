@@ -68,6 +68,7 @@ def one_error_line(capsys) -> str:
     return err[0]
 
 
+@pytest.mark.slow
 def test_register_places_include_only_files_lm_eval_indexes_and_undo_restores(fake, capsys):
     before = tree_state(fake.package)
     assert cli.main(["register-lm-eval"]) == 0
@@ -159,6 +160,7 @@ def test_an_lm_eval_that_reads_entry_points_needs_nothing(tmp_path, monkeypatch,
     assert real.version == "0.4.13" and not register.reads_entry_points(real)
 
 
+@pytest.mark.slow
 def test_read_only_site_packages_is_one_line(tmp_path):
     """A real read-only mount (a private mount namespace), through the installed-lm-eval lookup of a subprocess."""
     site = tmp_path / "site"

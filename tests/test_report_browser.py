@@ -14,7 +14,8 @@ from test_report import _run
 from critic_tasks import cli
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/setup.sh --test installs Debian's)")
+pytestmark = [pytest.mark.slow,  # a real browser
+              pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/setup.sh --test installs Debian's)")]
 # without the background-networking flags chromium contacts Google services by itself
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]

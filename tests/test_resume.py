@@ -15,6 +15,8 @@ import pytest
 
 from critic_tasks import cli
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -136,7 +138,6 @@ def _asked(calls: Path) -> int:
     return len(calls.read_text().splitlines()) if calls.exists() else 0
 
 
-@pytest.mark.slow
 @pytest.mark.serial  # its Ctrl-C went unseen twice inside an xdist worker (.ci/run runs it on its own)
 def test_interrupted_real_run_resumes_asking_only_the_rest(tmp_path, smollm2_model_args_fast):
     cache = tmp_path / "cache"

@@ -14,17 +14,15 @@ import json
 import re
 
 import pytest
-from helpers import scripted_lm
+from helpers import InProcessBackend, backend_plugin, scripted_lm
 from stub_server import StubServer
 
 import critic_tasks
 from critic_tasks import cli
 from critic_tasks.adapters.lm_eval import hooks
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply
 from critic_tasks.llm.settings import pool_from_env
-from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.revision import data, prompts
 
 lm_eval = pytest.importorskip("lm_eval")
@@ -65,7 +63,7 @@ class Calls:
     kill_after: dict[str, int] = {}  # role -> the process is "killed" (KeyboardInterrupt) once that many were asked
 
 
-class ScriptedModel:
+class ScriptedModel(InProcessBackend):
     """Reviser or judge by the model's name (an in-process backend plugin, as a third party would ship one)."""
 
     def __init__(self, settings):
@@ -100,20 +98,6 @@ class ScriptedModel:
             return Reply("Both have merits.")
         return Reply(f"Weighing both; a tie would be [[C]].\n[[{verdict}]]" if paper else f"Reasons.\n[[{verdict}]]")
 
-    def generate(self, prompts_, progress=True, on_result=None):
-        replies = []
-        for i, p in enumerate(prompts_):
-            replies.append(self.reply(p))
-            if on_result:
-                on_result(i, replies[-1])
-        return replies
-
-
-class Plugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return ScriptedModel(settings) if name == "scripted-revision" else None
-
 
 @pytest.fixture(autouse=True)
 def environment(monkeypatch, tmp_path):
@@ -130,11 +114,9 @@ def environment(monkeypatch, tmp_path):
                         "CRITIC_PROMPT_VARIANT": "short"}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("CRITICBENCH_TOOLKIT_DIR", raising=False)  # our text unless a test gives a checkout
-    pm = plugin_manager()
-    pm.register(Plugin(), name="scripted-revision")
     Calls.reviser, Calls.judge, Calls.judge_down, Calls.kill_after = [], [], False, {}
-    yield
-    pm.unregister(name="scripted-revision")
+    with backend_plugin("scripted-revision", ScriptedModel):
+        yield
 
 
 def _run(task, tmp_path, log_samples=False):
@@ -201,6 +183,7 @@ def expected_rco():
             "judge_echoed": 0}
 
 
+@pytest.mark.slow
 def test_multicritique_metrics_match_hand_computation_and_rerun_asks_nothing(tmp_path):
     out = _run("critic_revision_pool", tmp_path, log_samples=True)
     got, exp = _metrics(out, "critic_revision_pool"), expected_multicritique()
@@ -215,6 +198,7 @@ def test_multicritique_metrics_match_hand_computation_and_rerun_asks_nothing(tmp
     assert len(Calls.reviser) == 2 * len(ITEMS) + 1 and len(Calls.judge) == 2
 
 
+@pytest.mark.slow
 def test_rco_metrics_match_hand_computation_in_both_orders_with_ties(tmp_path):
     out = _run("critic_utility", tmp_path, log_samples=True)
     got, exp = _metrics(out, "critic_utility"), expected_rco()
@@ -230,6 +214,7 @@ def test_rco_metrics_match_hand_computation_in_both_orders_with_ties(tmp_path):
     assert json.loads(out["results"]["critic_utility"]["models,none"]) == involved
 
 
+@pytest.mark.slow
 def test_changing_only_the_judge_re_asks_only_the_judge(tmp_path, monkeypatch):
     _run("critic_utility", tmp_path)
     n_reviser = len(Calls.reviser)
@@ -239,6 +224,7 @@ def test_changing_only_the_judge_re_asks_only_the_judge(tmp_path, monkeypatch):
     assert len(Calls.judge) == 2 * 3 * len(ITEMS)
 
 
+@pytest.mark.slow
 def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     Calls.judge_down = True
     unscored: list[str] = []
@@ -254,6 +240,7 @@ def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     assert len(Calls.judge) == n_judge + 3 * len(ITEMS)  # failed judge calls were not cached: asked once more
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role, after", [("reviser", 7), ("judge", 10)])
 def test_a_killed_run_resumes_with_nothing_lost_and_nothing_asked_twice(tmp_path, role, after):
     Calls.kill_after = {role: after}
@@ -269,6 +256,7 @@ def test_a_killed_run_resumes_with_nothing_lost_and_nothing_asked_twice(tmp_path
     assert all(p.startswith("bad|") and _item(p) == 4 for p in again)  # only the failing call (never cached)
 
 
+@pytest.mark.slow
 def test_reviser_endpoint_failing_mid_run_is_counted_then_resumed_with_nothing_asked_twice(tmp_path, monkeypatch):
     """A real HTTP reviser (the stub server, OpenAI-compatible) answers 3 revisions, then refuses every request."""
     monkeypatch.delenv("CRITIC_REVISERS")
@@ -294,6 +282,7 @@ def test_reviser_endpoint_failing_mid_run_is_counted_then_resumed_with_nothing_a
     assert len(Calls.judge) == 3 * len(ITEMS)  # the judgments of the first run were kept
 
 
+@pytest.mark.slow
 def test_revisers_of_a_pool_run_at_once_each_bounded_by_its_concurrency(tmp_path, monkeypatch):
     from critic_tasks.protocols.revision import pipeline
 
@@ -312,6 +301,7 @@ def test_revisers_of_a_pool_run_at_once_each_bounded_by_its_concurrency(tmp_path
         assert first_b < last_a  # the two revisers ran at the same time
 
 
+@pytest.mark.slow
 def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monkeypatch):
     monkeypatch.delenv("CRITIC_REVISERS")
     out = _run("critic_utility", tmp_path, log_samples=True)
@@ -336,6 +326,7 @@ def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monke
     assert json.loads(report.read_text())["results"] == saved["results"]
 
 
+@pytest.mark.slow
 def test_a_crash_after_generation_saves_the_critiques_and_critic_eval_revise_scores_them(tmp_path, monkeypatch):
     monkeypatch.setenv("CRITIC_RESCUE_DIR", str(tmp_path / "rescue"))
     monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "crash")
@@ -393,6 +384,7 @@ def test_pool_settings(monkeypatch):
     assert [s.model for s in pool_from_env("reviser")] == ["solo"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("var, value, message", [
     ("CRITIC_REVISERS", "good,good", "named twice"),
     ("CRITIC_REVISER_GOOD_CONCURRENCY", "0", "CRITIC_REVISER_GOOD_CONCURRENCY must be >= 1, got 0"),
@@ -410,6 +402,7 @@ def test_bad_settings_stop_the_run_before_any_generation(tmp_path, monkeypatch, 
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_bad_item_row_stops_the_run_before_any_generation(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"question": "q", "generation": "g"}\n{"question": "q"}\n')
@@ -422,6 +415,7 @@ def test_a_bad_item_row_stops_the_run_before_any_generation(tmp_path):
     assert lm.prompts == []
 
 
+@pytest.mark.slow
 def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
     import threading
 
@@ -454,40 +448,26 @@ def test_checks_of_all_domains_run_as_one_parallel_batch(tmp_path):
     assert [o.status for o in outcomes[0]] == ["failed", "failed"]
 
 
-class Generic:
+class Generic(InProcessBackend):
     """Any item: the reviser appends a line; the judge always prefers response B and rates 7."""
 
-    def __init__(self, settings):
-        self.model = settings.model
-
-    def generate(self, prompts_, progress=True, on_result=None):
-        replies = [Reply("The answer is 42." if self.model == "generic-reviser" else
-                         ("Rating: [[7]]" if p.startswith("Rate the quality") else "[[B]]")) for p in prompts_]
-        for i, reply in enumerate(replies):
-            if on_result:
-                on_result(i, reply)
-        return replies
+    def reply(self, prompt):
+        if self.settings.model == "generic-reviser":
+            return Reply("The answer is 42.")
+        return Reply("Rating: [[7]]" if prompt.startswith("Rate the quality") else "[[B]]")
 
 
-class GenericPlugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return Generic(settings) if name == "generic" else None
-
-
+@pytest.mark.slow
 def test_criticbench_tasks_run_on_the_sample(monkeypatch):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
     monkeypatch.delenv("CRITIC_REVISERS")
     for name, value in {"CRITIC_REVISER_BACKEND": "generic", "CRITIC_REVISER_MODEL": "generic-reviser",
                         "CRITIC_JUDGE_BACKEND": "generic", "CRITIC_JUDGE_MODEL": "generic-judge"}.items():
         monkeypatch.setenv(name, value)
-    plugin_manager().register(GenericPlugin(), name="generic-revision")
-    try:
+    with backend_plugin("generic", Generic):
         out = lm_eval.simple_evaluate(model=scripted_lm(lambda p: "Check the arithmetic."), bootstrap_iters=0,
                                       tasks=["critic_utility_chat", "critic_revision_pool_math_cot"],
                                       task_manager=critic_tasks.task_manager())
-    finally:
-        plugin_manager().unregister(name="generic-revision")
     chat, math_cot = _metrics(out, "critic_utility_chat"), _metrics(out, "critic_revision_pool_math_cot")
     assert out["results"]["critic_utility_chat"]["sample_len"] == 4  # the dev sample's main chat file
     assert chat["critique_utility"] == 50.0 and chat["rqs"] == 7.0  # [[B]] in both orders: a win, then a loss
@@ -525,6 +505,7 @@ def _run_paper(task, items_file, **metadata):
     return out, lm
 
 
+@pytest.mark.slow
 def test_paper_multicritique_r_sub_is_criticevals_reference_guided_correction_judge(tmp_path, monkeypatch):
     monkeypatch.delenv("CRITIC_PROMPT_VARIANT")  # the default: paper
     out, lm = _run_paper("critic_revision_pool", _with_references(tmp_path))
@@ -562,6 +543,7 @@ def test_paper_multicritique_r_sub_is_criticevals_reference_guided_correction_ju
     assert involved["judge"]["prompt_version"] == "critic-judge-v2" and involved["variant"] == "paper"
 
 
+@pytest.mark.slow
 def test_paper_multicritique_needs_the_reference_revision(tmp_path, monkeypatch):
     monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
     with pytest.raises(DataError, match=re.escape(f"{tmp_path / ROWS}:4: missing field 'correction'")):
@@ -590,6 +572,7 @@ def _paper_table(number: int) -> str:
 _MARKER = re.compile(r"\[(?!\[)([A-Z][^\[\]]*)\](?!\])")
 
 
+@pytest.mark.slow
 def test_paper_rco_judges_explain_first_and_the_math_judge_sees_the_reference_answer(tmp_path, monkeypatch):
     monkeypatch.delenv("CRITIC_PROMPT_VARIANT")
     out, _ = _run_paper("critic_utility", str(tmp_path / ROWS))
@@ -661,6 +644,7 @@ def test_multicritique_failure_rules_by_hand(rule, r_obj):
     assert (out["partial_items"], out["empty_items"]) == (1, 2)
 
 
+@pytest.mark.slow
 def test_multicritique_per_domain_values_reach_the_results(tmp_path):
     """lm-eval's results hold r_obj_<domain> / r_sub_<domain>, each the mean over revisers of that domain's pass
     rate: math_cot (items 0, 1): good 2/2, bad 1/2 -> 75; code_not_exec (item 2): good 1/1, bad 0/1 -> 50; and
@@ -671,6 +655,7 @@ def test_multicritique_per_domain_values_reach_the_results(tmp_path):
     assert got["r_sub_chat"] == RATING[3]
 
 
+@pytest.mark.slow
 def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tmp_path, monkeypatch):
     out = lm_eval.simple_evaluate(model=scripted_lm(critic), tasks=["critic_utility"], bootstrap_iters=0,
                                   task_manager=critic_tasks.task_manager(
@@ -690,6 +675,7 @@ def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tm
     assert lm.prompts == []
 
 
+@pytest.mark.slow
 def test_critic_eval_revise_rescores_saved_samples_under_another_failure_rule(tmp_path, capsys):
     """The run's rule is recorded in its samples; `critic-eval revise --failure_rule zero` re-scores them (from the
     caches) under another: item 3's unreadable reverse order now counts as a loss."""
@@ -735,6 +721,7 @@ def sly_critic(prompt: str) -> str:
     return f"Feedback on item {_item(prompt)}: the {{q}} is fine but {{c_b}} and {{feedback}} are not."
 
 
+@pytest.mark.slow
 def test_paper_multicritique_asks_criticevals_released_prompts_from_the_users_checkout(tmp_path, monkeypatch):
     """With CRITICBENCH_TOOLKIT_DIR at a CriticEval checkout, the critic, the revisers and the R_sub judge get
     CriticEval's released text byte for byte: each expected prompt here is the toolkit's file run by runpy and filled
@@ -781,6 +768,7 @@ def test_paper_multicritique_asks_criticevals_released_prompts_from_the_users_ch
         "judge": f"released: {resolved}/critic_bench/evaluators/prompts/correction_prompts.py"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task, variant, source", [("critic_revision_pool", None, "paraphrase"),
                                                    ("critic_utility", None, "paraphrase"),
                                                    ("critic_revision_pool", "short", "ours")])
@@ -800,6 +788,7 @@ def test_without_a_checkout_the_paraphrase_is_asked_and_marked(task, variant, so
     assert not any(p.startswith("You're given:") for p in lm.prompts)  # CriticEval's released critic prompt
 
 
+@pytest.mark.slow
 def test_a_toolkit_dir_that_is_no_checkout_stops_the_run_in_one_line(tmp_path, monkeypatch):
     """A toolkit_dir without CriticEval's files: one ConfigError naming the setting and the missing file, at load time
     (before any generation); a checkout without the judge's file names that file."""
@@ -818,6 +807,7 @@ def test_a_toolkit_dir_that_is_no_checkout_stops_the_run_in_one_line(tmp_path, m
     assert all(d["toolkit_dir"] == "" for d in data.load_task_docs("revision_pool", items_file=rows))
 
 
+@pytest.mark.slow
 def test_released_judge_of_a_summary_shows_the_article(monkeypatch):
     """The summary judge is the one released template with the article ({a}): CriticBench's sample summary item,
     graded with a revision and a critique that hold template fields, gives the file's template filled by hand."""

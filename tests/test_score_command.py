@@ -51,6 +51,7 @@ def sample(monkeypatch):
     monkeypatch.delenv("CRITICBENCH_PROTOCOL", raising=False)
 
 
+@pytest.mark.slow
 def test_scores_equal_a_live_lm_eval_run_on_the_same_replies(tmp_path, capsys):
     folder = write_predictions(tmp_path / "preds")
     out = tmp_path / "scored.json"
@@ -72,6 +73,7 @@ def test_scores_equal_a_live_lm_eval_run_on_the_same_replies(tmp_path, capsys):
     assert cli.main(["summary", str(out)]) == 0
 
 
+@pytest.mark.slow
 def test_toolkit_protocol_checks_every_prompt_is_the_toolkits(tmp_path):
     toolkit_dir = SHARED / "data" / "criticeval" / "toolkit"
     if not toolkit_dir.is_dir():
@@ -89,6 +91,7 @@ def test_toolkit_protocol_checks_every_prompt_is_the_toolkits(tmp_path):
                      str(toolkit_dir)]) == 2
 
 
+@pytest.mark.slow
 def test_test_split_reports_parse_rates_and_per_item_values(tmp_path):
     folder = write_predictions(tmp_path / "preds", split="test")
     out = tmp_path / "scored.json"
@@ -153,6 +156,7 @@ def _hand_made_folder(folder):
     return folder
 
 
+@pytest.mark.slow
 def test_predictions_only_on_a_hand_made_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("CRITICBENCH_DATA_DIR")  # no dataset anywhere
     folder = _hand_made_folder(tmp_path / "preds")
@@ -183,6 +187,7 @@ def test_predictions_only_on_a_hand_made_folder(tmp_path, monkeypatch, capsys):
     assert "not scored: judge-scored" in printed.err and "dev_chat_feedback_sub.json" in printed.err
 
 
+@pytest.mark.slow
 def test_predictions_only_refuses_unpaired_orders_and_a_dataset(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("CRITICBENCH_DATA_DIR")
     folder = _hand_made_folder(tmp_path / "preds")
@@ -198,6 +203,7 @@ def test_predictions_only_refuses_unpaired_orders_and_a_dataset(tmp_path, monkey
     assert len(err) == 1 and "--predictions_only reads no dataset" in err[0]
 
 
+@pytest.mark.slow
 def test_without_a_dataset_the_hub_error_names_predictions_only(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("CRITICBENCH_DATA_DIR")  # the default: the Hub, offline in the tests (HF_HUB_OFFLINE=1)
     folder = _hand_made_folder(tmp_path / "preds")
@@ -206,6 +212,7 @@ def test_without_a_dataset_the_hub_error_names_predictions_only(tmp_path, monkey
     assert len(err) == 1 and "could not be read from the Hub" in err[0] and "--predictions_only" in err[0]
 
 
+@pytest.mark.slow
 def test_predictions_only_reads_an_opencompass_run(tmp_path, monkeypatch):
     """OpenCompass's files: a row's `gold` is its document (domain, pair, order); without it the task's one domain
     and the dataset's layout (forward, then reverse) stand in."""
@@ -235,6 +242,7 @@ HAND_VERDICT = re.compile(r"Decision\s*:\s*\**\s*\(?([ABC])(?![A-Za-z])")
 HAND_LIKERT = re.compile(r"Decision\s*:\s*\**\s*([1-7])(?![\d.])")
 
 
+@pytest.mark.slow
 def test_predictions_only_on_the_released_deepseek_files(predictions_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("CRITICBENCH_DATA_DIR")
     out = tmp_path / "stats.json"

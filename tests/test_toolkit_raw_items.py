@@ -29,6 +29,8 @@ from critic_tasks.protocols.criticbench import data, toolkit
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 
+pytestmark = pytest.mark.slow
+
 TOOLKIT = SHARED / "data" / "criticeval" / "toolkit"
 # placeholders for what no prompt shows (labels, quality, references): the loader needs them on the dev split
 LABELS = {"feedback_score": 4, "metadata": {"quality": "low"}}

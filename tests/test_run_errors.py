@@ -1,4 +1,5 @@
-"""Bad settings and bad input stop a run before the model generates anything, in one line, with a non-zero exit."""
+"""Bad settings and bad input stop a run before the model generates anything, in one line, with a non-zero exit; a
+failure late in a run keeps the generations and says how to rescore them."""
 
 import json
 
@@ -31,6 +32,7 @@ BAD_SETTINGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task,var,value,message", BAD_SETTINGS)
 def test_bad_setting_fails_while_tasks_are_built_before_any_generation(monkeypatch, task, var, value, message):
     monkeypatch.setenv(var, value)
@@ -40,6 +42,7 @@ def test_bad_setting_fails_while_tasks_are_built_before_any_generation(monkeypat
     assert lm.prompts == []  # the model was never called
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task,var,value,message", BAD_SETTINGS)
 def test_bad_setting_is_one_line_from_the_cli_before_lm_eval_starts(monkeypatch, capsys, task, var, value, message):
     monkeypatch.setenv(var, value)
@@ -79,6 +82,7 @@ def test_summary_bad_input_is_one_line(tmp_path, capsys, content, message):
     assert err == [f"critic-eval: {path}: {message}"] or (len(err) == 1 and message in err[0] and str(path) in err[0])
 
 
+@pytest.mark.slow
 def test_summary_of_an_output_directory_explains_zeros_and_deferred_judging(tmp_path, capsys):
     run = tmp_path / "out" / "model"
     run.mkdir(parents=True)
@@ -94,6 +98,7 @@ def test_summary_of_an_output_directory_explains_zeros_and_deferred_judging(tmp_
     assert "n/a" in judged and "44 items not judged yet: run `critic-eval judge <output_path>`" in judged
 
 
+@pytest.mark.slow
 def test_late_scoring_failure_saves_generations_and_says_how_to_rescore(monkeypatch, tmp_path, capsys):
     """The judge fails only after all generation (a backend that breaks mid-run): nothing is lost."""
     from critic_tasks.hookspecs import hookimpl
@@ -137,6 +142,7 @@ def test_late_scoring_failure_saves_generations_and_says_how_to_rescore(monkeypa
         pm.unregister(name="rescue-test")
 
 
+@pytest.mark.slow
 def test_late_sandbox_failure_saves_generations_and_rescore_gives_the_live_numbers(monkeypatch, tmp_path, capsys):
     """The executor breaks after generation: the revisions are saved; `critic-eval rescore` on that file, with a
     working executor, reports what a run that had worked reports."""
@@ -204,6 +210,7 @@ def test_rescore_bad_input_is_one_line(tmp_path, capsys):
     assert len(err) == 2 and "no such file" in err[0] and f"{bad}:1: not an lm-eval sample line" in err[1]
 
 
+@pytest.mark.slow
 def test_preflight_command_checks_settings_for_plain_lm_eval(monkeypatch, capsys):
     assert cli.main(["preflight", "--tasks", "critic_correction_math_pot,hellaswag"]) == 0
     assert "ok (1 critic task(s)" in capsys.readouterr().out
@@ -233,6 +240,7 @@ def test_preflight_command_checks_settings_for_plain_lm_eval(monkeypatch, capsys
     assert capsys.readouterr().out.startswith("usage: critic-eval preflight")
 
 
+@pytest.mark.slow
 def test_a_task_name_lm_eval_does_not_know_is_one_line(capsys):
     assert cli.main(["--model", "dummy", "--tasks", "critic_feedbak"]) == 2
     assert "unknown critic task 'critic_feedbak'" in capsys.readouterr().err

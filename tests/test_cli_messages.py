@@ -1,6 +1,6 @@
-"""A newcomer's first hour, round three (issue 29): each mistake stops before any model loads with one line, each
-hint a message gives is a command that runs, and the results read at a glance. Fast: nothing here loads a model
-(the runs that do are in test_newcomer.py and test_report_browser.py)."""
+"""critic-eval's messages: each mistake stops before any model loads with one line, each hint a message gives is a
+command that runs, and the results read at a glance. Fast: nothing here loads a model
+(the runs that do are in test_preflight_and_demo.py and test_report_browser.py)."""
 
 import ast
 import json
@@ -12,6 +12,7 @@ from pathlib import Path
 import matplotlib.image
 import numpy as np
 import pytest
+from helpers import cli_without_services, one_line
 
 from critic_tasks import cli
 
@@ -35,17 +36,8 @@ def no_model_load(monkeypatch):
     monkeypatch.setattr(DummyLM, "__init__", refuse)
     monkeypatch.setattr(HFLM, "__init__", refuse)
     monkeypatch.setattr(lm_eval, "simple_evaluate", refuse)
-    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
-    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
-    for var in ("CRITIC_JUDGE_MODEL", "CRITIC_REVISER_MODEL", "CRITIC_REVISERS"):
-        monkeypatch.delenv(var, raising=False)
+    cli_without_services(monkeypatch)
     return built
-
-
-def one_line(capsys) -> str:
-    err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
-    assert len(err) == 1, err
-    return err[0]
 
 
 # ----------------------------------------------------------------------------- 1. results that cannot be written
@@ -208,7 +200,7 @@ def test_every_command_a_message_suggests_is_one_critic_eval_runs(tmp_path, monk
             if not words:
                 continue  # `critic-eval` alone: the usage, tested in test_cli
             if words[0] == "ls":
-                continue  # lm-eval's own listing (~10 s of indexing): run in test_newcomer.py
+                continue  # lm-eval's own listing (~10 s of indexing): run in test_preflight_and_demo.py
             words = [PLACEHOLDERS.get(w, w) for w in words]
             if len(words) > 1 and all(w.startswith("-") for w in words[1:]):
                 words.append("out")  # a mode named in a docstring (`score --predictions_only`): on a folder

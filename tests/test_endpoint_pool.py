@@ -68,6 +68,7 @@ def test_empty_endpoint_file_is_refused(tmp_path, monkeypatch):
 # ---- spreading and failover (stub servers in threads) ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_requests_spread_by_least_outstanding_and_cache_shared(tmp_path):
     slow = lambda n, p: ("sleep", 0.05, f"reply to {p}")  # noqa: E731
     prompts = [f"prompt {i}" for i in range(40)]
@@ -88,6 +89,7 @@ def test_requests_spread_by_least_outstanding_and_cache_shared(tmp_path):
     assert all(c.cached for c in again) and [c.text for c in again] == [f"reply to {p}" for p in prompts]
 
 
+@pytest.mark.slow
 def test_a_server_failing_hands_its_work_to_the_other(tmp_path):
     prompts = [f"prompt {i}" for i in range(12)]
     ok = lambda n, p: ("ok", f"reply to {p}")  # noqa: E731
@@ -163,6 +165,7 @@ def fresh_checks(monkeypatch):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
 
 
+@pytest.mark.slow
 def test_preflight_names_the_endpoint_that_is_down(monkeypatch, capsys, fresh_checks):
     with StubServer() as up:
         monkeypatch.setenv("CRITIC_JUDGE_MODEL", "j")
@@ -177,6 +180,7 @@ def test_preflight_names_the_endpoint_that_is_down(monkeypatch, capsys, fresh_ch
         assert "ok" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_run_stops_on_a_down_reviser_before_the_model_loads(monkeypatch, capsys, fresh_checks):
     monkeypatch.setenv("CRITIC_REVISER_MODEL", "r")
     monkeypatch.setenv("CRITIC_REVISER_BASE_URL", "http://127.0.0.1:9/v1")
@@ -200,6 +204,7 @@ def test_openai_api_without_a_key_is_refused(monkeypatch, capsys, fresh_checks):
         "key: set CRITIC_JUDGE_API_KEY (or OPENAI_API_KEY), or CRITIC_JUDGE_BASE_URL for your own server")
 
 
+@pytest.mark.slow
 def test_refused_key_names_the_key_setting(monkeypatch, capsys, fresh_checks):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 

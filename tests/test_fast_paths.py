@@ -1,4 +1,4 @@
-"""The pieces the overhead work changed: average ranks without scipy, Spearman from them, the documents' dataset that
+"""The fast paths that replace heavier library calls: average ranks without scipy, Spearman from them, the documents' dataset that
 decodes its rows once, and the overhead benchmark's synthetic dev-sized set. Expected values are worked out by hand
 loops on hand-made data."""
 
