@@ -75,7 +75,7 @@ from critic_tasks.llm import LLMSettings  # noqa: E402
 from critic_tasks.llm.backends.openai_compatible import OpenAIBackend  # noqa: E402
 from critic_tasks.protocols.criticbench.correction import gold_answer  # noqa: E402
 from critic_tasks.protocols.revision import pipeline, prompts  # noqa: E402
-from critic_tasks.protocols.revision.data import _doc  # noqa: E402
+from critic_tasks.protocols.revision.data import _doc, resolve_failure_rule  # noqa: E402
 from critic_tasks.sandbox import SandboxExecutor  # noqa: E402
 
 # utils/exec.py's header (exec_code_no_unit_test), as the toolkit prepends it to every program it runs
@@ -122,6 +122,8 @@ def make_items(n: int) -> tuple[list[dict], list[str]]:
                              generation=f"{a} is larger.", quality="high", source_file="bench_qa.json",
                              item_index=i))
             critiques.append(f"{b} is larger than {a}.\n" + latency_server.plan(f"{max(a, b)} is larger than {min(a, b)}."))
+    for doc in docs:  # what the loader records on every document: the short variant's prompts, the default rule
+        doc["variant"], doc["failure_rule"], doc["toolkit_dir"] = "short", resolve_failure_rule(None), ""
     return docs, critiques
 
 

@@ -351,3 +351,15 @@ def test_a_hub_model_name_the_hub_does_not_know_is_one_line(no_model_load, monke
         "private one needs HF_TOKEN or `hf auth login`), or give a local folder (--model_args "
         "pretrained=/path/to/model)")
     assert no_model_load == []
+
+
+def test_only_rank_zero_of_a_data_parallel_run_answers_for_the_results_file(tmp_path, monkeypatch, capsys):
+    """Issue 29's 'results not written -> exit 1' misfired on rank 1 of a two-rank run (only rank 0 writes them)."""
+    from critic_tasks.adapters.lm_eval.runner import results_written
+
+    argv = ["--output_path", str(tmp_path / "out")]
+    monkeypatch.setenv("RANK", "1")
+    assert results_written(argv, since=0.0) == 0
+    monkeypatch.setenv("RANK", "0")
+    assert results_written(argv, since=0.0) == 1
+    assert "the results were not written to" in capsys.readouterr().err

@@ -160,7 +160,9 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     for doc in sub:
         key = savg.item_key(doc)
         (judged,) = [p for p in RecordingJudge.prompts if f"Revised for {key}." in p]
-        assert f"Critique of the original response\nOWN-FEEDBACK <{key}>" in judged
+        # the critic's own critique, whole, in its fenced section
+        assert re.search(r"### Critique of the original response\n<<<BEGIN \S+ [0-9a-f]{12}>>>\n"
+                         + re.escape(f"OWN-FEEDBACK <{key}>"), judged)
     assert out["results"]["critic_correction_self_sub"]["judge_score,none"] == 7
 
 

@@ -177,8 +177,8 @@ def results_written(argv: list[str], since: float) -> int:
     """0 when lm-eval wrote a results file under ``--output_path`` during this run (or none was asked for);
     else 1 with one line. lm-eval logs a warning and exits 0 when it cannot write them."""
     output = flag_value(argv, "--output_path", "-o")
-    if not output:
-        return 0
+    if not output or os.environ.get("RANK", "0") != "0":
+        return 0  # in a data-parallel run (torchrun / accelerate set RANK) only rank 0 writes the results
     target = Path(output).expanduser()
     if target.suffix == ".json":
         files = target.parent.glob(f"{target.stem}_*.json")
