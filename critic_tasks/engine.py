@@ -58,7 +58,10 @@ class Context:
 
 def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
     """``base`` of ``family`` over ``records`` (the records one metric key accepts); None where the family leaves
-    it out (nothing to average: every verdict unreadable, say), never NaN."""
+    it out (nothing to average: every verdict unreadable, say), never NaN. Computing ``identical_samples`` also
+    says, in one line, when a sampled task's backend did not sample (each route asks for that key once)."""
+    if base == "identical_samples":
+        warn_identical(records)
     return catalog.FAMILIES[family](records).get(base)
 
 
@@ -88,8 +91,6 @@ def dimension_metrics(dimension: registry.Dimension, records, intervals=None) ->
             if ci is not None:
                 out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
         elif not m.ci:
-            if m.base == "identical_samples":
-                warn_identical(rows)  # a sampled task whose backend did not sample: one line
             value = metric_value(m.family, m.base, rows)
             if value is not None:
                 out[m.key] = value

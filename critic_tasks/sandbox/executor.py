@@ -225,9 +225,6 @@ def private_paths(extra: Sequence[str] = ()) -> list[str]:
     return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)} - {"/"})
 
 
-_UNHIDDEN: set[str] = set()
-
-
 def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) -> list[str]:
     """bwrap's mounts: an empty root (bwrap's own tmpfs); the system folders, a few files of /etc and the
     interpreter's roots, read-only; a fresh /dev, a /proc of the sandbox's own PID namespace and a /tmp of
@@ -264,10 +261,8 @@ def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) 
             continue  # not visible anyway (the usual case), or it holds a system folder itself
         if any(_inside(n, path) and not any(_inside(n, r) and _inside(r, path) and r != path for r in roots)
                for n in needed):
-            if path not in _UNHIDDEN:  # it holds the interpreter itself: say so, once
-                _UNHIDDEN.add(path)
-                log.warning("critic_tasks sandbox: %s holds the interpreter (%s), so programs can read it; run "
-                            "from elsewhere or use an interpreter outside it", path, python)
+            _say_once(f"unhidden:{path}", "critic_tasks sandbox: %s holds the interpreter (%s), so programs can read "
+                      "it; run from elsewhere or use an interpreter outside it", path, python)
             continue
         hidden.append(path)
 
@@ -452,11 +447,6 @@ def _cgroup_base_in(parent: str, controller: str, in_use: set[str]) -> str | Non
         except OSError:
             pass
     return None
-
-
-def _cgroup_base() -> str | None:
-    """The pids controller's parent cgroup (kept for callers that ask whether programs get ``pids.max``)."""
-    return _cgroup_bases().get("pids")
 
 
 def _write(path: str, text: str) -> None:
@@ -848,9 +838,7 @@ class SandboxExecutor:
             if self.isolation == "bwrap":  # the work dir is made in the sandbox's sized /tmp; main.py copied in
                 workdir = os.path.join("/tmp", name)
                 if source is not None:
-                    main_fd = os.memfd_create("main.py")  # close-on-exec: only pass_fds hands it on
-                    os.write(main_fd, source.encode("utf-8"))
-                    os.lseek(main_fd, 0, os.SEEK_SET)
+                    main_fd = _memfd(source)  # close-on-exec: only pass_fds hands it on
             else:
                 workdir = running.workdir = tempfile.mkdtemp(prefix=f"{name}-")
                 if source is not None:

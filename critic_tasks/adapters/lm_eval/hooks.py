@@ -29,7 +29,6 @@ from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
-from critic_tasks.core.samples import warn_identical
 from critic_tasks.engine import SCORERS, Scorer, metric_interval, metric_value
 from critic_tasks.sandbox import get_executor
 
@@ -129,8 +128,6 @@ def aggregate(family: str, base: str, rows: list) -> object:
     """``base`` of ``family`` over the rows lm-eval routed to a metric key (``process_results``: the records the
     key's metric accepts): ``engine.metric_value``, the step ``engine.dimension_metrics`` takes for each key."""
     records = [Record.from_dict(r) for r in ranks.in_doc_order(rows)]
-    if base == "identical_samples":  # lm-eval aggregates this key once per task: the one place to say it
-        warn_identical(records)
     return metric_value(family, base, records)  # None (null in the results), never NaN
 
 

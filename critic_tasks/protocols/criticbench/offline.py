@@ -90,8 +90,7 @@ def _check_match(path: Path, docs: list[dict], rows: list[dict], exact: bool) ->
         prompt = _prompt_text(row.get("origin_prompt"))
         if exact:
             if doc["prompt"] not in prompt:
-                raise DataError(f"{path}[{i}]: origin_prompt is not the toolkit's prompt for {doc['source_file']}"
-                                f"[{doc['item_index']}]")
+                raise DataError(f"{path}[{i}]: origin_prompt is not the toolkit's prompt for {item_label(doc)}")
         elif prompt and doc["question"].strip()[:200] not in prompt:
             raise DataError(f"{path}[{i}]: origin_prompt does not contain the task input of "
                             f"{item_label(doc)}: predictions and dataset do not match")

@@ -216,7 +216,7 @@ def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
     out["judge_parse_rate"] = rate(r.scored for r in done)
     out["judge_failed"] = float(len(done) - len(scored))
     # graded at the minimum: the judge only repeated a grade the critique states (its failure is the critique's)
-    out["judge_echoed"] = float(sum(bool(getattr(r, "echoed", False)) for r in scored))
+    out["judge_echoed"] = float(sum(r.echoed for r in scored))
     overall = domain_mean((r.domain, r.score) for r in scored)
     if overall is not None:
         out["judge_score"] = overall

@@ -13,7 +13,7 @@ instruction. A unit numbered twice with different verdicts counts as no verdict 
 
 from __future__ import annotations
 
-from critic_tasks.core.quoting import fence, nonce_for, note
+from critic_tasks.core.quoting import fence, nonce_for, noted
 
 PROMPT_VERSION = "metacritique-judge-v2"  # v2: model-written texts fenced as data (issue 27)
 
@@ -78,9 +78,7 @@ def numbered(units) -> str:
 def _fenced(template: str, **fields: str) -> str:
     """``template`` with each field fenced as data, the note before the first block."""
     nonce = nonce_for(fields.values())
-    body = template.format(**{k: fence(k, str(v), nonce) for k, v in fields.items()})
-    first = body.index("\n[")  # the data note goes right before the first quoted section
-    return body[:first].rstrip() + "\n\n" + note(nonce) + "\n" + body[first:]
+    return noted(template.format(**{k: fence(k, str(v), nonce) for k, v in fields.items()}), nonce)
 
 
 def extraction_prompt(critique: str) -> str:

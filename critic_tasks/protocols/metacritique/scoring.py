@@ -34,7 +34,7 @@ def aiu_metrics(records: Sequence[AIURecord]) -> dict[str, float]:
     readable = sum(v is not None for r in done for v in (*r.precision, *r.recall))
     out.update(judge_parse_rate=100.0 * readable / asked if asked else 100.0, judge_failed=float(len(done) - len(scored)),
                empty_critiques=float(sum(r.n_aius == 0 for r in scored)),
-               judge_echoed=float(sum(bool(getattr(r, "echoed", 0)) for r in done)))
+               judge_echoed=float(sum(r.echoed > 0 for r in done)))
     if scored:
         values = precision_recall_f1([[v for v in r.precision if v is not None] for r in scored],
                                      [[v for v in r.recall if v is not None] for r in scored])
