@@ -202,17 +202,20 @@ def answers_match(pred: str | None, gold: str) -> bool:
     Raises ``ValueError`` when ``gold`` has no parseable answer: the item is invalid, not a free pass.
     """
     gold = "" if gold is None else str(gold)
-    gold_parsed, _ = parse_gold(gold)
+    gold_value = _plain_number(gold)
+    # math-verify's reading of the gold only where it is needed (a plain-number gold against a plain-number reply
+    # never asks it); parse_gold raises for a gold with neither reading
+    gold_parsed = parse_gold(gold)[0] if gold_value is None else None
     if pred is None or not str(pred).strip():
         return False
     pred = str(pred)
     if re.sub(r"\s+", "", pred).lower() == re.sub(r"\s+", "", gold).lower():
         return True
-    gold_value = _plain_number(gold)
     if gold_value is not None:
         pred_value = _plain_number(pred)
         if pred_value is not None:
             return _numbers_equal(pred_value, gold_value)
+        gold_parsed = parse_gold(gold)[0]
     if not gold_parsed:
         return False
     from math_verify import verify
