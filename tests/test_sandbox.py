@@ -797,7 +797,10 @@ sys.stdout.flush()
 LOOKS_FOR_TRACES = r'''
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
-found = [p for p in os.listdir("/tmp") if p != os.path.basename(os.getcwd())] + os.listdir(".")
+# not an item's trace: its own work dir, and the folder on the way to an interpreter that lives under /tmp
+found = [p for p in os.listdir("/tmp") if p != os.path.basename(os.getcwd())
+         and not any(x.startswith(f"/tmp/{p}/") for x in (sys.prefix, sys.base_prefix, sys.executable))]
+found += os.listdir(".")
 found += [name for name, there in (("msg", libc.msgget(4242, 0) >= 0), ("shm", libc.shmget(4243, 0, 0) >= 0),
                                    ("sem", libc.semget(4244, 0, 0) >= 0),
                                    ("mq", libc.mq_open(b"/critic-q", os.O_RDWR, 0, None) >= 0)) if there]
@@ -855,3 +858,15 @@ def test_a_run_path_inside_a_shown_folder_is_covered(monkeypatch):
     assert (result.status, result.stdout) == ("failed", "read: []\n"), result
     (ok,) = layer_ex.run([Program(f"import os, sys\nprint(os.path.isfile({os.path.join(prefix, 'pyvenv.cfg')!r}))")])
     assert (ok.status, ok.stdout) == ("passed", "True\n"), ok
+
+
+def test_an_interpreter_under_the_temp_dir_runs_pairs_in_fresh_sandboxes():
+    """Pre-started sandboxes empty their /tmp between items; an interpreter under the host's /tmp is bound there
+    read-only, so every item ended ('the sandbox ended', 178 failures from a fresh clone under /tmp). Such an
+    interpreter runs pairs in two fresh sandboxes per item, with the same verdicts."""
+    if TEMP_VENV_PYTHON is None or detect_isolation() != "bwrap" or os.geteuid() != 0:
+        pytest.skip("needs a venv under the temp dir, bwrap and root (where sandboxes are reused)")
+    ex = SandboxExecutor(python=TEMP_VENV_PYTHON)
+    assert ex.reuse_sandboxes is False
+    (pair,) = ex.run_pairs([Pair("print('from the candidate', flush=True)\n", REPORTS)])
+    assert (pair.trusted.status, pair.trusted.stderr) == ("passed", "from the candidate\n"), pair

@@ -668,6 +668,13 @@ class SandboxExecutor:
         # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, zygote.py); only
         # where the zygote can run as another uid than its items (we are root): else an item could signal it
         self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap" and self.run_as is not None
+        if self.reuse_sandboxes and any(_inside(r, "/tmp") for r in _interpreter_roots(self.python)):
+            # the zygote empties the sandbox's /tmp between items, and an interpreter under the host's /tmp is
+            # bound inside it (read-only): it could not empty /tmp and every item would end. Same isolation,
+            # two sandboxes per item (slower)
+            self.reuse_sandboxes = False
+            _say_once("tmp-python", "critic_tasks sandbox: the interpreter lives under /tmp, so code pairs start two "
+                      "sandboxes per item instead of reusing pre-started ones (same isolation, slower)")
         self._workers: queue.SimpleQueue = queue.SimpleQueue()  # idle workers, each (number, _Worker or None)
         self._live: dict[int, _Worker] = {}
         for number in range(self.max_workers):
