@@ -41,6 +41,21 @@ def note(nonce: str) -> str:
     return DATA_NOTE.format(nonce=nonce)
 
 
+def quote(named: Iterable[tuple[str, object]]) -> tuple[list[str], str]:
+    """Each ``(name, text)`` fenced as data under one nonce that none of the texts contains: the blocks in order and
+    the nonce (for ``note`` / ``noted``). The one place a prompt's model-written texts are fenced; a name may repeat
+    (two sections titled alike)."""
+    named = [(name, str(text)) for name, text in named]
+    nonce = nonce_for(text for _, text in named)
+    return [fence(name, text, nonce) for name, text in named], nonce
+
+
+def quote_fields(**texts: object) -> tuple[dict[str, str], str]:
+    """``quote`` by keyword: each field's block by its name, and the nonce."""
+    fenced, nonce = quote(texts.items())
+    return dict(zip(texts, fenced)), nonce
+
+
 _BLOCK = re.compile(r"<<<BEGIN (\S+) ([0-9a-f]{12})>>>\n(.*?)\n<<<END \1 \2>>>", re.DOTALL)
 
 

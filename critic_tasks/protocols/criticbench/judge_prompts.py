@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from critic_tasks.core.quoting import fence, nonce_for, note
+from critic_tasks.core.quoting import note, quote
 
 PROMPT_VERSION = "critic-judge-v2"  # v2: fields fenced as data (issue 27)
 
@@ -60,11 +60,11 @@ def _section(title: str, body: Any) -> tuple[str, str]:
 
 def _render(intro: str, sections: list, closing: str) -> str:
     """The intro, the data note, each section's title and its fenced body, then the grading instructions."""
-    nonce = nonce_for(body for _, body in sections)
+    names = ["_".join(re.sub(r"\(.*?\)|[^a-z ]", "", title.lower()).split()[:3])  # "reference_critique"
+             for title, _ in sections]
+    fenced, nonce = quote(zip(names, (body for _, body in sections)))
     parts = [intro, note(nonce) + "\n"]
-    for title, body in sections:
-        name = "_".join(re.sub(r"\(.*?\)|[^a-z ]", "", title.lower()).split()[:3])  # "reference_critique"
-        parts.append(f"### {title}\n{fence(name, body, nonce)}\n")
+    parts += [f"### {title}\n{block}\n" for (title, _), block in zip(sections, fenced)]
     return "\n".join([*parts, closing])
 
 

@@ -13,7 +13,7 @@ instruction. A unit numbered twice with different verdicts counts as no verdict 
 
 from __future__ import annotations
 
-from critic_tasks.core.quoting import fence, nonce_for, noted
+from critic_tasks.core.quoting import noted, quote_fields
 
 PROMPT_VERSION = "metacritique-judge-v2"  # v2: model-written texts fenced as data (issue 27)
 
@@ -77,8 +77,8 @@ def numbered(units) -> str:
 
 def _fenced(template: str, **fields: str) -> str:
     """``template`` with each field fenced as data, the note before the first block."""
-    nonce = nonce_for(fields.values())
-    return noted(template.format(**{k: fence(k, str(v), nonce) for k, v in fields.items()}), nonce)
+    fenced, nonce = quote_fields(**fields)
+    return noted(template.format(**fenced), nonce)
 
 
 def extraction_prompt(critique: str) -> str:

@@ -46,7 +46,7 @@ import json
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.quoting import fence, nonce_for, note, noted
+from critic_tasks.core.quoting import note, noted, quote_fields
 from critic_tasks.llm.chat import ChatPrompt
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import judge_prompts as cb_judge_prompts
@@ -136,8 +136,8 @@ def _paper(doc: dict) -> bool:
 def _quote(**texts: str) -> tuple[dict[str, str], str]:
     """Each model-written text fenced as data (``core.quoting``: between BEGIN/END lines whose code none of them
     contains), and the note that says so, to go before the first block."""
-    nonce = nonce_for(texts.values())
-    return {name: fence(name, str(text), nonce) for name, text in texts.items()}, note(nonce)
+    fenced, nonce = quote_fields(**texts)
+    return fenced, note(nonce)
 
 
 def _task(doc: dict, response: str | None = None) -> str:
@@ -380,8 +380,7 @@ def reviser_prompt(doc: dict, feedback: str | None) -> str:
             text = (feedback or "").strip() or "(no feedback)"
             if toolkit_of(doc):  # CriticEval's text as released, the critique in its slot as written (module doc)
                 return _released_prompt(doc, "correction", feedback=text)
-            q, _ = _quote(generation=doc["generation"], feedback=text)
-            nonce = nonce_for([doc["generation"], text])
+            q, nonce = quote_fields(generation=doc["generation"], feedback=text)
             return noted(cb_prompts.correction_prompt(_as_criticbench(doc, **q), with_feedback=True), nonce)
         return _rco_reviser(doc, feedback)
     form = _FORMS.get(doc.get("check", ""), "Reply with the revised response only.")
