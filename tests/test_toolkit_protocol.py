@@ -174,3 +174,33 @@ def test_group_overall_reproduces_the_published_leaderboard():
         overall = sum(scores[m] for m in group.members) / len(group.members)
         matched += abs(overall - float(row["overall"])) <= 0.005 + 1e-9
     assert len(rows) == 36 and matched >= 28, (matched, len(rows))
+
+
+def test_a_checkout_is_read_once_however_it_is_named(tmp_path, monkeypatch):
+    """The revision documents carry the resolved path of the checkout the user named (toolkit_dir or the environment
+    variable, maybe relative): every spelling of one folder reads its files once. Removed after the first read, the
+    files are not needed again; each Toolkit still names the folder as its caller did."""
+    if not (TOOLKIT / "inference" / "utils" / "prompts.py").is_file():
+        pytest.skip(f"the released toolkit is not at {TOOLKIT}")
+    import shutil
+
+    root = tmp_path / "CriticEval"
+    shutil.copytree(TOOLKIT / "inference" / "utils", root / "inference" / "utils")
+    shutil.copytree(TOOLKIT / toolkit.CORRECTION_JUDGE_FILE.parent, root / toolkit.CORRECTION_JUDGE_FILE.parent)
+    first = toolkit.load_toolkit(str(root))
+    judges = toolkit.correction_judges(first.root, f"toolkit_dir={root}")
+    assert set(toolkit.CORRECTION_JUDGE_DOMAINS) <= set(judges)
+    for name in ("prompts.py", "formats.py"):
+        (root / "inference" / "utils" / name).unlink()
+    (root / toolkit.CORRECTION_JUDGE_FILE).unlink()
+    (tmp_path / "link").symlink_to(root)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(toolkit.TOOLKIT_DIR_ENV, "CriticEval")
+    for spelling, kit in (("CriticEval", toolkit.load_toolkit(None)), ("CriticEval", toolkit.load_toolkit("CriticEval")),
+                          (str(tmp_path / "link"), toolkit.load_toolkit(str(tmp_path / "link"))),
+                          (str(root.resolve()), toolkit.load_toolkit(str(root.resolve())))):
+        assert kit.root == Path(spelling)
+        assert kit.prompts == first.prompts and kit.mappings == first.mappings
+        assert toolkit.correction_judges(spelling, f"toolkit_dir={spelling}") == judges
+    with pytest.raises(ConfigError, match=re.escape(f"toolkit_dir={tmp_path / 'other'}: not a directory")):
+        toolkit.load_toolkit(str(tmp_path / "other"))

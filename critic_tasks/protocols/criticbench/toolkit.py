@@ -26,7 +26,7 @@ import math
 import operator
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
@@ -98,12 +98,29 @@ def load_toolkit(toolkit_dir: str | None = None) -> Toolkit:
     if not value:
         raise ConfigError(f"the toolkit protocol needs a checkout of open-compass/CriticEval: set {TOOLKIT_DIR_ENV} "
                           "(or --metadata '{\"toolkit_dir\": ...}')")
-    return _load_toolkit(str(value), f"toolkit_dir={value}" if given else f"{TOOLKIT_DIR_ENV}={value}")
+    setting = f"toolkit_dir={value}" if given else f"{TOOLKIT_DIR_ENV}={value}"
+    where = _Checkout.of(value, setting)
+    return replace(_load_toolkit(where), root=where.root)  # the caller's own spelling, in its messages
+
+
+@dataclass(frozen=True)
+class _Checkout:
+    """A checkout as a setting names it. The caches below are keyed on its resolved path only, so one folder is read
+    once however it is reached (``toolkit_dir`` or the environment variable, as given or resolved: the revision
+    documents carry the resolved path). A failed read is not cached: its message names the setting at hand."""
+    resolved: Path
+    root: Path = field(compare=False)
+    setting: str = field(compare=False)
+
+    @classmethod
+    def of(cls, value: Path | str, setting: str) -> "_Checkout":
+        root = Path(value).expanduser()
+        return cls(root.resolve(), root, setting)
 
 
 @functools.lru_cache(maxsize=4)
-def _load_toolkit(value: str, setting: str) -> Toolkit:
-    root = Path(value).expanduser()
+def _load_toolkit(where: _Checkout) -> Toolkit:
+    root, setting = where.root, where.setting
     if not root.is_dir():
         raise ConfigError(f"{setting}: not a directory")
     utils = root / "inference" / "utils"
@@ -125,12 +142,12 @@ CORRECTION_JUDGE_DOMAINS = ("translate", "chat", "qa", "harmlessness", "summary"
 
 def correction_judges(root: Path | str, setting: str) -> dict[str, str]:
     """The released correction judge's template of each text domain, read from the checkout at ``root``."""
-    return _correction_judges(str(root), setting)
+    return dict(_correction_judges(_Checkout.of(root, setting)))
 
 
 @functools.lru_cache(maxsize=4)
-def _correction_judges(root: str, setting: str) -> dict[str, str]:
-    path = Path(root) / CORRECTION_JUDGE_FILE
+def _correction_judges(where: _Checkout) -> dict[str, str]:
+    path, setting = where.root / CORRECTION_JUDGE_FILE, where.setting
     if not path.is_file():
         raise ConfigError(f"{setting}: {path} not found (expected a checkout of open-compass/CriticEval)")
     # read, not run: the file is a list of string assignments, so its text is taken without executing the checkout
