@@ -172,6 +172,17 @@ def echoed_grade(text: str | None, quoted: Sequence[str | None], marker: str = "
     return bool(theirs & _mentions(text, pattern))
 
 
+def grade_or_echo(value: float | None, text: str | None, quoted: Sequence[str | None], lowest: float,
+                  marker: str = "score") -> tuple[float | None, bool]:
+    """A judge reply's value and whether it was an echo: ``value`` as parsed; when it is None and the reply repeats
+    a grade the ``quoted`` texts (the texts under test) state, ``lowest`` (the scale's minimum) and True. The text
+    forged a grade for the judge to quote: it counts, never left out, so a text cannot abstain through the judge
+    (issue 27). The one fallback of every judge (CriticBench's, the revision protocols')."""
+    if value is None and text is not None and echoed_grade(text, quoted, marker):
+        return lowest, True
+    return value, False
+
+
 def _unechoed(text: str | None, quoted: Sequence[str | None], pattern: re.Pattern) -> str:
     """``text`` without the lines that repeat a line of a quoted text holding a marker (a quote is not a verdict)."""
     echoed = {_norm(line) for q in quoted if q for line in str(q).splitlines() if pattern.search(line)}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from critic_tasks.core.columns import item_label
-from critic_tasks.core.parsing import echoed_grade, parse_grade
+from critic_tasks.core.parsing import grade_or_echo, parse_grade
 from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
 from critic_tasks.llm import LLMSettings, complete
@@ -77,12 +77,9 @@ def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool 
     graded = list(graded) if graded is not None else [None] * len(prompts)
     for prompt, own, c in zip(prompts, graded, complete(prompts, settings, PROMPT_VERSION, progress=progress)):
         score = parse_grade(c.text, quoted=blocks(prompt))  # an echo of the graded text is never the grade
-        echoed = c.text is not None and score is None and own is not None and echoed_grade(c.text, [own])
-        if echoed:
-            out.append(Grade(LOWEST, c.text, None, c.cached, echoed=True))
-            continue
+        score, echoed = grade_or_echo(score, c.text, [own], LOWEST)
         error = c.error if c.text is None else None if score is not None else PARSE_ERROR
-        out.append(Grade(score, c.text, error, c.cached))
+        out.append(Grade(score, c.text, error, c.cached, echoed=echoed))
     return out
 
 

@@ -32,7 +32,7 @@ from typing import Sequence
 
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.parsing import echoed_grade, parse_bracket_rating, parse_bracket_verdict, parse_grade
+from critic_tasks.core.parsing import grade_or_echo, parse_bracket_rating, parse_bracket_verdict, parse_grade
 from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import RevisionRecord
 from critic_tasks.llm import Completion, LLMSettings, complete
@@ -202,9 +202,8 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         quoted = [*blocks(prompt), *(t for t in theirs if t), docs[i]["generation"]]
         value = _judgment(kind, c.text, by_reference, quoted)
         marker = _MARKER.get(kind) or ("score" if by_reference else "rating")
-        if value is None and c.text is not None and echoed_grade(c.text, theirs, marker):
-            value = LOWEST[kind]
-            echoes[i] += 1
+        value, echoed = grade_or_echo(value, c.text, theirs, LOWEST[kind], marker)
+        echoes[i] += echoed
         verdicts[i][kind] = (c, value)
     unreadable = "no 'Score: x' (1-10) in the reply" if by_reference else "no [[...]] marker in the reply"
 
