@@ -13,7 +13,8 @@ class _TesterObject:
     """The tester's object (a test's lambda, generator, or a builtin it passed): call it, iterate it."""
 
     def __init__(self, peer, number, tag):
-        self._peer, self._number, self._tag, self._buffer, self._chunk = peer, number, tag, [], 1
+        self._peer, self._number, self._tag = peer, number, tag
+        self._items = WireItems(peer, number, lambda reply: _reply_value(peer, reply))  # noqa: F821  (wire.py)
 
     def __call__(self, *args, **kwargs):
         reply = self._peer.exchange({"op": "call", "target": self._number, "args": self._peer.encode([list(args), kwargs])})
@@ -23,15 +24,7 @@ class _TesterObject:
         return self
 
     def __next__(self):
-        if not self._buffer:
-            if self._chunk is None:
-                raise StopIteration
-            reply = self._peer.exchange({"op": "next", "target": self._number, "count": self._chunk})
-            self._buffer = list(reversed(_reply_value(self._peer, reply)))
-            self._chunk = None if reply.get("stop") else min(self._chunk * 2, 4096)
-            if not self._buffer:
-                raise StopIteration
-        return self._buffer.pop()
+        return self._items.next()
 
 
 def _reply_value(peer, reply):

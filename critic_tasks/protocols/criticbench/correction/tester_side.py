@@ -26,10 +26,11 @@ class CandidateObject:
     (each item crosses as plain data; ``in`` compares those items here); it is never compared, hashed or tested for
     truth, since the answer would be the candidate's word (an always-equal ``__eq__``)."""
 
-    __slots__ = ("_peer", "_number", "_tag", "_buffer", "_chunk")
+    __slots__ = ("_peer", "_number", "_tag", "_items")
 
     def __init__(self, peer, number, tag):
-        for name, value in (("_peer", peer), ("_number", number), ("_tag", tag), ("_buffer", []), ("_chunk", 1)):
+        items = WireItems(peer, number, lambda reply: peer.decode(reply["value"]))  # noqa: F821  (wire.py)
+        for name, value in (("_peer", peer), ("_number", number), ("_tag", tag), ("_items", items)):
             object.__setattr__(self, name, value)
 
     def _ask(self, message):
@@ -77,21 +78,7 @@ class CandidateObject:
         return self._ask({"op": "iter"})
 
     def __next__(self):
-        buffer = object.__getattribute__(self, "_buffer")
-        if not buffer:
-            chunk = object.__getattribute__(self, "_chunk")
-            if chunk is None:
-                raise StopIteration
-            peer = object.__getattribute__(self, "_peer")
-            reply = peer.exchange({"op": "next", "target": object.__getattribute__(self, "_number"), "count": chunk})
-            items = peer.decode(reply["value"])
-            if type(items) is not list:
-                raise WireError("next items are not a list")  # noqa: F821
-            buffer.extend(reversed(items))
-            object.__setattr__(self, "_chunk", None if reply.get("stop") is True else min(chunk * 2, 4096))
-            if not buffer:
-                raise StopIteration
-        return buffer.pop()
+        return object.__getattribute__(self, "_items").next()  # the candidate's items, each plain data
 
     def __repr__(self):
         return f"<candidate object #{object.__getattribute__(self, '_number')}>"

@@ -417,6 +417,29 @@ class WirePeer:
         return items, False
 
 
+class WireItems:
+    """The items of the other side's iterator #number, pulled in batches (1, 2, 4, ... 4,096 items a request): the
+    one loop both sides' stand-ins iterate with. ``value_of(reply)``: the items in a "next" reply, read with that
+    side's handling of a reply that raised."""
+
+    def __init__(self, peer, number, value_of):
+        self.peer, self.number, self.value_of, self.buffer, self.chunk = peer, number, value_of, [], 1
+
+    def next(self):
+        if not self.buffer:
+            if self.chunk is None:
+                raise StopIteration
+            reply = self.peer.exchange({"op": "next", "target": self.number, "count": self.chunk})
+            items = self.value_of(reply)
+            if type(items) is not list:
+                raise WireError("next items are not a list")
+            self.buffer.extend(reversed(items))
+            self.chunk = None if reply.get("stop") is True else min(self.chunk * 2, 4096)
+            if not self.buffer:
+                raise StopIteration
+        return self.buffer.pop()
+
+
 def wire_next_batch(peer, number, count):
     """The reply to a "next" request: plain items and whether the iterator ended."""
     items, stopped = peer.pull(number, count)
