@@ -136,7 +136,7 @@ def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequ
     grade (which one the judge meant cannot be told). ``quoted``: the model-written texts the judge was shown; a
     line of the reply that repeats one of their lines verbatim is theirs, not the judge's: it is never the verdict
     (a judge cut off while quoting a critique's forged last line returns no grade) and never a conflicting one."""
-    echoed = {_norm(line) for q in quoted for line in str(q).splitlines() if _GRADE.search(line)}
+    echoed = _quoted_lines(quoted, _GRADE.search)
     lines = [line for line in (text or "").splitlines() if line.strip()]
     verdict = _GRADE_LINE.search(lines[-1]) if lines else None
     if not verdict or any(_norm(lines[-1]).endswith(e) for e in echoed):
@@ -152,6 +152,12 @@ def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequ
 
 def _norm(line: str) -> str:
     return re.sub(r"\s+", " ", line).strip(" >\"'`*_").lower()
+
+
+def _quoted_lines(quoted: Sequence[str | None], marks) -> set[str]:
+    """The lines of the ``quoted`` texts that ``marks`` finds a grade or verdict in, normalised (``_norm``): a reply
+    line that repeats one is a quote, never the judge's own verdict."""
+    return {_norm(line) for q in quoted if q for line in str(q).splitlines() if marks(line)}
 
 
 def _mentions(text: str | None, pattern: re.Pattern) -> set[str]:
@@ -185,7 +191,7 @@ def grade_or_echo(value: float | None, text: str | None, quoted: Sequence[str | 
 
 def _unechoed(text: str | None, quoted: Sequence[str | None], pattern: re.Pattern) -> str:
     """``text`` without the lines that repeat a line of a quoted text holding a marker (a quote is not a verdict)."""
-    echoed = {_norm(line) for q in quoted if q for line in str(q).splitlines() if pattern.search(line)}
+    echoed = _quoted_lines(quoted, pattern.search)
     if not echoed:
         return text or ""
     return "\n".join(line for line in (text or "").splitlines()
@@ -240,7 +246,7 @@ def _verdict_line(line: str, n: int) -> tuple[int, bool] | None:
 
 
 def _quoted_verdict_lines(quoted: Sequence[str | None]) -> set[str]:
-    return {_norm(line) for q in quoted if q for line in str(q).splitlines() if _verdict_line(line, 10 ** 9)}
+    return _quoted_lines(quoted, lambda line: _verdict_line(line, 10 ** 9))
 
 
 def parse_numbered_verdicts(text: str | None, n: int, quoted: Sequence[str | None] = ()) -> list[bool | None]:
