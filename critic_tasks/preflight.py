@@ -17,7 +17,7 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.engine import SCORERS
 from critic_tasks.protocols import remote, variants
-from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, resolve_data_dir
+from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, check_hub, resolve_data_dir
 from critic_tasks.protocols.criticbench.loading import load_task_docs
 from critic_tasks.protocols.criticbench.self_feedback import missing_feedback
 from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
@@ -33,8 +33,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
     protocols = {t.dimension_spec.protocol for t in tasks}
-    # the protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)
-    on_criticbench = {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
+    on_criticbench = _on_criticbench(protocols)
     if on_criticbench:
         resolve_data_dir(data_dir)
         if "criticbench" in protocols and resolve_protocol(protocol) == "toolkit":
@@ -56,16 +55,39 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
                 raise DataError(error)
 
 
+def _on_criticbench(protocols: Iterable[str]) -> set[str]:
+    """The protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)."""
+    return {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
+
+
+def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
+    """CriticBench from the Hub (no local copy set) for ``tasks``: the Hub answers now, or, offline, its cache holds
+    the files; else lm-eval would load the model first, then retry the Hub for a minute."""
+    if _on_criticbench(t.dimension_spec.protocol for t in tasks) and resolve_data_dir(data_dir) is None:
+        check_hub()
+
+
+def known_names() -> list[str]:
+    """Every name of ours a run may ask for: groups, tags, tasks."""
+    return [*registry.GROUPS, *registry.tags(), *registry.TASKS]
+
+
+def unknown_task(name: str, what: str = "unknown critic task", hint: str = "`critic-eval tasks` lists them"
+                 ) -> ConfigError:
+    """The one line for a task name of ours that does not exist, with the nearest names (a typo, caught before any
+    model loads)."""
+    close = difflib.get_close_matches(name, known_names(), n=3)
+    return ConfigError(f"{what} {name!r}" + (f"; did you mean {', '.join(close)}?" if close else "") + f" ({hint})")
+
+
 def expand(names: Iterable[str]) -> list[registry.Task]:
     """Our tasks among lm-eval task names (groups and tags expanded); other names are lm-eval's business, except a
     ``critic_`` name we do not know: a typo of ours, stopped here in one line before any model loads."""
     tags, out = registry.tags(), []
-    known = [*registry.GROUPS, *tags, *registry.TASKS]
+    known = known_names()
     for name in names:
         if name.startswith("critic") and name not in known and not os.path.exists(name):
-            close = difflib.get_close_matches(name, known, n=3)
-            raise ConfigError(f"unknown critic task {name!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
-                              + " (`critic-eval tasks` lists them)")
+            raise unknown_task(name)
         if name in registry.GROUPS:
             out += [registry.TASKS[m] for m in registry.GROUPS[name].members]
         elif name in tags:

@@ -115,11 +115,9 @@ PREFLIGHT_USAGE = ("usage: critic-eval preflight --tasks TASKS [--metadata '{...
 def _preflight(argv: list[str]) -> int:
     """Plain ``lm_eval`` builds the tasks (where our settings are checked) only after loading the model; this runs
     the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
-    from critic_tasks import registry
     from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
     from critic_tasks.llm.settings import LLMSettings
-    from critic_tasks.preflight import expand
-    from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, check_hub
+    from critic_tasks.preflight import check_hub_data, expand
 
     if any(a in ("-h", "--help") for a in argv):
         print(PREFLIGHT_USAGE)
@@ -146,9 +144,8 @@ def _preflight(argv: list[str]) -> int:
                          "keep --log_samples, then critic-eval revise")
     for note in notes:
         print(f"critic-eval preflight: note: {note}")
+    check_hub_data(tasks, metadata.get("data_dir"))  # the Hub must answer now (or, offline, hold the files)
     local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
-    if local in (None, "", "hub") and any(registry.PROTOCOLS[t.dimension_spec.protocol].data_env == DATA_DIR_ENV for t in tasks):
-        check_hub()  # the Hub must answer now (or, offline, hold the files in its cache)
     data = (f"data {local}" if local not in (None, "", "hub")
             else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")
     print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")

@@ -20,7 +20,7 @@ from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, tabl
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.engine import SCORERS
-from critic_tasks.preflight import check_tasks, expand
+from critic_tasks.preflight import check_hub_data, check_tasks, expand, known_names, unknown_task
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
 from critic_tasks.protocols.criticbench.self_feedback import STAGE1_TASK
 from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
@@ -193,15 +193,8 @@ def results_written(argv: list[str], since: float) -> int:
 
 
 def check_data_reachable(argv: list[str]) -> None:
-    """CriticBench from the Hub (no local copy set): the Hub answers now, or, offline, its cache holds the files;
-    else lm-eval would load the model first, then retry the Hub for a minute."""
-    from critic_tasks import registry
-    from critic_tasks.protocols.criticbench.data import check_hub, resolve_data_dir
-
-    tasks = _tasks(argv)
-    if tasks and any(registry.PROTOCOLS[t.dimension_spec.protocol].data_env == DATA_DIR_ENV for t in tasks) \
-            and resolve_data_dir(_metadata(argv).get("data_dir")) is None:
-        check_hub()
+    """CriticBench from the Hub (no local copy set): reachable now (``preflight.check_hub_data``)."""
+    check_hub_data(_tasks(argv), _metadata(argv).get("data_dir"))
 
 
 def check_hub_model(argv: list[str]) -> None:
@@ -217,31 +210,22 @@ def check_hub_model(argv: list[str]) -> None:
     name = str(args.get("pretrained") or "")
     if not name or _looks_local(name) or os.path.exists(os.path.expanduser(name)):
         return
-    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub import constants
 
-    probe = str(args.get("gguf_file") or "config.json")
+    from critic_tasks.core import hub
+
     revision = str(args.get("revision") or "") or None
-    if isinstance(try_to_load_from_cache(name, probe, cache_dir=constants.HF_HUB_CACHE, revision=revision), str):
-        return
+    answer = hub.probe(name, str(args.get("gguf_file") or "config.json"), _check_timeout, revision=revision)
     advice = "or give a local folder (--model_args pretrained=/path/to/model)"
-    if constants.HF_HUB_OFFLINE:
+    if answer.state == "offline":
         raise ConfigError(f"--model_args pretrained={name}: HF_HUB_OFFLINE is set and {name} is not in the local Hub "
                           f"cache ({constants.HF_HUB_CACHE}); download it once online, {advice}")
-    timeout = _check_timeout()
-    if not timeout:
-        return
-    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
-
-    try:
-        HfApi(endpoint=constants.ENDPOINT).model_info(name, revision=revision, timeout=timeout)
-    except (RepositoryNotFoundError, RevisionNotFoundError):
+    if answer.state == "missing":
         raise ConfigError(f"--model_args pretrained={name}: no such model on the Hub ({constants.ENDPOINT}; a private "
-                          f"one needs HF_TOKEN or `hf auth login`), {advice}") from None
-    except Exception as err:  # network, proxy, DNS: one line for all
-        first = str(err).splitlines()[0] if str(err) else ""
+                          f"one needs HF_TOKEN or `hf auth login`), {advice}")
+    if answer.state == "unreachable":
         raise ConfigError(f"--model_args pretrained={name}: the Hub ({constants.ENDPOINT}) cannot be reached "
-                          f"({type(err).__name__}: {first[:200]}); set HF_HUB_OFFLINE=1 if the model is in the local "
-                          f"cache, {advice}") from None
+                          f"({answer.detail}); set HF_HUB_OFFLINE=1 if the model is in the local cache, {advice}")
 
 
 def interrupted_message(argv: list[str], cache: str | None) -> str:
@@ -533,17 +517,10 @@ def check_demo_tasks(tasks: list[str]) -> None:
     names = [t.strip() for t in tasks if t.strip()]
     if not names:
         raise ConfigError("demo: --tasks is empty (default: critic; `critic-eval tasks` lists ours)")
-    from critic_tasks import registry
-
-    known = [*registry.GROUPS, *registry.tags(), *registry.TASKS]
+    known = known_names()
     for name in names:
         if name not in known:
-            import difflib
-
-            close = difflib.get_close_matches(name, known, n=3)
-            raise ConfigError(f"demo: unknown task {name!r}"
-                              + (f"; did you mean {', '.join(close)}?" if close else "")
-                              + " (the demo runs our tasks only; `critic-eval tasks` lists them)")
+            raise unknown_task(name, "demo: unknown task", "the demo runs our tasks only; `critic-eval tasks` lists them")
 
 
 class _DemoSettingsWarning(logging.Filter):

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from critic_tasks.core import hub
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.protocols.criticbench.domains import (
@@ -89,22 +90,17 @@ def _download(relpath: str) -> Path:
 def check_hub(timeout: float = 5.0) -> None:
     """Can the dataset be read from the Hub now? Offline (``HF_HUB_OFFLINE``): its files must be in the local Hub
     cache; online: the Hub must answer one call for the dataset within ``timeout``. A DataError in one line if not."""
-    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub import constants
 
-    probe = "obj_dev_data/chat_feedback_correction.json"
     advice = f"set {DATA_DIR_ENV} to a local copy of the dataset, or to 'sample' for the bundled sample"
-    if constants.HF_HUB_OFFLINE:
-        cached = try_to_load_from_cache(HUB_REPO, probe, cache_dir=constants.HF_HUB_CACHE, repo_type="dataset")
-        if not isinstance(cached, str):
-            raise DataError(f"HF_HUB_OFFLINE is set and {HUB_REPO} is not in the local Hub cache "
-                            f"({constants.HF_HUB_CACHE}); {advice}")
-        return
-    try:
-        HfApi(endpoint=constants.ENDPOINT).dataset_info(HUB_REPO, timeout=timeout)
-    except Exception as err:  # network, proxy, DNS, an HTTP error: one message for all
-        first = str(err).splitlines()[0] if str(err) else ""
-        raise DataError(f"the Hub ({constants.ENDPOINT}) cannot be reached for {HUB_REPO} ({type(err).__name__}: "
-                        f"{first[:200]}); {advice}") from None
+    answer = hub.probe(HUB_REPO, "obj_dev_data/chat_feedback_correction.json", timeout, repo_type="dataset",
+                       cache_first=False)
+    if answer.state == "offline":
+        raise DataError(f"HF_HUB_OFFLINE is set and {HUB_REPO} is not in the local Hub cache "
+                        f"({constants.HF_HUB_CACHE}); {advice}")
+    if answer.state != "ok":
+        raise DataError(f"the Hub ({constants.ENDPOINT}) cannot be reached for {HUB_REPO} ({answer.detail}); "
+                        f"{advice}")
 
 
 # ----------------------------------------------------------------------------- fields
