@@ -31,6 +31,8 @@ from typing import Sequence
 
 from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.protocols.criticbench import scoring as criticbench_scoring
+from critic_tasks.protocols.critiquellm import scoring as critiquellm_scoring
 
 CANNED = ("constant", "always_first", "random", "every_label", "injection", "unparseable")
 SEED = 20240527
@@ -54,11 +56,12 @@ class ChanceLine:
 
 
 def _scale(dimension: registry.Dimension) -> tuple[str, int, int]:
-    """How a rating is written and its range: CriticBench's ``Decision: x`` / ``Score: x`` (1-7), CritiqueLLM's
-    ``Rating: [[x]]`` (1-10)."""
+    """How a rating is written and its range, as the protocol's scorer reads it: CriticBench's ``Decision: x`` /
+    ``Score: x`` (its Likert scale), CritiqueLLM's ``Rating: [[x]]`` (its rating scale)."""
     if dimension.protocol == "critiquellm":
-        return "Rating: [[{}]]", 1, 10
-    return ("Score: {}" if dimension.data_dimension == "meta" else "Decision: {}"), 1, 7
+        return "Rating: [[{}]]", critiquellm_scoring.RATING_LOW, critiquellm_scoring.RATING_HIGH
+    return (("Score: {}" if dimension.data_dimension == "meta" else "Decision: {}"), criticbench_scoring.LIKERT_LOW,
+            criticbench_scoring.LIKERT_HIGH)
 
 
 def _verdict_form(dimension: registry.Dimension) -> str:
