@@ -73,6 +73,7 @@ from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.hookspecs import hookimpl
+from critic_tasks.sandbox.tree import TREE_FLAGS, empty_folder
 
 LAYERS = ("bwrap", "unshare-net", "rlimits")
 ALLOW_UNISOLATED_ENV = "CRITIC_ALLOW_UNISOLATED"  # as HF_ALLOW_CODE_EVAL: an explicit opt-in to weaker isolation
@@ -538,16 +539,12 @@ def _sweep_stale_workdirs() -> None:
             remove_tree(path)
 
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-
-
 def remove_tree(path: str) -> None:
-    """Remove ``path`` and all in it at any depth; never raises. ``shutil.rmtree`` recurses (a 3,000-deep tree
-    raises RecursionError) and such a tree's paths exceed PATH_MAX: this walks it iteratively through one
-    directory descriptor at a time (``..`` to climb: the program that made it is dead), never follows a symlink,
-    and opens up folders a program closed (chmod 0)."""
+    """Remove ``path`` and all in it at any depth (``tree.empty_folder``: iteratively, no symlink followed, closed
+    folders opened up); never raises: ``shutil.rmtree`` recurses (a 3,000-deep tree raises RecursionError) and such
+    a tree's paths exceed PATH_MAX."""
     try:
-        fd = os.open(path, _DIR_FLAGS)
+        fd = os.open(path, TREE_FLAGS)
     except FileNotFoundError:
         return
     except OSError:  # a file or a symlink, not a folder
@@ -556,52 +553,14 @@ def remove_tree(path: str) -> None:
         except OSError:
             pass
         return
-    names: list[str] = []  # the folders we are in, below ``path``
     try:
-        while True:
-            child = None
-            try:
-                entries = list(os.scandir(fd))
-            except PermissionError:
-                os.fchmod(fd, 0o700)
-                entries = list(os.scandir(fd))
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    child = entry.name
-                    break
-                _retry_open(os.unlink, entry.name, fd)
-            if child is not None:
-                try:
-                    inner = os.open(child, _DIR_FLAGS, dir_fd=fd)
-                except PermissionError:
-                    os.chmod(child, 0o700, dir_fd=fd)
-                    inner = os.open(child, _DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd, names = inner, names + [child]
-                continue
-            if not names:
-                break
-            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = parent
-            _retry_open(os.rmdir, names.pop(), fd)
+        empty_folder(fd)
     except OSError as err:
         log.warning("critic_tasks sandbox: could not remove %s: %s", path, err)
-    finally:
-        os.close(fd)
     try:
         os.rmdir(path)
     except OSError:
         pass
-
-
-def _retry_open(remove, name: str, dir_fd: int) -> None:
-    """``remove(name)`` in the folder ``dir_fd``, opening the folder for writing first if a program closed it."""
-    try:
-        remove(name, dir_fd=dir_fd)
-    except PermissionError:
-        os.fchmod(dir_fd, 0o700)
-        remove(name, dir_fd=dir_fd)
 
 
 @dataclasses.dataclass
@@ -979,7 +938,8 @@ class SandboxExecutor:
 # ----------------------------------------------------------------------------- reused sandboxes for pairs
 
 
-ZYGOTE = (Path(__file__).parent / "zygote.py").read_text(encoding="utf-8")
+# tree.py in front: the zygote empties its /tmp with the walk remove_tree uses (it cannot import the package)
+ZYGOTE = "\n".join((Path(__file__).parent / name).read_text(encoding="utf-8") for name in ("tree.py", "zygote.py"))
 ZYGOTE_REPLY_S = 10.0  # a zygote that does not answer a control line in this long is ended (and replaced)
 
 

@@ -1,6 +1,7 @@
 # A pre-started sandboxed interpreter that forks one fresh process per item (executor.py, ``_Worker``): the
 # sandbox (bwrap, uid, namespaces, cgroup, seccomp from boot.py) is made once per worker instead of twice per item.
-# Runs after boot.py, as the program; never imported by the package; the constants in capitals are filled in.
+# Runs after boot.py, as the program (tree.py in front); never imported by the package; the constants in capitals
+# are filled in.
 #
 # Never runs model code itself, and runs as another uid than its items: started as root without capabilities but
 # CAP_SETUID/CAP_SETGID (bwrap's uid-dropping set-up, where setpriv would otherwise run), it forks one child per
@@ -155,51 +156,9 @@ def _reset():
 
 
 def _empty(folder):
-    """Remove what is inside ``folder`` at any depth: iteratively, one descriptor at a time (``..`` to climb: every
-    process of the item is dead), following no link, opening folders a program closed. Raises if it cannot (the
-    worker then ends rather than hand the next item a dirty /tmp). The same walk as executor.remove_tree, written
-    again on purpose: this file runs inside the sandbox, which shows no critic_tasks package to import it from."""
-    flags = _os.O_RDONLY | _os.O_DIRECTORY | _os.O_NOFOLLOW
-    fd, names = _os.open(folder, flags), []
-    try:
-        while True:
-            inner = None
-            try:
-                entries = list(_os.scandir(fd))
-            except PermissionError:
-                _os.fchmod(fd, 0o700)
-                entries = list(_os.scandir(fd))
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    inner = entry.name
-                    break
-                _again(_os.unlink, entry.name, fd)
-            if inner is not None:
-                try:
-                    child = _os.open(inner, flags, dir_fd=fd)
-                except PermissionError:
-                    _os.chmod(inner, 0o700, dir_fd=fd)
-                    child = _os.open(inner, flags, dir_fd=fd)
-                _os.close(fd)
-                fd = child
-                names.append(inner)
-                continue
-            if not names:
-                return
-            parent = _os.open("..", flags, dir_fd=fd)
-            _os.close(fd)
-            fd = parent
-            _again(_os.rmdir, names.pop(), fd)
-    finally:
-        _os.close(fd)
-
-
-def _again(remove, name, fd):
-    try:
-        remove(name, dir_fd=fd)
-    except PermissionError:
-        _os.fchmod(fd, 0o700)
-        remove(name, dir_fd=fd)
+    """Remove what is inside ``folder`` at any depth (tree.py's walk, pasted in front of this file); raises if it
+    cannot (the worker then ends rather than hand the next item a dirty /tmp)."""
+    empty_folder(_os.open(folder, TREE_FLAGS))  # noqa: F821  (tree.py)
 
 
 def _remove_ipc():
