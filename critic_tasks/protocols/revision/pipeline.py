@@ -100,14 +100,13 @@ def run_toolkit(docs: Sequence[dict]) -> str:
 
 def models(revisers: Sequence[LLMSettings], judge: LLMSettings | None, protocol: str, variant: str,
            toolkit_dir: str = "") -> dict:
-    """Every model the pipeline calls, with its prompt version and where each prompt's text comes from (recorded
-    with the results)."""
+    """Every model the pipeline calls, with its prompt version (recorded with the results; where each prompt's text
+    comes from is the records' own ``prompt_source``, a results entry of its own)."""
     versions = prompts.versions(protocol, variant, released=bool(toolkit_dir))
     return {"revisers": [{**identity(s, versions["reviser"]), **({"name": s.member} if s.member else {})}
                          for s in revisers],
             "judge": identity(judge, versions["judge"]) if judge is not None and judge.model else None,
-            "prompt_versions": versions, "variant": variant,
-            "prompt_source": prompts.sources(protocol, variant, toolkit_dir)}
+            "prompt_versions": versions, "variant": variant}
 
 
 def reviser_name(s: LLMSettings) -> str:
