@@ -131,6 +131,15 @@ def own_request_cache(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path_factory.mktemp("requests")))
 
 
+@pytest.fixture(autouse=True)
+def new_run():
+    """Each test is a run of its own: no warning said, no endpoint found answering, by a test before it
+    (core/run_state.py)."""
+    from critic_tasks.core.run_state import new_run
+
+    new_run()
+
+
 # ----------------------------------------------------------------------------- test tiers
 # `pytest -q` (the README's command) runs the fast tier; `pytest -q -m slow` the second one; CI (.ci/run) runs both.
 # Slow = runs a real model, server, OpenCompass, a fresh venv, or whole lm-eval runs. Each test file says so itself:

@@ -16,7 +16,6 @@ from stub_server import StubServer
 from critic_tasks import cli
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.llm import LLMSettings, complete
-from critic_tasks.llm.backends import openai_compatible
 from critic_tasks.llm.settings import pool_from_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -160,7 +159,6 @@ def test_killing_one_of_two_real_servers_mid_run_loses_nothing(tmp_path):
 
 @pytest.fixture
 def fresh_checks(monkeypatch):
-    monkeypatch.setattr(openai_compatible, "_REACHED", set())
     monkeypatch.delenv("CRITIC_ENDPOINT_TIMEOUT", raising=False)
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
 

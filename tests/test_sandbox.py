@@ -658,8 +658,7 @@ def test_weaker_layers_say_what_they_cannot_hide(caplog):
 
     from critic_tasks.sandbox import executor as module
 
-    for layer in ("unshare-net", "rlimits"):
-        module._ANNOUNCED.discard(layer)
+    for layer in ("unshare-net", "rlimits"):  # each said once in this test's run (tests/conftest.py: new_run)
         with caplog.at_level(logging.WARNING, logger="critic_tasks"):
             module._announce(layer, True)
         line = [r.getMessage() for r in caplog.records if layer in r.getMessage()][-1]

@@ -59,6 +59,9 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from critic_tasks.core.run_state import new_run
+
+    new_run()  # a command is a run: nothing said or checked by an earlier one in this process is taken as done
     try:
         return _main(argv)
     except KeyboardInterrupt:  # our own commands (a `critic-eval` run prints its own line, with what it kept)

@@ -72,6 +72,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.run_state import per_run
 from critic_tasks.hookspecs import hookimpl
 from critic_tasks.sandbox.tree import TREE_FLAGS, empty_folder
 
@@ -134,21 +135,21 @@ class Executor(Protocol):
     def run(self, programs: Sequence[Program]) -> list[ExecResult]: ...
 
 
-# ----------------------------------------------------------------------------- detection (once per process)
+# ----------------------------------------------------------------------------- detection (once per process; said once per run)
 
 
-_ANNOUNCED: set[str] = set()
+_ANNOUNCED: set[str] = per_run(set())  # the detection is the process's; saying what it found is each run's
 
 
 def _say_once(key: str, message: str, *args) -> None:
-    """A warning logged once per process (what a missing safeguard means here)."""
+    """A warning logged once per run (what a missing safeguard means here)."""
     if key not in _ANNOUNCED:
         _ANNOUNCED.add(key)
         log.warning(message, *args)
 
 
 def _announce(layer: str, opted_in: bool) -> None:
-    """The layer in use, logged once per process (and recorded with every check outcome)."""
+    """The layer in use, logged once per run (and recorded with every check outcome)."""
     if layer not in _ANNOUNCED:
         _ANNOUNCED.add(layer)
         if layer == "bwrap":

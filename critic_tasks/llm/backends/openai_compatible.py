@@ -25,6 +25,7 @@ import random
 import time
 from urllib.parse import urlsplit
 
+from critic_tasks.core.run_state import per_run
 from critic_tasks.llm.backends.base import OnResult, Reply
 from critic_tasks.llm.chat import messages
 from critic_tasks.llm.settings import LLMSettings
@@ -265,7 +266,7 @@ def _retry_after(value: str | None) -> float | None:
 # ---- preflight: is every endpoint there? ---------------------------------------------------------------------
 
 CHECK_TIMEOUT_ENV = "CRITIC_ENDPOINT_TIMEOUT"  # seconds for the preflight's models call; 0 skips the call
-_REACHED: set = set()  # (url, key) already answered in this process: each task build need not ask again
+_REACHED: set = per_run(set())  # (url, key) already answered in this run: each task build need not ask again
 
 
 def _check_timeout() -> float:

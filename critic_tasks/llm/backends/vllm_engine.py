@@ -28,7 +28,10 @@ from critic_tasks.llm.settings import LLMSettings, env_prefix
 log = logging.getLogger(__name__)
 
 CPU_KV_CACHE_BYTES = 2 * 1024**3
-_ENGINE: dict = {}  # {"key": (model, engine args), "llm": vllm.LLM}: one engine per process
+# {"key": (model, engine args), "llm": vllm.LLM}: one engine per process, on purpose not per run (core/run_state.py):
+# an engine holds its GPU memory and worker process until the process ends, so a second run must reuse it, not build
+# another beside it
+_ENGINE: dict = {}
 
 
 def engine_kwargs(settings: LLMSettings) -> dict:

@@ -50,6 +50,7 @@ from critic_tasks.core.records import (
     VerdictRecord,
     canonical,
 )
+from critic_tasks.core.run_state import per_run
 from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols.criticbench import toolkit
 
@@ -129,7 +130,7 @@ def likert_spearman(records: Sequence[LikertRecord]) -> tuple[float, list[str]]:
     return value, [warning] if warning else []
 
 
-_WARNED: set = set()
+_WARNED: set = per_run(set())
 
 
 def likert_metrics(records: Sequence[LikertRecord]) -> dict[str, float]:
