@@ -16,6 +16,8 @@ from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
 from critic_tasks.sandbox import get_executor
 
 lm_eval = pytest.importorskip("lm_eval")
+from lm_eval.api.model import LM  # noqa: E402  (after the skip)
+from lm_eval.api.registry import register_model  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +186,99 @@ def test_scripted_lm_gives_exact_metrics(manager):
     # Both orders of every pair were asked.
     n_pairs = len(data.load_docs("comparison", "dev", data_dir="sample", both_orders=False))
     assert sum("Decision: A`, `Decision: B`" in p for p in lm.prompts) == 2 * n_pairs
+
+
+# ----------------------------------------------------------------------------- the same check, fast tier
+# A short lm-eval run (lm-eval's own simple_evaluate, a model it builds by its registered name, --limit 12) of
+# critic_feedback and critic_comparison: the metrics it prints against values computed here from the canned replies
+# and the sample data's human labels (scipy for Spearman, hand loops for the comparison rules).
+
+LIMIT = 12  # the first 12 documents of each task: 12 feedback items; 6 comparison pairs, each in both orders
+
+
+def canned_reply(prompt: str) -> str:
+    """A critic that reads nothing: a reply derived from the prompt's hash, one in five unreadable."""
+    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    if h % 5 == 0:
+        return "Hard to say."
+    if "Decision: A`, `Decision: B`" in prompt:
+        return f"Decision: {'ABC'[h % 3]}\nthe first one reads better"
+    return f"Decision: {h % 7 + 1}\nsome flaws"
+
+
+@register_model("critic-canned-critic")
+class CannedCritic(LM):
+    """A zero-cost model lm-eval builds from its name, answering with ``canned_reply``."""
+
+    def __init__(self, **_settings):  # batch_size, device: nothing to set
+        super().__init__()
+
+    def generate_until(self, requests, disable_tqdm=False):
+        return [canned_reply(r.args[0]) for r in requests]
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+def _by_hand_feedback(samples) -> dict:
+    """Spearman x100 (scipy) of the parsed Likert scores (the midpoint 4 for an unreadable reply) against the human
+    scores, pooled and per quality (0 where constant: the documented rule); score = (rho + 100) / 2."""
+    preds, golds, parsed, by_quality = [], [], 0, {}
+    for sample in samples:
+        reply, doc = sample["resps"][0][0], sample["doc"]
+        value = float(reply.split(":")[1].split()[0]) if reply.startswith("Decision:") else 4.0
+        parsed += reply.startswith("Decision:")
+        preds.append(value)
+        golds.append(doc["feedback_score"])
+        pair = by_quality.setdefault(doc["quality"], ([], []))
+        pair[0].append(value)
+        pair[1].append(doc["feedback_score"])
+    rho = stats.spearmanr(preds, golds).statistic * 100
+    out = {"spearman": rho, "score": (rho + 100) / 2, "parse_rate": 100 * parsed / len(samples)}
+    for quality, (p, g) in by_quality.items():
+        out[f"spearman_{quality}"] = 0.0 if len(set(p)) < 2 or len(set(g)) < 2 else stats.spearmanr(p, g).statistic * 100
+    return out
+
+
+def _by_hand_comparison(samples) -> dict:
+    """Per pair: strict accuracy (the two orders' verdicts differ and both match the label), loose (both read, they
+    differ, the forward one matches), consistency (the reverse is the swapped forward)."""
+    pairs, parsed = {}, 0
+    for sample in samples:
+        reply, doc = sample["resps"][0][0], sample["doc"]
+        verdict = reply.split(":")[1].split()[0] if reply.startswith("Decision:") else None
+        parsed += verdict is not None
+        pairs.setdefault(doc["pair_id"], {"gold": doc["preference"], "difficulty": doc["difficulty"]})[doc["order"]] = verdict
+    assert all("forward" in p and "reverse" in p for p in pairs.values())  # whole pairs within the limit
+    swap = {"A": "B", "B": "A", "C": "C"}
+    strict, loose, consistent = [], [], []
+    for p in pairs.values():
+        f, r, g = p["forward"], p["reverse"], p["gold"]
+        strict.append(f != r and f == g and r == swap[g])
+        loose.append(f is not None and r is not None and f != r and f == g)
+        consistent.append(f is not None and r == swap[f])
+    pct = lambda xs: 100 * sum(xs) / len(xs)  # noqa: E731
+    return {"accuracy": pct(strict), "accuracy_loose": pct(loose), "consistency": pct(consistent),
+            "score": pct(strict), "parse_rate": 100 * parsed / len(samples)}
+
+
+def test_a_short_lm_eval_run_prints_the_metrics_computed_by_hand(manager):
+    out = lm_eval.simple_evaluate(model="critic-canned-critic", tasks=["critic_feedback", "critic_comparison"],
+                                  task_manager=manager, limit=LIMIT, bootstrap_iters=0, log_samples=True)
+    results, samples = out["results"], out["samples"]
+    assert [len(samples[t]) for t in ("critic_feedback", "critic_comparison")] == [LIMIT, LIMIT]
+    expected = {"critic_feedback": _by_hand_feedback(samples["critic_feedback"]),
+                "critic_comparison": _by_hand_comparison(samples["critic_comparison"])}
+    for task, metrics in expected.items():
+        assert 0 < metrics["parse_rate"] < 100, task  # the limit holds readable and unreadable replies
+        for key, value in metrics.items():
+            assert results[task][f"{key},none"] == pytest.approx(value, abs=1e-9), (task, key)
+    # not a degenerate sample: a correlation other than 0, and pairs both right and wrong
+    assert expected["critic_feedback"]["spearman"] != 0
+    assert 0 < expected["critic_comparison"]["accuracy_loose"] < 100
 
 
 @pytest.mark.slow
