@@ -62,7 +62,8 @@ ROUTE = textwrap.dedent('''
     filters = [type(f.func(**f.keywords)).__name__ for f in correction._filters[0].filters]
     print(json.dumps({"spearman": feedback.aggregation()["spearman"](rows), "filters": filters,
                       "names": sorted(f.__name__ for f in (feedback.aggregation()["spearman"],
-                                                            correction.aggregation()["pass@5_ci_low"]))}))
+                                                            correction.aggregation()["pass@5"])),
+                      "intervals": sorted(k for t in tasks.values() for k in t.aggregation() if "_ci_" in k)}))
 ''')
 
 
@@ -85,4 +86,5 @@ def test_every_route_registers_the_names_before_lm_eval_resolves_them(route, tmp
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["spearman"] == pytest.approx(80.0)  # 1 - 6 * (0 + 1 + 1 + 0) / (4 * 15) = 0.8
     assert got["filters"] == ["ScoreFilter[sandbox]"]
-    assert got["names"] == ["critic_correction_pass@5_ci_low", "critic_likert_spearman"]
+    assert got["names"] == ["critic_correction_pass@5", "critic_likert_spearman"]
+    assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)
