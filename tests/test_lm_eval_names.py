@@ -35,6 +35,9 @@ def test_a_yaml_names_its_filter_and_aggregations_in_words():
     assert entries["pass_rate"] == "critic_correction_pass_rate"
     assert entries["pass_rate_low"] == "critic_correction_pass_rate"  # a breakdown: same value, its own records
     assert entries["pass@5"] == "critic_correction_pass@5"
+    # no interval bound is an lm-eval metric (computed from the --log_samples rows when results are read)
+    assert not [m["metric"] for path in TASKS.glob("*yaml") for m in _yaml(path.name).get("metric_list") or []
+                if "_ci_" in m["metric"]]
     feedback = _yaml("_feedback_yaml")
     assert "filter_list" not in feedback  # parsed one reply at a time: lm-eval's default take_first
     assert {m["metric"]: m["aggregation"] for m in feedback["metric_list"]}["spearman"] == "critic_likert_spearman"
