@@ -215,8 +215,10 @@ def with_log_samples(argv: list[str]) -> list[str]:
 def point_to_intervals(argv: list[str]) -> int:
     """After a run that wrote its results and samples: `critic-eval summary OUTPUT_PATH` shows its values with their
     intervals (lm-eval's own table has no place for them), said in one line. Always 0."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+
     output = flag_value(argv, "--output_path", "-o")
-    if output and logs_samples(argv) and os.environ.get("RANK", "0") == "0":
+    if output and logs_samples(argv) and os.environ.get("RANK", "0") == "0" and settings_from_env().enabled:
         print(f"\n95% bootstrap intervals of the critic metrics: `critic-eval summary {shlex.quote(output)}` shows each "
               "value with its interval (computed from the samples files).")
     return 0
