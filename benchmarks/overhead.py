@@ -233,15 +233,15 @@ def _timed(fn):
 
 def time_our_hooks() -> None:
     """Count the time spent in our code: the import of our CLI (counted by the caller), the CLI's checks before
-    lm-eval runs, and every hook the task YAML names (loader, prompts, per-document records, aggregations and
-    interval bounds). Installed before lm-eval imports ``tasks/utils.py``, which binds the hooks by value (the
-    registered aggregations call ``hooks.aggregate`` / ``hooks.interval`` by name). None of them calls another, so
-    nothing is counted twice."""
+    lm-eval runs, and every hook the task YAML names (loader, prompts, per-document records, aggregations; the
+    intervals are no lm-eval metrics: computed when the results are read). Installed before lm-eval imports
+    ``tasks/utils.py``, which binds the hooks by value (the registered aggregations call ``hooks.aggregate`` by
+    name). None of them calls another, so nothing is counted twice."""
     from critic_tasks.adapters.lm_eval import hooks, runner
 
     for name in ("preflight", "check_model_paths", "require_scorer_or_samples", "self_feedback_stage"):
         setattr(runner, name, _timed(getattr(runner, name)))
-    for name in ("load_docs", "doc_to_text", "doc_to_target", "process_results", "aggregate", "interval"):
+    for name in ("load_docs", "doc_to_text", "doc_to_target", "process_results", "aggregate"):
         setattr(hooks, name, _timed(getattr(hooks, name)))
 
 

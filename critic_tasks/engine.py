@@ -73,8 +73,9 @@ def metric_interval(family: str, base: str, records: Sequence[Record], settings)
 def dimension_metrics(dimension: registry.Dimension, records, intervals=None) -> dict[str, float]:
     """The registry's metric keys for ``dimension``, each over the records its metric accepts (``Metric.accepts``):
     the one route from records to metrics and intervals. lm-eval's aggregations (``adapters/lm_eval/hooks.py``:
-    ``metric_value`` / ``metric_interval`` over the rows ``process_results`` routed to a key), the OpenCompass
-    evaluator, ``critic-eval rescore / judge / revise`` and the chance lines all take it.
+    ``metric_value`` over the rows ``process_results`` routed to a key; an lm-eval run's intervals: ``metric_interval``
+    over the same rows read back from its samples files, ``reports/results.py``), the OpenCompass evaluator,
+    ``critic-eval rescore / judge / revise`` and the chance lines all take it.
 
     A key none of the records feeds is absent (a live run has no rows for it); interval keys
     (``spearman_ci_low`` / ``_ci_high``) come from one bootstrap on their metric's records (``intervals``: a

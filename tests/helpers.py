@@ -131,3 +131,15 @@ def one_line(capsys) -> str:
     err = [line for line in capsys.readouterr().err.strip().splitlines() if line.strip()]
     assert len(err) == 1, err
     return err[0]
+
+
+def with_logged_intervals(out: dict) -> dict:
+    """lm-eval's results of a ``simple_evaluate(..., log_samples=True)`` run with each task's intervals computed from
+    its logged rows, as `critic-eval summary` computes them from the samples files (an interval is no lm-eval metric):
+    the shape of our own results files (rescore, judge, score, OpenCompass), which carry the interval keys."""
+    from critic_tasks.reports.results import logged_intervals
+
+    results = {task: dict(metrics) for task, metrics in out["results"].items()}
+    for task, samples in out["samples"].items():
+        results[task].update(logged_intervals(task, ((task, s) for s in samples)))
+    return results

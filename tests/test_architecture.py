@@ -129,12 +129,11 @@ def profile(frame, event, arg):
             seen.append(name)
 
 rows = []
-sys.setprofile(profile)  # what lm-eval calls, in its order: prompt, per-document record, aggregation, interval
+sys.setprofile(profile)  # what lm-eval calls, in its order: prompt, per-document record, aggregation
 for doc, reply in zip(docs, replies):
     hooks.doc_to_text(doc)
     rows.append(hooks.process_results(doc, [reply])["spearman"])
 hooks.aggregate("likert", "spearman", rows)
-hooks.interval("likert", "spearman", "low", rows)
 sys.setprofile(None)
 print("\\n".join(seen))
 '''
@@ -143,7 +142,7 @@ print("\\n".join(seen))
 def test_the_documented_trace_is_the_code_path():
     """docs/architecture.md lists the files from critic_feedback's YAML to its printed Spearman: the YAML files lm-eval
     reads (each including the next, the last naming utils.py's hooks), then exactly the files of our code that run
-    for a document's prompt, its record and the Spearman with its interval, in the order they are first entered."""
+    for a document's prompt, its record and the Spearman, in the order they are first entered."""
     text = (REPO / "docs" / "architecture.md").read_text()
     listed = text.split("<!-- trace critic_feedback -->\n```\n", 1)[1].split("```", 1)[0].split()
     yaml_files, rest = listed[:4], listed[4:]

@@ -1,7 +1,8 @@
 """Bootstrap intervals: checked against hand loops (same seed, same draws), scipy.stats.bootstrap and the normal
-approximation on hand-made data, and end to end in lm-eval's results."""
+approximation on hand-made data, and end to end in an lm-eval run's saved results and samples files."""
 
 import hashlib
+import json
 
 import numpy as np
 import pytest
@@ -143,10 +144,27 @@ def sample(monkeypatch):
     monkeypatch.setenv("CRITIC_CI_SEED", "13")
 
 
-def test_lm_eval_results_carry_intervals_computed_like_the_metric(sample):
-    out = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=["critic_feedback", "critic_comparison"],
-                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
-    results = out["results"]
+def _saved_run(tasks, folder):
+    """A run of the scripted critic saved as lm-eval's CLI saves one with --output_path --log_samples (results and
+    samples files, one time), then read back as `critic-eval summary / report / check` read it; lm-eval's results."""
+    from lm_eval.loggers import EvaluationTracker
+
+    from critic_tasks.reports.results import read_results
+
+    out = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=tasks, task_manager=critic_tasks.task_manager(),
+                                  bootstrap_iters=0, log_samples=True)
+    samples = out.pop("samples")
+    tracker = EvaluationTracker(output_path=str(folder))
+    tracker.save_results_aggregated(results=out, samples=samples)
+    for task in out["configs"]:
+        tracker.save_results_samples(task_name=task, samples=samples[task])
+    return read_results(folder), out["results"]
+
+
+def test_lm_eval_results_carry_intervals_computed_like_the_metric(sample, tmp_path):
+    results, own = _saved_run(["critic_feedback", "critic_comparison"], tmp_path / "run")
+    # an interval is no lm-eval metric: its results hold the values only; the intervals come from the samples files
+    assert "spearman,none" in own["critic_feedback"] and not [k for m in own.values() for k in m if "_ci_" in k]
     # feedback: pooled Spearman over every labelled item (unparsed -> 4), items resampled
     # items in the documented canonical order: sorted by the record's fields as text (domain, pred, parsed, gold,
     # quality), so that the interval does not depend on the order a harness hands records over
@@ -176,17 +194,49 @@ def test_lm_eval_results_carry_intervals_computed_like_the_metric(sample):
         _hand_domain_mean_ci(flags, ["all"] * len(flags), seed=13), abs=1e-9)
     assert cmp["accuracy,none"] == pytest.approx(sum(flags) / len(flags))
     # the same numbers on a rerun with the same seed
-    again = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=["critic_feedback"],
-                                    task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    again, _ = _saved_run(["critic_feedback"], tmp_path / "again")
     assert again["critic_feedback"]["spearman_ci_low,none"] == fb["spearman_ci_low,none"]
 
 
-def test_intervals_off_leave_the_keys_out_and_values_unchanged(sample, monkeypatch):
+def test_intervals_off_leave_the_keys_out_and_values_unchanged(sample, monkeypatch, tmp_path):
+    on, _ = _saved_run(["critic_feedback_chat"], tmp_path / "on")
     monkeypatch.setenv("CRITIC_CI", "off")
-    results = lm_eval.simple_evaluate(model=scripted_lm(_reply), tasks=["critic_feedback_chat"],
-                                      task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    results, _ = _saved_run(["critic_feedback_chat"], tmp_path / "off")
     metrics = results["critic_feedback_chat"]
     assert "spearman,none" in metrics and not any("_ci_" in k for k in metrics)
+    assert metrics == {k: v for k, v in on["critic_feedback_chat"].items() if "_ci_" not in k}
+    assert "spearman_ci_low,none" in on["critic_feedback_chat"]
+
+
+def test_the_demo_prints_and_writes_each_value_with_its_interval(sample, monkeypatch, tmp_path, capsys):
+    """`critic-eval demo` (its lm-eval run answered by the scripted critic): the table it prints and the results file
+    it writes hold each value with its interval, computed from the run's logged rows (lm-eval's own results hold
+    none)."""
+    from critic_tasks.adapters.lm_eval import runner
+
+    monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
+    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=scripted")
+    evaluate, seen = lm_eval.simple_evaluate, []
+
+    def scripted(**kwargs):  # the demo's own call, answered by the scripted critic (no chat template to apply)
+        out = evaluate(**{**kwargs, "model": scripted_lm(_reply), "model_args": None, "apply_chat_template": False})
+        seen.append({task: dict(metrics) for task, metrics in out["results"].items()})
+        return out
+
+    monkeypatch.setattr(lm_eval, "simple_evaluate", scripted)
+    path = tmp_path / "demo.json"
+    assert cli.main(["demo", "--tasks", "critic_feedback", "--output_path", str(path)]) == 0
+    assert not [k for metrics in seen[0].values() for k in metrics if "_ci_" in k]
+    rows = []
+    for d in data.load_docs("feedback", "dev", data_dir="sample"):
+        value = _value(_reply(prompts.critic_prompt(d)))
+        rows.append((d["domain"], float(value or 4), value is not None, float(d["feedback_score"]), d["quality"]))
+    rows.sort(key=lambda row: tuple(map(str, row)))
+    low, high = _hand_spearman_ci([r[1] for r in rows], [r[3] for r in rows], seed=13)
+    written = json.loads(path.read_text())["critic_feedback"]
+    assert (written["spearman_ci_low,none"], written["spearman_ci_high,none"]) == pytest.approx((low, high), abs=1e-9)
+    table = {tuple(line.split()[:2]): " ".join(line.split()[2:]) for line in capsys.readouterr().out.splitlines()}
+    assert table[("critic_feedback", "spearman")] == f"{written['spearman,none']:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def test_bad_interval_setting_stops_the_run_in_one_line(sample, monkeypatch, capsys):

@@ -35,6 +35,9 @@ def test_a_yaml_names_its_filter_and_aggregations_in_words():
     assert entries["pass_rate"] == "critic_correction_pass_rate"
     assert entries["pass_rate_low"] == "critic_correction_pass_rate"  # a breakdown: same value, its own records
     assert entries["pass@5"] == "critic_correction_pass@5"
+    # no interval bound is an lm-eval metric (computed from the --log_samples rows when results are read)
+    assert not [m["metric"] for path in TASKS.glob("*yaml") for m in _yaml(path.name).get("metric_list") or []
+                if "_ci_" in m["metric"]]
     feedback = _yaml("_feedback_yaml")
     assert "filter_list" not in feedback  # parsed one reply at a time: lm-eval's default take_first
     assert {m["metric"]: m["aggregation"] for m in feedback["metric_list"]}["spearman"] == "critic_likert_spearman"
@@ -62,7 +65,8 @@ ROUTE = textwrap.dedent('''
     filters = [type(f.func(**f.keywords)).__name__ for f in correction._filters[0].filters]
     print(json.dumps({"spearman": feedback.aggregation()["spearman"](rows), "filters": filters,
                       "names": sorted(f.__name__ for f in (feedback.aggregation()["spearman"],
-                                                            correction.aggregation()["pass@5_ci_low"]))}))
+                                                            correction.aggregation()["pass@5"])),
+                      "intervals": sorted(k for t in tasks.values() for k in t.aggregation() if "_ci_" in k)}))
 ''')
 
 
@@ -85,4 +89,5 @@ def test_every_route_registers_the_names_before_lm_eval_resolves_them(route, tmp
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["spearman"] == pytest.approx(80.0)  # 1 - 6 * (0 + 1 + 1 + 0) / (4 * 15) = 0.8
     assert got["filters"] == ["ScoreFilter[sandbox]"]
-    assert got["names"] == ["critic_correction_pass@5_ci_low", "critic_likert_spearman"]
+    assert got["names"] == ["critic_correction_pass@5", "critic_likert_spearman"]
+    assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, SHARED
-from helpers import scripted_lm
+from helpers import scripted_lm, with_logged_intervals
 
 import critic_tasks
 from critic_tasks import cli, registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
 from critic_tasks.adapters.opencompass import generate as _generate_configs
 from critic_tasks.adapters.opencompass.spec import collections, runnable_tasks
+from critic_tasks.reports.results import read_results
 
 OC_BIN = Path(os.environ.get("CRITIC_OPENCOMPASS_VENV", REPO / ".venv-opencompass")) / "bin"
 MODEL = "smollm2-llamacpp"
@@ -187,7 +188,7 @@ def test_same_model_items_and_budget_give_the_same_generations_and_numbers(parit
     [summary] = glob.glob(str(parity_runs["oc"] / "summary" / "critic_summary_*.json"))
     oc_results = json.loads(Path(summary).read_text(encoding="utf-8"))[model]
     [results] = glob.glob(str(parity_runs["lm"] / "**" / "results_*.json"), recursive=True)
-    lm_results = json.loads(Path(results).read_text(encoding="utf-8"))["results"]
+    lm_results = read_results(Path(results))  # with the intervals computed from its samples files
     compared = 0
     for task in PARITY_TASKS:
         for key, value in oc_results[task].items():
@@ -299,11 +300,14 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
 
     import lm_eval
 
-    live = lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=["critic", "critic_feedback_sub_chat"],
-                                   task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    # the intervals from the logged rows, as critic-eval summary computes an lm-eval run's (no lm-eval metric)
+    live = with_logged_intervals(lm_eval.simple_evaluate(
+        model=scripted_lm(reply), tasks=["critic", "critic_feedback_sub_chat"], task_manager=critic_tasks.task_manager(),
+        bootstrap_iters=0, log_samples=True))
     # CritiqueLLM and MetaCritique on the rows OpenCompass ran (lm-eval's `samples`: those documents only)
-    live.update(lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=list(OTHER), samples=OTHER,
-                                        task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"])
+    live.update(with_logged_intervals(lm_eval.simple_evaluate(
+        model=scripted_lm(reply), tasks=list(OTHER), samples=OTHER, task_manager=critic_tasks.task_manager(),
+        bootstrap_iters=0, log_samples=True)))
     assert set(asked) == set(replies)  # every lm-eval prompt is one OpenCompass sent, byte for byte
     tasks += list(OTHER)
     assert set(OTHER) <= set(ours)

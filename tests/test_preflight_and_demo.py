@@ -138,17 +138,31 @@ def test_reports_label_runs_by_the_model_and_mark_limit_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_run_output_has_no_custom_kwargs_warnings_nor_interval_rows(no_model_load, monkeypatch, capfd):
+def test_run_output_has_no_custom_kwargs_warnings_nor_interval_rows(no_model_load, monkeypatch, capfd, tmp_path):
+    """No interval is an lm-eval metric, so lm-eval's own table lists none (lm-eval's table writer untouched);
+    critic-eval keeps the samples they are computed from (--log_samples added) and says where they are shown."""
+    import pytablewriter
+
     monkeypatch.setenv("CRITIC_CI_RESAMPLES", "50")
+    out_dir = tmp_path / "out"
     assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat,critic_comparison_chat",
-                     "--limit", "3"]) == 0
+                     "--limit", "3", "--output_path", str(out_dir)]) == 0
     out, err = capfd.readouterr()
     assert "Custom kwargs can be passed" not in out + err
     table = [line for line in out.splitlines() if line.startswith("|")]
     metrics = {cells[5] for cells in (re.split(r"\s*\|\s*", line) for line in table) if len(cells) > 6}
     assert "spearman" in metrics and "accuracy" in metrics
-    assert not [m for m in metrics if m.endswith(("_ci_low", "_ci_high"))]
-    assert "95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low" in out
+    assert not [m for m in metrics if "_ci_" in m]
+    assert pytablewriter.MarkdownTableWriter.__module__.startswith("pytablewriter.")  # no runtime patch of its table
+    assert "critic-eval: --log_samples added" in err
+    assert out.strip().splitlines()[-1] == (f"95% bootstrap intervals of the critic metrics: `critic-eval summary "
+                                            f"{out_dir}` shows each value with its interval (computed from the "
+                                            "samples files).")
+    assert sorted(p.name.split("_20")[0] for p in out_dir.rglob("samples_*.jsonl")) == [
+        "samples_critic_comparison_chat", "samples_critic_feedback_chat"]
+    assert cli.main(["summary", str(out_dir)]) == 0
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in capfd.readouterr().out.splitlines()}
+    assert rows[("critic_comparison_chat", "accuracy")][1].startswith("[")  # value [low, high]
 
 
 @pytest.mark.slow
@@ -264,7 +278,7 @@ def test_device_in_model_args_is_taken_as_the_device(no_model_load, monkeypatch,
 @pytest.mark.slow
 def test_plain_lm_eval_table_has_no_interval_rows(monkeypatch, capfd):
     """Plain `lm_eval --include_path ...` (not critic-eval): the results table lists no <metric>_ci_low/_ci_high
-    rows (a note says where the intervals are)."""
+    rows, with lm-eval's own table writer (no interval is an lm-eval metric: nothing to hide)."""
     from lm_eval.__main__ import cli_evaluate
 
     import critic_tasks
@@ -275,13 +289,12 @@ def test_plain_lm_eval_table_has_no_interval_rows(monkeypatch, capfd):
                                       "--tasks", "critic_feedback_chat", "--limit", "3"])
     import pytablewriter
 
-    monkeypatch.setattr(pytablewriter, "MarkdownTableWriter", pytablewriter.MarkdownTableWriter)  # put back after
     cli_evaluate()
     out = capfd.readouterr().out
     rows = [re.split(r"\s*\|\s*", line) for line in out.splitlines() if line.startswith("|")]
     metrics = {cells[5] for cells in rows if len(cells) > 6}
     assert "spearman" in metrics and not [m for m in metrics if "_ci_" in m], metrics
-    assert "95% bootstrap intervals of the critic metrics: in the results JSON as <metric>_ci_low" in out
+    assert pytablewriter.MarkdownTableWriter.__module__.startswith("pytablewriter.")  # lm-eval's writer, not ours
 
 
 @pytest.mark.slow

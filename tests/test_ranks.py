@@ -6,7 +6,8 @@ loading SmolLM2-135M-Instruct through lm-eval's ``hf`` model (``tests/ranks_run.
 from the process group, which lm-eval reads only with several GPUs), generating its share of the documents and
 scoring them; rank 0 gathers and aggregates with lm-eval's own code. The one-process run scores the same
 generations (the two ranks' request caches, merged, so it asks the model for nothing) and must give every metric
-value the two ranks gave, intervals included. The judge is a stub OpenAI-compatible server that logs each request;
+value the two ranks gave, intervals included (computed from each run's samples files, rank-tagged rows put back in
+document order). The judge is a stub OpenAI-compatible server that logs each request;
 the sandbox is the ordinary executor, which also logs each program it runs (``CRITIC_EXECUTOR=counting``).
 
 Three ranks' documents: each task has 3 items under ``--limit 3``, so rank 0 gets 2 and rank 1 gets 1 and pads
@@ -29,6 +30,7 @@ from conftest import REPO, free_port
 from stub_server import StubServer
 
 from critic_tasks.adapters.lm_eval import ranks
+from critic_tasks.reports.results import read_results
 
 JUDGED, CHECKED, OBJECTIVE = "critic_feedback_sub_chat", "critic_correction_code_exec", "critic_feedback_chat"
 LIMIT = 3
@@ -58,7 +60,8 @@ def _run(tmp: Path, name: str, nproc: int, judge_url: str, cache: str, model_arg
         samples[task] = [json.loads(line) for line in path.read_text().splitlines()]
     log = out / "exec.log"
     runs = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return {"results": json.loads(results[0].read_text())["results"], "samples": samples, "runs": runs,
+    # read as critic-eval summary / report read it: the intervals computed from the samples files beside it
+    return {"results": read_results(results[0]), "samples": samples, "runs": runs,
             "log": proc.stderr}
 
 
@@ -132,6 +135,7 @@ def test_two_ranks_give_the_numbers_of_one_process(tmp_path, smollm2_model_args_
         assert all(v == ("N/A" if "_stderr," in k else None) for k, v in extra.items()), (task, extra)
     assert one["results"][OBJECTIVE]["spearman_low,none"] is not None  # fed by rank 0's items only
     assert one["results"][OBJECTIVE]["spearman_med,none"] is not None  # fed by rank 1's items only
+    assert "spearman_ci_low,none" in one["results"][OBJECTIVE] and "pass_rate_ci_high,none" in one["results"][CHECKED]
 
     # every sample logged once (gathered to rank 0), in both runs
     for run in (one, two):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 from conftest import SHARED
-from helpers import scripted_lm
+from helpers import scripted_lm, with_logged_intervals
 
 import critic_tasks
 from critic_tasks import cli
@@ -57,8 +57,9 @@ def test_scores_equal_a_live_lm_eval_run_on_the_same_replies(tmp_path, capsys):
     out = tmp_path / "scored.json"
     assert cli.main(["score", str(folder), "--data_dir", "sample", "--output", str(out)]) == 0
     scored = json.loads(out.read_text())
-    live = lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=["critic", "critic_per_domain"],
-                                   task_manager=critic_tasks.task_manager(), bootstrap_iters=0)["results"]
+    live = with_logged_intervals(lm_eval.simple_evaluate(model=scripted_lm(reply), tasks=["critic", "critic_per_domain"],
+                                                         task_manager=critic_tasks.task_manager(), bootstrap_iters=0,
+                                                         log_samples=True))
     compared = 0
     for task, metrics in scored["results"].items():
         for key, value in metrics.items():

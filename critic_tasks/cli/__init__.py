@@ -19,7 +19,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.reports.results import read_result_sets
-from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list
+from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, interval_note
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
@@ -232,11 +232,15 @@ def _summary(argv: list[str]) -> int:
     parser.add_argument("results_json", type=Path, help="lm-eval's results JSON, or the --output_path directory, or "
                         "the OpenCompass summarizer's critic_summary_<time>.json (a table per model)")
     args = parser.parse_args(argv)
-    for model, results in read_result_sets(args.results_json):
+    sets = read_result_sets(args.results_json)
+    for model, results in sets:
         if model is not None:
             print(f"{model}:")
         print(format_table(results))
     print(SCALE_NOTE)
+    note = interval_note(*(results for _, results in sets))
+    if note:
+        print(note)
     return 0
 
 

@@ -36,7 +36,7 @@ from critic_tasks.protocols.criticbench.leaderboard import (
     read_leaderboard,
 )
 from critic_tasks.reports.results import Run, invalid_note
-from critic_tasks.reports.tables import format_value
+from critic_tasks.reports.tables import format_value, interval_note
 
 
 @dataclass
@@ -180,9 +180,11 @@ def _headlines(runs: list[Run]) -> Table:
     for group in registry.GROUPS.values():
         if _present(runs, group.name):
             rows.append(([group.name, group.label], [_cell(run, group.name, group.metric) for run in runs]))
+    note = ("All values x100 (percentages, correlations) except judge scores (1-10); [low, high]: the bootstrap "
+            "interval (95 % unless CRITIC_CI_LEVEL was set for the run, or, for an lm-eval run, when it was read).")
+    missing = interval_note(*(r.results for r in runs))  # said once, here, not in every cell without one
     return Table("headline", "Every task's headline metrics", ["task", "metric"], [r.label for r in runs], rows,
-                 "All values x100 (percentages, correlations) except judge scores (1-10); [low, high]: the bootstrap "
-                 "interval (95 % unless CRITIC_CI_LEVEL was set for the run).")
+                 f"{note} {missing}" if missing else note)
 
 
 def _chance_tables(runs: list[Run], lines) -> list[Table]:

@@ -6,10 +6,19 @@ or the OpenCompass summarizer's ``critic_summary_<time>.json`` (one run per mode
 datasets without results, is not a model).
 
 Intervals: a task's metric ``key`` has its bootstrap interval under ``key_ci_low`` / ``key_ci_high`` (the registry
-declares them). A group's overall (the unweighted mean of its m members' headline values) is reported with an
-interval combined from its members' intervals, which are computed on disjoint items and resampled independently:
-each side's half-width is ``sqrt(sum_i h_i^2) / m`` (h_i: member i's half-width on that side), the normal
-approximation of the mean of independent estimates. Where a member has no interval, the overall has none.
+declares them). Our own results files carry them (``critic-eval rescore / judge / revise / score``, the OpenCompass
+summarizer's, the demo's); an lm-eval run's do not (an interval is no lm-eval metric: lm-eval's results hold what its
+aggregations return, one value per key), and ``sample_intervals`` computes them as the file is read, from the
+per-document rows lm-eval logged beside it with ``--log_samples`` (``samples_<task>_<time>.jsonl``, the time of
+``results_<time>.json``): under each metric key, the record ``process_results`` returned, in document order as the
+aggregation saw them (``ranks.in_doc_order``), through ``engine.metric_interval`` with the CRITIC_CI_* settings of
+the reading process (``settings_from_env``: the defaults unless set). Without a samples file, no interval (the tables
+say so once: ``tables.interval_note``).
+
+A group's overall (the unweighted mean of its m members' headline values) is reported with an interval combined
+from its members' intervals, which are computed on disjoint items and resampled independently: each side's
+half-width is ``sqrt(sum_i h_i^2) / m`` (h_i: member i's half-width on that side), the normal approximation of the
+mean of independent estimates. Where a member has no interval, the overall has none.
 
 Every value of a critic task or group is checked against its metric's domain (``registry.SCALES``: x100 rates in
 [0, 100], correlations in [-100, 100], judge scores 1-10, whole counts >= 0; never NaN or a boolean) as the file is
@@ -25,7 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from critic_tasks import registry
+from critic_tasks.adapters.lm_eval.ranks import SLOT, in_doc_order
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.core.metrics.bootstrap import settings_from_env
+from critic_tasks.core.records import RECORD_TYPES, Record
 
 
 @dataclass
@@ -73,6 +86,86 @@ def group_interval(results: dict, group: registry.Group) -> tuple[float, float] 
     m = len(values)
     mean = sum(values) / m
     return (mean - math.sqrt(sum(h * h for h in lows)) / m, mean + math.sqrt(sum(h * h for h in highs)) / m)
+
+
+def samples_file(results_path: Path, task: str) -> Path | None:
+    """lm-eval's ``--log_samples`` file of ``task`` written with the results file ``results_path``: same folder, same
+    time (``results_<time>.json`` or ``<name>_<time>.json`` -> ``samples_<task>_<time>.jsonl``); None if absent."""
+    stem, sep, time = Path(results_path).stem.rpartition("_")
+    found = Path(results_path).parent / f"samples_{task}_{time}.jsonl"
+    return found if sep and stem and found.is_file() else None
+
+
+def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, float]:
+    """``{"<key>_ci_low,none": low, "<key>_ci_high,none": high}`` for ``task``'s interval keys (or those of ``keys``,
+    metric keys), from lm-eval's logged samples: ``(where, sample)`` pairs in the order lm-eval logged them (a file's
+    lines; under a data-parallel run, rank by rank), each holding under a metric key what ``process_results`` returned
+    for that document. The rows of a key, put in document order (``ranks.in_doc_order``), are the records the
+    aggregation of that key saw; the interval is ``engine.metric_interval`` over them, as ``dimension_metrics`` takes it.
+    ``settings``: CRITIC_CI_* (``settings_from_env``) unless given; disabled: no intervals."""
+    from critic_tasks.engine import metric_interval
+
+    settings = settings_from_env() if settings is None else settings
+    if not settings.enabled or task not in registry.TASKS:
+        return {}
+    wanted = [m for m in registry.TASKS[task].dimension_spec.metrics
+              if m.ci == "low" and (keys is None or m.key.removesuffix("_ci_low") in keys)]
+    rows: dict[str, list] = {m.key.removesuffix("_ci_low"): [] for m in wanted}
+    for where, sample in samples:
+        if sample.get("filter", "none") != "none":  # the results' "<key>,none" values come from the "none" filter
+            continue
+        for key, kept in rows.items():
+            if key in sample:
+                value = sample[key]
+                row = value.get("row") if isinstance(value, dict) and SLOT in value else value
+                if row is not None and not (isinstance(row, dict) and row.get("kind") in RECORD_TYPES):
+                    raise DataError(f"{where}: {task}.{key} = {json.dumps(row, default=str)[:80]}: not a critic_tasks "
+                                    "record (an lm-eval samples file of this task holds one under each metric key)")
+                kept.append(value)
+    out: dict[str, float] = {}
+    for m in wanted:
+        key = m.key.removesuffix("_ci_low")
+        records = [Record.from_dict(r) for r in in_doc_order(rows[key])]
+        ci = metric_interval(m.family, m.base, records, settings) if records else None
+        if ci is not None:
+            low, high = registry.interval_keys(key)
+            out[f"{low},none"], out[f"{high},none"] = ci
+    return out
+
+
+def sample_intervals(path: Path, results: dict) -> dict:
+    """``results`` (read from ``path``) with each critic task's intervals that it lacks computed from that task's
+    samples file beside it (``samples_file``, ``logged_intervals``); a task without one keeps its values alone."""
+    settings = None
+    for task, metrics in results.items():
+        if task not in registry.TASKS:
+            continue
+        missing = [m.key.removesuffix("_ci_low") for m in registry.TASKS[task].dimension_spec.metrics
+                   if m.ci == "low" and metric_value(metrics, m.key) is None]
+        found = samples_file(path, task) if missing else None
+        if found is None:
+            continue
+        settings = settings_from_env() if settings is None else settings
+        if not settings.enabled:
+            break
+        computed = logged_intervals(task, ((where, row) for _, where, row in iter_jsonl(found)), settings, missing)
+        check_values(found, {task: computed})
+        metrics.update(computed)
+    return results
+
+
+def missing_intervals(results: dict) -> bool:
+    """Does a critic task in ``results`` show a headline value without the interval its metric declares (an lm-eval
+    run without ``--log_samples``, or intervals turned off)?"""
+    for task, metrics in results.items():
+        if task in registry.TASKS:
+            declared = {m.key.removesuffix("_ci_low") for m in registry.TASKS[task].dimension_spec.metrics
+                        if m.ci == "low"}
+            if any(key in declared and metric_value(metrics, key) is not None
+                   and metric_value(metrics, registry.interval_keys(key)[0]) is None
+                   for key in registry.TASKS[task].headline_keys()):
+                return True
+    return False
 
 
 def invalid_items(results: dict, task: str, key: str) -> int:
@@ -198,7 +291,8 @@ def read_result_sets(path: Path) -> list[tuple[str | None, dict]]:
     models = summarizer_models(data)
     if models is not None:
         return [(model, _checked(path, results)) for model, results in models.items()]
-    return [(None, _checked(path, data.get("results", data) if isinstance(data, dict) else None))]
+    return [(None, sample_intervals(path, _checked(path, data.get("results", data) if isinstance(data, dict)
+                                                   else None)))]
 
 
 def _protocol(data: dict) -> str:
@@ -271,7 +365,7 @@ def load_runs(path: Path) -> list[Run]:
     models = summarizer_models(data)
     if models is not None:  # the OpenCompass summarizer's file: model -> lm-eval-shaped results
         return [Run(model, path, _checked(path, results)) for model, results in models.items()]
-    results = _checked(path, data.get("results", data))
+    results = sample_intervals(path, _checked(path, data.get("results", data)))
     return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {})]
 
 

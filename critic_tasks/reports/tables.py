@@ -8,12 +8,22 @@ from critic_tasks.reports.results import (  # noqa: F401  (has_critic_tasks: re-
     has_critic_tasks,
     invalid_items,
     invalid_note,
+    missing_intervals,
 )
 
 SCALE_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10; [low, high]: 95 % bootstrap "
               "interval. For scale, the published "
               "CriticEval leaderboard (test split): GPT-4-turbo feedback 63.54, comparison 57.33, correction 69.67, "
               "meta-feedback 62.90, overall 72.55.")
+
+
+INTERVAL_NOTE = ("Values without [low, high]: no interval in these results (an lm-eval run gets them from its "
+                 "samples files: run it with --output_path and --log_samples; or CRITIC_CI=off).")
+
+
+def interval_note(*results: dict) -> str:
+    """The one line said under the tables when a headline value of ``results`` has no interval; else ""."""
+    return INTERVAL_NOTE if any(missing_intervals(r) for r in results) else ""
 
 
 def render_rows(rows: list[tuple[str, ...]]) -> str:

@@ -63,8 +63,9 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
         # read file by file by the custom loader (a local copy: the protocol's data_env, CRITICBENCH_DATA_DIR, ...)
         "dataset_path": registry.PROTOCOLS[dim.protocol].source,
         "custom_dataset": "!function utils.load_docs",
+        # intervals are no metric keys: reports.results computes them from the --log_samples rows (docs/usage.md)
         "metric_list": [{"metric": m.key, "aggregation": metric_aggregation_name(m),
-                         "higher_is_better": m.higher_is_better} for m in dim.metrics],
+                         "higher_is_better": m.higher_is_better} for m in dim.metrics if not m.ci],
     }
     if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping
         config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": dim.max_gen_toks}

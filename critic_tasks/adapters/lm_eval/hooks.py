@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import functools
 import itertools
 import json
 import logging
@@ -23,13 +22,13 @@ import time
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import private, ranks, table
+from critic_tasks.adapters.lm_eval import private, ranks
 from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, aggregation_name
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import CheckOutcome, Record
-from critic_tasks.engine import SCORERS, Scorer, metric_interval, metric_value
+from critic_tasks.engine import SCORERS, Scorer, metric_value
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -89,7 +88,6 @@ def load_docs(**kwargs):
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
     dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
     _quiet_expected_count_warnings()
-    table.install()  # plain lm_eval: its results table without our interval bounds as rows
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     SCORERS[dim.scorer].check_settings()
     settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
@@ -113,10 +111,8 @@ def process_results(doc: dict, results: list) -> dict:
     dim = _dimension(doc)
     # the reply (its samples where KeepSamples kept them all), or what the task's ScoreFilter kept for this document
     rec = SCORERS[dim.scorer].record(dim, doc, results[0] if results else None)
-    row = rec.as_dict()  # plain JSON in --log_samples files
-    # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
-    intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
-    keys = [m.key for m in dim.metrics if intervals or not m.ci]
+    row = rec.as_dict()  # plain JSON in --log_samples files, where reports.results reads it back for the intervals
+    keys = [m.key for m in dim.metrics if not m.ci]  # intervals are no lm-eval keys: computed from the samples files
     # several ranks: every key on every document, each value tagged with its rank (ranks.every_key)
     return ranks.every_key({m.key: row for m in dim.metrics if m.accepts(rec) and m.key in keys}, keys)
 
@@ -139,48 +135,6 @@ def aggregation(family: str, base: str):
 
     aggregated.__name__ = aggregation_name(family, base)
     return aggregated
-
-
-class _Rows:
-    """The rows of a metric key, equal to other rows of the same content: the key under which ``_interval``
-    remembers an interval, so that its two bounds (two lm-eval aggregations over the same rows) cost one bootstrap."""
-
-    def __init__(self, rows: list[dict]):
-        self.rows = rows
-        self.content = json.dumps(rows, default=str)
-
-    def __hash__(self) -> int:
-        return hash(self.content)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Rows) and self.content == other.content
-
-
-@functools.lru_cache(maxsize=1)
-def _interval(family: str, base: str, settings, rows: _Rows):
-    """The bootstrap interval of (family, base) over ``rows`` (a pure function of its arguments: remembered, never
-    stale): ``engine.metric_interval``, as ``engine.dimension_metrics`` takes it."""
-    return metric_interval(family, base, [Record.from_dict(r) for r in rows.rows], settings)
-
-
-def interval(family: str, base: str, bound: str, rows: list):
-    """A bound of the bootstrap interval of (family, base) over the rows lm-eval routed to the key (the base
-    metric's rows: same subset, same filters). Settings: CRITIC_CI_RESAMPLES, CRITIC_CI_LEVEL, CRITIC_CI_SEED."""
-    rows = ranks.in_doc_order(rows)
-    if not rows:  # a key no item fed (only several ranks report one: ranks.every_key): no interval
-        return None
-    ci = _interval(family, base, settings_from_env(), _Rows(rows))
-    return None if ci is None else ci[0 if bound == "low" else 1]
-
-
-def interval_bound(family: str, base: str, bound: str):
-    """The lm-eval aggregation of an interval key: ``interval(family, base, bound, rows)``."""
-
-    def bounded(rows):
-        return interval(family, base, bound, rows)
-
-    bounded.__name__ = aggregation_name(family, f"{base}_ci_{bound}")
-    return bounded
 
 
 # ----------------------------------------------------------------------------- filters
@@ -315,8 +269,6 @@ def _score_filter(scorer: str) -> type:
 def registered_names() -> dict[str, dict[str, object]]:
     """What ``register`` puts in lm-eval's registries: {"filter": {name: class}, "aggregation": {name: function}}."""
     aggregations = {aggregation_name(f, b): aggregation(f, b) for f, b in registry.aggregations()}
-    aggregations.update({aggregation_name(f, f"{b}_ci_{bound}"): interval_bound(f, b, bound)
-                         for f, b in registry.intervals() for bound in ("low", "high")})
     filters = {name: _score_filter(scorer) for name, scorer in FILTER_NAMES.items()}
     filters[KEEP_SAMPLES] = KeepSamples
     return {"filter": filters, "aggregation": aggregations}

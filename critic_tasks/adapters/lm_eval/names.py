@@ -14,10 +14,13 @@ KEEP_SAMPLES = "critic_keep_samples"
 
 
 def aggregation_name(family: str, base: str) -> str:
-    """``base`` of ``family`` (``critic_likert_spearman``; an interval bound: ``critic_likert_spearman_ci_low``)."""
+    """``base`` of ``family``: ``critic_likert_spearman``."""
     return f"critic_{family}_{base}"
 
 
 def metric_aggregation_name(metric: registry.Metric) -> str:
-    """The aggregation a metric's YAML entry names: ``critic_likert_spearman``, ``critic_likert_spearman_ci_low``."""
-    return aggregation_name(metric.family, metric.base + (f"_ci_{metric.ci}" if metric.ci else ""))
+    """The aggregation a metric's YAML entry names: ``critic_likert_spearman`` (an interval bound has none: no
+    interval is an lm-eval metric key)."""
+    if metric.ci:
+        raise ValueError(f"{metric.key}: an interval bound, not an lm-eval metric (reports.results computes it)")
+    return aggregation_name(metric.family, metric.base)

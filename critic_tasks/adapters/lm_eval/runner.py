@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, table, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.engine import SCORERS
@@ -50,6 +50,7 @@ def run_cli(argv: list[str]) -> int:
         check_run_flags(rest)
         rest = device_from_model_args(rest)
         check_output_path(flag_value(rest, "--output_path", "-o"))
+        rest = with_log_samples(rest)
     rest, cache = resume.with_request_cache(rest, flag_value)
     started = time.time()
     try:
@@ -65,8 +66,8 @@ def run_cli(argv: list[str]) -> int:
         if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
             with stage1 as (stage1_argv, rest):
                 return (_lm_eval(command, stage1_argv) or _lm_eval(command, rest)
-                        or results_written(rest, started))
-        return _lm_eval(command, rest) or results_written(rest, started)
+                        or results_written(rest, started) or point_to_intervals(rest))
+        return _lm_eval(command, rest) or results_written(rest, started) or point_to_intervals(rest)
     except KeyboardInterrupt:
         pass
     # Out of the handler, the interrupted frames are gone: collecting them closes lm-eval's progress bars (which
@@ -192,6 +193,37 @@ def results_written(argv: list[str], since: float) -> int:
     return 1
 
 
+def logs_samples(argv: list[str]) -> bool:
+    return any(a in ("--log_samples", "-s") or a.startswith("--log_samples=") for a in argv)
+
+
+def with_log_samples(argv: list[str]) -> list[str]:
+    """``argv`` with ``--log_samples`` added where it writes an ``--output_path`` without it (and intervals are on):
+    an interval is no lm-eval metric, so our intervals are computed from the per-document rows lm-eval keeps with
+    ``--log_samples`` (``reports.results.sample_intervals``); without them a results file has values only. They cost
+    a few KB a document on disk (the document, the prompt, the replies, its record), next to the results file. One
+    line says so; ``CRITIC_CI=off`` (no intervals wanted) leaves the flag to the user."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+
+    if not flag_value(argv, "--output_path", "-o") or logs_samples(argv) or not settings_from_env().enabled:
+        return argv
+    print("critic-eval: --log_samples added (the per-document rows the 95% intervals are computed from, a few KB a "
+          "document beside the results file; CRITIC_CI=off leaves it out)", file=sys.stderr)
+    return [*argv, "--log_samples"]
+
+
+def point_to_intervals(argv: list[str]) -> int:
+    """After a run that wrote its results and samples: `critic-eval summary OUTPUT_PATH` shows its values with their
+    intervals (lm-eval's own table has no place for them), said in one line. Always 0."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+
+    output = flag_value(argv, "--output_path", "-o")
+    if output and logs_samples(argv) and os.environ.get("RANK", "0") == "0" and settings_from_env().enabled:
+        print(f"\n95% bootstrap intervals of the critic metrics: `critic-eval summary {shlex.quote(output)}` shows each "
+              "value with its interval (computed from the samples files).")
+    return 0
+
+
 def check_data_reachable(argv: list[str]) -> None:
     """CriticBench from the Hub (no local copy set): reachable now (``preflight.check_hub_data``)."""
     check_hub_data(_tasks(argv), _metadata(argv).get("data_dir"))
@@ -242,7 +274,6 @@ def interrupted_message(argv: list[str], cache: str | None) -> str:
 def _lm_eval(command: str, rest: list[str]) -> int:
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     unscored: list[str] = []
-    table.install()  # lm-eval's results table without our interval bounds as rows
     try:
         with hooks.unscored_items(unscored):
             private.cli([command, *rest, *(["--include_path", ours[0]] if ours else [])])
@@ -386,7 +417,7 @@ def require_scorer_or_samples(argv: list[str]) -> None:
     """A task scored by a judge (or revisers) with none set defers its scoring to ``critic-eval judge`` / ``revise``,
     which read the logged samples: without ``--log_samples`` the run would generate, then keep nothing to score.
     Refused before the model loads."""
-    if any(a in ("--log_samples", "-s") or a.startswith("--log_samples=") for a in argv):
+    if logs_samples(argv):
         return
     from critic_tasks.llm.settings import LLMSettings
 
@@ -495,6 +526,12 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     except KeyboardInterrupt:
         pass
     else:
+        from critic_tasks.reports.results import logged_intervals
+
+        # intervals are no lm-eval keys: computed from the logged rows (kept in memory here), as a results file's are
+        for task, samples in (results.get("samples") or {}).items():
+            if task in results["results"]:
+                results["results"][task].update(logged_intervals(task, ((task, s) for s in samples)))
         if output_path:
             try:
                 Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
@@ -554,4 +591,5 @@ def _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache
         apply_chat_template=True,
         gen_kwargs={"max_gen_toks": max_gen_toks},
         bootstrap_iters=0,
+        log_samples=True,  # the per-document rows the intervals are computed from (run_demo)
     )
