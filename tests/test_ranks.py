@@ -143,8 +143,9 @@ def test_two_ranks_give_the_numbers_of_one_process(tmp_path, smollm2_model_args_
     assert collections.Counter(judged_two) == collections.Counter(judged_one)
 
     # the sandbox: each parsed revision run once, by the rank that owns it; the same programs as one process
-    outcomes = [o if isinstance(o, dict) else ast.literal_eval(o)  # lm-eval logs them as their repr
-                for s in two["samples"][CHECKED] for o in s["filtered_resps"][0]]
+    records = [r if isinstance(r, dict) else ast.literal_eval(r)  # lm-eval logs them as their repr
+               for s in two["samples"][CHECKED] for r in s["filtered_resps"][0]]
+    outcomes = [o for r in records for o in r["checks"]]  # each sample's check outcome, kept in its record
     assert len(outcomes) == LIMIT  # one per item: rank 1's padding copies were not checked
     parsed = sum(o["parsed"] for o in outcomes)
     assert parsed >= 1, "no revision had code to run: raise max_gen_toks"

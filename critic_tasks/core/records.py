@@ -107,6 +107,9 @@ class CorrectionRecord(Record):
     truncated: tuple[bool, ...] = field(default_factory=tuple)
     isolation: tuple[str, ...] = field(default_factory=tuple)  # the sandbox layers that ran its programs, if any
     identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
+    # each sample's check outcome (``CheckOutcome`` as a dict: status, detail, the sandbox layer), for --log_samples
+    # and the invalid items' log lines; no metric reads them, and two records differing only here are equal
+    checks: tuple[dict, ...] = field(default_factory=tuple, compare=False)
 
     @property
     def scored(self) -> bool:

@@ -50,7 +50,7 @@ def _about(dim: registry.Dimension) -> str:
     protocol = registry.PROTOCOLS[dim.protocol]
     scorer = SCORERS[dim.scorer]
     prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
-    how = (f"filter {SCORE_FILTERS[dim.scorer]}: {scorer.about}" if scorer.batch is not None
+    how = (f"filter {SCORE_FILTERS[dim.scorer]}: {scorer.about}" if not scorer.per_reply
            else f"process_results: {scorer.about}")
     return (f"# {dim.about}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
             f"# metrics: the {dim.metrics[0].family} family (protocols/*/scoring.py FAMILIES), each with the records it "
@@ -68,7 +68,7 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
     }
     if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping
         config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": dim.max_gen_toks}
-    if SCORERS[dim.scorer].batch is not None:
+    if not SCORERS[dim.scorer].per_reply:
         # not parsed item by item: the whole task is scored at once by the filter (programs run in parallel in the
         # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (scorer)
         config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer]}]}]
@@ -82,13 +82,13 @@ def _task_yaml(task: registry.Task) -> str:
         config["tag"] = list(task.tags)
     if task.repeats > 1:
         config["repeats"] = task.repeats
-        if SCORERS[dim.scorer].batch is not None:  # the filter keeps repeats replies per item (less data-parallel
+        if not SCORERS[dim.scorer].per_reply:  # the filter keeps repeats replies per item (less data-parallel
             config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer],  # padding)
                                                                   "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
     if dim.protocol != "criticbench":
-        if task.repeats > 1 and SCORERS[dim.scorer].batch is None:  # parsed: every sample reaches process_results
+        if task.repeats > 1 and SCORERS[dim.scorer].per_reply:  # parsed: every sample reaches process_results
             config["filter_list"] = [{"name": "none", "filter": [{"function": KEEP_SAMPLES,
                                                                   "repeats": task.repeats}]}]
         config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),

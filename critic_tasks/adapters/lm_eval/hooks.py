@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import functools
 import itertools
 import json
@@ -28,7 +27,7 @@ from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, aggr
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import CheckOutcome, Record
+from critic_tasks.core.records import Record
 from critic_tasks.engine import SCORERS, Scorer, metric_interval, metric_value
 from critic_tasks.sandbox import get_executor
 
@@ -112,7 +111,9 @@ def doc_to_target(doc: dict) -> str:
 def process_results(doc: dict, results: list) -> dict:
     dim = _dimension(doc)
     # the reply (its samples where KeepSamples kept them all), or what the task's ScoreFilter kept for this document
-    rec = SCORERS[dim.scorer].record(dim, doc, results[0] if results else None)
+    kept = results[0] if results else None
+    # a parsed dimension: the protocol's record of the reply; a batch one: the record its ScoreFilter kept
+    rec = registry.PROTOCOLS[dim.protocol].record(doc, kept) if SCORERS[dim.scorer].per_reply else Record.from_dict(kept[0])
     row = rec.as_dict()  # plain JSON in --log_samples files
     # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
     intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
@@ -253,41 +254,33 @@ class ScoreFilter:
 
     def __init__(self, scorer: str, **kwargs):
         self.scorer = SCORERS[scorer]
-        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
+        # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
+        # generation); the scoring step only runs programs
+        name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+        self.executor = get_executor(name) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):
         resps = ranks.own_replies(resps, self.repeats)  # no item checked or judged twice under data parallel
         scorer, dim = self.scorer, _dimension(docs[0]) if docs else None
-        context = scorer.context_from_env(progress=True)
+        context = scorer.context_from_env(progress=True, executor=self.executor)
         why = scorer.defers(dim, docs, context)
         if why:
             log.warning(why)
             return [[scorer.deferred_record(doc).as_dict()] for doc in docs]
-
-        def score():
-            executor = get_executor(self.executor_name) if scorer.uses_executor else None
-            return scorer.batch(dim, docs, resps, dataclasses.replace(context, executor=executor))
-
-        results = _scored_or_rescued(scorer, resps, docs, score)
-        if not all(isinstance(r, Record) for r in results):  # per-sample check outcomes
-            return [self._outcomes(doc, outcomes) for doc, outcomes in zip(docs, results)]
+        records = _scored_or_rescued(scorer, resps, docs, lambda: scorer.batch(dim, docs, resps, context))
+        for line in scorer.warnings(docs, records):
+            log.warning(line)
         if scorer.live_failures:
-            _report_unscored(rec.item for rec in results if scorer.failed(rec))
-        summary = scorer.summary(dim, results)
+            _report_unscored(rec.item for rec in records if scorer.failed(rec))
+        summary = scorer.summary(dim, records)
         if summary:
             log.info(summary)
-        identity = {"judge": scorer.identity(context.judge)} if scorer.identity else {}
-        # a revision's record names the revisers, judge and prompt versions itself (models)
-        return [[{**rec.as_dict(), **identity}] for rec in results]
-
-    @staticmethod
-    def _outcomes(doc: dict, outcomes: list[CheckOutcome]) -> list[dict]:
-        for outcome in outcomes:
-            if outcome.status == "invalid":
-                log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
-                            outcome.detail)
-        return [dataclasses.asdict(outcome) for outcome in outcomes]
+        identity = scorer.identity(context.judge)
+        identity = {} if identity is None else {"judge": identity}
+        # a revision's record names the revisers, judge and prompt versions itself (models); a correction record
+        # keeps each sample's check outcome (``checks``)
+        return [[{**rec.as_dict(), **identity}] for rec in records]
 
 
 class KeepSamples:

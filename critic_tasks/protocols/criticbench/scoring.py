@@ -32,6 +32,7 @@ comparison rate resamples pairs (both orders of a pair stay together); ``pass_ra
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import defaultdict
 from typing import Callable, Optional, Sequence
@@ -93,7 +94,8 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
                             invalid=any(o.status == "invalid" for o in outcomes),
                             truncated=tuple(o.truncated for o in outcomes),
                             isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})),
-                            identical=all_identical([o.digest for o in outcomes]))
+                            identical=all_identical([o.digest for o in outcomes]),
+                            checks=tuple(dataclasses.asdict(o) for o in outcomes))
 
 
 def feedback_text_record(doc: dict, text: str | None) -> FeedbackTextRecord:
