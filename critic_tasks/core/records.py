@@ -5,13 +5,22 @@ harness. ``scored`` says whether the record enters label-based metrics (it has a
 a judge score); ``deferred`` marks an item whose scoring was postponed (judging without a judge configured).
 Harness adapters pass records across their boundary as plain dicts (``as_dict`` / ``from_dict``), so that logged
 samples stay readable JSON.
+
+A ``Metric`` (declared in ``critic_tasks.registry``) is one results key and the records it takes (``accepts``);
+``family_value`` is one value of a metric family over them: the step every route from records to a metric shares
+(lm-eval's aggregations, ``engine.dimension_metrics``). ``rate`` and ``domain_mean`` are the two averages the
+families build their numbers from.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Hashable, Iterable, Sequence
+
+from critic_tasks.core.samples import warn_identical
 
 
 @dataclass(frozen=True)
@@ -286,3 +295,95 @@ def canonical(records) -> list:
     """Records in a fixed order (by their fields' text, in field order), so that a bootstrap interval depends on the
     records and the seed, not on the order a harness hands them over (lm-eval and the offline scorer differ)."""
     return sorted(records, key=lambda r: tuple(str(v) for v in vars(r).values()))
+
+
+# ----------------------------------------------------------------------------- metrics over records
+
+# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
+# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
+# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
+JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
+SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
+    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
+    "correlation": ((-100.0, 100.0), "a x100 correlation"),
+    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
+    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
+    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
+}
+
+
+WHEN = ("all", "scored", "deferred")  # which records a metric takes (``Metric.when``)
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    family: str
+    base: str = ""  # the family's output reported under this key (default: the key itself)
+    when: str = "all"
+    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
+    min_samples: int = 0  # only records with at least this many samples (pass@k)
+    higher_is_better: bool = True
+    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
+    scale: str = "rate"  # a key of SCALES
+    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", self.base or self.key)
+        if self.scale not in SCALES:
+            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
+        if self.when not in WHEN:
+            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
+        if self.ci not in ("", "low", "high"):
+            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
+
+    def accepts(self, record: Record) -> bool:
+        """Does ``record`` enter this metric's aggregation?"""
+        if record.deferred != (self.when == "deferred"):
+            return False
+        if self.when == "scored" and not record.scored:
+            return False
+        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
+            return False
+        return record.n_samples >= self.min_samples
+
+
+def family_value(family: Callable[[Sequence[Record]], dict], base: str, records: Sequence[Record]) -> Any:
+    """``base`` of a metric family's values (``family``: the protocol's function, ``catalog.FAMILIES[name]``) over
+    the records one metric key accepts; None where the family leaves it out (nothing to average: every verdict
+    unreadable, say), never NaN. Computing ``identical_samples`` also says, in one line, when a sampled task's
+    backend did not sample (each route asks for that key once)."""
+    if base == "identical_samples":
+        warn_identical(records)
+    return family(records).get(base)
+
+
+def rate(flags: Iterable[bool]) -> float:
+    """The share of true flags, x100 (0 for no flags).
+
+    >>> rate([True, False, True, True])
+    75.0
+    >>> rate([])
+    0.0
+    """
+    flags = list(flags)
+    return 100.0 * sum(flags) / len(flags) if flags else 0.0
+
+
+def domain_mean(pairs: Iterable[tuple[Hashable, float]]) -> float | None:
+    """``pairs``: (domain, item value); the unweighted mean of the per-domain means (the paper's "average over
+    domains, unweighted": a domain with few items weighs as much as one with many; Lan et al. 2024, Tables 2 and
+    3), or None without items.
+
+    math's two items average 0.5, chat's one 1.0; the domains weigh the same: (0.5 + 1.0) / 2:
+
+    >>> domain_mean([("math", 1.0), ("math", 0.0), ("chat", 1.0)])
+    0.75
+    >>> domain_mean([]) is None
+    True
+    """
+    by_domain: dict[Hashable, list[float]] = defaultdict(list)
+    for domain, value in pairs:
+        by_domain[domain].append(value)
+    means = [sum(v) / len(v) for v in by_domain.values()]
+    return sum(means) / len(means) if means else None

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import itertools
 import json
 import logging
 import os
+import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import private, ranks, table
@@ -27,8 +30,9 @@ from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, aggr
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import Record
-from critic_tasks.engine import SCORERS, Scorer, metric_interval, metric_value
+from critic_tasks.core.records import Metric, Record, family_value
+from critic_tasks.engine import SCORERS, Scorer, metric_interval
+from critic_tasks.protocols.catalog import FAMILIES
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -75,8 +79,47 @@ class _CustomKwargsWarning(logging.Filter):
 logging.getLogger("lm_eval.api.task").addFilter(_CustomKwargsWarning())
 
 
+def _kept(doc: dict, kept: list) -> Record:
+    """A batch-scored document's record: the one its ScoreFilter made, as lm-eval hands it on (a one-row list)."""
+    return Record.from_dict(kept[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """What one dimension's documents go through, bound once (not looked up per document): the protocol's prompt and
+    gold text, the function that makes a document's record (the protocol's parser, e.g.
+    ``protocols.criticbench.scoring.record``, for a parsed dimension; ``_kept`` for one its filter scores), and the
+    metric keys a record is routed to, each taking the records its ``Metric.accepts``."""
+
+    dimension: registry.Dimension
+    prompt: Callable[[dict], str]
+    target: Callable[[dict], str]
+    record: Callable[[dict, Any], Record]
+    metrics: tuple[Metric, ...]  # the keys process_results feeds (interval keys only while intervals are on)
+
+    @classmethod
+    def of(cls, dim: registry.Dimension, intervals: bool = True) -> "Route":
+        protocol = registry.PROTOCOLS[dim.protocol]
+        record = protocol.record if SCORERS[dim.scorer].per_reply else _kept
+        return cls(dim, protocol.prompt, protocol.target, record,
+                   tuple(m for m in dim.metrics if intervals or not m.ci))
+
+
+# (data dimension, format) -> its Route: the first registered dimension of each, as ``registry.dimension_for`` finds
+_ROUTES: dict[tuple[str, str], Route] = {}
+for _dim in registry.DIMENSIONS.values():
+    _ROUTES.setdefault((_dim.data_dimension, _dim.fmt), Route.of(_dim))
+
+
+def _route(doc: dict) -> Route:
+    route = _ROUTES.get((doc["dimension"], doc.get("fmt", "obj")))
+    if route is None:  # not one of our documents: the registry's one-line error
+        registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
+    return route
+
+
 def _dimension(doc: dict) -> registry.Dimension:
-    return registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
+    return _route(doc).dimension
 
 
 def load_docs(**kwargs):
@@ -91,7 +134,9 @@ def load_docs(**kwargs):
     table.install()  # plain lm_eval: its results table without our interval bounds as rows
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     SCORERS[dim.scorer].check_settings()
-    settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
+    # CRITIC_CI_* (bootstrap intervals) checked before any generation too; CRITIC_CI=off: process_results feeds no
+    # *_ci_low / *_ci_high key for this run's tasks of the dimension
+    _ROUTES[dim.data_dimension, dim.fmt] = Route.of(dim, intervals=settings_from_env().enabled)
     steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
@@ -101,25 +146,36 @@ def load_docs(**kwargs):
 
 
 def doc_to_text(doc: dict) -> str:
-    return registry.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
+    return _route(doc).prompt(doc)
 
 
 def doc_to_target(doc: dict) -> str:
-    return registry.PROTOCOLS[_dimension(doc).protocol].target(doc)
+    return _route(doc).target(doc)
 
 
 def process_results(doc: dict, results: list) -> dict:
-    dim = _dimension(doc)
-    # the reply (its samples where KeepSamples kept them all), or what the task's ScoreFilter kept for this document
-    kept = results[0] if results else None
-    # a parsed dimension: the protocol's record of the reply; a batch one: the record its ScoreFilter kept
-    rec = registry.PROTOCOLS[dim.protocol].record(doc, kept) if SCORERS[dim.scorer].per_reply else Record.from_dict(kept[0])
-    row = rec.as_dict()  # plain JSON in --log_samples files
-    # the same row under every key its metrics accept: an interval's two bounds are computed once (see _interval)
-    intervals = settings_from_env().enabled  # CRITIC_CI=off: the *_ci_low / *_ci_high keys are left out
-    keys = [m.key for m in dim.metrics if intervals or not m.ci]
+    """The document's record (from its reply, its samples where KeepSamples kept them all, or what its ScoreFilter
+    kept) under every metric key that accepts it, as a plain row (JSON in --log_samples files); the same row object
+    under each key, so an interval's two bounds cost one bootstrap (see _interval)."""
+    route = _route(doc)
+    rec = route.record(doc, results[0] if results else None)
+    row = rec.as_dict()
+    fed = {m.key: row for m in route.metrics if m.accepts(rec)}
+    group = process_group()
     # several ranks: every key on every document, each value tagged with its rank (ranks.every_key)
-    return ranks.every_key({m.key: row for m in dim.metrics if m.accepts(rec) and m.key in keys}, keys)
+    return fed if group is None else ranks.every_key(fed, [m.key for m in route.metrics], group)
+
+
+def process_group() -> tuple[int, int] | None:
+    """(rank, world size) of the torch.distributed process group this process belongs to; None outside one (or in
+    a group of one): then nothing of ``ranks`` runs. torch is not imported for this: a process that has not imported
+    it is in no group."""
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    world = dist.get_world_size()
+    return (dist.get_rank(), world) if world > 1 else None
 
 
 # ----------------------------------------------------------------------------- aggregations
@@ -127,9 +183,12 @@ def process_results(doc: dict, results: list) -> dict:
 
 def aggregate(family: str, base: str, rows: list) -> object:
     """``base`` of ``family`` over the rows lm-eval routed to a metric key (``process_results``: the records the
-    key's metric accepts): ``engine.metric_value``, the step ``engine.dimension_metrics`` takes for each key."""
-    records = [Record.from_dict(r) for r in ranks.in_doc_order(rows)]
-    return metric_value(family, base, records)  # None (null in the results), never NaN
+    key's metric accepts): ``core.records.family_value``, the step ``engine.dimension_metrics`` takes for each key."""
+    if rows and isinstance(rows[0], dict) and ranks.SLOT in rows[0]:  # gathered from several ranks
+        rows = ranks.in_doc_order(rows)
+    # the family's function looked up here, not through the engine: one call into the protocol's scoring module
+    records = [Record.from_dict(r) for r in rows]
+    return family_value(FAMILIES[family], base, records)  # None (null in the results), never NaN
 
 
 def aggregation(family: str, base: str):
@@ -261,7 +320,8 @@ class ScoreFilter:
         self.executor = get_executor(name) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):
-        resps = ranks.own_replies(resps, self.repeats)  # no item checked or judged twice under data parallel
+        if process_group() is not None:  # no item checked or judged twice under data parallel
+            resps = ranks.own_replies(resps, self.repeats)
         scorer, dim = self.scorer, _dimension(docs[0]) if docs else None
         context = scorer.context_from_env(progress=True, executor=self.executor)
         why = scorer.defers(dim, docs, context)
@@ -291,7 +351,7 @@ class KeepSamples:
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (k)
 
     def apply(self, resps, docs):
-        return ranks.own_replies(resps, self.repeats)
+        return resps if process_group() is None else ranks.own_replies(resps, self.repeats)
 
 
 # ----------------------------------------------------------------------------- names in lm-eval's registries

@@ -37,7 +37,7 @@ import logging
 from collections import defaultdict
 from typing import Callable, Optional, Sequence
 
-from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metrics, pass_at_k, rate, spearman_x100
+from critic_tasks.core.metrics import likert_score, pairwise_metrics, pass_at_k, spearman_x100
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
@@ -50,6 +50,8 @@ from critic_tasks.core.records import (
     Record,
     VerdictRecord,
     canonical,
+    domain_mean,
+    rate,
 )
 from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols.criticbench import toolkit

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
+from critic_tasks.core.metrics import agreement_metrics, system_level, text_level
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
-from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
+from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical, rate
 from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols import variants
 
