@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Sequence
 from critic_tasks import registry
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import Record, family_value
+from critic_tasks.core.records import Record, warn_identical
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
@@ -57,9 +57,13 @@ class Context:
 
 
 def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
-    """``base`` of ``family`` over ``records`` (the records one metric key accepts): ``core.records.family_value``
-    with the family's function, as lm-eval's aggregations take it."""
-    return family_value(catalog.FAMILIES[family], base, records)
+    """``base`` of ``family`` over ``records`` (the records one metric key accepts); None where the family leaves
+    it out (nothing to average: every verdict unreadable, say), never NaN. Computing ``identical_samples`` also
+    says, in one line, when a sampled task's backend did not sample (each route asks for that key once). lm-eval's
+    aggregations (``hooks.aggregate``) take the same two steps without the engine."""
+    if base == "identical_samples":
+        warn_identical(records)
+    return catalog.FAMILIES[family](records).get(base)
 
 
 def metric_interval(family: str, base: str, records: Sequence[Record], settings) -> tuple[float, float] | None:

@@ -7,20 +7,21 @@ Harness adapters pass records across their boundary as plain dicts (``as_dict`` 
 samples stay readable JSON.
 
 A ``Metric`` (declared in ``critic_tasks.registry``) is one results key and the records it takes (``accepts``);
-``family_value`` is one value of a metric family over them: the step every route from records to a metric shares
-(lm-eval's aggregations, ``engine.dimension_metrics``). ``rate`` and ``domain_mean`` are the two averages the
-families build their numbers from.
+``rate`` and ``domain_mean`` are the two averages the families build their numbers from. ``digest``,
+``all_identical`` and ``warn_identical`` say whether a sampled task's backend sampled (below).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import logging
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Hashable, Iterable, Sequence
+from typing import Any, ClassVar, Hashable, Iterable, Sequence
 
-from critic_tasks.core.samples import warn_identical
+log = logging.getLogger("critic_tasks")
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class CheckOutcome:
     detail: str = ""
     isolation: str = ""  # the sandbox layer that ran the program, when one ran
     truncated: bool = False  # cut off by the token budget: an unclosed code block, or a reply ending mid-sentence
-    digest: str = ""  # a fingerprint of the reply (core.samples.digest): were an item's k samples one text?
+    digest: str = ""  # a fingerprint of the reply (``digest`` below): were an item's k samples one text?
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class CorrectionRecord(Record):
     invalid: bool = False
     truncated: tuple[bool, ...] = field(default_factory=tuple)
     isolation: tuple[str, ...] = field(default_factory=tuple)  # the sandbox layers that ran its programs, if any
-    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (``all_identical``)
     # each sample's check outcome (``CheckOutcome`` as a dict: status, detail, the sandbox layer), for --log_samples
     # and the invalid items' log lines; no metric reads them, and two records differing only here are equal
     checks: tuple[dict, ...] = field(default_factory=tuple, compare=False)
@@ -167,7 +168,7 @@ class RatingRecord(Record):
     category: str = ""
     samples: int = 1
     parsed_samples: int = 1
-    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (``all_identical``)
     variant: str = ""  # the prompt variant the critic was asked with (protocols.variants)
 
     @property
@@ -348,16 +349,6 @@ class Metric:
         return record.n_samples >= self.min_samples
 
 
-def family_value(family: Callable[[Sequence[Record]], dict], base: str, records: Sequence[Record]) -> Any:
-    """``base`` of a metric family's values (``family``: the protocol's function, ``catalog.FAMILIES[name]``) over
-    the records one metric key accepts; None where the family leaves it out (nothing to average: every verdict
-    unreadable, say), never NaN. Computing ``identical_samples`` also says, in one line, when a sampled task's
-    backend did not sample (each route asks for that key once)."""
-    if base == "identical_samples":
-        warn_identical(records)
-    return family(records).get(base)
-
-
 def rate(flags: Iterable[bool]) -> float:
     """The share of true flags, x100 (0 for no flags).
 
@@ -387,3 +378,35 @@ def domain_mean(pairs: Iterable[tuple[Hashable, float]]) -> float | None:
         by_domain[domain].append(value)
     means = [sum(v) / len(v) for v in by_domain.values()]
     return sum(means) / len(means) if means else None
+
+
+# ----------------------------------------------------------------------------- did the backend sample?
+# Did the backend sample? The k replies of one item, compared.
+#
+# A sampled task (CritiqueLLM's self-consistency, the correction's pass@k) asks each item k times. A backend that does
+# not vary them (a server that honours one fixed seed, a model served greedily whatever the request says) returns one
+# reply k times, and the metric silently rests on one sample. The records keep whether an item's k replies were all one
+# text (``identical``): the self-consistency record from the texts themselves, the correction record from a short
+# digest of each reply kept in its check outcome (the record keeps no reply text). The results count those items
+# (``identical_samples``) and the run says so in one warning line.
+
+
+def digest(text: str | None) -> str:
+    """A short fingerprint of one reply ('' for a failed call: there is no text to compare)."""
+    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def all_identical(keys: Sequence) -> bool:
+    """k > 1 replies (or their digests), every one present and all the same. A failed call (None, or an empty
+    digest) leaves the question open: such an item is not counted."""
+    return len(keys) > 1 and all(k not in (None, "") for k in keys) and len(set(keys)) == 1
+
+
+def warn_identical(records: Iterable) -> None:
+    """One warning line when items of a sampled task got k identical replies (records with ``identical``)."""
+    sampled = [r for r in records if r.n_samples > 1]
+    same = sum(bool(getattr(r, "identical", False)) for r in sampled)
+    if same:
+        log.warning("critic_tasks: %d of %d items got %d identical samples: the backend returned one reply k times "
+                    "(it did not sample; check do_sample / temperature and a fixed seed); pass@k and self-consistency "
+                    "rest on fewer samples than asked", same, len(sampled), sampled[0].n_samples)

@@ -30,7 +30,7 @@ from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, aggr
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import Metric, Record, family_value
+from critic_tasks.core.records import Metric, Record, warn_identical
 from critic_tasks.engine import SCORERS, Scorer, metric_interval
 from critic_tasks.protocols.catalog import FAMILIES
 from critic_tasks.sandbox import get_executor
@@ -183,12 +183,14 @@ def process_group() -> tuple[int, int] | None:
 
 def aggregate(family: str, base: str, rows: list) -> object:
     """``base`` of ``family`` over the rows lm-eval routed to a metric key (``process_results``: the records the
-    key's metric accepts): ``core.records.family_value``, the step ``engine.dimension_metrics`` takes for each key."""
+    key's metric accepts): ``engine.metric_value``'s two steps, the ones ``engine.dimension_metrics`` takes for each
+    key, with the family's function called here (no call leads back into a module already left)."""
     if rows and isinstance(rows[0], dict) and ranks.SLOT in rows[0]:  # gathered from several ranks
         rows = ranks.in_doc_order(rows)
-    # the family's function looked up here, not through the engine: one call into the protocol's scoring module
     records = [Record.from_dict(r) for r in rows]
-    return family_value(FAMILIES[family], base, records)  # None (null in the results), never NaN
+    if base == "identical_samples":  # a sampled task whose backend did not sample: one warning line
+        warn_identical(records)
+    return FAMILIES[family](records).get(base)  # None (null in the results), never NaN
 
 
 def aggregation(family: str, base: str):

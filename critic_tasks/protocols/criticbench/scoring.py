@@ -49,11 +49,11 @@ from critic_tasks.core.records import (
     LikertRecord,
     Record,
     VerdictRecord,
+    all_identical,
     canonical,
     domain_mean,
     rate,
 )
-from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols.criticbench import toolkit
 
 log = logging.getLogger("critic_tasks")
@@ -201,7 +201,7 @@ def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
         group = [r for r in valid if r.quality == quality]
         out[f"pass_rate_{quality}"] = _pass_rate(group, lambda r: sum(r.passed) / len(r.passed))
     sampled = [r for r in records if r.n_samples > 1]
-    if sampled:  # pass@k: items whose k samples were one text (the backend did not sample; core.samples)
+    if sampled:  # pass@k: items whose k samples were one text (the backend did not sample; core.records.all_identical)
         out["identical_samples"] = float(sum(r.identical for r in sampled))
     n_min = min((r.n_samples for r in valid), default=0)
     for k in PASS_AT_K:
