@@ -4,9 +4,10 @@ name in lm-eval's registries when it is imported (``function: critic_sandbox``, 
 critic_likert_spearman``: ``register``).
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
-there. ``process_results`` turns each document's output into a record and hands it to exactly the metric keys the
-registry routes it to (a ``spearman_low`` key only for low-quality items, say), so every aggregation is one
-metric family over a list of records, and pooling across domains happens naturally.
+there. Each dimension's ``Route`` is bound once: ``process_results`` turns each document's output into a record
+(the protocol's parser, or the record the task's ScoreFilter kept) and hands it to exactly the metric keys that
+accept it (a ``spearman_low`` key only for low-quality items, say), so every aggregation is one metric family over
+a list of records, and pooling across domains happens naturally.
 """
 
 from __future__ import annotations
@@ -304,9 +305,10 @@ class ScoreFilter:
     (``judge``: CriticBench's 1-10 grades; ``aiu_judge``: MetaCritique's AIU extraction, precision and recall), and
     the revision protocols' revisers, checks and judge (``revision``), all cached per step.
 
-    Replaces each document's generations with what scoring made of them, kept in ``--log_samples`` output: the
-    check outcomes of each sample (items whose gold answer or unit test is unusable are marked ``invalid``,
-    excluded from pass rates and counted in ``invalid_items``), or the item's record (with the judge's identity).
+    Replaces each document's generations with its record (the scorer's ``batch`` step), kept in ``--log_samples``
+    output: a correction record keeps each sample's check outcome in ``checks`` (items whose gold answer or unit
+    test is unusable are marked ``invalid``, logged, excluded from pass rates and counted in ``invalid_items``); a
+    judged record comes with the judge's identity.
     Settings come from CRITIC_JUDGE_*, CRITIC_REVISER_* / CRITIC_REVISERS and CRITIC_EXECUTOR (or the ``executor``
     argument). Without a judge or reviser configured, scoring is deferred: the run keeps its generations (use
     ``--log_samples``) and the scorer's command (``critic-eval judge / revise <output dir>``) scores them later,
