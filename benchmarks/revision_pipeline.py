@@ -69,11 +69,11 @@ import latency_server  # noqa: E402
 from judge_throughput import run_toolkit, toolkit_child  # noqa: E402
 
 from critic_tasks.core.answers import answers_match, extract_final_answer  # noqa: E402
-from critic_tasks.core.code import extract_code  # noqa: E402
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict  # noqa: E402
 from critic_tasks.llm import LLMSettings  # noqa: E402
 from critic_tasks.llm.backends.openai_compatible import OpenAIBackend  # noqa: E402
 from critic_tasks.protocols.criticbench.correction import gold_answer  # noqa: E402
+from critic_tasks.protocols.criticbench.correction.check import extract_code  # noqa: E402
 from critic_tasks.protocols.revision import pipeline, prompts  # noqa: E402
 from critic_tasks.protocols.revision.data import _doc, resolve_failure_rule  # noqa: E402
 from critic_tasks.sandbox import SandboxExecutor  # noqa: E402

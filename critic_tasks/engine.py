@@ -1,14 +1,15 @@
 """The scoring engine: the one table of scorers, and any registered task scored from its documents and replies.
 
 Each Dimension names how its replies are scored (``registry.Dimension.scorer``); ``SCORERS[name]`` is that way of
-scoring, with everything a caller used to branch on:
+scoring, a small class with one method per step (``Scorer``):
 
 * ``check_settings()``: the preflight check (the models of its ``roles``, their endpoints; the sandbox);
-* ``batch`` and ``record``: the step run once over a whole task's replies (programs in the sandbox, judge or reviser
-  calls; None: each reply is parsed on its own), and one document's record from that step's result;
+* ``batch(...)``: a whole task's documents and replies -> one record per document (parsed one by one; programs run
+  in the sandbox, the correction record keeping each sample's check outcome; judge or reviser calls);
 * ``defers(...)``: the deferral rule (no judge or reviser configured: the generations are kept and scored later by
   ``command``, see ``rescore_hint``), with the records kept meanwhile (``deferred_record``);
-* ``identity``: what names the judge in results and caches.
+* ``identity``: what names the judge in results and caches; ``failed``, ``summary``, ``warnings``: what a live run
+  counts and logs about a scored batch.
 
 The lm-eval hooks (one parameterised filter), the OpenCompass evaluator, preflight and ``critic-eval rescore /
 judge / revise`` all dispatch through this table. The engine sits above the protocols and the registry (it reads
@@ -20,13 +21,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, ClassVar, Sequence
 
 from critic_tasks import registry
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import CheckOutcome, Record
-from critic_tasks.core.samples import warn_identical
+from critic_tasks.core.records import Record, warn_identical
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
@@ -59,7 +59,8 @@ class Context:
 def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
     """``base`` of ``family`` over ``records`` (the records one metric key accepts); None where the family leaves
     it out (nothing to average: every verdict unreadable, say), never NaN. Computing ``identical_samples`` also
-    says, in one line, when a sampled task's backend did not sample (each route asks for that key once)."""
+    says, in one line, when a sampled task's backend did not sample (each route asks for that key once). lm-eval's
+    aggregations (``hooks.aggregate``) take the same two steps without the engine."""
     if base == "identical_samples":
         warn_identical(records)
     return catalog.FAMILIES[family](records).get(base)
@@ -98,72 +99,11 @@ def dimension_metrics(dimension: registry.Dimension, records, intervals=None) ->
     return out
 
 
-# ----------------------------------------------------------------------------- the scorers' steps
+# ----------------------------------------------------------------------------- the scorers
 
 
 def _first(samples) -> list:
     return [s[0] if s else None for s in samples]
-
-
-def _parsed(dim, doc: dict, reply) -> Record:
-    # one reply; or every sample of the item where lm-eval's KeepSamples filter kept them (self-consistency)
-    return registry.PROTOCOLS[dim.protocol].record(doc, reply)
-
-
-def _check(dim, docs, samples, ctx: Context) -> list[list[CheckOutcome]]:
-    return check_samples(samples, docs, executor=ctx.executor, invalid="mark")  # a domain's programs at once
-
-
-def _correction(dim, doc: dict, outcomes) -> Record:
-    if isinstance(outcomes, dict):  # lm-eval kept one sample's outcome (a dict) alone
-        outcomes = [outcomes]
-    return cb_scoring.correction_record(doc, [o if isinstance(o, CheckOutcome) else CheckOutcome(**o)
-                                              for o in outcomes])
-
-
-def _grade(dim, docs, samples, ctx: Context) -> list[Record]:
-    return cb_judge.judge_docs(docs, _first(samples), ctx.judge or cb_judge.judge_settings(), progress=ctx.progress)
-
-
-def _aiu(dim, docs, samples, ctx: Context) -> list[Record]:
-    return mc_judge.judge_critiques(docs, _first(samples), ctx.judge, progress=ctx.progress)
-
-
-def _revise(dim, docs, samples, ctx: Context) -> list[Record]:
-    revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
-    return revision_pipeline.run(dim.protocol, docs, _first(samples), revisers, ctx.judge or
-                                 revision_pipeline.judge_settings(), ctx.executor, progress=ctx.progress)
-
-
-def _kept(dim, doc: dict, result) -> Record:
-    """A batch's record for this document: as made, or as lm-eval kept it (a one-row list of its dict)."""
-    return result if isinstance(result, Record) else Record.from_dict(result[0])
-
-
-def _no_judge(what: str) -> Callable:
-    def defers(dim, docs, ctx: Context) -> str:
-        if (ctx.judge or cb_judge.judge_settings()).model:
-            return ""
-        return (f"critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): {what} deferred; keep generations "
-                "with --log_samples and run `critic-eval judge <output_path>`")
-    return defers
-
-
-def _revision_defers(dim, docs, ctx: Context) -> str:
-    revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
-    why = revision_pipeline.missing(dim.protocol, docs, revisers, ctx.judge or revision_pipeline.judge_settings())
-    if not why:
-        return ""
-    return (f"critic_tasks: {dim.protocol} scoring deferred (set {why}); keep generations with --log_samples and "
-            "run `critic-eval revise <output_path>`")
-
-
-def _pass_rates(dim, records) -> str:
-    rates = revision_pipeline.per_reviser_pass_rates(records)
-    if not rates:  # per reviser: not a registry key (the pool is configured at run time); also in `critic-eval revise`
-        return ""
-    return (f"critic_tasks: {dim.protocol} pass rate per reviser: "
-            + ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
 
 
 def _role_settings(role: str) -> list[LLMSettings]:
@@ -171,36 +111,22 @@ def _role_settings(role: str) -> list[LLMSettings]:
     return revision_pipeline.reviser_pool() if role == "reviser" else [cb_judge.judge_settings()]
 
 
-def _never(*_) -> str:
-    return ""
-
-
-def _nothing(*_) -> bool:
-    return False
-
-
-# ----------------------------------------------------------------------------- the table
-
-
-@dataclass(frozen=True)
 class Scorer:
-    name: str
-    about: str
-    command: str  # the critic-eval subcommand that scores saved generations: rescore | judge | revise
-    label: str  # what a scoring failure's message calls it
-    record: Callable[[Any, dict, Any], Record]  # (dimension, doc, its batch result, or its reply) -> its record
-    batch: Callable[..., list] | None = None  # (dimension, docs, samples, Context) -> one result per document
-    roles: tuple[str, ...] = ()  # the models it calls (llm roles): checked before a run, needed to score in-run
-    judged: bool = False  # its grades come from a judge model (CriticBench's 1-10, MetaCritique's AIU checks)
-    uses_executor: bool = False  # runs programs in the sandbox
-    checks: tuple[Callable[[], Any], ...] = ()  # other settings it reads, checked before a run
-    defers: Callable[[Any, Sequence[dict], Context], str] = _never  # the warning when it cannot score now ('' if it can)
-    deferred_record: Callable[[dict], Record] | None = None  # what an item holds until it is scored later
-    identity: Callable[[LLMSettings], dict] | None = None  # the judge's identity, recorded beside its grades
-    failed: Callable[[Record], bool] = _nothing  # an item left unscored by a failed call or an unreadable reply
-    live_failures: bool = False  # a live run collects those items (``unscored_items``: critic-eval exits 1)
-    summary: Callable[[Any, list], str] = _never  # one log line about a scored batch ('' for none)
-    lm_eval_only: str = ""  # why it runs only inside lm-eval, between generation and scoring ('' = anywhere)
+    """One way of scoring a dimension's replies, one method per step; the subclasses below override the steps that
+    differ. ``batch`` turns a whole task's documents and replies into one record per document: the lm-eval filter
+    of a scorer with ``per_reply`` False runs it between generation and ``process_results``, and ``score`` runs it
+    everywhere else (OpenCompass, ``critic-eval rescore / judge / revise``)."""
+
+    name: ClassVar[str]
+    about: ClassVar[str]  # how replies become records, in words (the YAML's opening comment)
+    command: ClassVar[str]  # the critic-eval subcommand that scores saved generations: rescore | judge | revise
+    label: ClassVar[str]  # what a scoring failure's message calls it
+    per_reply: ClassVar[bool] = False  # each reply parsed on its own (lm-eval: in process_results, no filter)
+    roles: ClassVar[tuple[str, ...]] = ()  # the models it calls (llm roles): checked before a run, needed to score
+    judged: ClassVar[bool] = False  # its grades come from a judge model (CriticBench's 1-10, MetaCritique's AIUs)
+    uses_executor: ClassVar[bool] = False  # runs programs in the sandbox
+    live_failures: ClassVar[bool] = False  # a live run collects its failed items (``unscored_items``: exit 1)
+    lm_eval_only: ClassVar[str] = ""  # why it runs only inside lm-eval, between generation and scoring ('' = anywhere)
 
     def context_from_env(self, **given) -> Context:
         """A live run's Context: the models of this scorer's roles from the CRITIC_* settings."""
@@ -221,40 +147,157 @@ class Scorer:
                 check_endpoints(settings)  # a URL nothing listens on stops the run now
         if self.uses_executor:
             get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
-        for check in self.checks:
-            check()
+
+    def batch(self, dim: registry.Dimension, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
+              ctx: Context) -> list[Record]:
+        """One record per document from its replies (``samples[i]``: document i's)."""
+        raise NotImplementedError
+
+    def defers(self, dim: registry.Dimension, docs: Sequence[dict], ctx: Context) -> str:
+        """The warning when it cannot score now (no judge or reviser configured), '' when it can."""
+        return ""
+
+    def deferred_record(self, doc: dict) -> Record:
+        """What an item holds until ``command`` scores it later (only scorers that defer)."""
+        raise NotImplementedError(f"the {self.name} scorer never defers")
+
+    def identity(self, judge: LLMSettings | None) -> dict | None:
+        """What names the judge beside its grades (None: no judge)."""
+        return None
+
+    def failed(self, record: Record) -> bool:
+        """An item left unscored by a failed call or an unreadable reply."""
+        return False
+
+    def summary(self, dim: registry.Dimension, records: Sequence[Record]) -> str:
+        """One log line about a scored batch ('' for none)."""
+        return ""
+
+    def warnings(self, docs: Sequence[dict], records: Sequence[Record]) -> list[str]:
+        """Lines to log about single items of a scored batch (an item excluded, and why)."""
+        return []
 
 
-SCORERS: dict[str, Scorer] = {s.name: s for s in (
-    Scorer("parse", "each reply parsed into a record (a Likert score, a verdict, a rating)", "rescore", "parse",
-           record=_parsed),
-    Scorer("sandbox", "revisions checked: final answers compared, programs run in the sandbox", "rescore", "sandbox",
-           record=_correction, batch=_check, uses_executor=True),
-    Scorer("judge", "graded 1-10 by a judge against the human critique", "judge", "judge", record=_kept,
-           batch=_grade, roles=("judge",), judged=True, defers=_no_judge("judging"),
-           deferred_record=cb_judge.deferred_record, identity=cb_judge.judge_identity,
-           failed=lambda r: r.score is None, live_failures=True),
-    Scorer("aiu_judge", "a judge extracts the critique's atomic units and checks precision and recall", "judge",
-           "judge", record=_kept, batch=_aiu, roles=("judge",), judged=True,
-           defers=_no_judge("MetaCritique judging"), deferred_record=mc_judge.deferred_record,
-           identity=mc_judge.judge_identity, failed=lambda r: not r.scored, live_failures=True),
-    Scorer("revision", "revisers revise with the critique; checks and a judge score the revisions", "revise",
-           "revision", record=_kept, batch=_revise, roles=("reviser", "judge"), uses_executor=True,
-           checks=(resolve_failure_rule,), defers=_revision_defers, deferred_record=revision_pipeline.deferred_record,
-           failed=lambda r: r.failed, live_failures=True, summary=_pass_rates,
-           lm_eval_only="its reviser and judge run inside lm-eval, between generation and scoring"),
-)}
+class Parse(Scorer):
+    name, label, command = "parse", "parse", "rescore"
+    about = "each reply parsed into a record (a Likert score, a verdict, a rating)"
+    per_reply = True
+
+    def batch(self, dim, docs, samples, ctx):
+        record = registry.PROTOCOLS[dim.protocol].record
+        return [record(doc, reply) for doc, reply in zip(docs, _first(samples))]
+
+
+class Sandbox(Scorer):
+    name, label, command = "sandbox", "sandbox", "rescore"
+    about = "revisions checked: final answers compared, programs run in the sandbox"
+    uses_executor = True
+
+    def batch(self, dim, docs, samples, ctx):
+        # every sample of every item, a domain's programs at once; an item whose gold answer or unit test is
+        # unusable is marked invalid (excluded from pass rates, counted in invalid_items), never raised
+        outcomes = check_samples(samples, docs, executor=ctx.executor, invalid="mark")
+        return [cb_scoring.correction_record(doc, item) for doc, item in zip(docs, outcomes)]
+
+    def warnings(self, docs, records):
+        return [f"critic_tasks: {doc['source_file']}[{doc['item_index']}] excluded: {check['detail']}"
+                for doc, record in zip(docs, records) for check in record.checks if check["status"] == "invalid"]
+
+
+class _Judged(Scorer):
+    roles, judged, live_failures, command, label = ("judge",), True, True, "judge", "judge"
+    what = "judging"  # what its deferral warning says is deferred
+
+    def defers(self, dim, docs, ctx):
+        if (ctx.judge or cb_judge.judge_settings()).model:
+            return ""
+        return (f"critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): {self.what} deferred; keep "
+                "generations with --log_samples and run `critic-eval judge <output_path>`")
+
+
+class Judge(_Judged):
+    name = "judge"
+    about = "graded 1-10 by a judge against the human critique"
+
+    def batch(self, dim, docs, samples, ctx):
+        return cb_judge.judge_docs(docs, _first(samples), ctx.judge or cb_judge.judge_settings(),
+                                   progress=ctx.progress)
+
+    def deferred_record(self, doc):
+        return cb_judge.deferred_record(doc)
+
+    def identity(self, judge):
+        return cb_judge.judge_identity(judge)
+
+    def failed(self, record):
+        return record.score is None
+
+
+class AIUJudge(_Judged):
+    name = "aiu_judge"
+    about = "a judge extracts the critique's atomic units and checks precision and recall"
+    what = "MetaCritique judging"
+
+    def batch(self, dim, docs, samples, ctx):
+        return mc_judge.judge_critiques(docs, _first(samples), ctx.judge, progress=ctx.progress)
+
+    def deferred_record(self, doc):
+        return mc_judge.deferred_record(doc)
+
+    def identity(self, judge):
+        return mc_judge.judge_identity(judge)
+
+    def failed(self, record):
+        return not record.scored
+
+
+class Revision(Scorer):
+    name, label, command = "revision", "revision", "revise"
+    about = "revisers revise with the critique; checks and a judge score the revisions"
+    roles, uses_executor, live_failures = ("reviser", "judge"), True, True
+    lm_eval_only = "its reviser and judge run inside lm-eval, between generation and scoring"
+
+    def check_settings(self):
+        super().check_settings()
+        resolve_failure_rule()
+
+    def batch(self, dim, docs, samples, ctx):
+        revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
+        return revision_pipeline.run(dim.protocol, docs, _first(samples), revisers, ctx.judge or
+                                     revision_pipeline.judge_settings(), ctx.executor, progress=ctx.progress)
+
+    def defers(self, dim, docs, ctx):
+        revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
+        why = revision_pipeline.missing(dim.protocol, docs, revisers, ctx.judge or revision_pipeline.judge_settings())
+        if not why:
+            return ""
+        return (f"critic_tasks: {dim.protocol} scoring deferred (set {why}); keep generations with --log_samples "
+                "and run `critic-eval revise <output_path>`")
+
+    def deferred_record(self, doc):
+        return revision_pipeline.deferred_record(doc)
+
+    def failed(self, record):
+        return record.failed
+
+    def summary(self, dim, records):
+        rates = revision_pipeline.per_reviser_pass_rates(records)
+        if not rates:  # per reviser: not a registry key (the pool is set at run time); also in `critic-eval revise`
+            return ""
+        return (f"critic_tasks: {dim.protocol} pass rate per reviser: "
+                + ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
+
+
+SCORERS: dict[str, Scorer] = {s.name: s for s in (Parse(), Sandbox(), Judge(), AIUJudge(), Revision())}
 
 
 def score(dimension: registry.Dimension, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
           context: Context = Context()) -> list[Record]:
     """One record per document from its replies (``samples[i]``: document i's, as lm-eval keeps them), through
-    the dimension's scorer: parsed one by one (the first reply), or the whole batch at once."""
+    the dimension's scorer's batch step (a parsed dimension: each document's first reply)."""
     if len(docs) != len(samples):
         raise ValueError(f"{len(docs)} documents but {len(samples)} generations")
-    scorer = SCORERS[dimension.scorer]
-    results = _first(samples) if scorer.batch is None else scorer.batch(dimension, docs, samples, context)
-    return [scorer.record(dimension, doc, result) for doc, result in zip(docs, results)]
+    return SCORERS[dimension.scorer].batch(dimension, docs, samples, context)
 
 
 # ----------------------------------------------------------------------------- a whole registered task

@@ -24,12 +24,15 @@ the generated files in sync.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.records import Record
+
+# Metric (what a results key reports, over which records) lives beside the records it selects, so that routing a
+# record to its keys (lm-eval's process_results) calls nothing here; the registry declares every key with it.
+from critic_tasks.core.records import SCALES as SCALES
+from critic_tasks.core.records import Metric, Record
 from critic_tasks.protocols.catalog import INTERVALS
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import loading as cb_loading
@@ -48,7 +51,6 @@ from critic_tasks.protocols.metacritique import prompts as mc_prompts
 from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 
-WHEN = ("all", "scored", "deferred")
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
 CORRECTION_BUDGET = 1024
 
@@ -68,52 +70,6 @@ class Protocol:
     source: str  # where the loader reads the data from (the Hub dataset or paper repository; lm-eval's dataset_path)
     # what a task passes the loader besides the data dimension (default: the task's ``options``)
     task_options: Callable[["Task"], dict] = lambda task: dict(task.options)
-
-
-# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
-# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
-# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
-JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
-SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
-    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
-    "correlation": ((-100.0, 100.0), "a x100 correlation"),
-    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
-    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
-    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
-}
-
-
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    family: str
-    base: str = ""  # the family's output reported under this key (default: the key itself)
-    when: str = "all"
-    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
-    min_samples: int = 0  # only records with at least this many samples (pass@k)
-    higher_is_better: bool = True
-    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
-    scale: str = "rate"  # a key of SCALES
-    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
-
-    def __post_init__(self):
-        object.__setattr__(self, "base", self.base or self.key)
-        if self.scale not in SCALES:
-            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
-        if self.when not in WHEN:
-            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
-        if self.ci not in ("", "low", "high"):
-            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
-
-    def accepts(self, record: Any) -> bool:
-        """Does ``record`` (a ``core.records.Record``) enter this metric's aggregation?"""
-        if record.deferred != (self.when == "deferred"):
-            return False
-        if self.when == "scored" and not record.scored:
-            return False
-        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
-            return False
-        return record.n_samples >= self.min_samples
 
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records

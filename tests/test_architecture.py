@@ -2,6 +2,7 @@
 no import cycles, lint clean, and a README whose Layout section names every package."""
 
 import ast
+import json
 import os
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "critic_tasks"
@@ -110,48 +112,123 @@ def test_readme_layout_names_every_package_and_module():
     assert missing == [], f"docs/architecture.md's Layout section does not mention: {missing}"
 
 
-TRACE = '''
-import os, sys
+# What lm-eval calls for a task, in its order, profiled: the files of our code entered (first entry order) and every
+# call from one of our files into another (caller file, callee file). lm-eval builds a task's filter when it builds
+# the task (before any generation), so the filter object is made before profiling; its batch step is profiled.
+PROFILE = '''
+import inspect, json, os, sys
 import critic_tasks
 from critic_tasks import engine
 from critic_tasks.adapters.lm_eval import hooks
 
 root = os.path.dirname(os.path.dirname(critic_tasks.__file__))
-docs = engine.task_docs("critic_feedback_chat")[:6]
-replies = [f"Score: {i % 7 + 1}\\nbecause" for i in range(len(docs))]
-seen = []
+ours = os.path.join(root, "critic_tasks") + os.sep
+seen, edges = [], set()
 
 def profile(frame, event, arg):
     name = frame.f_code.co_filename
-    if event == "call" and name.startswith(os.path.join(root, "critic_tasks")):
+    if event == "call" and name.startswith(ours):
         name = os.path.relpath(name, root)
         if name not in seen:
             seen.append(name)
+        caller = frame.f_back.f_code.co_filename if frame.f_back else ""
+        # a generator (rate(r.parsed for r in records)) resumed by its consumer is data handed over, not a call back
+        generator = frame.f_code.co_flags & inspect.CO_GENERATOR
+        if caller.startswith(ours) and os.path.relpath(caller, root) != name and not generator:
+            edges.add((os.path.relpath(caller, root), name))
 
+names = hooks.registered_names()
+%s
+sys.setprofile(profile)
+%s
+sys.setprofile(None)
+print(json.dumps({"seen": seen, "edges": sorted(edges), "value": value, "extra": extra}))
+'''
+
+# critic_feedback: each document's prompt and record, then the Spearman over the rows process_results routed to it
+FEEDBACK = ('''
+docs = engine.task_docs("critic_feedback_chat")
+replies = [f"Decision: {i % 7 + 1}\\nbecause" for i in range(len(docs))]
+spearman = names["aggregation"]["critic_likert_spearman"]
+extra = [[i % 7 + 1 for i in range(len(docs))], [d["feedback_score"] for d in docs]]
+''', '''
 rows = []
-sys.setprofile(profile)  # what lm-eval calls, in its order: prompt, per-document record, aggregation
 for doc, reply in zip(docs, replies):
     hooks.doc_to_text(doc)
     rows.append(hooks.process_results(doc, [reply])["spearman"])
-hooks.aggregate("likert", "spearman", rows)
-sys.setprofile(None)
-print("\\n".join(seen))
-'''
+value = spearman(rows)
+''')
+
+# critic_correction on two code items (code_not_exec's medium and high one, each revised to its own response: the
+# sample's high-quality code_not_exec response is correct, the medium one is not): the filter's batch step (the
+# programs run in the sandbox's child processes, not profiled), each document's record, the pass rate
+CORRECTION = ('''
+docs = engine.task_docs("critic_correction_code_not_exec")[1:3]
+replies = [[f"Revised:\\n```python\\n{d['generation']}\\n```"] for d in docs]
+sandbox = names["filter"]["critic_sandbox"]()
+pass_rate = names["aggregation"]["critic_correction_pass_rate"]
+''', '''
+kept = sandbox.apply(replies, docs)
+rows = [hooks.process_results(doc, [k])["pass_rate"] for doc, k in zip(docs, kept)]
+value = pass_rate(rows)
+''' + '''
+extra = [[d["quality"] for d in docs], [[c["status"] for c in row["checks"]] for row in rows]]
+''')
+
+TRACES = {"critic_feedback": (FEEDBACK, 8, "aggregation: critic_likert_spearman\n"),
+          "critic_correction": (CORRECTION, 10, "function: critic_sandbox\n")}
 
 
-def test_the_documented_trace_is_the_code_path():
-    """docs/architecture.md lists the files from critic_feedback's YAML to its printed Spearman: the YAML files lm-eval
-    reads (each including the next, the last naming utils.py's hooks), then exactly the files of our code that run
-    for a document's prompt, its record and the Spearman, in the order they are first entered."""
+def _cycles(edges) -> list:
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    found, state = [], {}
+
+    def visit(node, trail):
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append(trail[trail.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+@pytest.mark.parametrize("task", sorted(TRACES))
+def test_the_documented_trace_is_the_code_path(task):
+    """docs/architecture.md lists, per task, the files from its YAML to its printed metric: the task's YAML (one
+    self-contained file, as lm-eval's gsm8k.yaml: no include chain) and utils.py, whose hooks it names, then exactly
+    the files of our code that run while lm-eval's hooks do (prompt, filter, record, aggregation), in the order
+    they are first entered: at most 8 files for critic_feedback, 10 for a code item of critic_correction. No call
+    leads back into a file already on the way (the calls between our files form no cycle), and the metric is the
+    one computed here by hand (scipy's Spearman; the sample's one correct code item of two)."""
+    script, limit, names_its_scoring = TRACES[task]
     text = (REPO / "docs" / "architecture.md").read_text()
-    listed = text.split("<!-- trace critic_feedback -->\n```\n", 1)[1].split("```", 1)[0].split()
-    yaml_files, rest = listed[:4], listed[4:]
-    assert [Path(f).name for f in yaml_files] == ["critic_feedback.yaml", "_feedback_yaml", "_template_yaml", "utils.py"]
-    for outer, inner in zip(yaml_files, yaml_files[1:3]):
-        assert f"include: {Path(inner).name}\n" in (REPO / outer).read_text()
-    assert "!function utils.process_results" in (REPO / yaml_files[2]).read_text()
-    assert "from critic_tasks.adapters.lm_eval.hooks import" in (REPO / yaml_files[3]).read_text()
+    listed = text.split(f"<!-- trace {task} -->\n```\n", 1)[1].split("```", 1)[0].split()
+    assert len(listed) <= limit, listed
+    task_yaml, utils, rest = listed[0], listed[1], listed[2:]
+    assert task_yaml == f"critic_tasks/adapters/lm_eval/tasks/{task}.yaml"
+    yaml_text = (REPO / task_yaml).read_text()
+    assert "include:" not in yaml_text  # everything lm-eval reads for the task is in this one file
+    assert "!function utils.process_results\n" in yaml_text and names_its_scoring in yaml_text
+    assert utils == "critic_tasks/adapters/lm_eval/tasks/utils.py"
+    assert "from critic_tasks.adapters.lm_eval.hooks import" in (REPO / utils).read_text()
     env = {**os.environ, "CRITICBENCH_DATA_DIR": "sample", "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", TRACE], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    out = subprocess.run([sys.executable, "-c", PROFILE % script], capture_output=True, text=True, cwd=REPO, env=env,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == rest
+    found = json.loads(out.stdout.splitlines()[-1])
+    assert found["seen"] == rest
+    assert _cycles(found["edges"]) == []
+    if task == "critic_feedback":
+        predicted, human = found["extra"]
+        assert found["value"] == pytest.approx(100 * stats.spearmanr(predicted, human).statistic, abs=1e-9)
+    else:
+        assert found["extra"] == [["med", "high"], [["failed"], ["passed"]]]
+        assert found["value"] == 50.0  # one domain, one of its two items passes

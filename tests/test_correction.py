@@ -10,9 +10,9 @@ from toolkit_reference import toolkit_math_result as toolkit_parse_math_result
 from toolkit_reference import toolkit_parse_code
 
 from critic_tasks.core.answers import answers_match, extract_final_answer
-from critic_tasks.core.code import extract_code
 from critic_tasks.core.metrics.pass_at_k import pass_at_k
 from critic_tasks.protocols.criticbench.correction import check_corrections, gold_answer
+from critic_tasks.protocols.criticbench.correction.check import extract_code
 from critic_tasks.protocols.criticbench.correction.programs import (
     PRELUDE,
     RESULT_MARKER,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from critic_tasks.core.metrics.ranks import average_ranks, rank_correlation, resample_ranks
+from critic_tasks.core.metrics.spearman import average_ranks, rank_correlation, resample_ranks
 
 REPO = Path(__file__).resolve().parent.parent
 

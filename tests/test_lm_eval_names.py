@@ -28,8 +28,8 @@ def _yaml(name: str) -> dict:
 
 def test_a_yaml_names_its_filter_and_aggregations_in_words():
     """As lm-eval's gsm8k.yaml: ``function: <registered filter>``, ``aggregation: <registered name>``; the only
-    ``!function`` hooks left are the loader and the template's three per-document hooks."""
-    correction = _yaml("_correction_yaml")
+    ``!function`` hooks left are the loader and the three per-document hooks."""
+    correction = _yaml("critic_correction.yaml")
     assert correction["filter_list"] == [{"name": "none", "filter": [{"function": "critic_sandbox"}]}]
     entries = {m["metric"]: m["aggregation"] for m in correction["metric_list"]}
     assert entries["pass_rate"] == "critic_correction_pass_rate"
@@ -38,7 +38,7 @@ def test_a_yaml_names_its_filter_and_aggregations_in_words():
     # no interval bound is an lm-eval metric (computed from the --log_samples rows when results are read)
     assert not [m["metric"] for path in TASKS.glob("*yaml") for m in _yaml(path.name).get("metric_list") or []
                 if "_ci_" in m["metric"]]
-    feedback = _yaml("_feedback_yaml")
+    feedback = _yaml("critic_feedback.yaml")
     assert "filter_list" not in feedback  # parsed one reply at a time: lm-eval's default take_first
     assert {m["metric"]: m["aggregation"] for m in feedback["metric_list"]}["spearman"] == "critic_likert_spearman"
     assert _yaml("critic_alignbench_ref_sc.yaml")["filter_list"][0]["filter"] == [

@@ -81,22 +81,22 @@ def _merge(dbs: list[Path], into: Path) -> None:
 
 
 @pytest.mark.parametrize("world", [2, 3, 4])
-def test_rows_come_back_in_document_order(monkeypatch, world):
+def test_rows_come_back_in_document_order(world):
     """lm-eval's sharding (rank r: documents r, r + W, ...) and gather (rank by rank), simulated: what the
     aggregation sees equals one process's rows, for a key every document feeds and for one only some do."""
     docs = list(range(11))
     feeds = {"all": lambda d: True, "some": lambda d: d % 3 == 1}  # "some": absent from some ranks
     gathered = {key: [] for key in feeds}
     for rank in range(world):
-        monkeypatch.setattr(ranks, "process_group", lambda rank=rank: (rank, world))
-        per_rank = [ranks.every_key({k: {"doc": d} for k, f in feeds.items() if f(d)}, list(feeds))
+        per_rank = [ranks.every_key({k: {"doc": d} for k, f in feeds.items() if f(d)}, list(feeds), (rank, world))
                     for d in docs[rank::world]]
         for key in feeds:
             gathered[key] += [values[key] for values in per_rank]  # every rank has every key: no KeyError
     for key, fed in feeds.items():
         assert ranks.in_doc_order(gathered[key]) == [{"doc": d} for d in docs if fed(d)]
-    monkeypatch.setattr(ranks, "process_group", lambda: None)  # one process: nothing changes
-    assert ranks.every_key({"all": {"doc": 0}}, list(feeds)) == {"all": {"doc": 0}}
+    from critic_tasks.adapters.lm_eval import hooks
+
+    assert hooks.process_group() is None  # one process: the hooks call nothing of ranks, rows pass unchanged
     assert ranks.in_doc_order([{"doc": 1}, {"doc": 0}]) == [{"doc": 1}, {"doc": 0}]
 
 
@@ -147,8 +147,9 @@ def test_two_ranks_give_the_numbers_of_one_process(tmp_path, smollm2_model_args_
     assert collections.Counter(judged_two) == collections.Counter(judged_one)
 
     # the sandbox: each parsed revision run once, by the rank that owns it; the same programs as one process
-    outcomes = [o if isinstance(o, dict) else ast.literal_eval(o)  # lm-eval logs them as their repr
-                for s in two["samples"][CHECKED] for o in s["filtered_resps"][0]]
+    records = [r if isinstance(r, dict) else ast.literal_eval(r)  # lm-eval logs them as their repr
+               for s in two["samples"][CHECKED] for r in s["filtered_resps"][0]]
+    outcomes = [o for r in records for o in r["checks"]]  # each sample's check outcome, kept in its record
     assert len(outcomes) == LIMIT  # one per item: rank 1's padding copies were not checked
     parsed = sum(o["parsed"] for o in outcomes)
     assert parsed >= 1, "no revision had code to run: raise max_gen_toks"

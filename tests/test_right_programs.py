@@ -594,7 +594,7 @@ def _whole_question_program(item, code):
 
 
 def _wire_and_one_process(executor, rows):
-    from critic_tasks.core.code import extract_code
+    from critic_tasks.protocols.criticbench.correction.check import extract_code
 
     verdicts = {}
     for domain in ("code_exec", "code_not_exec"):

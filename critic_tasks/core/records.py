@@ -5,13 +5,23 @@ harness. ``scored`` says whether the record enters label-based metrics (it has a
 a judge score); ``deferred`` marks an item whose scoring was postponed (judging without a judge configured).
 Harness adapters pass records across their boundary as plain dicts (``as_dict`` / ``from_dict``), so that logged
 samples stay readable JSON.
+
+A ``Metric`` (declared in ``critic_tasks.registry``) is one results key and the records it takes (``accepts``);
+``rate`` and ``domain_mean`` are the two averages the families build their numbers from. ``digest``,
+``all_identical`` and ``warn_identical`` say whether a sampled task's backend sampled (below).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import logging
+import math
+from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Hashable, Iterable, Sequence
+
+log = logging.getLogger("critic_tasks")
 
 
 @dataclass(frozen=True)
@@ -92,7 +102,7 @@ class CheckOutcome:
     detail: str = ""
     isolation: str = ""  # the sandbox layer that ran the program, when one ran
     truncated: bool = False  # cut off by the token budget: an unclosed code block, or a reply ending mid-sentence
-    digest: str = ""  # a fingerprint of the reply (core.samples.digest): were an item's k samples one text?
+    digest: str = ""  # a fingerprint of the reply (``digest`` below): were an item's k samples one text?
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,10 @@ class CorrectionRecord(Record):
     invalid: bool = False
     truncated: tuple[bool, ...] = field(default_factory=tuple)
     isolation: tuple[str, ...] = field(default_factory=tuple)  # the sandbox layers that ran its programs, if any
-    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (``all_identical``)
+    # each sample's check outcome (``CheckOutcome`` as a dict: status, detail, the sandbox layer), for --log_samples
+    # and the invalid items' log lines; no metric reads them, and two records differing only here are equal
+    checks: tuple[dict, ...] = field(default_factory=tuple, compare=False)
 
     @property
     def scored(self) -> bool:
@@ -155,7 +168,7 @@ class RatingRecord(Record):
     category: str = ""
     samples: int = 1
     parsed_samples: int = 1
-    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (core.samples)
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (``all_identical``)
     variant: str = ""  # the prompt variant the critic was asked with (protocols.variants)
 
     @property
@@ -283,3 +296,117 @@ def canonical(records) -> list:
     """Records in a fixed order (by their fields' text, in field order), so that a bootstrap interval depends on the
     records and the seed, not on the order a harness hands them over (lm-eval and the offline scorer differ)."""
     return sorted(records, key=lambda r: tuple(str(v) for v in vars(r).values()))
+
+
+# ----------------------------------------------------------------------------- metrics over records
+
+# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
+# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
+# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
+JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
+SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
+    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
+    "correlation": ((-100.0, 100.0), "a x100 correlation"),
+    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
+    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
+    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
+}
+
+
+WHEN = ("all", "scored", "deferred")  # which records a metric takes (``Metric.when``)
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    family: str
+    base: str = ""  # the family's output reported under this key (default: the key itself)
+    when: str = "all"
+    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
+    min_samples: int = 0  # only records with at least this many samples (pass@k)
+    higher_is_better: bool = True
+    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
+    scale: str = "rate"  # a key of SCALES
+    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", self.base or self.key)
+        if self.scale not in SCALES:
+            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
+        if self.when not in WHEN:
+            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
+        if self.ci not in ("", "low", "high"):
+            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
+
+    def accepts(self, record: Record) -> bool:
+        """Does ``record`` enter this metric's aggregation?"""
+        if record.deferred != (self.when == "deferred"):
+            return False
+        if self.when == "scored" and not record.scored:
+            return False
+        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
+            return False
+        return record.n_samples >= self.min_samples
+
+
+def rate(flags: Iterable[bool]) -> float:
+    """The share of true flags, x100 (0 for no flags).
+
+    >>> rate([True, False, True, True])
+    75.0
+    >>> rate([])
+    0.0
+    """
+    flags = list(flags)
+    return 100.0 * sum(flags) / len(flags) if flags else 0.0
+
+
+def domain_mean(pairs: Iterable[tuple[Hashable, float]]) -> float | None:
+    """``pairs``: (domain, item value); the unweighted mean of the per-domain means (the paper's "average over
+    domains, unweighted": a domain with few items weighs as much as one with many; Lan et al. 2024, Tables 2 and
+    3), or None without items.
+
+    math's two items average 0.5, chat's one 1.0; the domains weigh the same: (0.5 + 1.0) / 2:
+
+    >>> domain_mean([("math", 1.0), ("math", 0.0), ("chat", 1.0)])
+    0.75
+    >>> domain_mean([]) is None
+    True
+    """
+    by_domain: dict[Hashable, list[float]] = defaultdict(list)
+    for domain, value in pairs:
+        by_domain[domain].append(value)
+    means = [sum(v) / len(v) for v in by_domain.values()]
+    return sum(means) / len(means) if means else None
+
+
+# ----------------------------------------------------------------------------- did the backend sample?
+# Did the backend sample? The k replies of one item, compared.
+#
+# A sampled task (CritiqueLLM's self-consistency, the correction's pass@k) asks each item k times. A backend that does
+# not vary them (a server that honours one fixed seed, a model served greedily whatever the request says) returns one
+# reply k times, and the metric silently rests on one sample. The records keep whether an item's k replies were all one
+# text (``identical``): the self-consistency record from the texts themselves, the correction record from a short
+# digest of each reply kept in its check outcome (the record keeps no reply text). The results count those items
+# (``identical_samples``) and the run says so in one warning line.
+
+
+def digest(text: str | None) -> str:
+    """A short fingerprint of one reply ('' for a failed call: there is no text to compare)."""
+    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def all_identical(keys: Sequence) -> bool:
+    """k > 1 replies (or their digests), every one present and all the same. A failed call (None, or an empty
+    digest) leaves the question open: such an item is not counted."""
+    return len(keys) > 1 and all(k not in (None, "") for k in keys) and len(set(keys)) == 1
+
+
+def warn_identical(records: Iterable) -> None:
+    """One warning line when items of a sampled task got k identical replies (records with ``identical``)."""
+    sampled = [r for r in records if r.n_samples > 1]
+    same = sum(bool(getattr(r, "identical", False)) for r in sampled)
+    if same:
+        log.warning("critic_tasks: %d of %d items got %d identical samples: the backend returned one reply k times "
+                    "(it did not sample; check do_sample / temperature and a fixed seed); pass@k and self-consistency "
+                    "rest on fewer samples than asked", same, len(sampled), sampled[0].n_samples)

@@ -2,11 +2,12 @@
 
     python -m critic_tasks.adapters.lm_eval.generate
 
-Layout (as lm-eval's own mmlu / gsm8k): ``_template_yaml`` holds what every task shares, ``_<dimension>_yaml``
-adds the dimension's data source, loader, metrics and filter, and each task file is a few lines that pick the split,
-domains and options. Filters and aggregations are named as lm-eval's own are (``function: critic_sandbox``,
-``aggregation: critic_likert_spearman``): ``hooks.py`` registers them in lm-eval's registries when ``utils.py``, which
-holds the four per-document hooks the YAML names with ``!function``, is imported.
+Each task is one self-contained file, as lm-eval's gsm8k.yaml is (no ``include`` chain: a reader opens one file;
+generated files may repeat what tasks share): its opening comments say what the critic is asked, the prompt and how
+its replies are scored, and its keys name the four per-document hooks (``!function utils.<hook>``), the filter and
+aggregations by their names in lm-eval's registries (``function: critic_sandbox``, ``aggregation:
+critic_likert_spearman``). ``hooks.py`` registers those names when ``utils.py``, which binds the hooks, is imported;
+groups are their own files.
 """
 
 from __future__ import annotations
@@ -45,21 +46,26 @@ def _dump(data: dict, about: str = "") -> str:
     return HEADER + about + re.sub(r"'(!function [\w.]+)'", r"\1", text)
 
 
-def _about(dim: registry.Dimension) -> str:
-    """The dimension file's opening comment: what the critic is asked, its prompt, how replies become scores."""
+def _about(task: registry.Task) -> str:
+    """A task file's opening comment: what the critic is asked, its prompt, how replies become scores."""
+    dim = task.dimension_spec
     protocol = registry.PROTOCOLS[dim.protocol]
     scorer = SCORERS[dim.scorer]
     prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
-    how = (f"filter {SCORE_FILTERS[dim.scorer]}: {scorer.about}" if scorer.batch is not None
-           else f"process_results: {scorer.about}")
-    return (f"# {dim.about}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
+    if scorer.per_reply:
+        parser = f"{protocol.record.__module__.removeprefix('critic_tasks.')}.{protocol.record.__name__}"
+        how = f"process_results ({parser}): {scorer.about}"
+    else:
+        how = (f"filter {SCORE_FILTERS[dim.scorer]} (engine.{type(scorer).__name__}), then process_results: "
+               f"{scorer.about}")
+    return (f"# {task.description()}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
             f"# metrics: the {dim.metrics[0].family} family (protocols/*/scoring.py FAMILIES), each with the records it "
             "accepts\n")
 
 
-def _dimension_yaml(dim: registry.Dimension) -> str:
+def _dimension_config(dim: registry.Dimension) -> dict:
+    """What every task of a dimension holds: its data source, loader, metrics, reply budget and filter."""
     config = {
-        "include": "_template_yaml",
         # read file by file by the custom loader (a local copy: the protocol's data_env, CRITICBENCH_DATA_DIR, ...)
         "dataset_path": registry.PROTOCOLS[dim.protocol].source,
         "custom_dataset": "!function utils.load_docs",
@@ -67,34 +73,35 @@ def _dimension_yaml(dim: registry.Dimension) -> str:
         "metric_list": [{"metric": m.key, "aggregation": metric_aggregation_name(m),
                          "higher_is_better": m.higher_is_better} for m in dim.metrics if not m.ci],
     }
-    if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:  # lm-eval replaces the whole mapping
+    if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:
         config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": dim.max_gen_toks}
-    if SCORERS[dim.scorer].batch is not None:
+    if not SCORERS[dim.scorer].per_reply:
         # not parsed item by item: the whole task is scored at once by the filter (programs run in parallel in the
-        # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (scorer)
+        # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (repeats)
         config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer]}]}]
-    return _dump(config, _about(dim))
+    return config
 
 
-def _task_yaml(task: registry.Task) -> str:
+def _task_config(task: registry.Task) -> dict:
+    """What a task's own lines change: its name, tags, repeats, decoding, filter's repeats and loader options."""
     dim = task.dimension_spec
-    config: dict = {"include": f"_{dim.name}_yaml", "task": task.name}
+    config: dict = {"task": task.name}
     if task.tags:
         config["tag"] = list(task.tags)
     if task.repeats > 1:
         config["repeats"] = task.repeats
-        if SCORERS[dim.scorer].batch is not None:  # the filter keeps repeats replies per item (less data-parallel
+        if not SCORERS[dim.scorer].per_reply:  # the filter keeps repeats replies per item (less data-parallel
             config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer],  # padding)
                                                                   "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
     if dim.protocol != "criticbench":
-        if task.repeats > 1 and SCORERS[dim.scorer].batch is None:  # parsed: every sample reaches process_results
+        if task.repeats > 1 and SCORERS[dim.scorer].per_reply:  # parsed: every sample reaches process_results
             config["filter_list"] = [{"name": "none", "filter": [{"function": KEEP_SAMPLES,
                                                                   "repeats": task.repeats}]}]
         config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
                                     **dict(task.options)}
-        return _dump(config)
+        return config
     kwargs = {"dimension": dim.data_dimension, "split": task.split,
               "domains": "all" if task.domains == DOMAIN_NAMES else ",".join(task.domains)}
     if dim.fmt != "obj":
@@ -104,7 +111,21 @@ def _task_yaml(task: registry.Task) -> str:
     if task.self_feedback:  # the stage-1 samples come from --metadata self_feedback or CRITIC_SELF_FEEDBACK
         kwargs["feedback_source"] = task.feedback_source
     config["dataset_kwargs"] = kwargs
-    return _dump(config)
+    return config
+
+
+# A task file's keys in reading order (gsm8k.yaml's): what it is, its data, its prompt and hooks, decoding, scoring.
+ORDER = ("task", "tag", "dataset_path", "custom_dataset", "dataset_kwargs", "output_type", "test_split",
+         "doc_to_text", "doc_to_target", "process_results", "repeats", "generation_kwargs", "filter_list",
+         "metric_list", "num_fewshot", "metadata")
+
+
+def _task_yaml(task: registry.Task) -> str:
+    """One self-contained task file: the template, the dimension's keys, then the task's own (a later key replaces
+    an earlier one whole, as lm-eval's ``include`` did)."""
+    merged = {**TEMPLATE, **_dimension_config(task.dimension_spec), **_task_config(task)}
+    assert set(merged) <= set(ORDER), sorted(set(merged) - set(ORDER))
+    return _dump({key: merged[key] for key in ORDER if key in merged}, _about(task))
 
 
 def _group_yaml(group: registry.Group) -> str:
@@ -119,9 +140,7 @@ def _group_yaml(group: registry.Group) -> str:
 
 def render() -> dict[str, str]:
     """File name -> content for every generated YAML."""
-    files = {"_template_yaml": _dump(TEMPLATE)}
-    files.update({f"_{d.name}_yaml": _dimension_yaml(d) for d in registry.DIMENSIONS.values()})
-    files.update({f"{t.name}.yaml": _task_yaml(t) for t in registry.TASKS.values()})
+    files = {f"{t.name}.yaml": _task_yaml(t) for t in registry.TASKS.values()}
     files.update({f"{g.name}.yaml": _group_yaml(g) for g in registry.GROUPS.values()})
     return files
 

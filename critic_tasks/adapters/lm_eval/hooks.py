@@ -4,9 +4,10 @@ name in lm-eval's registries when it is imported (``function: critic_sandbox``, 
 critic_likert_spearman``: ``register``).
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
-there. ``process_results`` turns each document's output into a record and hands it to exactly the metric keys the
-registry routes it to (a ``spearman_low`` key only for low-quality items, say), so every aggregation is one
-metric family over a list of records, and pooling across domains happens naturally.
+there. Each dimension's ``Route`` is bound once: ``process_results`` turns each document's output into a record
+(the protocol's parser, or the record the task's ScoreFilter kept) and hands it to exactly the metric keys that
+accept it (a ``spearman_low`` key only for low-quality items, say), so every aggregation is one metric family over
+a list of records, and pooling across domains happens naturally.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import itertools
 import json
 import logging
 import os
+import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import private, ranks
@@ -27,8 +30,9 @@ from critic_tasks.adapters.lm_eval.names import FILTER_NAMES, KEEP_SAMPLES, aggr
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import CheckOutcome, Record
-from critic_tasks.engine import SCORERS, Scorer, metric_value
+from critic_tasks.core.records import Metric, Record, warn_identical
+from critic_tasks.engine import SCORERS, Scorer
+from critic_tasks.protocols.catalog import FAMILIES
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -75,8 +79,46 @@ class _CustomKwargsWarning(logging.Filter):
 logging.getLogger("lm_eval.api.task").addFilter(_CustomKwargsWarning())
 
 
+def _kept(doc: dict, kept: list) -> Record:
+    """A batch-scored document's record: the one its ScoreFilter made, as lm-eval hands it on (a one-row list)."""
+    return Record.from_dict(kept[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """What one dimension's documents go through, bound once (not looked up per document): the protocol's prompt and
+    gold text, the function that makes a document's record (the protocol's parser, e.g.
+    ``protocols.criticbench.scoring.record``, for a parsed dimension; ``_kept`` for one its filter scores), and the
+    metric keys a record is routed to, each taking the records its ``Metric.accepts``."""
+
+    dimension: registry.Dimension
+    prompt: Callable[[dict], str]
+    target: Callable[[dict], str]
+    record: Callable[[dict, Any], Record]
+    metrics: tuple[Metric, ...]  # the keys process_results feeds: no interval bound (computed from the samples)
+
+    @classmethod
+    def of(cls, dim: registry.Dimension) -> "Route":
+        protocol = registry.PROTOCOLS[dim.protocol]
+        record = protocol.record if SCORERS[dim.scorer].per_reply else _kept
+        return cls(dim, protocol.prompt, protocol.target, record, tuple(m for m in dim.metrics if not m.ci))
+
+
+# (data dimension, format) -> its Route: the first registered dimension of each, as ``registry.dimension_for`` finds
+_ROUTES: dict[tuple[str, str], Route] = {}
+for _dim in registry.DIMENSIONS.values():
+    _ROUTES.setdefault((_dim.data_dimension, _dim.fmt), Route.of(_dim))
+
+
+def _route(doc: dict) -> Route:
+    route = _ROUTES.get((doc["dimension"], doc.get("fmt", "obj")))
+    if route is None:  # not one of our documents: the registry's one-line error
+        registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
+    return route
+
+
 def _dimension(doc: dict) -> registry.Dimension:
-    return registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
+    return _route(doc).dimension
 
 
 def load_docs(**kwargs):
@@ -90,7 +132,8 @@ def load_docs(**kwargs):
     _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     SCORERS[dim.scorer].check_settings()
-    settings_from_env()  # CRITIC_CI_* (bootstrap intervals) checked before any generation too
+    # CRITIC_CI_* checked before any generation too: read with the --log_samples rows (reports.results)
+    settings_from_env()
     steps = registry.PROTOCOLS[dim.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
@@ -100,21 +143,36 @@ def load_docs(**kwargs):
 
 
 def doc_to_text(doc: dict) -> str:
-    return registry.PROTOCOLS[_dimension(doc).protocol].prompt(doc)
+    return _route(doc).prompt(doc)
 
 
 def doc_to_target(doc: dict) -> str:
-    return registry.PROTOCOLS[_dimension(doc).protocol].target(doc)
+    return _route(doc).target(doc)
 
 
 def process_results(doc: dict, results: list) -> dict:
-    dim = _dimension(doc)
-    # the reply (its samples where KeepSamples kept them all), or what the task's ScoreFilter kept for this document
-    rec = SCORERS[dim.scorer].record(dim, doc, results[0] if results else None)
-    row = rec.as_dict()  # plain JSON in --log_samples files, where reports.results reads it back for the intervals
-    keys = [m.key for m in dim.metrics if not m.ci]  # intervals are no lm-eval keys: computed from the samples files
+    """The document's record (from its reply, its samples where KeepSamples kept them all, or what its ScoreFilter
+    kept) under every metric key that accepts it, as a plain row (JSON in --log_samples files, where
+    ``reports.results`` reads it back for the intervals)."""
+    route = _route(doc)
+    rec = route.record(doc, results[0] if results else None)
+    row = rec.as_dict()
+    fed = {m.key: row for m in route.metrics if m.accepts(rec)}
+    group = process_group()
     # several ranks: every key on every document, each value tagged with its rank (ranks.every_key)
-    return ranks.every_key({m.key: row for m in dim.metrics if m.accepts(rec) and m.key in keys}, keys)
+    return fed if group is None else ranks.every_key(fed, [m.key for m in route.metrics], group)
+
+
+def process_group() -> tuple[int, int] | None:
+    """(rank, world size) of the torch.distributed process group this process belongs to; None outside one (or in
+    a group of one): then nothing of ``ranks`` runs. torch is not imported for this: a process that has not imported
+    it is in no group."""
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    world = dist.get_world_size()
+    return (dist.get_rank(), world) if world > 1 else None
 
 
 # ----------------------------------------------------------------------------- aggregations
@@ -122,9 +180,14 @@ def process_results(doc: dict, results: list) -> dict:
 
 def aggregate(family: str, base: str, rows: list) -> object:
     """``base`` of ``family`` over the rows lm-eval routed to a metric key (``process_results``: the records the
-    key's metric accepts): ``engine.metric_value``, the step ``engine.dimension_metrics`` takes for each key."""
-    records = [Record.from_dict(r) for r in ranks.in_doc_order(rows)]
-    return metric_value(family, base, records)  # None (null in the results), never NaN
+    key's metric accepts): ``engine.metric_value``'s two steps, the ones ``engine.dimension_metrics`` takes for each
+    key, with the family's function called here (no call leads back into a module already left)."""
+    if rows and isinstance(rows[0], dict) and ranks.SLOT in rows[0]:  # gathered from several ranks
+        rows = ranks.in_doc_order(rows)
+    records = [Record.from_dict(r) for r in rows]
+    if base == "identical_samples":  # a sampled task whose backend did not sample: one warning line
+        warn_identical(records)
+    return FAMILIES[family](records).get(base)  # None (null in the results), never NaN
 
 
 def aggregation(family: str, base: str):
@@ -196,9 +259,10 @@ class ScoreFilter:
     (``judge``: CriticBench's 1-10 grades; ``aiu_judge``: MetaCritique's AIU extraction, precision and recall), and
     the revision protocols' revisers, checks and judge (``revision``), all cached per step.
 
-    Replaces each document's generations with what scoring made of them, kept in ``--log_samples`` output: the
-    check outcomes of each sample (items whose gold answer or unit test is unusable are marked ``invalid``,
-    excluded from pass rates and counted in ``invalid_items``), or the item's record (with the judge's identity).
+    Replaces each document's generations with its record (the scorer's ``batch`` step), kept in ``--log_samples``
+    output: a correction record keeps each sample's check outcome in ``checks`` (items whose gold answer or unit
+    test is unusable are marked ``invalid``, logged, excluded from pass rates and counted in ``invalid_items``); a
+    judged record comes with the judge's identity.
     Settings come from CRITIC_JUDGE_*, CRITIC_REVISER_* / CRITIC_REVISERS and CRITIC_EXECUTOR (or the ``executor``
     argument). Without a judge or reviser configured, scoring is deferred: the run keeps its generations (use
     ``--log_samples``) and the scorer's command (``critic-eval judge / revise <output dir>``) scores them later,
@@ -207,41 +271,34 @@ class ScoreFilter:
 
     def __init__(self, scorer: str, **kwargs):
         self.scorer = SCORERS[scorer]
-        self.executor_name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
+        # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
+        # generation); the scoring step only runs programs
+        name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+        self.executor = get_executor(name) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):
-        resps = ranks.own_replies(resps, self.repeats)  # no item checked or judged twice under data parallel
+        if process_group() is not None:  # no item checked or judged twice under data parallel
+            resps = ranks.own_replies(resps, self.repeats)
         scorer, dim = self.scorer, _dimension(docs[0]) if docs else None
-        context = scorer.context_from_env(progress=True)
+        context = scorer.context_from_env(progress=True, executor=self.executor)
         why = scorer.defers(dim, docs, context)
         if why:
             log.warning(why)
             return [[scorer.deferred_record(doc).as_dict()] for doc in docs]
-
-        def score():
-            executor = get_executor(self.executor_name) if scorer.uses_executor else None
-            return scorer.batch(dim, docs, resps, dataclasses.replace(context, executor=executor))
-
-        results = _scored_or_rescued(scorer, resps, docs, score)
-        if not all(isinstance(r, Record) for r in results):  # per-sample check outcomes
-            return [self._outcomes(doc, outcomes) for doc, outcomes in zip(docs, results)]
+        records = _scored_or_rescued(scorer, resps, docs, lambda: scorer.batch(dim, docs, resps, context))
+        for line in scorer.warnings(docs, records):
+            log.warning(line)
         if scorer.live_failures:
-            _report_unscored(rec.item for rec in results if scorer.failed(rec))
-        summary = scorer.summary(dim, results)
+            _report_unscored(rec.item for rec in records if scorer.failed(rec))
+        summary = scorer.summary(dim, records)
         if summary:
             log.info(summary)
-        identity = {"judge": scorer.identity(context.judge)} if scorer.identity else {}
-        # a revision's record names the revisers, judge and prompt versions itself (models)
-        return [[{**rec.as_dict(), **identity}] for rec in results]
-
-    @staticmethod
-    def _outcomes(doc: dict, outcomes: list[CheckOutcome]) -> list[dict]:
-        for outcome in outcomes:
-            if outcome.status == "invalid":
-                log.warning("critic_tasks: %s[%s] excluded: %s", doc["source_file"], doc["item_index"],
-                            outcome.detail)
-        return [dataclasses.asdict(outcome) for outcome in outcomes]
+        identity = scorer.identity(context.judge)
+        identity = {} if identity is None else {"judge": identity}
+        # a revision's record names the revisers, judge and prompt versions itself (models); a correction record
+        # keeps each sample's check outcome (``checks``)
+        return [[{**rec.as_dict(), **identity}] for rec in records]
 
 
 class KeepSamples:
@@ -252,7 +309,7 @@ class KeepSamples:
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (k)
 
     def apply(self, resps, docs):
-        return ranks.own_replies(resps, self.repeats)
+        return resps if process_group() is None else ranks.own_replies(resps, self.repeats)
 
 
 # ----------------------------------------------------------------------------- names in lm-eval's registries

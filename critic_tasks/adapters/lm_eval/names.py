@@ -9,7 +9,7 @@ from critic_tasks import registry
 from critic_tasks.engine import SCORERS
 
 # The filter of each scorer that scores a whole task at once (``function: critic_sandbox``), and self-consistency's.
-FILTER_NAMES = {f"critic_{name}": name for name, scorer in SCORERS.items() if scorer.batch is not None}
+FILTER_NAMES = {f"critic_{name}": name for name, scorer in SCORERS.items() if not scorer.per_reply}
 KEEP_SAMPLES = "critic_keep_samples"
 
 

@@ -16,36 +16,22 @@ our numbers, and are handled here:
   order of its rows. Each value carries its rank, and ``in_doc_order`` (the first step of every aggregation) puts
   the rows back in document order and drops the empty slots.
 
-Outside a process group (one process: the usual run), nothing here changes anything.
+Outside a process group (one process: the usual run), nothing here runs: the hooks call these functions only under
+one (``hooks.process_group``), or, for the aggregation, only on rows ``every_key`` wrapped.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 
 log = logging.getLogger("critic_tasks")
 
 SLOT = "critic_rank"  # the key that marks a value wrapped by every_key
 
 
-def process_group() -> tuple[int, int] | None:
-    """(rank, world size) of the torch.distributed process group this process belongs to; None outside one (or in
-    a group of one). torch is not imported for this: a process that has not imported it is in no group."""
-    torch = sys.modules.get("torch")
-    dist = getattr(torch, "distributed", None)
-    if dist is None or not dist.is_available() or not dist.is_initialized():
-        return None
-    world = dist.get_world_size()
-    return (dist.get_rank(), world) if world > 1 else None
-
-
-def every_key(metrics: dict, keys) -> dict:
-    """``process_results``' values, under a process group: every key of ``keys``, each value wrapped with this
-    rank (``None`` in the slot of a key this document does not feed). Unchanged outside one."""
-    group = process_group()
-    if group is None:
-        return metrics
+def every_key(metrics: dict, keys, group: tuple[int, int]) -> dict:
+    """``process_results``' values under a process group (``group``: this rank and the world size): every key of
+    ``keys``, each value wrapped with this rank (``None`` in the slot of a key this document does not feed)."""
     rank, world = group
     return {key: {SLOT: rank, "world": world, "row": metrics.get(key)} for key in keys}
 

@@ -29,7 +29,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.metrics.ranks import resample_ranks
+from critic_tasks.core.metrics.spearman import resample_ranks
 
 ENV_SWITCH, ENV_RESAMPLES, ENV_LEVEL, ENV_SEED = "CRITIC_CI", "CRITIC_CI_RESAMPLES", "CRITIC_CI_LEVEL", "CRITIC_CI_SEED"
 

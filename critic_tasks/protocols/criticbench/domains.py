@@ -8,7 +8,7 @@ comparable with published numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from critic_tasks.core.errors import ConfigError
 
@@ -29,17 +29,15 @@ class Domain:
     correction_check: str | None = None
     has_correction_part: bool = True  # correction_part/{d}_feedback.json exists
 
-    @property
-    def objective_correction(self) -> bool:
-        return self.correction_check is not None
+    # derived from correction_check once, when the table is built (read for every checked item)
+    objective_correction: bool = field(init=False)  # checked without a judge
+    needs_gold_answer: bool = field(init=False)  # compared with ground_truth_answer (else run with its unit test)
+    revision_is_code: bool = field(init=False)
 
-    @property
-    def needs_gold_answer(self) -> bool:
-        return self.correction_check in ("final_answer", "program_value")
-
-    @property
-    def revision_is_code(self) -> bool:
-        return self.correction_check in ("program_value", "unit_test")
+    def __post_init__(self):
+        object.__setattr__(self, "objective_correction", self.correction_check is not None)
+        object.__setattr__(self, "needs_gold_answer", self.correction_check in ("final_answer", "program_value"))
+        object.__setattr__(self, "revision_is_code", self.correction_check in ("program_value", "unit_test"))
 
 
 _TEXT_CRITERIA = (

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from critic_tasks.core.errors import DataError
-from critic_tasks.core.metrics.aggregate import rate
 from critic_tasks.core.metrics.pairwise import pair_consistent
+from critic_tasks.core.records import rate
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import parse_revisions
 from critic_tasks.protocols.criticbench.offline import (

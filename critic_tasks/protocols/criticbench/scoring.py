@@ -32,11 +32,12 @@ comparison rate resamples pairs (both orders of a pair stay together); ``pass_ra
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import defaultdict
 from typing import Callable, Optional, Sequence
 
-from critic_tasks.core.metrics import domain_mean, likert_score, pairwise_metrics, pass_at_k, rate, spearman_x100
+from critic_tasks.core.metrics import likert_score, pairwise_metrics, pass_at_k, spearman_x100
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
@@ -48,10 +49,12 @@ from critic_tasks.core.records import (
     LikertRecord,
     Record,
     VerdictRecord,
+    all_identical,
     canonical,
+    domain_mean,
+    rate,
 )
 from critic_tasks.core.run_state import per_run
-from critic_tasks.core.samples import all_identical
 from critic_tasks.protocols.criticbench import toolkit
 
 log = logging.getLogger("critic_tasks")
@@ -94,7 +97,8 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
                             invalid=any(o.status == "invalid" for o in outcomes),
                             truncated=tuple(o.truncated for o in outcomes),
                             isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})),
-                            identical=all_identical([o.digest for o in outcomes]))
+                            identical=all_identical([o.digest for o in outcomes]),
+                            checks=tuple(dataclasses.asdict(o) for o in outcomes))
 
 
 def feedback_text_record(doc: dict, text: str | None) -> FeedbackTextRecord:
@@ -198,7 +202,7 @@ def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
         group = [r for r in valid if r.quality == quality]
         out[f"pass_rate_{quality}"] = _pass_rate(group, lambda r: sum(r.passed) / len(r.passed))
     sampled = [r for r in records if r.n_samples > 1]
-    if sampled:  # pass@k: items whose k samples were one text (the backend did not sample; core.samples)
+    if sampled:  # pass@k: items whose k samples were one text (the backend did not sample; core.records.all_identical)
         out["identical_samples"] = float(sum(r.identical for r in sampled))
     n_min = min((r.n_samples for r in valid), default=0)
     for k in PASS_AT_K:

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from critic_tasks.core.metrics import agreement_metrics, rate, system_level, text_level
+from critic_tasks.core.metrics import agreement_metrics, system_level, text_level
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
-from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, canonical
-from critic_tasks.core.samples import all_identical
+from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, all_identical, canonical, rate
 from critic_tasks.protocols import variants
 
 RATING_LOW, RATING_HIGH = 1, 10
@@ -72,7 +71,7 @@ def rating_metrics(records: Sequence[RatingRecord]) -> dict[str, float]:
     out.update(system_models=system["models"], system_defined=system["defined"])
     out["variant"] = variants.recorded(r.variant for r in records)
     sampled = [r for r in records if r.samples > 1]
-    if sampled:  # self-consistency: items whose k samples were one text k times (the warning: core.samples)
+    if sampled:  # self-consistency: items whose k samples were one text k times (the warning: core.records.warn_identical)
         out["identical_samples"] = float(sum(r.identical for r in sampled))
     return out
 

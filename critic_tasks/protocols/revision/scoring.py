@@ -50,9 +50,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from critic_tasks.core.metrics import domain_mean
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
-from critic_tasks.core.records import RevisionRecord, canonical
+from critic_tasks.core.records import RevisionRecord, canonical, domain_mean
 from critic_tasks.protocols import variants
 
 EXCLUDE = "exclude"
