@@ -469,11 +469,6 @@ def aggregations() -> list[tuple[str, str]]:
     return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics if not m.ci))
 
 
-def intervals() -> list[tuple[str, str]]:
-    """Every (family, base) pair reported with an interval: two aggregation functions each (low, high)."""
-    return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics if m.ci))
-
-
 def result_metric(name: str, key: str) -> Metric | None:
     """The Metric that a results entry ``name`` (a task, or a group: its overall, the members' metric) reports under
     ``key``; None where it declares none (lm-eval's ``alias``, another harness's task)."""
