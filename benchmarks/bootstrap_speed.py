@@ -29,7 +29,7 @@ SUB = {d: 60 for d in DOMAIN_NAMES}
 
 
 def records(rng) -> dict[str, list]:
-    """Dimension name -> records of every domain."""
+    """Task kind name -> records of every domain."""
     out: dict[str, list] = {}
     out["feedback"] = [LikertRecord(d, pred=float(rng.integers(1, 8)), parsed=True, gold=float(rng.integers(1, 8)),
                                     quality=str(rng.choice(["low", "med", "high", "super-high"])))
@@ -56,8 +56,8 @@ def workload(recs: dict[str, list]) -> list[tuple[registry.Metric, list]]:
     for task in registry.TASKS.values():
         if task.split != "dev" or task.repeats > 1:
             continue
-        pool = [r for r in recs[task.dimension] if r.domain in task.domains]
-        for m in task.dimension_spec.metrics:
+        pool = [r for r in recs[task.kind] if r.domain in task.domains]
+        for m in task.kind_spec.metrics:
             if m.ci == "low":
                 jobs.append((m, [r for r in pool if m.accepts(r)]))
     return jobs

@@ -70,7 +70,7 @@ def score_ours(workload):
             keyed.setdefault((doc["dimension"], key), []).append(rec)
     out = {}
     for (dim, key), recs in keyed.items():
-        metric = registry.dimension_for(dim, "obj").metric(key)
+        metric = registry.kind_for(dim, "obj").metric(key)
         out[f"{dim}/{key}"] = utils.aggregation(metric.family, metric.base)(recs)
     return out
 

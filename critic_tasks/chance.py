@@ -2,7 +2,7 @@
 
 A number means little without its floor. For a registered task, each canned critic below answers every document,
 and its replies go through the task's own scorer (``engine.score``: the parser, the sandbox or the judge a live run
-uses) and metric family (``engine.dimension_metrics``), so the line is what those replies *would* get, by the same
+uses) and metric family (``engine.kind_metrics``), so the line is what those replies *would* get, by the same
 route as a model's:
 
 * ``constant``: one answer throughout (the scale's midpoint, a tie, an answer of 0 / a function returning None);
@@ -55,7 +55,7 @@ class ChanceLine:
 # ----------------------------------------------------------------------------- canned replies per answer shape
 
 
-def _scale(dimension: registry.Dimension) -> tuple[str, int, int]:
+def _scale(dimension: registry.TaskKind) -> tuple[str, int, int]:
     """How a rating is written and its range, as the protocol's scorer reads it: CriticBench's ``Decision: x`` /
     ``Score: x`` (its Likert scale), CritiqueLLM's ``Rating: [[x]]`` (its rating scale)."""
     if dimension.protocol == "critiquellm":
@@ -64,7 +64,7 @@ def _scale(dimension: registry.Dimension) -> tuple[str, int, int]:
             criticbench_scoring.LIKERT_HIGH)
 
 
-def _verdict_form(dimension: registry.Dimension) -> str:
+def _verdict_form(dimension: registry.TaskKind) -> str:
     return "[[{}]]" if dimension.protocol == "critiquellm" else "Decision: {}"
 
 
@@ -127,7 +127,7 @@ def _free_text_replies(dimension, docs, rng) -> dict[str, list[str]]:
             "every_label": ["The response is correct. The response is wrong. Both are equally good."] * len(docs)}
 
 
-def canned_replies(dimension: registry.Dimension, docs: Sequence[dict], seed: int = SEED) -> dict[str, list[str]]:
+def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int = SEED) -> dict[str, list[str]]:
     """Each canned critic's reply to every document, in ``CANNED`` order."""
     rng = random.Random(seed)
     if dimension.scorer == "sandbox":
@@ -146,7 +146,7 @@ def canned_replies(dimension: registry.Dimension, docs: Sequence[dict], seed: in
 # ----------------------------------------------------------------------------- the floor
 
 
-def _labelled(docs: Sequence[dict], dimension: registry.Dimension) -> bool:
+def _labelled(docs: Sequence[dict], dimension: registry.TaskKind) -> bool:
     keys = {"feedback": "feedback_score", "meta": "meta_feedback_score", "comparison": "preference",
             "alignbench_pointwise": "human_score", "alignbench_pairwise": "preference"}
     key = keys.get(dimension.data_dimension)
@@ -173,7 +173,7 @@ def _pairwise_floor(golds: list[str], rule: str) -> float:
     return max(100.0 / 9, 100.0 * ties / n)
 
 
-def _chance(dimension: registry.Dimension, docs: Sequence[dict], unchanged: dict | None) -> dict[str, float]:
+def _chance(dimension: registry.TaskKind, docs: Sequence[dict], unchanged: dict | None) -> dict[str, float]:
     """The floor of each headline metric that has one (counts and parse rates have none)."""
     out: dict[str, float] = {}
     for key in dimension.headline:
@@ -204,7 +204,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     from critic_tasks import engine  # the engine sits above this module's callers' imports (reports, CLI)
 
     spec = registry.task(task)
-    dimension = spec.dimension_spec
+    dimension = spec.kind_spec
     line = ChanceLine(task)
     scorer = engine.SCORERS[dimension.scorer]
     if scorer.lm_eval_only:
@@ -233,7 +233,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     try:
         for name, replies in canned_replies(dimension, docs, seed).items():
             records = engine.score(dimension, docs, [[r] for r in replies], context)
-            line.values[name] = engine.dimension_metrics(dimension, records,
+            line.values[name] = engine.kind_metrics(dimension, records,
                                                          intervals=BootstrapSettings(enabled=False))
     finally:
         quiet.setLevel(level)

@@ -1,6 +1,6 @@
 """The scoring engine: the one table of scorers, and any registered task scored from its documents and replies.
 
-Each Dimension names how its replies are scored (``registry.Dimension.scorer``); ``SCORERS[name]`` is that way of
+Each TaskKind names how its replies are scored (``registry.TaskKind.scorer``); ``SCORERS[name]`` is that way of
 scoring, a small class with one method per step (``Scorer``):
 
 * ``check_settings()``: the preflight check (the models of its ``roles``, their endpoints; the sandbox);
@@ -14,7 +14,7 @@ scoring, a small class with one method per step (``Scorer``):
 The lm-eval hooks (one parameterised filter), the OpenCompass evaluator, preflight and ``critic-eval rescore /
 judge / revise`` all dispatch through this table. The engine sits above the protocols and the registry (it reads
 both; neither reads it) and below the adapters and the CLI: ``score`` (documents + replies -> records),
-``dimension_metrics`` (records -> the registry's keys), ``task_docs`` / ``score_task`` for a whole registered task.
+``kind_metrics`` (records -> the registry's keys), ``task_docs`` / ``score_task`` for a whole registered task.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def metric_interval(family: str, base: str, records: Sequence[Record], settings)
     return catalog.INTERVALS[family](records, base, settings) if records else None
 
 
-def dimension_metrics(dimension: registry.Dimension, records, intervals=None) -> dict[str, float]:
+def kind_metrics(dimension: registry.TaskKind, records, intervals=None) -> dict[str, float]:
     """The registry's metric keys for ``dimension``, each over the records its metric accepts (``Metric.accepts``):
     the one route from records to metrics and intervals. lm-eval's aggregations (``adapters/lm_eval/hooks.py``:
     ``metric_value`` over the rows ``process_results`` routed to a key; an lm-eval run's intervals: ``metric_interval``
@@ -148,12 +148,12 @@ class Scorer:
         if self.uses_executor:
             get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
 
-    def batch(self, dim: registry.Dimension, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
+    def batch(self, dim: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
               ctx: Context) -> list[Record]:
         """One record per document from its replies (``samples[i]``: document i's)."""
         raise NotImplementedError
 
-    def defers(self, dim: registry.Dimension, docs: Sequence[dict], ctx: Context) -> str:
+    def defers(self, dim: registry.TaskKind, docs: Sequence[dict], ctx: Context) -> str:
         """The warning when it cannot score now (no judge or reviser configured), '' when it can."""
         return ""
 
@@ -169,7 +169,7 @@ class Scorer:
         """An item left unscored by a failed call or an unreadable reply."""
         return False
 
-    def summary(self, dim: registry.Dimension, records: Sequence[Record]) -> str:
+    def summary(self, dim: registry.TaskKind, records: Sequence[Record]) -> str:
         """One log line about a scored batch ('' for none)."""
         return ""
 
@@ -291,7 +291,7 @@ class Revision(Scorer):
 SCORERS: dict[str, Scorer] = {s.name: s for s in (Parse(), Sandbox(), Judge(), AIUJudge(), Revision())}
 
 
-def score(dimension: registry.Dimension, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
+def score(dimension: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
           context: Context = Context()) -> list[Record]:
     """One record per document from its replies (``samples[i]``: document i's, as lm-eval keeps them), through
     the dimension's scorer's batch step (a parsed dimension: each document's first reply)."""
@@ -307,29 +307,29 @@ def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir
     """The documents of a registered task, as its lm-eval YAML loads them (same split, domains and options);
     ``protocol`` / ``toolkit_dir`` reach the loaders that take them (CriticBench's)."""
     spec = registry.task(task)
-    steps = registry.PROTOCOLS[spec.dimension_spec.protocol]
+    steps = registry.PROTOCOLS[spec.kind_spec.protocol]
     given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir}
-    docs = steps.load_docs(spec.dimension_spec.data_dimension, **steps.task_options(spec),
+    docs = steps.load_docs(spec.kind_spec.data_dimension, **steps.task_options(spec),
                            **{k: v for k, v in given.items() if k in steps.options})
     check_one_type_per_field(docs)  # as lm-eval's loader does: both harnesses refuse the same files alike
     return docs
 
 
 def prompt(doc: dict, task: str) -> str:
-    return registry.PROTOCOLS[registry.task(task).dimension_spec.protocol].prompt(doc)
+    return registry.PROTOCOLS[registry.task(task).kind_spec.protocol].prompt(doc)
 
 
 def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None], executor=None,
                judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
     """A registered task's metrics and per-item records from its documents and one reply per document (OpenCompass's
     evaluator, ``critic-eval score``): the same records and metric families as a live run, so the same numbers."""
-    dimension = registry.task(task).dimension_spec
+    dimension = registry.task(task).kind_spec
     if len(docs) != len(generations):
         raise ValueError(f"{len(docs)} documents but {len(generations)} generations")
     if SCORERS[dimension.scorer].lm_eval_only:
         raise ValueError(f"{task}: scored by {dimension.scorer!r}, not outside lm-eval")
     records = score(dimension, docs, [[g] for g in generations], Context(executor=executor, judge=judge))
-    return dimension_metrics(dimension, records), records
+    return kind_metrics(dimension, records), records
 
 
 def judge_identity(task: str, judge: LLMSettings) -> dict | None:
@@ -342,4 +342,4 @@ def registered() -> offline.Registered:
     return offline.Registered(
         tasks=registry.TASKS, groups=tuple(registry.GROUPS.values()),
         judged=lambda task: SCORERS[task.scorer].judged, task_docs=task_docs, score_task=score_task,
-        dimension_metrics=lambda name, records: dimension_metrics(registry.DIMENSIONS[name], records))
+        kind_metrics=lambda name, records: kind_metrics(registry.TASK_KINDS[name], records))

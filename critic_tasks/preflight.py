@@ -32,7 +32,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     tasks = list(tasks)
     if tasks:
         settings_from_env()  # CRITIC_CI_* (bootstrap intervals)
-    protocols = {t.dimension_spec.protocol for t in tasks}
+    protocols = {t.kind_spec.protocol for t in tasks}
     on_criticbench = _on_criticbench(protocols)
     if on_criticbench:
         resolve_data_dir(data_dir)
@@ -46,7 +46,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         variants.resolve()  # CRITIC_PROMPT_VARIANT (a --metadata variant is checked when the tasks are built)
     if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now
         for t in (t for t in tasks if t.self_feedback):
-            docs = load_task_docs(t.dimension_spec.data_dimension, t.split, list(t.domains), data_dir, fmt=t.dimension_spec.fmt,
+            docs = load_task_docs(t.kind_spec.data_dimension, t.split, list(t.domains), data_dir, fmt=t.kind_spec.fmt,
                                   protocol=protocol, toolkit_dir=toolkit_dir, feedback_source=t.feedback_source,
                                   self_feedback=self_feedback)
             n = len(docs) if limit is None else math.ceil(len(docs) * limit) if limit < 1 else int(limit)
@@ -63,7 +63,7 @@ def _on_criticbench(protocols: Iterable[str]) -> set[str]:
 def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
     """CriticBench from the Hub (no local copy set) for ``tasks``: the Hub answers now, or, offline, its cache holds
     the files; else lm-eval would load the model first, then retry the Hub for a minute."""
-    if _on_criticbench(t.dimension_spec.protocol for t in tasks) and resolve_data_dir(data_dir) is None:
+    if _on_criticbench(t.kind_spec.protocol for t in tasks) and resolve_data_dir(data_dir) is None:
         check_hub()
 
 

@@ -12,11 +12,12 @@ the generated files in sync.
   only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only ``deferred`` ones; and a
   breakdown ``subset`` such as quality = low), its direction, and its ``scale``: the values it can take
   (``SCALES``), against which the reports and the gate check every results file they read.
-* A ``Dimension`` is what a dimension's tasks share: the data it reads, how its outputs are scored (its ``scorer``,
+* A ``TaskKind`` is what a kind of task shares: the data dimension it reads (``data_dimension``: the paper's feedback,
+  comparison, correction or meta; a document's ``dimension``), how its outputs are scored (its ``scorer``,
   a name in ``engine.SCORERS``), its metrics and the headline keys of the summary table.
-* A ``Task`` picks a dimension's split, domains and options; a ``Group`` averages its members' headline metric.
+* A ``Task`` picks its TaskKind's split, domains and options; a ``Group`` averages its members' headline metric.
 * A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
-  gold label, turn a reply into a record. Each Dimension names its protocol, and the adapters call these steps
+  gold label, turn a reply into a record. Each TaskKind names its protocol, and the adapters call these steps
   instead of branching on protocol names. CriticBench tasks pick a split and domains; the other protocols' tasks
   pass their loader's ``options`` (CritiqueLLM: ``reference``): ``Protocol.task_options``. The metric families are in
   ``protocols.catalog``. The registry reads the protocols; the engine (``critic_tasks.engine``) reads both.
@@ -84,7 +85,7 @@ INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistenc
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
     """``metrics`` followed by the two interval keys of each one whose value is in ``INTERVAL_BASES`` (for families
     with an interval function)."""
-    keys = {m.key for m in metrics}  # idempotent: a Dimension rebuilt with dataclasses.replace keeps one copy
+    keys = {m.key for m in metrics}  # idempotent: a TaskKind rebuilt with dataclasses.replace keeps one copy
     bounds = tuple(replace(m, key=f"{m.key}_ci_{b}", ci=b)
                    for m in metrics if not m.ci and m.base in INTERVAL_BASES and m.family in INTERVALS for b in ("low", "high")
                    if f"{m.key}_ci_{b}" not in keys)
@@ -92,7 +93,7 @@ def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
 
 
 @dataclass(frozen=True)
-class Dimension:
+class TaskKind:
     name: str
     protocol: str
     data_dimension: str  # the data's dimension (its loaders' ``dimension``): feedback | comparison | meta | correction
@@ -113,7 +114,7 @@ class Dimension:
 @dataclass(frozen=True)
 class Task:
     name: str
-    dimension: str  # a Dimension's name
+    kind: str  # a TaskKind's name
     split: str = "dev"
     domains: tuple[str, ...] = DOMAIN_NAMES
     tags: tuple[str, ...] = ()
@@ -130,14 +131,9 @@ class Task:
             raise ValueError(f"task {self.name}: feedback_source={self.feedback_source!r}, expected one of {FEEDBACK_SOURCES}")
 
     @property
-    def dimension_spec(self) -> Dimension:
-        """The Dimension this task's ``dimension`` names: its data, scorer, metrics and headline keys."""
-        return DIMENSIONS[self.dimension]
-
-    @property
-    def spec(self) -> Dimension:
-        """Deprecated name of ``dimension_spec``."""
-        return self.dimension_spec
+    def kind_spec(self) -> TaskKind:
+        """The TaskKind this task's ``kind`` names: its data, scorer, metrics and headline keys."""
+        return TASK_KINDS[self.kind]
 
     @property
     def self_feedback(self) -> bool:
@@ -147,21 +143,21 @@ class Task:
     @property
     def scorer(self) -> str:
         """How its replies are scored: a key of ``engine.SCORERS`` (the dimension's ``scorer``)."""
-        return self.dimension_spec.scorer
+        return self.kind_spec.scorer
 
     def headline_keys(self) -> tuple[str, ...]:
-        return self.headline or self.dimension_spec.headline
+        return self.headline or self.kind_spec.headline
 
     def description(self) -> str:
-        if self.dimension_spec.protocol != "criticbench":
+        if self.kind_spec.protocol != "criticbench":
             extra = "".join(f"; {k}={v}" for k, v in self.options)
             extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
-            return f"{self.dimension_spec.about} ({PROTOCOLS[self.dimension_spec.protocol].title}{extra})"
+            return f"{self.kind_spec.about} ({PROTOCOLS[self.kind_spec.protocol].title}{extra})"
         domains = "all 9 domains" if self.domains == DOMAIN_NAMES else ", ".join(self.domains)
         extra = "" if self.with_feedback else "; no feedback given"
         extra += f"; with the critic's own feedback (stage 1: {STAGE1_TASK})" if self.self_feedback else ""
         extra += f"; {self.repeats} samples per item" if self.repeats > 1 else ""
-        return f"{self.dimension_spec.about} ({self.split} split, {domains}{extra})"
+        return f"{self.kind_spec.about} ({self.split} split, {domains}{extra})"
 
 
 @dataclass(frozen=True)
@@ -276,7 +272,7 @@ _REVISION_STEPS = dict(load_docs=rv_data.load_task_docs,
 
 def _criticbench_options(task: Task) -> dict:
     """A CriticBench task picks a split, domains and its format (and may revise with no feedback given)."""
-    return {"split": task.split, "domains": list(task.domains), "fmt": task.dimension_spec.fmt,
+    return {"split": task.split, "domains": list(task.domains), "fmt": task.kind_spec.fmt,
             **({"with_feedback": False} if not task.with_feedback else {})}
 
 
@@ -303,42 +299,42 @@ PROTOCOLS = {p.name: p for p in (
 _LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
 _JUDGE_HEADLINE = ("judge_score", "judge_parse_rate")
 
-DIMENSIONS = {d.name: d for d in (
-    Dimension("feedback", "criticbench", "feedback", "obj", "parse", _likert(QUALITIES), _LIKERT_HEADLINE,
+TASK_KINDS = {d.name: d for d in (
+    TaskKind("feedback", "criticbench", "feedback", "obj", "parse", _likert(QUALITIES), _LIKERT_HEADLINE,
               "feedback: rate one response 1-7; Spearman with human scores"),
-    Dimension("comparison", "criticbench", "comparison", "obj", "parse", PAIRWISE,
+    TaskKind("comparison", "criticbench", "comparison", "obj", "parse", PAIRWISE,
               ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
               "comparison: pick the better of two responses, asked in both orders"),
-    Dimension("meta", "criticbench", "meta", "obj", "parse", _likert(MAIN_QUALITIES), _LIKERT_HEADLINE,
+    TaskKind("meta", "criticbench", "meta", "obj", "parse", _likert(MAIN_QUALITIES), _LIKERT_HEADLINE,
               "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores"),
-    Dimension("correction", "criticbench", "correction", "obj", "sandbox", CORRECTION,
+    TaskKind("correction", "criticbench", "correction", "obj", "sandbox", CORRECTION,
               ("pass_rate", "score", "parse_rate", "truncated"),
               "correction: revise a flawed answer; checked by answer or by running it in the sandbox",
               max_gen_toks=CORRECTION_BUDGET),
-    Dimension("feedback_sub", "criticbench", "feedback", "sub", "judge", _judged(QUALITIES), _JUDGE_HEADLINE,
+    TaskKind("feedback_sub", "criticbench", "feedback", "sub", "judge", _judged(QUALITIES), _JUDGE_HEADLINE,
               "free-text critique of one response, graded 1-10 by a judge against the human one"),
-    Dimension("comparison_sub", "criticbench", "comparison", "sub", "judge", _judged(DIFFICULTIES),
+    TaskKind("comparison_sub", "criticbench", "comparison", "sub", "judge", _judged(DIFFICULTIES),
               _JUDGE_HEADLINE, "free-text comparison of two responses, graded 1-10 by a judge"),
-    Dimension("correction_sub", "criticbench", "correction", "sub", "judge", _judged(MAIN_QUALITIES),
+    TaskKind("correction_sub", "criticbench", "correction", "sub", "judge", _judged(MAIN_QUALITIES),
               _JUDGE_HEADLINE, "revision of a text response, graded 1-10 by a judge against the human one"),
-    Dimension("self_feedback", "criticbench", "self_feedback", "obj", "parse", SELF_FEEDBACK, ("parse_rate",),
+    TaskKind("self_feedback", "criticbench", "self_feedback", "obj", "parse", SELF_FEEDBACK, ("parse_rate",),
               "SAvg stage 1: free-text feedback on each correction item, kept for critic_correction_self[_sub] "
               "(not scored; parse_rate = non-empty)"),
-    Dimension("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
+    TaskKind("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
               ("text_pearson", "text_spearman", "text_kendall", "system_pearson", "parse_rate"),
               "rate one AlignBench response 1-10 ([[x]]); correlation with human scores",
               max_gen_toks=CRITIQUELLM_BUDGET),
-    Dimension("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", PREFERENCE,
+    TaskKind("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", PREFERENCE,
               ("agreement", "consistency", "parse_rate"),
               "pick the better of two AlignBench responses ([[A]]/[[B]]), asked in both orders; agreement with humans",
               max_gen_toks=CRITIQUELLM_BUDGET),
-    Dimension("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
+    TaskKind("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
               ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
               "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
     # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
-    Dimension("revision_pool", "multicritique", "revision_pool", "sub", "revision",
+    TaskKind("revision_pool", "multicritique", "revision_pool", "sub", "revision",
               (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
                Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
                # per domain: R_obj and R_sub are means of these (CriticEval's codebase: per domain, then the mean)
@@ -347,7 +343,7 @@ DIMENSIONS = {d.name: d for d in (
                *_revision_counts("multicritique")),
               ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
               "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
-    Dimension("utility", "rco", "utility", "sub", "revision",
+    TaskKind("utility", "rco", "utility", "sub", "revision",
               (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
                Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
                *_revision_counts("rco")),
@@ -456,9 +452,9 @@ def task(name: str) -> Task:
     return TASKS[name]
 
 
-def dimension_for(dimension: str, fmt: str) -> Dimension:
-    """The Dimension that scores documents of this data dimension and format."""
-    for d in DIMENSIONS.values():
+def kind_for(dimension: str, fmt: str) -> TaskKind:
+    """The TaskKind that scores documents of this data dimension and format."""
+    for d in TASK_KINDS.values():
         if d.data_dimension == dimension and d.fmt == fmt:
             return d
     raise ConfigError(f"no registered dimension for {dimension!r} in format {fmt!r}")
@@ -466,7 +462,7 @@ def dimension_for(dimension: str, fmt: str) -> Dimension:
 
 def aggregations() -> list[tuple[str, str]]:
     """Every (family, base) pair some metric reports: one aggregation function each in a harness adapter."""
-    return list(dict.fromkeys((m.family, m.base) for d in DIMENSIONS.values() for m in d.metrics if not m.ci))
+    return list(dict.fromkeys((m.family, m.base) for d in TASK_KINDS.values() for m in d.metrics if not m.ci))
 
 
 def result_metric(name: str, key: str) -> Metric | None:
@@ -474,9 +470,9 @@ def result_metric(name: str, key: str) -> Metric | None:
     ``key``; None where it declares none (lm-eval's ``alias``, another harness's task)."""
     if name in GROUPS:
         group = GROUPS[name]
-        return TASKS[group.members[0]].dimension_spec.metric(key) if key == group.metric else None
+        return TASKS[group.members[0]].kind_spec.metric(key) if key == group.metric else None
     if name in TASKS:
-        return next((m for m in TASKS[name].dimension_spec.metrics if m.key == key), None)
+        return next((m for m in TASKS[name].kind_spec.metrics if m.key == key), None)
     return None
 
 

@@ -41,8 +41,8 @@ def data(tmp_path, monkeypatch):
 
 
 OBJECTIVE = [t.name for t in registry.TASKS.values()
-             if t.dimension_spec.fmt == "obj" and t.split == "dev" and not t.self_feedback
-             and t.dimension_spec.data_dimension != "self_feedback"]
+             if t.kind_spec.fmt == "obj" and t.split == "dev" and not t.self_feedback
+             and t.kind_spec.data_dimension != "self_feedback"]
 # critic_correction runs every domain's items in the sandbox (~8 s); its per-domain and variant tasks run the same
 # items again: in the second tier
 TIERED = [pytest.param(t, marks=pytest.mark.slow) if t.startswith("critic_correction_") else t for t in OBJECTIVE]
@@ -98,13 +98,13 @@ def test_floors_by_hand():
 
 
 def test_canned_replies_are_what_they_say():
-    dim = registry.DIMENSIONS["feedback"]
+    dim = registry.TASK_KINDS["feedback"]
     docs = [{"domain": "chat"}] * 3
     replies = chance.canned_replies(dim, docs)
     assert replies["constant"] == ["Decision: 4"] * 3 and replies["always_first"] == ["Decision: 1"] * 3
     assert replies["every_label"][0].splitlines() == [f"Decision: {v}" for v in range(1, 8)]
     assert replies["random"] == chance.canned_replies(dim, docs)["random"]  # seeded
-    verdicts = chance.canned_replies(registry.DIMENSIONS["comparison"], docs)
+    verdicts = chance.canned_replies(registry.TASK_KINDS["comparison"], docs)
     assert verdicts["always_first"] == ["Decision: A"] * 3 and verdicts["constant"] == ["Decision: C"] * 3
 
 

@@ -51,7 +51,7 @@ def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
     groups = ["critic", "critic_sub"]
     yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml") if p.stem not in groups
-                        and registry.TASKS[p.stem].dimension_spec.protocol == "criticbench")  # other protocols: their own tests
+                        and registry.TASKS[p.stem].kind_spec.protocol == "criticbench")  # other protocols: their own tests
     # objective: 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test);
     # subjective: feedback and comparison x (all + 9 domains), correction and correction_empty x (all + 5 text domains);
     # SAvg: stage 1 (all + 9 domains), correction_self (all + 4) and correction_self_sub (all + 5)

@@ -35,8 +35,8 @@ def test_generated_config_tree_in_sync_with_generator():
     assert on_disk == files, "run: python -m critic_tasks.adapters.opencompass.generate"
     # every task scored from one reply per document: not the sampled ones, not SAvg's two stages, not the revision
     # protocols (their revisers and judge run in lm-eval's filter)
-    runnable = {t.name for t in registry.TASKS.values() if t.repeats == 1 and t.dimension_spec.scorer != "revision"
-                and not t.self_feedback and t.dimension_spec.data_dimension != "self_feedback"}
+    runnable = {t.name for t in registry.TASKS.values() if t.repeats == 1 and t.kind_spec.scorer != "revision"
+                and not t.self_feedback and t.kind_spec.data_dimension != "self_feedback"}
     assert {"critic_alignbench_ref", "critic_alignbench_pairwise_free", "critic_metacritique"} <= runnable
     assert {p[len("datasets/"):-len("_gen.py")] for p in files if p.startswith("datasets/")} == runnable
     assert {"critic", "critic_sub", "critic_all", "critic_critiquellm"} <= set(collections())

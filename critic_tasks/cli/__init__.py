@@ -136,7 +136,7 @@ def _preflight(argv: list[str]) -> int:
                          "(--metadata '{\"self_feedback\": \"<its output dir>\"}'); critic-eval runs stage 1 itself")
     preflight(argv)
     notes = []
-    scorers = {t.dimension_spec.scorer for t in tasks}
+    scorers = {t.kind_spec.scorer for t in tasks}
     if scorers & {"judge", "aiu_judge", "revision"} and not LLMSettings.from_env("judge").model:
         notes.append("no judge model (CRITIC_JUDGE_MODEL): judging will be deferred; keep --log_samples")
     if "revision" in scorers:

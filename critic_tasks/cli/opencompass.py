@@ -125,7 +125,7 @@ def _reply_budget(argv: list[str], tasks: list[registry.Task], cfg) -> list[str]
         return argv
     budget = _budget_value(argv)
     if budget is None:
-        ours = ", ".join(f"{t.name} {t.dimension_spec.max_gen_toks}" for t in tasks)
+        ours = ", ".join(f"{t.name} {t.kind_spec.max_gen_toks}" for t in tasks)
         print(f"critic-eval: reply budgets (tokens) as lm-eval's: {ours}; --max-out-len N sets one for all",
               file=sys.stderr)
         return argv

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, read_all_samples
-from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, dimension_metrics, score
+from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, kind_metrics, score
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
 
 
@@ -34,11 +34,11 @@ def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]
 def score_samples(docs: list[dict], generations: list[list[str | None]], executor) -> tuple[str, dict]:
     """(dimension name, metrics) of one task's saved generations, as a live run computes them (parsed: the first
     reply of each; checked: every sample, a domain's programs at once)."""
-    dim = registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
+    dim = registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
     command = SCORERS[dim.scorer].command
     if command != "rescore":
         raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval {command}`")
-    return dim.name, dimension_metrics(dim, score(dim, docs, generations, Context(executor=executor)))
+    return dim.name, kind_metrics(dim, score(dim, docs, generations, Context(executor=executor)))
 
 
 def rescore_command(argv: list[str]) -> int:
@@ -59,7 +59,7 @@ def rescore_command(argv: list[str]) -> int:
         docs, generations = read_critic_samples(path)
         if not docs:
             continue
-        scorer = SCORERS[registry.dimension_for(docs[0]["dimension"], docs[0].get("fmt", "obj")).scorer]
+        scorer = SCORERS[registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj")).scorer]
         if scorer.command != "rescore":
             judged.append((task, scorer.command))
             continue

@@ -20,7 +20,7 @@ import sys
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, judge_overrides, read_samples, saved_samples_parser
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, dimension_metrics, score
+from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, kind_metrics, score
 
 
 def revise_command(argv: list[str]) -> int:
@@ -47,7 +47,7 @@ def revise_command(argv: list[str]) -> int:
         scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or scorer.command != "revise":
             continue
-        dim = registry.TASKS[task].dimension_spec
+        dim = registry.TASKS[task].kind_spec
         docs, critiques = read_samples(path)
         if not docs:
             continue
@@ -60,7 +60,7 @@ def revise_command(argv: list[str]) -> int:
         print(f"revising {task}: {len(docs)} critiques from {path}", file=sys.stderr)
         records = score(dim, docs, [[c] for c in critiques], Context(executor=executor, judge=judge, revisers=revisers,
                                                                      progress=not args.no_progress))
-        results[task] = {k: v for k, v in dimension_metrics(dim, records).items() if k != "models"}  # models: once
+        results[task] = {k: v for k, v in kind_metrics(dim, records).items() if k != "models"}  # models: once
         pass_rates[task] = per_reviser_pass_rates(records)
         involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs),
                                          pipeline.run_toolkit(docs))

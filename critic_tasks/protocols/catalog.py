@@ -3,7 +3,7 @@
 
 Each protocol's steps (load documents, prompt the critic, show the gold label, turn a reply into a record) are
 declared with it in the registry (``registry.Protocol``); a dimension's metric keys computed outside lm-eval are
-``engine.dimension_metrics``.
+``engine.kind_metrics``.
 """
 
 from __future__ import annotations

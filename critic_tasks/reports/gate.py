@@ -55,10 +55,10 @@ def _metric(name: str, where: str) -> tuple[str, registry.Metric | None]:
         return task, None
     if task not in registry.TASKS:
         raise ConfigError(f"{where}: {name!r}: unknown task {task!r} (`critic-eval tasks` lists them)")
-    keys = [m.key for m in registry.TASKS[task].dimension_spec.metrics]
+    keys = [m.key for m in registry.TASKS[task].kind_spec.metrics]
     if key not in keys:
         raise ConfigError(f"{where}: {name!r}: {task} has no metric {key!r} (it has: {', '.join(keys)})")
-    return task, registry.TASKS[task].dimension_spec.metric(key)
+    return task, registry.TASKS[task].kind_spec.metric(key)
 
 
 def parse_threshold(text: str, where: str) -> tuple[str, float]:
@@ -172,7 +172,7 @@ def check_baseline(run: Run, baseline: Run, compare: list[str] | None = None) ->
     out = []
     for name in names:
         task, key = name.split(".", 1)
-        metric = registry.TASKS[task].dimension_spec.metric(key) if task in registry.TASKS else None
+        metric = registry.TASKS[task].kind_spec.metric(key) if task in registry.TASKS else None
         higher = metric.higher_is_better if metric else True
         (now, ci_now), (then, ci_then) = _lookup(run, name), _lookup(baseline, name)
         if ci_now is None or ci_then is None:

@@ -160,11 +160,11 @@ def _breakdowns(runs: list[Run]) -> list[Table]:
     for task in registry.TASKS.values():
         if not _present(runs, task.name) or len(task.domains) == 1:
             continue
-        keys = [m.key for m in task.dimension_spec.metrics if m.subset is not None and not m.ci]
+        keys = [m.key for m in task.kind_spec.metrics if m.subset is not None and not m.ci]
         rows = [([k], [_cell(run, task.name, k) for run in runs]) for k in keys]
         rows = [r for r in rows if any(c.value is not None for c in r[1])]
         if rows:
-            field_names = sorted({m.subset[0] for m in task.dimension_spec.metrics if m.subset is not None})
+            field_names = sorted({m.subset[0] for m in task.kind_spec.metrics if m.subset is not None})
             tables.append(Table(f"breakdown_{task.name}", f"Per {', '.join(field_names)}: {task.name}", ["metric"],
                                 [r.label for r in runs], rows))
     return tables

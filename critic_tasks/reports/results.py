@@ -101,14 +101,14 @@ def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, 
     metric keys), from lm-eval's logged samples: ``(where, sample)`` pairs in the order lm-eval logged them (a file's
     lines; under a data-parallel run, rank by rank), each holding under a metric key what ``process_results`` returned
     for that document. The rows of a key, put in document order (``ranks.in_doc_order``), are the records the
-    aggregation of that key saw; the interval is ``engine.metric_interval`` over them, as ``dimension_metrics`` takes it.
+    aggregation of that key saw; the interval is ``engine.metric_interval`` over them, as ``kind_metrics`` takes it.
     ``settings``: CRITIC_CI_* (``settings_from_env``) unless given; disabled: no intervals."""
     from critic_tasks.engine import metric_interval
 
     settings = settings_from_env() if settings is None else settings
     if not settings.enabled or task not in registry.TASKS:
         return {}
-    wanted = [m for m in registry.TASKS[task].dimension_spec.metrics
+    wanted = [m for m in registry.TASKS[task].kind_spec.metrics
               if m.ci == "low" and (keys is None or m.key.removesuffix("_ci_low") in keys)]
     rows: dict[str, list] = {m.key.removesuffix("_ci_low"): [] for m in wanted}
     for where, sample in samples:
@@ -140,7 +140,7 @@ def sample_intervals(path: Path, results: dict) -> dict:
     for task, metrics in results.items():
         if task not in registry.TASKS:
             continue
-        missing = [m.key.removesuffix("_ci_low") for m in registry.TASKS[task].dimension_spec.metrics
+        missing = [m.key.removesuffix("_ci_low") for m in registry.TASKS[task].kind_spec.metrics
                    if m.ci == "low" and metric_value(metrics, m.key) is None]
         found = samples_file(path, task) if missing else None
         if found is None:
@@ -159,7 +159,7 @@ def missing_intervals(results: dict) -> bool:
     run without ``--log_samples``, or intervals turned off)?"""
     for task, metrics in results.items():
         if task in registry.TASKS:
-            declared = {m.key.removesuffix("_ci_low") for m in registry.TASKS[task].dimension_spec.metrics
+            declared = {m.key.removesuffix("_ci_low") for m in registry.TASKS[task].kind_spec.metrics
                         if m.ci == "low"}
             if any(key in declared and metric_value(metrics, key) is not None
                    and metric_value(metrics, registry.interval_keys(key)[0]) is None

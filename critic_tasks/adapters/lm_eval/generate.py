@@ -48,7 +48,7 @@ def _dump(data: dict, about: str = "") -> str:
 
 def _about(task: registry.Task) -> str:
     """A task file's opening comment: what the critic is asked, its prompt, how replies become scores."""
-    dim = task.dimension_spec
+    dim = task.kind_spec
     protocol = registry.PROTOCOLS[dim.protocol]
     scorer = SCORERS[dim.scorer]
     prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
@@ -63,7 +63,7 @@ def _about(task: registry.Task) -> str:
             "accepts\n")
 
 
-def _dimension_config(dim: registry.Dimension) -> dict:
+def _dimension_config(dim: registry.TaskKind) -> dict:
     """What every task of a dimension holds: its data source, loader, metrics, reply budget and filter."""
     config = {
         # read file by file by the custom loader (a local copy: the protocol's data_env, CRITICBENCH_DATA_DIR, ...)
@@ -84,7 +84,7 @@ def _dimension_config(dim: registry.Dimension) -> dict:
 
 def _task_config(task: registry.Task) -> dict:
     """What a task's own lines change: its name, tags, repeats, decoding, filter's repeats and loader options."""
-    dim = task.dimension_spec
+    dim = task.kind_spec
     config: dict = {"task": task.name}
     if task.tags:
         config["tag"] = list(task.tags)
@@ -123,7 +123,7 @@ ORDER = ("task", "tag", "dataset_path", "custom_dataset", "dataset_kwargs", "out
 def _task_yaml(task: registry.Task) -> str:
     """One self-contained task file: the template, the dimension's keys, then the task's own (a later key replaces
     an earlier one whole, as lm-eval's ``include`` did)."""
-    merged = {**TEMPLATE, **_dimension_config(task.dimension_spec), **_task_config(task)}
+    merged = {**TEMPLATE, **_dimension_config(task.kind_spec), **_task_config(task)}
     assert set(merged) <= set(ORDER), sorted(set(merged) - set(ORDER))
     return _dump({key: merged[key] for key in ORDER if key in merged}, _about(task))
 

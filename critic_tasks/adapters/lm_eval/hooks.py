@@ -91,34 +91,34 @@ class Route:
     ``protocols.criticbench.scoring.record``, for a parsed dimension; ``_kept`` for one its filter scores), and the
     metric keys a record is routed to, each taking the records its ``Metric.accepts``."""
 
-    dimension: registry.Dimension
+    kind: registry.TaskKind
     prompt: Callable[[dict], str]
     target: Callable[[dict], str]
     record: Callable[[dict, Any], Record]
     metrics: tuple[Metric, ...]  # the keys process_results feeds: no interval bound (computed from the samples)
 
     @classmethod
-    def of(cls, dim: registry.Dimension) -> "Route":
+    def of(cls, dim: registry.TaskKind) -> "Route":
         protocol = registry.PROTOCOLS[dim.protocol]
         record = protocol.record if SCORERS[dim.scorer].per_reply else _kept
         return cls(dim, protocol.prompt, protocol.target, record, tuple(m for m in dim.metrics if not m.ci))
 
 
-# (data dimension, format) -> its Route: the first registered dimension of each, as ``registry.dimension_for`` finds
+# (data dimension, format) -> its Route: the first registered dimension of each, as ``registry.kind_for`` finds
 _ROUTES: dict[tuple[str, str], Route] = {}
-for _dim in registry.DIMENSIONS.values():
+for _dim in registry.TASK_KINDS.values():
     _ROUTES.setdefault((_dim.data_dimension, _dim.fmt), Route.of(_dim))
 
 
 def _route(doc: dict) -> Route:
     route = _ROUTES.get((doc["dimension"], doc.get("fmt", "obj")))
     if route is None:  # not one of our documents: the registry's one-line error
-        registry.dimension_for(doc["dimension"], doc.get("fmt", "obj"))
+        registry.kind_for(doc["dimension"], doc.get("fmt", "obj"))
     return route
 
 
-def _dimension(doc: dict) -> registry.Dimension:
-    return _route(doc).dimension
+def _dimension(doc: dict) -> registry.TaskKind:
+    return _route(doc).kind
 
 
 def load_docs(**kwargs):
@@ -128,7 +128,7 @@ def load_docs(**kwargs):
     dimension = kwargs.get("dimension")
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
-    dim = registry.dimension_for(dimension, kwargs.get("fmt", "obj"))
+    dim = registry.kind_for(dimension, kwargs.get("fmt", "obj"))
     _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     SCORERS[dim.scorer].check_settings()
@@ -180,7 +180,7 @@ def process_group() -> tuple[int, int] | None:
 
 def aggregate(family: str, base: str, rows: list) -> object:
     """``base`` of ``family`` over the rows lm-eval routed to a metric key (``process_results``: the records the
-    key's metric accepts): ``engine.metric_value``'s two steps, the ones ``engine.dimension_metrics`` takes for each
+    key's metric accepts): ``engine.metric_value``'s two steps, the ones ``engine.kind_metrics`` takes for each
     key, with the family's function called here (no call leads back into a module already left)."""
     if rows and isinstance(rows[0], dict) and ranks.SLOT in rows[0]:  # gathered from several ranks
         rows = ranks.in_doc_order(rows)

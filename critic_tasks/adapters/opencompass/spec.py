@@ -33,7 +33,7 @@ def unsupported_reason(task: registry.Task) -> str | None:
     ``n`` runs on its own, so no evaluator call sees an item's samples together; not SAvg's two stages (stage 2
     reads stage 1's lm-eval samples); not the revision protocols (their reviser and judge run in lm-eval's
     filter, between generation and scoring)."""
-    if task.self_feedback or task.dimension_spec.data_dimension == "self_feedback":
+    if task.self_feedback or task.kind_spec.data_dimension == "self_feedback":
         return "SAvg: stage 2 reads stage 1's lm-eval samples"
     scorer = SCORERS.get(task.scorer)
     if scorer is not None and scorer.lm_eval_only:
@@ -79,13 +79,13 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
         "task": task,
         **loader,
         # lm-eval's reply budget for this task (its max_gen_toks), kept beside the inferencer's (which may differ)
-        "critic_max_out_len": spec.dimension_spec.max_gen_toks,
+        "critic_max_out_len": spec.kind_spec.max_gen_toks,
         "reader_cfg": {"input_columns": ["prompt"], "output_column": "doc"},
         "infer_cfg": {
             # the prompt column as the one user message, byte for byte what lm-eval sends (see templates.py)
             "prompt_template": {"type": PROMPT_TEMPLATE},
             "retriever": {"type": ZERO_RETRIEVER},
-            "inferencer": {"type": GEN_INFERENCER, "max_out_len": max_out_len or spec.dimension_spec.max_gen_toks},
+            "inferencer": {"type": GEN_INFERENCER, "max_out_len": max_out_len or spec.kind_spec.max_gen_toks},
         },
         "eval_cfg": {"evaluator": evaluator, "pred_role": "BOT"},
     }

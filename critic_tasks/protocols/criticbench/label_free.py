@@ -146,7 +146,7 @@ def _opencompass_task(spec, judged, paths: list[Path], protocol: str, out: Label
     if judged(spec):
         out.skipped.append((names, "judge-scored: needs a judge (OpenCompass's evaluator grades it)"))
         return []
-    dim = spec.dimension_spec
+    dim = spec.kind_spec
     if dim.protocol != "criticbench" or dim.data_dimension not in DIMENSION_ORDER:
         out.skipped.append((names, f"{dim.protocol} {dim.data_dimension}: no label-free statistics here"))
         return []

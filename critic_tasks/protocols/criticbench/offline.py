@@ -48,7 +48,7 @@ class Registered:
     judged: Callable[[Any], bool]  # a task -> graded by a judge (not scored here)
     task_docs: Callable[..., list[dict]]  # (task, data_dir, protocol, toolkit_dir) -> its documents
     score_task: Callable[..., tuple[dict, list]]  # (task, docs, replies, executor=) -> (metrics, records)
-    dimension_metrics: Callable[[str, list], dict]  # (a registered dimension's name, records) -> its metric keys
+    kind_metrics: Callable[[str, list], dict]  # (a registered dimension's name, records) -> its metric keys
 
 
 @dataclass
@@ -184,7 +184,7 @@ def _score_opencompass(task: str, paths: list[Path], data_dir, protocol: str, to
     if registered.judged(spec):
         out.skipped.append((names, "judge-scored: OpenCompass's evaluator grades it with the judge"))
         return
-    protocol_name = spec.dimension_spec.protocol
+    protocol_name = spec.kind_spec.protocol
     if protocol_name != "criticbench":
         out.skipped.append((names, f"{protocol_name}: its OpenCompass result file holds the scores (this command "
                                    "re-scores CriticBench predictions)"))
@@ -213,7 +213,7 @@ def _parsed_value(record: Record):
 def _metrics(dimension: str, recs: list[Record], registered: Registered) -> dict[str, float]:
     """The registry's metric keys for this dimension, from the same metric family a live run uses (run once over
     all records, the family reports the breakdown keys, e.g. ``spearman_low``, itself)."""
-    return {f"{key},none": value for key, value in registered.dimension_metrics(dimension, recs).items()}
+    return {f"{key},none": value for key, value in registered.kind_metrics(dimension, recs).items()}
 
 
 def _aggregate(records: dict, out: Scored, registered: Registered) -> None:

@@ -44,7 +44,7 @@ from critic_tasks.protocols.criticbench.domains import (
 )
 
 DATA_DIR_ENV = cb_data.DATA_DIR_ENV
-DIMENSIONS = ("revision_pool", "utility")  # MultiCritique's and RCO's data dimensions (registry)
+TASK_KINDS = ("revision_pool", "utility")  # MultiCritique's and RCO's data dimensions (registry)
 
 # What a verdict or revision that is missing (an unreadable reply, a failed call) counts as; the papers do not say.
 #   exclude (ours): an RCO item is averaged over its readable orders and left out when none is readable; a failed
@@ -153,8 +153,8 @@ def resolve_toolkit_dir(dimension: str, variant: str, toolkit_dir=None) -> str:
 
 def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, items_file=None,
                    variant=None, failure_rule=None, toolkit_dir=None, **_ignored) -> list[dict]:
-    if dimension not in DIMENSIONS:
-        raise DataError(f"unknown revision dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
+    if dimension not in TASK_KINDS:
+        raise DataError(f"unknown revision dimension {dimension!r}; known: {', '.join(TASK_KINDS)}")
     chosen, rule = variants.resolve(variant), resolve_failure_rule(failure_rule)  # bad values stop the run now
     released = resolve_toolkit_dir(dimension, chosen, toolkit_dir)
     by_reference = dimension == "revision_pool" and chosen == variants.PAPER  # MultiCritique's paper R_sub
