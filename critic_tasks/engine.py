@@ -71,8 +71,8 @@ def metric_interval(family: str, base: str, records: Sequence[Record], settings)
     return catalog.INTERVALS[family](records, base, settings) if records else None
 
 
-def kind_metrics(dimension: registry.TaskKind, records, intervals=None) -> dict[str, float]:
-    """The registry's metric keys for ``dimension``, each over the records its metric accepts (``Metric.accepts``):
+def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, float]:
+    """The registry's metric keys for ``kind``, each over the records its metric accepts (``Metric.accepts``):
     the one route from records to metrics and intervals. lm-eval's aggregations (``adapters/lm_eval/hooks.py``:
     ``metric_value`` over the rows ``process_results`` routed to a key; an lm-eval run's intervals: ``metric_interval``
     over the same rows read back from its samples files, ``reports/results.py``), the OpenCompass evaluator,
@@ -84,7 +84,7 @@ def kind_metrics(dimension: registry.TaskKind, records, intervals=None) -> dict[
     records = list(records)
     settings = settings_from_env() if intervals is None else intervals
     out: dict[str, float] = {}
-    for m in dimension.metrics:
+    for m in kind.metrics:
         rows = [r for r in records if m.accepts(r)]
         if not rows or (m.ci and not settings.enabled):
             continue
@@ -112,7 +112,7 @@ def _role_settings(role: str) -> list[LLMSettings]:
 
 
 class Scorer:
-    """One way of scoring a dimension's replies, one method per step; the subclasses below override the steps that
+    """One way of scoring a task kind's replies, one method per step; the subclasses below override the steps that
     differ. ``batch`` turns a whole task's documents and replies into one record per document: the lm-eval filter
     of a scorer with ``per_reply`` False runs it between generation and ``process_results``, and ``score`` runs it
     everywhere else (OpenCompass, ``critic-eval rescore / judge / revise``)."""
@@ -291,13 +291,13 @@ class Revision(Scorer):
 SCORERS: dict[str, Scorer] = {s.name: s for s in (Parse(), Sandbox(), Judge(), AIUJudge(), Revision())}
 
 
-def score(dimension: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
+def score(kind: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
           context: Context = Context()) -> list[Record]:
     """One record per document from its replies (``samples[i]``: document i's, as lm-eval keeps them), through
-    the dimension's scorer's batch step (a parsed dimension: each document's first reply)."""
+    the kind's scorer's batch step (a parsed kind: each document's first reply)."""
     if len(docs) != len(samples):
         raise ValueError(f"{len(docs)} documents but {len(samples)} generations")
-    return SCORERS[dimension.scorer].batch(dimension, docs, samples, context)
+    return SCORERS[kind.scorer].batch(kind, docs, samples, context)
 
 
 # ----------------------------------------------------------------------------- a whole registered task
@@ -323,13 +323,13 @@ def score_task(task: str, docs: Sequence[dict], generations: Sequence[str | None
                judge: LLMSettings | None = None) -> tuple[dict[str, float], list[Record]]:
     """A registered task's metrics and per-item records from its documents and one reply per document (OpenCompass's
     evaluator, ``critic-eval score``): the same records and metric families as a live run, so the same numbers."""
-    dimension = registry.task(task).kind_spec
+    kind = registry.task(task).kind_spec
     if len(docs) != len(generations):
         raise ValueError(f"{len(docs)} documents but {len(generations)} generations")
-    if SCORERS[dimension.scorer].lm_eval_only:
-        raise ValueError(f"{task}: scored by {dimension.scorer!r}, not outside lm-eval")
-    records = score(dimension, docs, [[g] for g in generations], Context(executor=executor, judge=judge))
-    return kind_metrics(dimension, records), records
+    if SCORERS[kind.scorer].lm_eval_only:
+        raise ValueError(f"{task}: scored by {kind.scorer!r}, not outside lm-eval")
+    records = score(kind, docs, [[g] for g in generations], Context(executor=executor, judge=judge))
+    return kind_metrics(kind, records), records
 
 
 def judge_identity(task: str, judge: LLMSettings) -> dict | None:
