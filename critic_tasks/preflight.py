@@ -60,10 +60,13 @@ def _on_criticbench(protocols: Iterable[str]) -> set[str]:
     return {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
 
 
-def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
+def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, items_file: str | None = None) -> None:
     """CriticBench from the Hub (no local copy set) for ``tasks``: the Hub answers now, or, offline, its cache holds
-    the files; else lm-eval would load the model first, then retry the Hub for a minute."""
-    if _on_criticbench(t.kind_spec.protocol for t in tasks) and resolve_data_dir(data_dir) is None:
+    the files; else lm-eval would load the model first, then retry the Hub for a minute. A revision task given the
+    user's own ``items_file`` reads that file, not CriticBench: nothing to reach for it."""
+    protocols = (t.kind_spec.protocol for t in tasks
+                 if not (items_file and "items_file" in registry.PROTOCOLS[t.kind_spec.protocol].options))
+    if _on_criticbench(protocols) and resolve_data_dir(data_dir) is None:
         check_hub()
 
 

@@ -87,6 +87,26 @@ def test_data_from_an_unreachable_hub_stops_a_run_before_the_model_loads(no_mode
     assert no_model_load == []
 
 
+def test_a_revision_run_on_the_users_items_file_needs_no_hub(monkeypatch, tmp_path):
+    """A revision task given its own items (--metadata items_file) reads that file, not CriticBench: offline, with an
+    empty Hub cache, nothing stops it; the same task without the file is stopped in one line."""
+    from huggingface_hub import constants
+
+    from critic_tasks import registry
+    from critic_tasks.core.errors import DataError
+    from critic_tasks.preflight import check_hub_data
+
+    monkeypatch.delenv("CRITICBENCH_DATA_DIR", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    tasks = [registry.task("critic_utility"), registry.task("critic_revision_pool")]
+    check_hub_data(tasks, None, str(tmp_path / "items.jsonl"))  # no error
+    with pytest.raises(DataError, match="not in the local Hub cache"):
+        check_hub_data(tasks, None, None)
+    with pytest.raises(DataError, match="not in the local Hub cache"):  # CriticBench's own tasks still read the Hub
+        check_hub_data([*tasks, registry.task("critic_feedback")], None, str(tmp_path / "items.jsonl"))
+
+
 def test_a_hub_model_that_cannot_be_had_is_one_line_before_loading(no_model_load, monkeypatch, capsys, tmp_path):
     from huggingface_hub import constants
 

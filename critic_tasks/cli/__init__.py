@@ -147,7 +147,8 @@ def _preflight(argv: list[str]) -> int:
                          "keep --log_samples, then critic-eval revise")
     for note in notes:
         print(f"critic-eval preflight: note: {note}")
-    check_hub_data(tasks, metadata.get("data_dir"))  # the Hub must answer now (or, offline, hold the files)
+    # the Hub must answer now (or, offline, hold the files)
+    check_hub_data(tasks, metadata.get("data_dir"), metadata.get("items_file"))
     local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
     data = (f"data {local}" if local not in (None, "", "hub")
             else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")

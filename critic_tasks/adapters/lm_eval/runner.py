@@ -226,7 +226,8 @@ def point_to_intervals(argv: list[str]) -> int:
 
 def check_data_reachable(argv: list[str]) -> None:
     """CriticBench from the Hub (no local copy set): reachable now (``preflight.check_hub_data``)."""
-    check_hub_data(_tasks(argv), _metadata(argv).get("data_dir"))
+    metadata = _metadata(argv)
+    check_hub_data(_tasks(argv), metadata.get("data_dir"), metadata.get("items_file"))
 
 
 def check_hub_model(argv: list[str]) -> None:
