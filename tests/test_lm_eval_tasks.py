@@ -18,7 +18,7 @@ from critic_tasks.sandbox import get_executor
 lm_eval = pytest.importorskip("lm_eval")
 # lm-eval fills its model registry on first lookup only while it is empty: its own models first, or registering ours
 # at collection would leave "hf" unknown to every later test in this process
-import lm_eval.models  # noqa: E402,F401
+import lm_eval.models  # noqa: E402,F401,F811
 from lm_eval.api.model import LM  # noqa: E402  (after the skip)
 from lm_eval.api.registry import register_model  # noqa: E402
 
