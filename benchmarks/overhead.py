@@ -11,9 +11,9 @@ the end of the run, and the best of ``--repeats`` per side is reported, with the
 * The model: ``critic-zero-cost``, an lm-eval ``LM`` registered with ``@register_model`` that answers every request
   at once with a canned, well-formed critique of the kind the prompt asks for (``Decision: 5`` for a feedback
   prompt, ``Decision: A`` for a comparison, ``Score: 4`` for a meta-feedback one, chosen from a CRC of the prompt,
-  then a few sentences), so parsing, records, metrics and intervals all really run.
+  then a few sentences), so parsing, records and metrics all really run.
 * Ours: ``critic-eval --model critic-zero-cost --tasks critic_feedback,critic_comparison,critic_meta`` (the CLI: our
-  preflight, our tasks' loader, prompts, records, aggregations and bootstrap intervals) on a CriticBench-dev-sized
+  preflight, our tasks' loader, prompts, records and aggregations) on a CriticBench-dev-sized
   synthetic set written by this script into a temporary directory in the dataset's real layout and fields
   (``CRITICBENCH_DATA_DIR``; items cycled from the bundled sample, labels drawn from a seeded RNG, texts padded to the
   dev split's prompt lengths): 534 feedback, 450 pairs (900 requests, both orders) and 562 meta-feedback items,
@@ -26,8 +26,8 @@ the end of the run, and the best of ``--repeats`` per side is reported, with the
   ``apply_template``), several seconds more on the plain side.
 * The same lm-eval settings on both sides: what ``critic-eval`` gives by default, i.e. lm-eval's CLI defaults
   (``bootstrap_iters`` 100000 — lm-eval bootstraps none of these metrics: ours have their own aggregations,
-  exact_match's mean has a closed-form stderr —, no ``--log_samples``, batch size 1), with our own 95% intervals
-  on (``CRITIC_CI`` on, 1000 resamples: the default). ``critic-eval`` also turns lm-eval's request cache on by
+  exact_match's mean has a closed-form stderr —, no ``--log_samples``, batch size 1); our 95% intervals are no lm-eval
+  metrics since issue 30: they are computed from the ``--log_samples`` rows when results are read, so none here. ``critic-eval`` also turns lm-eval's request cache on by
   default (resume); it is off on both sides here (``--no_resume``) unless ``--use_cache`` turns it on for both
   (a fresh folder each run). ``--log_samples`` adds ``--log_samples --output_path`` on both sides.
 
@@ -341,7 +341,7 @@ def main() -> None:
         cpu = {s: min(r["cpu"] for r in rs) for s, rs in times.items()}
         ratio, ratio_median = best["ours"] / best["plain"], median["ours"] / median["plain"]
         print(f"{n} requests each side; {TASKS} (ours) vs one plain generate_until task (exact_match); "
-              f"zero-cost model; bootstrap_iters 100000 (lm-eval's default), our intervals on (1000 resamples), "
+              f"zero-cost model; bootstrap_iters 100000 (lm-eval's default), our intervals from logged samples when read (none here), "
               f"log_samples {'on' if args.log_samples else 'off'}, request cache {'on' if args.use_cache else 'off'};"
               f" load {load:.1f} at the start")
         print(f"{'side':<40}{'best s':>9}{'median s':>10}{'cpu s':>8}   runs")
@@ -353,7 +353,7 @@ def main() -> None:
         mine = statistics.median(r["ours"] / r["wall"] for r in times["ours"])
         secs = statistics.median(r["ours"] for r in times["ours"])
         print(f"our share of the wall time of our run: {100 * mine:.0f}% ({secs:.2f} s in our code: our CLI's import "
-              f"and checks, the loader, prompts, records, aggregations and intervals; the model costs nothing here, "
+              f"and checks, the loader, prompts, records and aggregations; the model costs nothing here, "
               f"so the rest is lm-eval's own work: indexing its task YAML files, building requests, the results)")
         if not all("critic_feedback" in r["table"] for r in times["ours"]) or not warm["ours"]["table"]:
             raise SystemExit("our run printed no results table")
