@@ -27,8 +27,8 @@ the end of the run, and the best of ``--repeats`` per side is reported, with the
 * The same lm-eval settings on both sides: what ``critic-eval`` gives by default, i.e. lm-eval's CLI defaults
   (``bootstrap_iters`` 100000 — lm-eval bootstraps none of these metrics: ours have their own aggregations,
   exact_match's mean has a closed-form stderr —, no ``--log_samples``, batch size 1); our 95% intervals are no lm-eval
-  metrics since issue 30: they are computed from the ``--log_samples`` rows when results are read, so none here. ``critic-eval`` also turns lm-eval's request cache on by
-  default (resume); it is off on both sides here (``--no_resume``) unless ``--use_cache`` turns it on for both
+  metrics since issue 30: they are computed from the ``--log_samples`` rows when results are read, so none here.
+  ``critic-eval`` also turns lm-eval's request cache on by default (resume); it is off on both sides here (``--no_resume``) unless ``--use_cache`` turns it on for both
   (a fresh folder each run). ``--log_samples`` adds ``--log_samples --output_path`` on both sides.
 
 Our share: the time spent in our code (our CLI's import and checks, and every hook the YAML names: loader, prompts,
@@ -341,7 +341,7 @@ def main() -> None:
         cpu = {s: min(r["cpu"] for r in rs) for s, rs in times.items()}
         ratio, ratio_median = best["ours"] / best["plain"], median["ours"] / median["plain"]
         print(f"{n} requests each side; {TASKS} (ours) vs one plain generate_until task (exact_match); "
-              f"zero-cost model; bootstrap_iters 100000 (lm-eval's default), our intervals from logged samples when read (none here), "
+              f"zero-cost model; bootstrap_iters 100000 (lm-eval's default), no intervals (read from logged samples), "
               f"log_samples {'on' if args.log_samples else 'off'}, request cache {'on' if args.use_cache else 'off'};"
               f" load {load:.1f} at the start")
         print(f"{'side':<40}{'best s':>9}{'median s':>10}{'cpu s':>8}   runs")
