@@ -29,7 +29,8 @@ the end of the run, and the best of ``--repeats`` per side is reported, with the
   exact_match's mean has a closed-form stderr —, no ``--log_samples``, batch size 1); our 95% intervals are no lm-eval
   metrics since issue 30: they are computed from the ``--log_samples`` rows when results are read, so none here.
   ``critic-eval`` also turns lm-eval's request cache on by default (resume); it is off on both sides here
-  (``--no_resume``) unless ``--use_cache`` turns it on for both (a fresh folder each run). ``--log_samples`` adds ``--log_samples --output_path`` on both sides.
+  (``--no_resume``) unless ``--use_cache`` turns it on for both (a fresh folder each run). ``--log_samples`` adds
+  ``--log_samples --output_path`` on both sides.
 
 Our share: the time spent in our code (our CLI's import and checks, and every hook the YAML names: loader, prompts,
 records, aggregations, interval bounds; timed around each call in the "ours" children) as a share of our run's wall
