@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval.ranks import SLOT, in_doc_order
+from critic_tasks.adapters.lm_eval.ranks import in_doc_order, row_of
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.metrics.bootstrap import settings_from_env
@@ -117,7 +117,7 @@ def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, 
         for key, kept in rows.items():
             if key in sample:
                 value = sample[key]
-                row = value.get("row") if isinstance(value, dict) and SLOT in value else value
+                row = row_of(value)
                 if row is not None and not (isinstance(row, dict) and row.get("kind") in RECORD_TYPES):
                     raise DataError(f"{where}: {task}.{key} = {json.dumps(row, default=str)[:80]}: not a critic_tasks "
                                     "record (an lm-eval samples file of this task holds one under each metric key)")

@@ -36,6 +36,11 @@ def every_key(metrics: dict, keys, group: tuple[int, int]) -> dict:
     return {key: {SLOT: rank, "world": world, "row": metrics.get(key)} for key in keys}
 
 
+def row_of(value):
+    """The row a ``process_results`` value holds: itself, or, wrapped by ``every_key``, the row in its slot."""
+    return value.get("row") if isinstance(value, dict) and SLOT in value else value
+
+
 def in_doc_order(rows: list) -> list:
     """The rows of a metric key as one process would hand them to the aggregation: in document order, the empty
     slots left out. Rank r's j-th value is document r + j * W. Rows not wrapped by ``every_key`` pass unchanged."""
