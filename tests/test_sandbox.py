@@ -452,6 +452,21 @@ def test_interpreter_under_the_temp_dir_keeps_the_strongest_layer():
     assert detect_isolation(TEMP_VENV_PYTHON) == detect_isolation()
 
 
+def test_interpreter_started_by_a_relative_path_keeps_the_strongest_layer(tmp_path):
+    """``../.venv/bin/python`` (run from the tests folder, say) reports ``sys.executable`` through the caller's
+    cwd, a folder the sandbox does not show: bwrap could not exec it and the run was refused (seen in a session)."""
+    script = ("import sys\nfrom critic_tasks.sandbox.executor import SandboxExecutor, Program\n"
+              "ex = SandboxExecutor()\n(r,) = ex.run([Program('print(6 * 7)')])\n"
+              "print(sys.executable, ex.isolation, r.status, r.stdout.strip())")
+    relative = os.path.relpath(sys.executable, tmp_path)
+    assert ".." in relative
+    out = subprocess.run([relative, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    assert out.returncode == 0, out.stderr[-2000:]
+    executable, layer, status, value = out.stdout.split()
+    assert ".." in executable and (layer, status, value) == (detect_isolation(), "passed", "42")
+
+
 def test_weaker_layer_refuses_without_opt_in(monkeypatch):
     monkeypatch.delenv("CRITIC_ALLOW_UNISOLATED", raising=False)
     with pytest.raises(ValueError, match=r"refusing to run model-written code: .*CRITIC_ALLOW_UNISOLATED=1"):

@@ -351,6 +351,7 @@ _UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fo
 @functools.lru_cache(maxsize=None)
 def detect_isolation(python: str = sys.executable) -> str:
     """The strongest layer that can run ``python -c pass`` here."""
+    python = os.path.abspath(python)
     probe = [python, "-c", "pass"]
     # the stdlib's shared modules too: the sandbox shows only what the interpreter needs, and must show all of it
     full = [python, "-c", "import ctypes, json, math"]
@@ -581,7 +582,9 @@ class SandboxExecutor:
                  max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
                  use_cgroup: bool = True, allow_unisolated: bool | None = None, max_disk_mb: int = 128,
                  hide: Sequence[str] = (), reuse_sandboxes: bool = True):
-        self.python = python or sys.executable
+        # absolute and without ``..``: an interpreter started as ``../.venv/bin/python`` reports a path through
+        # folders the sandbox does not show (the caller's cwd), which bwrap cannot exec
+        self.python = os.path.abspath(python or sys.executable)
         # bytes a program may write in all (its work dir and /tmp: one sized tmpfs under bwrap); ``hide``: more
         # folders the sandbox must never show (output folders), on top of ``private_paths()``
         self.max_disk_mb, self.hide = max_disk_mb, tuple(hide)
