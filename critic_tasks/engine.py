@@ -148,12 +148,12 @@ class Scorer:
         if self.uses_executor:
             get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
 
-    def batch(self, dim: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
+    def batch(self, kind: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
               ctx: Context) -> list[Record]:
         """One record per document from its replies (``samples[i]``: document i's)."""
         raise NotImplementedError
 
-    def defers(self, dim: registry.TaskKind, docs: Sequence[dict], ctx: Context) -> str:
+    def defers(self, kind: registry.TaskKind, docs: Sequence[dict], ctx: Context) -> str:
         """The warning when it cannot score now (no judge or reviser configured), '' when it can."""
         return ""
 
@@ -169,7 +169,7 @@ class Scorer:
         """An item left unscored by a failed call or an unreadable reply."""
         return False
 
-    def summary(self, dim: registry.TaskKind, records: Sequence[Record]) -> str:
+    def summary(self, kind: registry.TaskKind, records: Sequence[Record]) -> str:
         """One log line about a scored batch ('' for none)."""
         return ""
 
@@ -183,8 +183,8 @@ class Parse(Scorer):
     about = "each reply parsed into a record (a Likert score, a verdict, a rating)"
     per_reply = True
 
-    def batch(self, dim, docs, samples, ctx):
-        record = registry.PROTOCOLS[dim.protocol].record
+    def batch(self, kind, docs, samples, ctx):
+        record = registry.PROTOCOLS[kind.protocol].record
         return [record(doc, reply) for doc, reply in zip(docs, _first(samples))]
 
 
@@ -193,7 +193,7 @@ class Sandbox(Scorer):
     about = "revisions checked: final answers compared, programs run in the sandbox"
     uses_executor = True
 
-    def batch(self, dim, docs, samples, ctx):
+    def batch(self, kind, docs, samples, ctx):
         # every sample of every item, a domain's programs at once; an item whose gold answer or unit test is
         # unusable is marked invalid (excluded from pass rates, counted in invalid_items), never raised
         outcomes = check_samples(samples, docs, executor=ctx.executor, invalid="mark")
@@ -208,7 +208,7 @@ class _Judged(Scorer):
     roles, judged, live_failures, command, label = ("judge",), True, True, "judge", "judge"
     what = "judging"  # what its deferral warning says is deferred
 
-    def defers(self, dim, docs, ctx):
+    def defers(self, kind, docs, ctx):
         if (ctx.judge or cb_judge.judge_settings()).model:
             return ""
         return (f"critic_tasks: no judge configured (CRITIC_JUDGE_MODEL unset): {self.what} deferred; keep "
@@ -219,7 +219,7 @@ class Judge(_Judged):
     name = "judge"
     about = "graded 1-10 by a judge against the human critique"
 
-    def batch(self, dim, docs, samples, ctx):
+    def batch(self, kind, docs, samples, ctx):
         return cb_judge.judge_docs(docs, _first(samples), ctx.judge or cb_judge.judge_settings(),
                                    progress=ctx.progress)
 
@@ -238,7 +238,7 @@ class AIUJudge(_Judged):
     about = "a judge extracts the critique's atomic units and checks precision and recall"
     what = "MetaCritique judging"
 
-    def batch(self, dim, docs, samples, ctx):
+    def batch(self, kind, docs, samples, ctx):
         return mc_judge.judge_critiques(docs, _first(samples), ctx.judge, progress=ctx.progress)
 
     def deferred_record(self, doc):
@@ -261,17 +261,22 @@ class Revision(Scorer):
         super().check_settings()
         resolve_failure_rule()
 
-    def batch(self, dim, docs, samples, ctx):
+    @staticmethod
+    def _models(ctx: Context) -> tuple[list[LLMSettings], LLMSettings]:
+        """The reviser pool and the judge: the context's, else the CRITIC_* settings."""
         revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
-        return revision_pipeline.run(dim.protocol, docs, _first(samples), revisers, ctx.judge or
-                                     revision_pipeline.judge_settings(), ctx.executor, progress=ctx.progress)
+        return revisers, ctx.judge or revision_pipeline.judge_settings()
 
-    def defers(self, dim, docs, ctx):
-        revisers = revision_pipeline.reviser_pool() if ctx.revisers is None else ctx.revisers
-        why = revision_pipeline.missing(dim.protocol, docs, revisers, ctx.judge or revision_pipeline.judge_settings())
+    def batch(self, kind, docs, samples, ctx):
+        revisers, judge = self._models(ctx)
+        return revision_pipeline.run(kind.protocol, docs, _first(samples), revisers, judge, ctx.executor,
+                                     progress=ctx.progress)
+
+    def defers(self, kind, docs, ctx):
+        why = revision_pipeline.missing(kind.protocol, docs, *self._models(ctx))
         if not why:
             return ""
-        return (f"critic_tasks: {dim.protocol} scoring deferred (set {why}); keep generations with --log_samples "
+        return (f"critic_tasks: {kind.protocol} scoring deferred (set {why}); keep generations with --log_samples "
                 "and run `critic-eval revise <output_path>`")
 
     def deferred_record(self, doc):
@@ -280,11 +285,11 @@ class Revision(Scorer):
     def failed(self, record):
         return record.failed
 
-    def summary(self, dim, records):
+    def summary(self, kind, records):
         rates = revision_pipeline.per_reviser_pass_rates(records)
         if not rates:  # per reviser: not a registry key (the pool is set at run time); also in `critic-eval revise`
             return ""
-        return (f"critic_tasks: {dim.protocol} pass rate per reviser: "
+        return (f"critic_tasks: {kind.protocol} pass rate per reviser: "
                 + ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
 
 

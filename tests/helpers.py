@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from contextlib import contextmanager
 from itertools import combinations
 
@@ -55,6 +56,19 @@ def scripted_lm(reply, tokenizer=None):
             raise NotImplementedError
 
     return ScriptedLM()
+
+
+def hashed_critic(prompt: str, unreadable_every: int = 9) -> str:
+    """A critic that reads nothing: a reply derived from the prompt's hash, one in ``unreadable_every`` unreadable
+    ("I cannot decide."); else a verdict A/B/C for a comparison prompt, a 1-7 score (``Score:`` where the prompt asks
+    for that marker, else ``Decision:``) for the others, then a line of reasoning."""
+    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    if h % unreadable_every == 0:
+        return "I cannot decide."
+    if "Decision: A`, `Decision: B`" in prompt:
+        return f"Decision: {'ABC'[h % 3]}\nbecause"
+    marker = "Score" if "`Score: x`" in prompt else "Decision"
+    return f"{marker}: {h % 7 + 1}\nbecause"
 
 
 def correction_reply(doc: dict) -> str:

@@ -70,25 +70,32 @@ def test_core_runs_without_any_harness():
     assert len(names) > 30  # the check covered the tree, not an empty list
 
 
-def test_no_import_cycles():
-    graph = {m: {n for n in MODULES if n != m and not m.startswith(n + ".")
-                 and any(i == n or i.startswith(n + ".") for i in IMPORTS[m])} for m in MODULES}
-    state: dict[str, int] = {}
-    cycles = []
+def _cycles(edges) -> list:
+    """The cycles of the directed graph ``edges`` ((from, to) pairs), each as the nodes on it (first repeated)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    found, state = [], {}
 
     def visit(node, trail):
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append(trail[trail.index(nxt):] + [nxt])
+                found.append(trail[trail.index(nxt):] + [nxt])
             elif nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2
 
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert cycles == []
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def test_no_import_cycles():
+    imports = ((m, n) for m in MODULES for n in MODULES if n != m and not m.startswith(n + ".")
+               and any(i == n or i.startswith(n + ".") for i in IMPORTS[m]))
+    assert _cycles(imports) == []
 
 
 def test_ruff_is_clean():
@@ -177,27 +184,6 @@ extra = [[d["quality"] for d in docs], [[c["status"] for c in row["checks"]] for
 
 TRACES = {"critic_feedback": (FEEDBACK, 8, "aggregation: critic_likert_spearman\n"),
           "critic_correction": (CORRECTION, 10, "function: critic_sandbox\n")}
-
-
-def _cycles(edges) -> list:
-    graph: dict[str, set[str]] = {}
-    for a, b in edges:
-        graph.setdefault(a, set()).add(b)
-    found, state = [], {}
-
-    def visit(node, trail):
-        state[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                found.append(trail[trail.index(nxt):] + [nxt])
-            elif nxt not in state:
-                visit(nxt, trail + [nxt])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [node])
-    return found
 
 
 @pytest.mark.parametrize("task", sorted(TRACES))

@@ -1,12 +1,11 @@
 """Bootstrap intervals: checked against hand loops (same seed, same draws), scipy.stats.bootstrap and the normal
 approximation on hand-made data, and end to end in an lm-eval run's saved results and samples files."""
 
-import hashlib
 import json
 
 import numpy as np
 import pytest
-from helpers import scripted_lm
+from helpers import hashed_critic, scripted_lm
 from scipy import stats
 
 import critic_tasks
@@ -124,13 +123,7 @@ def test_settings_from_env_and_bad_values():
 # ----------------------------------------------------------------------------- end to end, lm-eval
 
 
-def _reply(prompt: str) -> str:
-    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-    if h % 9 == 0:
-        return "I cannot decide."
-    if "Decision: A`, `Decision: B`" in prompt:
-        return f"Decision: {'ABC'[h % 3]}\nbecause"
-    return f"Decision: {h % 7 + 1}\nbecause"
+_reply = hashed_critic  # feedback and comparison prompts: Decision lines, one reply in nine unreadable
 
 
 def _value(reply):

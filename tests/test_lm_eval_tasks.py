@@ -1,11 +1,10 @@
 """The lm-eval adapter: every YAML loads, and a scripted LM yields exactly the expected metrics."""
 
-import hashlib
 import os
 from pathlib import Path
 
 import pytest
-from helpers import brute_force_pass_at_k, correction_reply, expected_pass, scripted_lm
+from helpers import brute_force_pass_at_k, correction_reply, expected_pass, hashed_critic, scripted_lm
 from scipy import stats
 
 import critic_tasks
@@ -91,13 +90,7 @@ def _scripted_reply(prompt: str) -> str:
     """A deterministic critic: a pseudo-random reply derived from the prompt, sometimes unparseable."""
     if prompt in CORRECTION_DOCS:
         return correction_reply(CORRECTION_DOCS[prompt])
-    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-    if h % 9 == 0:
-        return "I cannot decide."
-    if "Decision: A`, `Decision: B`" in prompt:
-        return f"Decision: {'ABC'[h % 3]}\nbecause"
-    marker = "Score" if "`Score: x`" in prompt else "Decision"
-    return f"{marker}: {h % 7 + 1}\nbecause"
+    return hashed_critic(prompt)
 
 
 def _expected_likert(dimension, gold_key, quality_key, marker):
@@ -200,13 +193,8 @@ LIMIT = 12  # the first 12 documents of each task: 12 feedback items; 6 comparis
 
 
 def canned_reply(prompt: str) -> str:
-    """A critic that reads nothing: a reply derived from the prompt's hash, one in five unreadable."""
-    h = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-    if h % 5 == 0:
-        return "Hard to say."
-    if "Decision: A`, `Decision: B`" in prompt:
-        return f"Decision: {'ABC'[h % 3]}\nthe first one reads better"
-    return f"Decision: {h % 7 + 1}\nsome flaws"
+    """A critic that reads nothing (``helpers.hashed_critic``), one reply in five unreadable."""
+    return hashed_critic(prompt, unreadable_every=5)
 
 
 @register_model("critic-canned-critic")

@@ -129,9 +129,9 @@ def judge_command(argv: list[str]) -> int:
         if not docs:
             continue
         print(f"judging {task}: {len(docs)} generations from {path}", file=sys.stderr)
-        dim = registry.TASKS[task].kind_spec  # MetaCritique's judge: AIU extraction, precision and recall
-        records = score(dim, docs, [[p] for p in predictions], Context(judge=settings, progress=not args.no_progress))
-        results[task] = kind_metrics(dim, records)  # the registry's keys and intervals, as a live run's
+        kind = registry.TASKS[task].kind_spec  # MetaCritique's judge: AIU extraction, precision and recall
+        records = score(kind, docs, [[p] for p in predictions], Context(judge=settings, progress=not args.no_progress))
+        results[task] = kind_metrics(kind, records)  # the registry's keys and intervals, as a live run's
         failed[task] = [{"item": r.item, "error": r.error} for r in records if scorer.failed(r)]
     if not results:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")

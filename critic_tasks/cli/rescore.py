@@ -34,11 +34,11 @@ def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]
 def score_samples(docs: list[dict], generations: list[list[str | None]], executor) -> tuple[str, dict]:
     """(dimension name, metrics) of one task's saved generations, as a live run computes them (parsed: the first
     reply of each; checked: every sample, a domain's programs at once)."""
-    dim = registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
-    command = SCORERS[dim.scorer].command
+    kind = registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
+    command = SCORERS[kind.scorer].command
     if command != "rescore":
-        raise ValueError(f"{dim.name}: judge-scored; re-score it with `critic-eval {command}`")
-    return dim.name, kind_metrics(dim, score(dim, docs, generations, Context(executor=executor)))
+        raise ValueError(f"{kind.name}: judge-scored; re-score it with `critic-eval {command}`")
+    return kind.name, kind_metrics(kind, score(kind, docs, generations, Context(executor=executor)))
 
 
 def rescore_command(argv: list[str]) -> int:

@@ -47,22 +47,22 @@ def revise_command(argv: list[str]) -> int:
         scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or scorer.command != "revise":
             continue
-        dim = registry.TASKS[task].kind_spec
+        kind = registry.TASKS[task].kind_spec
         docs, critiques = read_samples(path)
         if not docs:
             continue
         if rule is not None:
             docs = [{**d, "failure_rule": rule} for d in docs]
-        why = pipeline.missing(dim.protocol, docs, revisers, judge)
+        why = pipeline.missing(kind.protocol, docs, revisers, judge)
         if why:
             raise ConfigError(f"{task}: set {why}")
         n_items += len(docs)
         print(f"revising {task}: {len(docs)} critiques from {path}", file=sys.stderr)
-        records = score(dim, docs, [[c] for c in critiques], Context(executor=executor, judge=judge, revisers=revisers,
+        records = score(kind, docs, [[c] for c in critiques], Context(executor=executor, judge=judge, revisers=revisers,
                                                                      progress=not args.no_progress))
-        results[task] = {k: v for k, v in kind_metrics(dim, records).items() if k != "models"}  # models: once
+        results[task] = {k: v for k, v in kind_metrics(kind, records).items() if k != "models"}  # models: once
         pass_rates[task] = per_reviser_pass_rates(records)
-        involved[task] = pipeline.models(revisers, judge, dim.protocol, pipeline.run_variant(docs),
+        involved[task] = pipeline.models(revisers, judge, kind.protocol, pipeline.run_variant(docs),
                                          pipeline.run_toolkit(docs))
         failed[task] = [{"item": r.item, "error": r.error} for r in records if scorer.failed(r)]
     if not results:

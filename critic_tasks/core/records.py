@@ -381,7 +381,7 @@ def domain_mean(pairs: Iterable[tuple[Hashable, float]]) -> float | None:
 
 
 # ----------------------------------------------------------------------------- did the backend sample?
-# Did the backend sample? The k replies of one item, compared.
+# The k replies of one item, compared.
 #
 # A sampled task (CritiqueLLM's self-consistency, the correction's pass@k) asks each item k times. A backend that does
 # not vary them (a server that honours one fixed seed, a model served greedily whatever the request says) returns one

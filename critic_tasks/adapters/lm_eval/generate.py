@@ -48,64 +48,64 @@ def _dump(data: dict, about: str = "") -> str:
 
 def _about(task: registry.Task) -> str:
     """A task file's opening comment: what the critic is asked, its prompt, how replies become scores."""
-    dim = task.kind_spec
-    protocol = registry.PROTOCOLS[dim.protocol]
-    scorer = SCORERS[dim.scorer]
+    kind = task.kind_spec
+    protocol = registry.PROTOCOLS[kind.protocol]
+    scorer = SCORERS[kind.scorer]
     prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
     if scorer.per_reply:
         parser = f"{protocol.record.__module__.removeprefix('critic_tasks.')}.{protocol.record.__name__}"
         how = f"process_results ({parser}): {scorer.about}"
     else:
-        how = (f"filter {SCORE_FILTERS[dim.scorer]} (engine.{type(scorer).__name__}), then process_results: "
+        how = (f"filter {SCORE_FILTERS[kind.scorer]} (engine.{type(scorer).__name__}), then process_results: "
                f"{scorer.about}")
     return (f"# {task.description()}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
-            f"# metrics: the {dim.metrics[0].family} family (protocols/*/scoring.py FAMILIES), each with the records it "
+            f"# metrics: the {kind.metrics[0].family} family (protocols/*/scoring.py FAMILIES), each with the records it "
             "accepts\n")
 
 
-def _dimension_config(dim: registry.TaskKind) -> dict:
-    """What every task of a dimension holds: its data source, loader, metrics, reply budget and filter."""
+def _kind_config(kind: registry.TaskKind) -> dict:
+    """What every task of a kind holds: its data source, loader, metrics, reply budget and filter."""
     config = {
         # read file by file by the custom loader (a local copy: the protocol's data_env, CRITICBENCH_DATA_DIR, ...)
-        "dataset_path": registry.PROTOCOLS[dim.protocol].source,
+        "dataset_path": registry.PROTOCOLS[kind.protocol].source,
         "custom_dataset": "!function utils.load_docs",
         # intervals are no metric keys: reports.results computes them from the --log_samples rows (docs/usage.md)
         "metric_list": [{"metric": m.key, "aggregation": metric_aggregation_name(m),
-                         "higher_is_better": m.higher_is_better} for m in dim.metrics if not m.ci],
+                         "higher_is_better": m.higher_is_better} for m in kind.metrics if not m.ci],
     }
-    if dim.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:
-        config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": dim.max_gen_toks}
-    if not SCORERS[dim.scorer].per_reply:
+    if kind.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:
+        config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": kind.max_gen_toks}
+    if not SCORERS[kind.scorer].per_reply:
         # not parsed item by item: the whole task is scored at once by the filter (programs run in parallel in the
         # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (repeats)
-        config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer]}]}]
+        config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[kind.scorer]}]}]
     return config
 
 
 def _task_config(task: registry.Task) -> dict:
     """What a task's own lines change: its name, tags, repeats, decoding, filter's repeats and loader options."""
-    dim = task.kind_spec
+    kind = task.kind_spec
     config: dict = {"task": task.name}
     if task.tags:
         config["tag"] = list(task.tags)
     if task.repeats > 1:
         config["repeats"] = task.repeats
-        if not SCORERS[dim.scorer].per_reply:  # the filter keeps repeats replies per item (less data-parallel
-            config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[dim.scorer],  # padding)
+        if not SCORERS[kind.scorer].per_reply:  # the filter keeps repeats replies per item (less data-parallel
+            config["filter_list"] = [{"name": "none", "filter": [{"function": SCORE_FILTERS[kind.scorer],  # padding)
                                                                   "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
-    if dim.protocol != "criticbench":
-        if task.repeats > 1 and SCORERS[dim.scorer].per_reply:  # parsed: every sample reaches process_results
+    if kind.protocol != "criticbench":
+        if task.repeats > 1 and SCORERS[kind.scorer].per_reply:  # parsed: every sample reaches process_results
             config["filter_list"] = [{"name": "none", "filter": [{"function": KEEP_SAMPLES,
                                                                   "repeats": task.repeats}]}]
-        config["dataset_kwargs"] = {"dimension": dim.data_dimension, **({"fmt": dim.fmt} if dim.fmt != "obj" else {}),
+        config["dataset_kwargs"] = {"dimension": kind.data_dimension, **({"fmt": kind.fmt} if kind.fmt != "obj" else {}),
                                     **dict(task.options)}
         return config
-    kwargs = {"dimension": dim.data_dimension, "split": task.split,
+    kwargs = {"dimension": kind.data_dimension, "split": task.split,
               "domains": "all" if task.domains == DOMAIN_NAMES else ",".join(task.domains)}
-    if dim.fmt != "obj":
-        kwargs["fmt"] = dim.fmt
+    if kind.fmt != "obj":
+        kwargs["fmt"] = kind.fmt
     if not task.with_feedback:
         kwargs["with_feedback"] = False
     if task.self_feedback:  # the stage-1 samples come from --metadata self_feedback or CRITIC_SELF_FEEDBACK
@@ -121,9 +121,9 @@ ORDER = ("task", "tag", "dataset_path", "custom_dataset", "dataset_kwargs", "out
 
 
 def _task_yaml(task: registry.Task) -> str:
-    """One self-contained task file: the template, the dimension's keys, then the task's own (a later key replaces
+    """One self-contained task file: the template, its task kind's keys, then the task's own (a later key replaces
     an earlier one whole, as lm-eval's ``include`` did)."""
-    merged = {**TEMPLATE, **_dimension_config(task.kind_spec), **_task_config(task)}
+    merged = {**TEMPLATE, **_kind_config(task.kind_spec), **_task_config(task)}
     assert set(merged) <= set(ORDER), sorted(set(merged) - set(ORDER))
     return _dump({key: merged[key] for key in ORDER if key in merged}, _about(task))
 

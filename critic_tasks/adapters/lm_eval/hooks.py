@@ -4,7 +4,7 @@ name in lm-eval's registries when it is imported (``function: critic_sandbox``, 
 critic_likert_spearman``: ``register``).
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
-there. Each dimension's ``Route`` is bound once: ``process_results`` turns each document's output into a record
+there. Each task kind's ``Route`` is bound once: ``process_results`` turns each document's output into a record
 (the protocol's parser, or the record the task's ScoreFilter kept) and hands it to exactly the metric keys that
 accept it (a ``spearman_low`` key only for low-quality items, say), so every aggregation is one metric family over
 a list of records, and pooling across domains happens naturally.
@@ -86,9 +86,9 @@ def _kept(doc: dict, kept: list) -> Record:
 
 @dataclasses.dataclass(frozen=True)
 class Route:
-    """What one dimension's documents go through, bound once (not looked up per document): the protocol's prompt and
+    """What one task kind's documents go through, bound once (not looked up per document): the protocol's prompt and
     gold text, the function that makes a document's record (the protocol's parser, e.g.
-    ``protocols.criticbench.scoring.record``, for a parsed dimension; ``_kept`` for one its filter scores), and the
+    ``protocols.criticbench.scoring.record``, for a parsed kind; ``_kept`` for one its filter scores), and the
     metric keys a record is routed to, each taking the records its ``Metric.accepts``."""
 
     kind: registry.TaskKind
@@ -98,16 +98,16 @@ class Route:
     metrics: tuple[Metric, ...]  # the keys process_results feeds: no interval bound (computed from the samples)
 
     @classmethod
-    def of(cls, dim: registry.TaskKind) -> "Route":
-        protocol = registry.PROTOCOLS[dim.protocol]
-        record = protocol.record if SCORERS[dim.scorer].per_reply else _kept
-        return cls(dim, protocol.prompt, protocol.target, record, tuple(m for m in dim.metrics if not m.ci))
+    def of(cls, kind: registry.TaskKind) -> "Route":
+        protocol = registry.PROTOCOLS[kind.protocol]
+        record = protocol.record if SCORERS[kind.scorer].per_reply else _kept
+        return cls(kind, protocol.prompt, protocol.target, record, tuple(m for m in kind.metrics if not m.ci))
 
 
-# (data dimension, format) -> its Route: the first registered dimension of each, as ``registry.kind_for`` finds
+# (data dimension, format) -> its Route: the first registered task kind of each, as ``registry.kind_for`` finds
 _ROUTES: dict[tuple[str, str], Route] = {}
-for _dim in registry.TASK_KINDS.values():
-    _ROUTES.setdefault((_dim.data_dimension, _dim.fmt), Route.of(_dim))
+for _kind in registry.TASK_KINDS.values():
+    _ROUTES.setdefault((_kind.data_dimension, _kind.fmt), Route.of(_kind))
 
 
 def _route(doc: dict) -> Route:
@@ -117,7 +117,7 @@ def _route(doc: dict) -> Route:
     return route
 
 
-def _dimension(doc: dict) -> registry.TaskKind:
+def _kind_of(doc: dict) -> registry.TaskKind:
     return _route(doc).kind
 
 
@@ -128,13 +128,13 @@ def load_docs(**kwargs):
     dimension = kwargs.get("dimension")
     if dimension is None:
         raise ConfigError("dataset_kwargs needs 'dimension' (feedback, comparison, meta or correction)")
-    dim = registry.kind_for(dimension, kwargs.get("fmt", "obj"))
+    kind = registry.kind_for(dimension, kwargs.get("fmt", "obj"))
     _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
-    SCORERS[dim.scorer].check_settings()
+    SCORERS[kind.scorer].check_settings()
     # CRITIC_CI_* checked before any generation too: read with the --log_samples rows (reports.results)
     settings_from_env()
-    steps = registry.PROTOCOLS[dim.protocol]
+    steps = registry.PROTOCOLS[kind.protocol]
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
     docs = steps.load_docs(dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
@@ -219,8 +219,8 @@ def _scored_or_rescued(scorer: Scorer, resps, docs, score):
     except Exception as err:
         folder = Path(os.environ.get(RESCUE_DIR_ENV) or "critic-eval-rescue").resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        dim = _dimension(docs[0])
-        task = f"critic_{dim.data_dimension}{'_sub' if dim.fmt == 'sub' and dim.protocol == 'criticbench' else ''}"
+        kind = _kind_of(docs[0])
+        task = f"critic_{kind.data_dimension}{'_sub' if kind.fmt == 'sub' and kind.protocol == 'criticbench' else ''}"
         path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):
@@ -280,18 +280,18 @@ class ScoreFilter:
     def apply(self, resps, docs):
         if process_group() is not None:  # no item checked or judged twice under data parallel
             resps = ranks.own_replies(resps, self.repeats)
-        scorer, dim = self.scorer, _dimension(docs[0]) if docs else None
+        scorer, kind = self.scorer, _kind_of(docs[0]) if docs else None
         context = scorer.context_from_env(progress=True, executor=self.executor)
-        why = scorer.defers(dim, docs, context)
+        why = scorer.defers(kind, docs, context)
         if why:
             log.warning(why)
             return [[scorer.deferred_record(doc).as_dict()] for doc in docs]
-        records = _scored_or_rescued(scorer, resps, docs, lambda: scorer.batch(dim, docs, resps, context))
+        records = _scored_or_rescued(scorer, resps, docs, lambda: scorer.batch(kind, docs, resps, context))
         for line in scorer.warnings(docs, records):
             log.warning(line)
         if scorer.live_failures:
             _report_unscored(rec.item for rec in records if scorer.failed(rec))
-        summary = scorer.summary(dim, records)
+        summary = scorer.summary(kind, records)
         if summary:
             log.info(summary)
         identity = scorer.identity(context.judge)

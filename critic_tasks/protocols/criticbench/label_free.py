@@ -146,12 +146,12 @@ def _opencompass_task(spec, judged, paths: list[Path], protocol: str, out: Label
     if judged(spec):
         out.skipped.append((names, "judge-scored: needs a judge (OpenCompass's evaluator grades it)"))
         return []
-    dim = spec.kind_spec
-    if dim.protocol != "criticbench" or dim.data_dimension not in DIMENSION_ORDER:
-        out.skipped.append((names, f"{dim.protocol} {dim.data_dimension}: no label-free statistics here"))
+    kind = spec.kind_spec
+    if kind.protocol != "criticbench" or kind.data_dimension not in DIMENSION_ORDER:
+        out.skipped.append((names, f"{kind.protocol} {kind.data_dimension}: no label-free statistics here"))
         return []
     rows = [row for path in paths for row in _read(path)]  # chunks in order: one task's documents
-    dimension = dim.data_dimension
+    dimension = kind.data_dimension
     single = spec.domains[0] if len(spec.domains) == 1 else None
     infos = []
     for n, row in enumerate(rows):
