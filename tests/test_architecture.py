@@ -4,6 +4,7 @@ no import cycles, lint clean, and a README whose Layout section names every pack
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,16 +108,69 @@ def test_ruff_is_clean():
     assert out.returncode == 0, out.stdout[-4000:]
 
 
-def test_readme_layout_names_every_package_and_module():
-    readme = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")  # the Layout moved there from README.md
-    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
-    top = {p.name for p in PACKAGE.iterdir() if (p.is_dir() and (p / "__init__.py").exists())
-           or (p.suffix == ".py" and p.name != "__init__.py")}
-    nested = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.glob("*/*") if p.suffix == ".py"
-              and p.name != "__init__.py"} | {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.glob("*/*")
-                                              if p.is_dir() and (p / "__init__.py").exists()}
-    missing = sorted(n for n in top | {Path(n).name for n in nested} if Path(n).stem not in layout)
-    assert missing == [], f"docs/architecture.md's Layout section does not mention: {missing}"
+def _layout_blocks(layout: str) -> dict[str, str]:
+    """The Layout tree read as its reader does: each ``name/`` entry (a line's first token, or a ``name/`` met inside
+    its parent's text, e.g. ``correction/ (check: ...)``) owns the text of its own line and of the lines indented
+    deeper below it. Keys are package paths relative to critic_tasks ('' for the package itself)."""
+    lines = [line for line in layout.splitlines() if line.strip() and not line.startswith("```")]
+    start = next(i for i, line in enumerate(lines) if line.strip() == "critic_tasks/")
+
+    def block(i: int) -> str:
+        indent = len(lines[i]) - len(lines[i].lstrip())
+        out = [lines[i]]
+        for line in lines[i + 1:]:
+            if len(line) - len(line.lstrip()) <= indent:
+                break
+            out.append(line)
+        return "\n".join(out)
+
+    blocks = {"": block(start)}
+    for pkg in sorted({p.parent.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("__init__.py")} - {"."},
+                      key=lambda p: p.count("/")):
+        parent, name = pkg.rpartition("/")[0], pkg.rpartition("/")[2]
+        text = blocks.get(parent, "")
+        tree_entry = re.search(rf"^[ ]*{re.escape(name)}/(?:[ ]{{2,}}|$)", text, flags=re.M)
+        entry = tree_entry or re.search(rf"(?<![\w/.]){re.escape(name)}/", text)
+        if entry is None:
+            continue
+        own = text[entry.start():]
+        indent = len(own) - len(own.lstrip(" "))
+        rest = own.split("\n")
+        kept = [rest[0]]
+        for line in rest[1:]:
+            if len(line) - len(line.lstrip()) <= indent + (0 if tree_entry else -1):
+                break
+            kept.append(line)
+        blocks[pkg] = "\n".join(kept)
+    return blocks
+
+
+def test_layout_names_every_package_and_module_in_its_own_folder():
+    """Each module is named as a word (``name`` or ``name.py``) in its own package's entry of docs/architecture.md's
+    Layout tree, not just anywhere on the page; every ``name.py`` the tree names exists there."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    blocks = _layout_blocks(text.split("## Layout", 1)[1].split("\n## ", 1)[0])
+    missing, stale = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if path.name == "__init__.py" or "tasks" in rel.parts or "configs" in rel.parts or "sample_data" in rel.parts:
+            continue
+        pkg = rel.parent.as_posix() if rel.parent.as_posix() != "." else ""
+        if not re.search(rf"(?<![\w/.]){re.escape(path.stem)}(\.py)?(?![\w/])", blocks.get(pkg, "")):
+            missing.append(rel.as_posix())
+    for pkg in {p.parent.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("__init__.py")} - {"."}:
+        if pkg not in blocks and not any(part in ("tasks", "configs") for part in pkg.split("/")):
+            missing.append(pkg + "/")
+    for pkg, body in blocks.items():
+        own = body
+        for other, sub in blocks.items():  # a sub-package's text is its own
+            if other != pkg and other.rpartition("/")[0] == pkg:
+                own = own.replace(sub, "")
+        for name in re.findall(r"(?<![\w/.])(\w+)\.py\b", own):
+            if not any((PACKAGE / pkg).rglob(f"{name}.py")):  # a file of a sub-folder listed inline, e.g. tasks/
+                stale.append(f"{pkg}/{name}.py")
+    assert missing == [], f"docs/architecture.md's Layout does not name these in their own folder's entry: {missing}"
+    assert stale == [], f"docs/architecture.md's Layout names modules that do not exist: {stale}"
 
 
 # What lm-eval calls for a task, in its order, profiled: the files of our code entered (first entry order) and every

@@ -106,12 +106,23 @@ def test_missing_gguf_file_in_a_local_folder(no_model_load, capsys, tmp_path):
     assert one_line(capsys) == f"critic-eval: --model_args gguf_file=model.Q4.gguf: not in {tmp_path}"
 
 
-@pytest.mark.slow
-def test_hub_names_are_left_to_lm_eval(no_model_load, capsys):
+@pytest.mark.parametrize("name, local", [("Qwen/Qwen2.5-0.5B-Instruct", False), ("gpt2", False),
+                                         ("./no-such-model", True), ("/no/such/model", True),
+                                         ("~/no-such-model", True), ("models/qwen/7b", True)])
+def test_hub_names_are_left_to_lm_eval_and_missing_paths_are_refused(name, local, capsys):
+    """A Hub name (``org/name``, ``name``) is lm-eval's to resolve: no error, nothing printed. Anything path-shaped
+    that does not exist is one ConfigError naming the setting and the value, before any load."""
     from critic_tasks.adapters.lm_eval.runner import check_model_paths
+    from critic_tasks.core.errors import ConfigError
 
-    for name in ("Qwen/Qwen2.5-0.5B-Instruct", "gpt2"):
-        check_model_paths(["--model_args", f"pretrained={name}"])  # no error: not a path
+    argv = ["--model_args", f"pretrained={name},dtype=float32"]
+    if local:
+        with pytest.raises(ConfigError) as refused:
+            check_model_paths(argv)
+        assert str(refused.value).startswith(f"--model_args pretrained={name}: no such file or folder")
+    else:
+        assert check_model_paths(argv) is None
+    assert capsys.readouterr() == ("", "")
 
 
 def _results(folder: Path, model_name: str, model_args: str, limit) -> Path:

@@ -160,6 +160,8 @@ def test_vllm_generations_are_the_models_greedy_text(lm_eval_run, model_dir):
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     shortest = sorted(_generations(lm_eval_run).items(), key=lambda kv: len(kv[0]))[:3]
+    assert len(shortest) == 3, f"the run logged {len(shortest)} generations: nothing to compare"
+    assert any(text.strip() for _, text in shortest), "vLLM wrote only empty texts: an empty text equals anything"
     for prompt, vllm_text in shortest:
         ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)  # the template wrote them
         with torch.no_grad():
