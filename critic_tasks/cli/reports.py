@@ -36,8 +36,12 @@ def check_command(argv: list[str]) -> int:
     parser.add_argument("--compare", action="append", default=[], metavar="TASK.METRIC",
                         help="with --baseline: the metrics to compare (default: the all-domain tasks' headline metrics "
                         "with intervals and the groups' overalls)")
+    parser.add_argument("--allow-judge-failures", action="store_true",
+                        help="pass a run with items the judge could not grade (by default every task reporting "
+                        "judge_failed > 0 fails, unless its judge_failed has its own --max)")
     args = parser.parse_args(argv)
-    settings = gate.read_config(args.config) if args.config else {"min": {}, "max": {}, "baseline": None, "compare": []}
+    settings = gate.read_config(args.config) if args.config else {"min": {}, "max": {}, "baseline": None, "compare": [],
+                                                                  "allow_judge_failures": False}
     compare = [gate.check_name(n, "--compare") for n in args.compare] or settings["compare"]
     for side in ("min", "max"):
         for text in getattr(args, side):
@@ -48,6 +52,8 @@ def check_command(argv: list[str]) -> int:
         raise ConfigError("check: nothing to check: give --min/--max thresholds, --config or --baseline")
     run = _one_run(args.results, "results")
     outcomes = gate.check_thresholds(run, settings["min"], settings["max"])
+    outcomes += gate.check_judge_failures(run, settings["max"],
+                                          args.allow_judge_failures or settings["allow_judge_failures"])
     if baseline_path is not None:
         outcomes += gate.check_baseline(run, _one_run(baseline_path, "--baseline"), compare)
     elif compare:

@@ -144,6 +144,9 @@ class JudgedRecord(Record):
     is_deferred: bool = False
     # the judge gave no grade of its own and repeated one the graded text states: ``score`` is the scale's minimum
     echoed: bool = False
+    # whose rule an ungraded item (``score`` None) follows in the metrics: "" ours, counted at the scale's minimum;
+    # "toolkit" the released toolkit's (CRITICBENCH_PROTOCOL=toolkit), left out as its evaluators leave it out
+    rule: str = ""
 
     @property
     def scored(self) -> bool:

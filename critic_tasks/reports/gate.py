@@ -12,6 +12,11 @@ fail by chance) fails when it moved the wrong way by more than ``sqrt(h_now^2 + 
 two intervals' half-widths on the sides facing each other (the normal approximation of the difference of two
 independent estimates; runs on the same items are positively correlated, so this errs on the side of passing).
 
+Judge failures: every task of the run that reports ``judge_failed`` (items the judge could not grade; they count
+the scale's minimum, so a critique gains nothing by making the judge fail, but the judged number is then partly a
+floor, not a grade) fails the gate when it is above 0, unless ``--allow-judge-failures`` (``allow_judge_failures:
+true`` in the config) is given, or the task's ``judge_failed`` has its own ``--max`` (which then decides).
+
 Config file (YAML or JSON), thresholds merged with the command line's (the command line wins)::
 
     min:
@@ -21,6 +26,7 @@ Config file (YAML or JSON), thresholds merged with the command line's (the comma
       critic_correction.truncated: 5
     baseline: runs/main/results.json     # relative to the config file
     compare: [critic.score, critic_feedback.spearman]   # optional: the metrics compared with the baseline
+    allow_judge_failures: false          # optional: true passes runs with items the judge could not grade
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ def parse_threshold(text: str, where: str) -> tuple[str, float]:
 
 
 def read_config(path: Path) -> dict:
-    """{"min": {name: value}, "max": {...}, "baseline": Path | None} from a gate config file."""
+    """{"min": {name: value}, "max": {...}, "baseline": Path | None, "compare": [...], "allow_judge_failures":
+    bool} from a gate config file."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such gate config file")
@@ -84,10 +91,14 @@ def read_config(path: Path) -> dict:
         raise ConfigError(f"{path}: not YAML/JSON ({str(err).splitlines()[0]})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with min, max and/or baseline")
-    unknown = sorted(set(data) - {"min", "max", "baseline", "compare"})
+    unknown = sorted(set(data) - {"min", "max", "baseline", "compare", "allow_judge_failures"})
     if unknown:
-        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (expected min, max, baseline, compare)")
-    out: dict = {"min": {}, "max": {}, "baseline": None, "compare": []}
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)} (expected min, max, baseline, compare, "
+                          "allow_judge_failures)")
+    allow = data.get("allow_judge_failures", False)
+    if not isinstance(allow, bool):
+        raise ConfigError(f"{path}: allow_judge_failures: expected true or false, not {allow!r}")
+    out: dict = {"min": {}, "max": {}, "baseline": None, "compare": [], "allow_judge_failures": allow}
     compare = data.get("compare") or []
     if not isinstance(compare, list):
         raise ConfigError(f"{path}: compare: expected a list of TASK.METRIC")
@@ -143,6 +154,26 @@ def check_thresholds(run: Run, minimum: dict[str, float], maximum: dict[str, flo
                 word = "below the minimum" if side == "min" else "above the maximum"
                 msg = f"{name} = {value:.2f} ({_ci_text(ci)}) is {word} {limit:g} by {abs(value - limit):.2f}"
             out.append(Outcome(name, ok, msg + _left_out(run, name)))
+    return out
+
+
+def check_judge_failures(run: Run, maximum: dict[str, float], allow: bool = False) -> list[Outcome]:
+    """One outcome per task of the run that reports ``judge_failed`` without its own ``--max``: it fails when items
+    went ungraded (counted at the scale's minimum), unless ``allow``."""
+    out = []
+    for task in sorted(run.results):
+        name = f"{task}.judge_failed"
+        failed = run.value(task, "judge_failed")
+        if failed is None or name in maximum:
+            continue
+        if not failed:
+            out.append(Outcome(name, True, f"{name} = 0: the judge graded every item"))
+            continue
+        what = (f"{name} = {failed:.0f}: items the judge could not grade, counted at the scale's minimum "
+                "(the toolkit protocol leaves them out)")
+        out.append(Outcome(name, allow, what + ("; allowed (--allow-judge-failures)" if allow else
+                                                "; rerun (failed calls are retried), or pass --allow-judge-failures "
+                                                f"or --max {name}=N")))
     return out
 
 

@@ -5,22 +5,32 @@ correction against the human reference (worth 8). Both ways of running it use th
 same numbers: inside an lm-eval run (the adapter's judge filter) and afterwards on saved generations
 (``critic-eval judge``). The judge is called through the model-calling layer (``critic_tasks.llm``: settings from
 ``CRITIC_JUDGE_*``, cache, concurrency, retries); the metrics are ``scoring.judge_metrics``.
+
+An item the judge could not grade (a failed call, a reply without its ``Score: x`` line, one with a second grade in
+it) counts the scale's minimum in ``judge_score`` and is counted in ``judge_failed``: whatever the graded text makes
+the judge write, it can never do better than the lowest grade by making the judge fail (issue 34). With
+``CRITIC_JUDGE_RETRY=1`` such a reply is first re-asked once, the prompt ending in a reminder of the form
+(``judge_prompts.RETRY_NOTE``); off by default (the paper asks once, and a re-ask costs calls).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from critic_tasks.core.columns import item_label
+from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import grade_or_echo, parse_grade
 from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.client import identity
 from critic_tasks.protocols.criticbench.judge_prompts import (
+    LOWEST,
     PROMPT_VERSION,
+    RETRY_NOTE,
     comparison_judge_prompt,
     correction_judge_prompt,
     feedback_judge_prompt,
@@ -31,13 +41,23 @@ JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_jud
                  "correction": correction_judge_prompt}
 PARSE_ERROR = ("no 'Score: x' with 1 <= x <= 10 on the last line of the judge's reply, or another grade in it, or a "
                "last line that repeats the graded text")
-LOWEST = 1.0  # the judge scale's minimum: what a reply that failed on an echo of the graded text's grade counts
+RETRY_ENV = "CRITIC_JUDGE_RETRY"
+_SWITCH = {"": False, "0": False, "false": False, "no": False, "off": False,
+           "1": True, "true": True, "yes": True, "on": True}
 ECHO_NOTE = (f"the judge's reply repeats a grade the graded text states and gives none of its own: counted "
              f"{LOWEST:g}, the scale's minimum")
 
 
 def judge_settings(**overrides) -> LLMSettings:
     return LLMSettings.from_env("judge", **overrides)
+
+
+def retry_enabled() -> bool:
+    """``CRITIC_JUDGE_RETRY``: re-ask a reply without a grade once (default off); a value not a switch is an error."""
+    value = os.environ.get(RETRY_ENV, "").strip().lower()
+    if value not in _SWITCH:
+        raise ConfigError(f"{RETRY_ENV}={os.environ[RETRY_ENV]!r}: expected 1 or 0 (true/false, yes/no, on/off)")
+    return _SWITCH[value]
 
 
 def judge_identity(settings: LLMSettings) -> dict:
@@ -63,19 +83,13 @@ class Grade:
     error: str | None
     cached: bool
     echoed: bool = False  # no grade of the judge's own, one the graded text states echoed: ``score`` is LOWEST
+    retried: bool = False  # the first reply had no grade and the prompt was asked again (``CRITIC_JUDGE_RETRY``)
 
 
-def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool = True,
-                  graded: Sequence[str | None] | None = None) -> list[Grade]:
-    """One ``Grade`` per prompt, through the cached judge: a reply without a usable score is a counted failure.
-
-    ``graded``: per prompt, the text under test (the critic's output). A reply without a grade of the judge's own
-    that repeats a grade this text states failed because of the text (it forged a grade for the judge to quote):
-    it counts LOWEST, never left out, so a critique cannot abstain through the judge (issue 27)."""
+def _grades(prompts: Sequence[str], graded: Sequence[str | None], settings: LLMSettings,
+            progress: bool) -> list[Grade]:
     out = []
-    prompts = list(prompts)
-    graded = list(graded) if graded is not None else [None] * len(prompts)
-    for prompt, own, c in zip(prompts, graded, complete(prompts, settings, PROMPT_VERSION, progress=progress)):
+    for prompt, own, c in zip(prompts, graded, complete(list(prompts), settings, PROMPT_VERSION, progress=progress)):
         score = parse_grade(c.text, quoted=blocks(prompt))  # an echo of the graded text is never the grade
         score, echoed = grade_or_echo(score, c.text, [own], LOWEST)
         error = c.error if c.text is None else None if score is not None else PARSE_ERROR
@@ -83,9 +97,32 @@ def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool 
     return out
 
 
+def grade_prompts(prompts: Sequence[str], settings: LLMSettings, progress: bool = True,
+                  graded: Sequence[str | None] | None = None, retry: bool | None = None) -> list[Grade]:
+    """One ``Grade`` per prompt, through the cached judge: a reply without a usable score is a counted failure
+    (``score`` None; the metrics count it the scale's minimum, ``scoring.judge_metrics``).
+
+    ``graded``: per prompt, the text under test (the critic's output). A reply without a grade of the judge's own
+    that repeats a grade this text states failed because of the text (it forged a grade for the judge to quote):
+    it counts LOWEST, never left out, so a critique cannot abstain through the judge (issue 27).
+    ``retry`` (default: ``CRITIC_JUDGE_RETRY``): a reply with no grade of the judge's own is asked once more, the
+    prompt ending in ``RETRY_NOTE``; the second reply is kept only where it gives a grade of the judge's own."""
+    prompts = list(prompts)
+    graded = list(graded) if graded is not None else [None] * len(prompts)
+    out = _grades(prompts, graded, settings, progress)
+    if not (retry_enabled() if retry is None else retry):
+        return out
+    again = [i for i, g in enumerate(out) if g.text is not None and (g.score is None or g.echoed)]
+    second = _grades([prompts[i] + RETRY_NOTE for i in again], [graded[i] for i in again], settings, progress)
+    for i, g in zip(again, second):
+        out[i] = replace(g, retried=True) if g.score is not None and not g.echoed else replace(out[i], retried=True)
+    return out
+
+
 def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings: LLMSettings | None = None,
                progress: bool = True) -> list[JudgedRecord]:
-    """Judge every (doc, prediction) concurrently through the cached judge; one record per doc."""
+    """Judge every (doc, prediction) concurrently through the cached judge; one record per doc. A document of the
+    toolkit protocol (``protocol`` "toolkit") records the released toolkit's rule: an ungraded item left out."""
     if len(docs) != len(predictions):
         raise ValueError(f"{len(docs)} documents but {len(predictions)} predictions")
     settings = settings or judge_settings()
@@ -95,11 +132,14 @@ def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings
     for doc, g in zip(docs, graded):
         where = item_label(doc)
         if g.score is None:
-            log.warning("critic_tasks: judge failed on %s: %s", where, g.error)
+            log.warning("critic_tasks: judge failed on %s: %s (counted %s)", where, g.error,
+                        "under the toolkit's rule: left out" if doc.get("protocol") == "toolkit"
+                        else f"{LOWEST:g}, the scale's minimum")
         elif g.echoed:
             log.warning("critic_tasks: judge on %s: %s", where, ECHO_NOTE)
         records.append(JudgedRecord(domain=doc["domain"], group=judge_group(doc), score=g.score, error=g.error,
-                                    cached=g.cached, judge_text=g.text, item=where, echoed=g.echoed))
+                                    cached=g.cached, judge_text=g.text, item=where, echoed=g.echoed,
+                                    rule="toolkit" if doc.get("protocol") == "toolkit" else ""))
     return records
 
 

@@ -18,8 +18,12 @@ families below compute them, all on the paper's x100 scale (shares included):
 * ``judge`` (subjective): ``judge_score`` (1-10, mean of the domains' means), ``judge_score_<group>``,
   ``judge_parse_rate``, ``judge_failed``, ``judge_deferred``, ``judge_echoed``: items graded 1, the minimum, because
   the judge gave no grade of its own and repeated one the critique states (a forged grade it quoted: the failure is
-  the critique's, so it is graded, never left out; ``judge.grade_prompts``). Other judge failures are left out of
-  ``judge_score`` and counted in ``judge_failed`` (a gate can bound it: ``--max TASK.judge_failed=0``).
+  the critique's, so it is graded, never left out; ``judge.grade_prompts``). Every other item the judge could not
+  grade (a failed call, a reply without its grade line or with a second grade: what a critique that asks the judge
+  for another line provokes) also counts 1 in ``judge_score`` and is counted in ``judge_failed``, so making the
+  judge fail never beats the lowest grade (issue 34); ``critic-eval check`` fails a run with judge failures unless
+  told otherwise. Under the toolkit protocol (records of rule "toolkit") they are left out of ``judge_score``, as the
+  released toolkit's evaluators skip them (the leaderboard's rule), and still counted in ``judge_failed``.
 * ``feedback_text`` (SAvg's stage 1, not scored): ``parse_rate`` = the share of non-empty critiques.
 
 On the test split (no human labels) the label-based keys are absent, not zero, and ``labels_available`` is 0.
@@ -56,6 +60,7 @@ from critic_tasks.core.records import (
 )
 from critic_tasks.core.run_state import per_run
 from critic_tasks.protocols.criticbench import toolkit
+from critic_tasks.protocols.criticbench.judge_prompts import LOWEST
 
 log = logging.getLogger("critic_tasks")
 
@@ -211,6 +216,14 @@ def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
     return out
 
 
+def judge_grades(records: Sequence[JudgedRecord]) -> list[tuple[JudgedRecord, float]]:
+    """(record, grade) of every judged item ``judge_score`` averages: the judge's grade; LOWEST, the scale's minimum,
+    where the judge could not grade it, whatever the reason (a critique that makes the judge fail cannot abstain);
+    under the toolkit's rule (``rule`` "toolkit") such an item is left out, as the released evaluators leave it."""
+    return [(r, r.score if r.score is not None else LOWEST) for r in records
+            if not r.deferred and (r.scored or r.rule != "toolkit")]
+
+
 def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
     """Metrics over judged records; a score that cannot be computed is absent, never NaN."""
     done = [r for r in records if not r.deferred]
@@ -219,14 +232,15 @@ def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
         return out
     scored = [r for r in done if r.scored]
     out["judge_parse_rate"] = rate(r.scored for r in done)
-    out["judge_failed"] = float(len(done) - len(scored))
+    out["judge_failed"] = float(len(done) - len(scored))  # ungraded: counted LOWEST (toolkit rule: left out)
     # graded at the minimum: the judge only repeated a grade the critique states (its failure is the critique's)
     out["judge_echoed"] = float(sum(r.echoed for r in scored))
-    overall = domain_mean((r.domain, r.score) for r in scored)
+    grades = judge_grades(done)
+    overall = domain_mean((r.domain, g) for r, g in grades)
     if overall is not None:
         out["judge_score"] = overall
     for group in sorted({r.group for r in done}):
-        value = domain_mean((r.domain, r.score) for r in scored if r.group == group)
+        value = domain_mean((r.domain, g) for r, g in grades if r.group == group)
         if value is not None:
             out[f"judge_score_{group}"] = value
     return out
@@ -289,9 +303,9 @@ def correction_interval(records: Sequence[CorrectionRecord], base: str, settings
 
 
 def judge_interval(records: Sequence[JudgedRecord], base: str, settings: BootstrapSettings) -> Interval:
-    """``judge_score``: graded items resampled within each domain (a mean of domain means)."""
-    scored = [r for r in canonical(records) if r.scored]
-    return mean_interval([r.score for r in scored], [r.domain for r in scored], settings) if scored else None
+    """``judge_score``: its items (``judge_grades``) resampled within each domain (a mean of domain means)."""
+    grades = judge_grades(canonical(records))
+    return mean_interval([g for _, g in grades], [r.domain for r, _ in grades], settings) if grades else None
 
 
 # family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval

@@ -19,7 +19,10 @@ The prompts are those of the documents' variant (``prompts``, ``protocols.varian
 variant and the failure rule, so the metrics say which ran.
 
 A failed reviser or judge call, or an unreadable verdict, is counted in the item's record (never dropped, never a
-crash); failed calls are not cached, so the next run retries exactly those.
+crash); failed calls are not cached, so the next run retries exactly those. A judgment that was asked and not read
+(a failed call, a reply without its marker, or with conflicting ones: what a critique that writes the judge's
+marker provokes) counts the minimum (``LOWEST``), whatever the failure rule: making the judge fail never beats
+losing (issue 34). The failure rule covers the judgments never asked (the revision they needed failed).
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ PROTOCOLS = ("multicritique", "rco")
 # preference for the revision: forward order = (A: initial, B: revised), reverse = (A: revised, B: initial)
 PREFERENCE = {"forward": {"B": 1.0, "C": 0.5, "A": 0.0}, "reverse": {"A": 1.0, "C": 0.5, "B": 0.0}}
 # what a judgment counts when the judge gave no verdict of its own and repeated one the critique or the revision made
-# from it states (a forged verdict for the judge to quote): the minimum, the revision's loss or the lowest grade
+# from it states (a forged verdict for the judge to quote), or gave none that could be read: the minimum, the
+# revision's loss or the lowest grade
 LOWEST = {"rqs": 1.0, "forward": 0.0, "reverse": 0.0}
 _MARKER = {"forward": "verdict", "reverse": "verdict"}  # rqs: "score" (CriticEval's judge) or "rating" ([[x]])
 
@@ -193,6 +197,7 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         judged = asking.result() if asking is not None else []
     verdicts: dict[int, dict[str, tuple[Completion, object]]] = defaultdict(dict)
     echoes: dict[int, int] = defaultdict(int)
+    unread: dict[int, int] = defaultdict(int)  # judgments asked and not read: counted LOWEST, and in judge_failed
     for (i, kind, prompt), c in zip(jobs, judged):
         # the critic's text the judge saw (its critique, the revision made from it): a grade it states and the judge
         # only repeated is its doing; with the initial response, what the judge quotes, never its verdict. A released
@@ -204,6 +209,8 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
         value, echoed = grade_or_echo(value, c.text, theirs, LOWEST[kind], marker)
         echoes[i] += echoed
         verdicts[i][kind] = (c, value)
+        if value is None:
+            unread[i] += 1
     unreadable = "no 'Score: x' (1-10) in the reply" if by_reference else "no [[...]] marker in the reply"
 
     names = tuple(reviser_name(s) for s in revisers)
@@ -219,12 +226,14 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
                 errors.append(f"judge ({kind}): {c.error or unreadable}")
         invalid = any(per[i] is not None and per[i].status == "invalid" for per in outcomes)
         passed = tuple(None if o is None or o.status == "invalid" else o.passed for o in (per[i] for per in outcomes))
-        prefs = tuple(got[k][1] for k in ("forward", "reverse") if k in got)
+        # an unread judgment counts the minimum (it is in judge_failed, and named in the error)
+        value_of = {k: LOWEST[k] if v is None else v for k, (_, v) in got.items()}
+        prefs = tuple(value_of[k] for k in ("forward", "reverse") if k in got)
         rec = RevisionRecord(domain=doc["domain"], item=item_label(doc), group=doc.get("quality") or "",
                              checked=bool(doc["check"]), revisers=names, revisions=tuple(t[i] for t in texts),
                              passed=passed, invalid=invalid,
-                             rqs=got["rqs"][1] if "rqs" in got else None, prefs=prefs, judge_asked=len(got),
-                             judge_parsed=sum(v is not None for _, v in got.values()),
+                             rqs=value_of.get("rqs"), prefs=prefs, judge_asked=len(got),
+                             judge_parsed=len(got) - unread.get(i, 0),
                              reviser_failed=sum(t[i] is None for t in texts), error="; ".join(errors) or None,
                              judge_echoed=echoes.get(i, 0),
                              models=involved, variant=variant, failure_rule=doc.get("failure_rule", ""),

@@ -26,20 +26,22 @@ critique utility CU and the revision quality RQS):
     refine_accuracy  = 100 * share of the valid checked items whose revision passes
 
 Shared counts: ``judge_parse_rate`` = 100 * readable / asked judgments; ``judge_failed`` = items with a failed or
-unreadable judgment; ``judge_echoed`` = items with a judgment counted the minimum (a 1-10 grade of 1, a preference
-of 0) because the judge gave no verdict of its own and repeated one the critique or its revision states (a forged
-verdict: the failure is the critique's, so it is scored, never left out; these count as readable);
+unreadable judgment, which counts the minimum (a 1-10 grade of 1, a preference of 0) whatever the failure rule, so a
+critique gains nothing by making the judge fail (``pipeline.run``; issue 34); ``judge_echoed`` = items with a
+judgment counted the minimum because the judge gave no verdict of its own and repeated one the critique or its
+revision states (a forged verdict: the failure is the critique's, so it is scored, never left out; these count as
+readable);
 ``reviser_failed`` = failed revision calls (item x reviser); ``invalid_items`` = checked items
 whose gold answer or test is unusable; ``revision_deferred`` = items generated with no reviser / judge configured.
 A value with nothing to average is left out (absent, never NaN).
 
-Missing verdicts and revisions (an unreadable reply, a failed call) follow the run's ``failure_rule``
+Missing revisions, and the judgments never asked because the revision failed, follow the run's ``failure_rule``
 (``data.FAILURE_RULES``: exclude, ours and the default; tie; zero). What they touched is counted whatever the rule:
-``partial_items`` = items whose value rests on part of what was asked (RCO: one of the two orders readable;
+``partial_items`` = items whose value rests on part of what was asked (RCO: one of the two orders there;
 MultiCritique: a checked item some, not all, revisers revised); ``empty_items`` = items with nothing to score (RCO:
-no readable order, or no revision; MultiCritique: a checked item no reviser revised, a judged item without a
-readable grade). ``variant``, ``failure_rule`` and ``prompt_source`` (where each role's prompt text came from:
-CriticEval's released file, our paraphrase of the paper, or our own short prompts) are recorded beside the numbers.
+no revision to judge; MultiCritique: a checked item no reviser revised, a judged item without a revision).
+``variant``, ``failure_rule`` and ``prompt_source`` (where each role's prompt text came from: CriticEval's
+released file, our paraphrase of the paper, or our own short prompts) are recorded beside the numbers.
 """
 
 from __future__ import annotations
