@@ -13,12 +13,19 @@ route as a model's:
 * ``injection``: a text that addresses the grader and claims top marks in every format the scorers read;
 * ``unparseable``: a refusal.
 
-``chance`` is the floor a critic must beat, per headline metric, computed from the data's labels: 0 for a
-correlation (50 for its (x + 100) / 2 score); for a comparison, the better of a uniformly random critic's expected
-agreement and the best constant verdict's; for a correction, the share of items that pass unchanged. Judge-scored
-tasks get their line only when a judge is configured (``judge``: which one drew it); tasks without labels (the test
-splits), stage-1 tasks (no score) and tasks scored only inside lm-eval (revisers and judge between generation and
-scoring) get none, with the reason.
+``chance`` is the floor a critic must beat, per headline metric: the best *expected* score of a family of critics
+that read nothing, computed exactly (an expectation, not one seed). For a comparison (CriticBench's accuracy,
+accuracy_loose, consistency and score; CritiqueLLM's agreement and consistency) the family is ``FLOOR_CRITICS``: a
+coin per pair that answers the same in both orders, the same with the label prior's ties, always tie, always the
+first or the second position, the longer or the shorter response, a uniform verdict drawn per order and the label
+prior drawn per order; the rates are means over pairs, so each expectation is a sum over each pair's outcomes
+(``expected_pairwise``). A consistent critic needs no reading, so consistency's floor is 100. A correlation's floor
+is 0 (50 for its (x + 100) / 2 score): a rating that reads nothing (constant, random, drawn from the label prior) is
+independent of the labels, and its expected correlation is 0. A correction's is the better pass rate of the
+responses unchanged and a constant answer, run through the sandbox. Judge-scored tasks get their line only when a
+judge is configured (``judge``: which one drew it); tasks without labels (the test splits), stage-1 tasks (no
+score) and tasks scored only inside lm-eval (revisers and judge between generation and scoring) get none, with the
+reason.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from critic_tasks import registry
+from critic_tasks.core.metrics import pairwise
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.protocols.criticbench import scoring as criticbench_scoring
 from critic_tasks.protocols.critiquellm import scoring as critiquellm_scoring
@@ -48,6 +56,8 @@ class ChanceLine:
     task: str
     values: dict[str, dict[str, float]] = field(default_factory=dict)  # canned critic -> metric -> value
     chance: dict[str, float] = field(default_factory=dict)  # headline metric -> the floor
+    chance_by: dict[str, str] = field(default_factory=dict)  # headline metric -> the floor critic that sets it
+    floors: dict[str, dict[str, float]] = field(default_factory=dict)  # floor critic -> metric -> expected value
     judge: str = ""  # the judge that graded the canned replies (judge-scored tasks)
     skipped: str = ""  # why there is no line ('' when there is one)
 
@@ -145,6 +155,14 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
 
 # ----------------------------------------------------------------------------- the floor
 
+# The content-blind critics whose best *expected* score is the floor of a comparison metric. Each sees a prompt at a
+# time, never which order it is in, and reads nothing of quality: per pair, a distribution over (forward verdict,
+# reverse verdict). A stateless critic can still answer the same in both orders by hashing the two texts, so the
+# consistent ones are fair game.
+FLOOR_CRITICS = ("coin", "label_prior", "always_tie", "always_first", "always_second", "longer", "shorter",
+                 "uniform", "label_prior_each_order")
+_VERDICTS = ("A", "B", "C")
+
 
 def _labelled(docs: Sequence[dict], dimension: registry.TaskKind) -> bool:
     keys = {"feedback": "feedback_score", "meta": "meta_feedback_score", "comparison": "preference",
@@ -153,49 +171,114 @@ def _labelled(docs: Sequence[dict], dimension: registry.TaskKind) -> bool:
     return key is None or any(d.get(key) is not None for d in docs)
 
 
-def _pairwise_floor(golds: list[str], rule: str) -> float:
-    """The better of a uniformly random critic's expected score and the best constant verdict's, x100, under a
-    comparison ``rule`` (``core.metrics.pairwise`` / ``agreement``), gold g for the forward order:
-
-    * ``paper``: both orders right (f == g, r == swap(g), f != r): random 1/9 where g is not a tie, never for a tie;
-      a constant verdict says the same in both orders (f == r): 0;
-    * ``loose`` (the toolkit's): f == g and r differs from f: random 1/3 x 2/3 = 2/9 for every pair; a constant: 0;
-    * ``agreement`` (CritiqueLLM's): r == swap(f) and f == g: random 1/9; a constant tie agrees wherever g is a tie.
-    """
-    n = len(golds)
-    if not n:
-        return 0.0
-    ties = sum(g == "C" for g in golds)
-    if rule == "paper":
-        return 100.0 * (n - ties) / (9 * n)
-    if rule == "loose":
-        return 100.0 * 2 / 9
-    return max(100.0 / 9, 100.0 * ties / n)
+def _shown(doc: dict) -> tuple[str, str]:
+    """The two responses as the prompt shows them (A, B): CriticBench's ``generation_a/b``, CritiqueLLM's
+    ``response_a/b``."""
+    if "response_a" in doc:
+        return str(doc.get("response_a") or ""), str(doc.get("response_b") or "")
+    return str(doc.get("generation_a") or ""), str(doc.get("generation_b") or "")
 
 
-def _chance(dimension: registry.TaskKind, docs: Sequence[dict], unchanged: dict | None) -> dict[str, float]:
-    """The floor of each headline metric that has one (counts and parse rates have none)."""
-    out: dict[str, float] = {}
-    for key in dimension.headline:
-        if key in ("spearman",) or key.startswith(("text_", "system_")):
-            out[key] = 0.0
-        elif key == "score" and dimension.data_dimension in ("feedback", "meta"):
-            out[key] = 50.0  # (0 + 100) / 2
-        elif key in ("accuracy", "accuracy_loose", "score", "agreement") and dimension.data_dimension in (
-                "comparison", "alignbench_pairwise"):
-            pairs = {}
-            for d in docs:
-                if d.get("order", "forward") == "forward":
-                    pairs[d.get("pair_id")] = d.get("preference")
-            golds = [g for g in pairs.values() if g]
-            # the paper's comparison rule never counts a tie; the toolkit's loose rule and CritiqueLLM's do
-            toolkit = any(d.get("protocol") == "toolkit" for d in docs)  # whose comparison score is the loose rule
-            rule = ("agreement" if key == "agreement" else "loose" if key == "accuracy_loose" or (
-                key == "score" and toolkit) else "paper")
-            out[key] = _pairwise_floor(golds, rule)
-        elif key in ("pass_rate", "score") and unchanged is not None and key in unchanged:
-            out[key] = unchanged[key]
+def _pairs(docs: Sequence[dict]) -> list[dict]:
+    """Each pair once: its forward-order gold, which orders it was asked in, and its two responses' lengths
+    (response 1 is the one the forward order shows as A)."""
+    pairs: dict = {}
+    for d in docs:
+        order = d.get("order", "forward")
+        a, b = _shown(d)
+        first, second = (a, b) if order == "forward" else (b, a)
+        pair = pairs.setdefault(str(d.get("pair_id")), {"gold": d.get("preference"), "orders": set(),
+                                                        "lengths": (len(first), len(second))})
+        pair["orders"].add(order)
+    return list(pairs.values())
+
+
+def _outcomes(critic: str, lengths: tuple[int, int], tie_share: float) -> list[tuple[float, str, str]]:
+    """``critic``'s (probability, forward verdict, reverse verdict) on one pair. A consistent critic's content
+    verdict (response 1 / response 2 / tie) reads A / B / C forward and B / A / C reversed. The label prior is the
+    gold verdicts' share over every prompt shown: a tie ``tie_share``, A and B alike (a pair is asked both ways)."""
+    one, two, tie = (1.0, "A", "B"), (1.0, "B", "A"), (1.0, "C", "C")
+    side = (1.0 - tie_share) / 2
+    prior = {"A": side, "B": side, "C": tie_share}
+    if critic == "coin":
+        return [(0.5, "A", "B"), (0.5, "B", "A")]
+    if critic == "label_prior":
+        return [(side, "A", "B"), (side, "B", "A"), (tie_share, "C", "C")]
+    if critic == "always_tie":
+        return [tie]
+    if critic in ("always_first", "always_second"):
+        verdict = "A" if critic == "always_first" else "B"
+        return [(1.0, verdict, verdict)]
+    if critic in ("longer", "shorter"):
+        first, second = lengths if critic == "longer" else (-lengths[0], -lengths[1])
+        return [one if first > second else two if second > first else tie]  # equal lengths: a tie
+    if critic == "uniform":
+        return [(1 / 9, f, r) for f in _VERDICTS for r in _VERDICTS]
+    if critic == "label_prior_each_order":
+        return [(prior[f] * prior[r], f, r) for f in _VERDICTS for r in _VERDICTS]
+    raise ValueError(f"unknown floor critic {critic!r}")
+
+
+def _pair_rules(dimension: registry.TaskKind, docs: Sequence[dict]) -> dict:
+    """Each headline rate of a comparison as its per-pair rule (forward, reverse, gold) -> counted: the rules of
+    ``core.metrics.pairwise`` and ``agreement``, which the task's metrics average over pairs."""
+    if dimension.data_dimension == "alignbench_pairwise":
+        rules = {"agreement": lambda f, r, g: pairwise.pair_consistent(f, r) and f == g,
+                 "consistency": lambda f, r, g: pairwise.pair_consistent(f, r)}
+    else:
+        toolkit = any(d.get("protocol") == "toolkit" for d in docs)  # whose headline score is the loose rule
+        rules = {"accuracy": pairwise.pair_correct, "accuracy_loose": pairwise.pair_correct_loose,
+                 "consistency": lambda f, r, g: pairwise.pair_consistent(f, r)}
+        rules["score"] = rules["accuracy_loose" if toolkit else "accuracy"]
+    return {key: rule for key, rule in rules.items() if key in dimension.headline}
+
+
+def expected_pairwise(dimension: registry.TaskKind, docs: Sequence[dict]) -> dict[str, dict[str, float]]:
+    """Each floor critic's expected score x100 on each headline rate of a comparison, exactly: the rates are means
+    over pairs, so the expectation is the mean over pairs of each outcome's probability times the pair's rule. A
+    pair asked in one order only has no verdict for the other (as the scorer counts it)."""
+    pairs = _pairs(docs)
+    rules = _pair_rules(dimension, docs)
+    tie_share = sum(p["gold"] == "C" for p in pairs) / max(1, sum(p["gold"] is not None for p in pairs))
+    out: dict[str, dict[str, float]] = {}
+    for critic in FLOOR_CRITICS:
+        totals = dict.fromkeys(rules, 0.0)
+        for pair in pairs:
+            for prob, forward, reverse in _outcomes(critic, pair["lengths"], tie_share):
+                forward = forward if "forward" in pair["orders"] else None
+                reverse = reverse if "reverse" in pair["orders"] else None
+                for key, rule in rules.items():
+                    totals[key] += prob * bool(rule(forward, reverse, pair["gold"]))
+        out[critic] = {key: 100.0 * total / max(1, len(pairs)) for key, total in totals.items()}
     return out
+
+
+def _chance(dimension: registry.TaskKind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
+    """The floor of each headline metric that has one (counts and parse rates have none), which critic sets it,
+    and each floor critic's expected scores."""
+    chance: dict[str, float] = {}
+    by: dict[str, str] = {}
+    floors: dict[str, dict[str, float]] = {}
+    if dimension.data_dimension in ("comparison", "alignbench_pairwise"):
+        floors = expected_pairwise(dimension, docs)
+        for key in next(iter(floors.values()), {}):
+            best = max(floors, key=lambda critic: floors[critic][key])  # FLOOR_CRITICS order breaks ties
+            chance[key], by[key] = floors[best][key], best
+        return chance, by, floors
+    for key in dimension.headline:
+        if key == "spearman" or key.startswith(("text_", "system_")):
+            # a rating that reads nothing is independent of the labels: its expected correlation is 0 (every
+            # permutation of its ratings is as likely), and a constant one's is 0 by the metric's convention
+            chance[key], by[key] = 0.0, "any rating independent of the labels"
+        elif key == "score" and dimension.data_dimension in ("feedback", "meta"):
+            chance[key], by[key] = 50.0, "any rating independent of the labels"  # (0 + 100) / 2
+        elif key in ("pass_rate", "score") and dimension.scorer == "sandbox":
+            # deterministic content-blind corrections, run through the sandbox: the response unchanged, a constant
+            ran = {name: values[name][key] for name in ("always_first", "constant") if key in values.get(name, {})}
+            if ran:
+                best = max(ran, key=ran.__getitem__)
+                chance[key], by[key] = ran[best], {"always_first": "unchanged", "constant": "constant"}[best]
+    return chance, by, floors
 
 
 def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, judge=None,
@@ -237,5 +320,5 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
                                                          intervals=BootstrapSettings(enabled=False))
     finally:
         quiet.setLevel(level)
-    line.chance = _chance(dimension, docs, line.values.get("always_first") if scorer.uses_executor else None)
+    line.chance, line.chance_by, line.floors = _chance(dimension, docs, line.values)
     return line

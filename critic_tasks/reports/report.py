@@ -203,10 +203,16 @@ def _chance_tables(runs: list[Run], lines) -> list[Table]:
         rows += [([name, "canned critic"], [Cell(values.get(k)) for k in keys]) for name, values in line.values.items()]
         rows.append((["chance", "floor"], [Cell(line.chance.get(k)) for k in keys]))
         drawn = f" Judge that graded the canned replies: {line.judge}." if line.judge else ""
-        note = ("What critics that read nothing score on this task's data, through the task's own scorer and metrics: "
-                "constant, always-first, random (seeded), every label at once, an injection text, a refusal; 'chance' "
-                "is the floor a critic must beat (0 for a correlation, the better of random and the best constant "
-                "verdict for a comparison, the unchanged responses' pass rate for a correction)." + drawn)
+        set_by = "; ".join(f"{k}: {line.chance_by[k]}" for k in keys if k in line.chance_by)
+        # what the rows are is said once, in the first chance table (issue 38); each table names its floor's critics
+        note = ("" if tables else
+                "What critics that read nothing score on each task's data, through the task's own scorer and "
+                "metrics: constant, always-first, random (seeded), every label at once, an injection text, a refusal. "
+                "'chance' is the floor a critic must beat: the best expected score of critics that read nothing "
+                "(critic_tasks.chance: for a comparison a coin per pair, always tie, a fixed position, the longer or "
+                "shorter response, the label prior; 0 for a correlation; for a correction the better of the "
+                "unchanged responses and a constant answer). ")
+        note += (f"Floor set by: {set_by}." if set_by else "") + drawn
         tables.append(Table(f"chance_{line.task}", f"Chance line: {line.task}", ["critic", "kind"], keys, rows, note,
                             canned=set(range(canned_from, len(rows)))))
     if missing:
