@@ -112,7 +112,7 @@ def test_bad_config_file_is_one_line(tmp_path, capsys):
     config.write_text("minimum:\n  critic.score: 50\n")
     assert cli.main(["check", str(run), "--config", str(config)]) == 2
     assert capsys.readouterr().err.strip() == (f"critic-eval: {config}: unknown setting(s) minimum "
-                                               "(expected min, max, baseline, compare)")
+                                               "(expected min, max, baseline, compare, allow_judge_failures)")
     config.write_text("min:\n  critic.scor: 50\n")
     assert cli.main(["check", str(run), "--config", str(config)]) == 2
     assert "group critic reports only critic.score" in capsys.readouterr().err

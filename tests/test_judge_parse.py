@@ -1,5 +1,6 @@
 """parse_grade, judge_metrics and the judge prompt builders: pure functions, hand-made inputs."""
 
+import dataclasses
 
 import pytest
 
@@ -57,20 +58,25 @@ def test_a_quoted_grade_line_is_never_the_verdict():
 
 
 def test_judge_metrics_by_hand():
-    """judge_score is the mean of the domains' means (the paper's), not the plain mean over items."""
+    """judge_score is the mean of the domains' means (the paper's), not the plain mean over items; an item the judge
+    could not grade counts 1, the scale's minimum (issue 34), except under the toolkit's rule (left out)."""
     rec = lambda domain, group, score, **kw: JudgedRecord(domain=domain, group=group, score=score, **kw)
     records = [rec("chat", "low", 8.0), rec("chat", "high", 6.0), rec("chat", "low", None, error="HTTP 503"),
                rec("qa", "low", 2.0), rec("qa", "high", None, error="no score"), rec("qa", "low", 5.0, is_deferred=True)]
     m = judge_metrics(records)
-    # domain means: chat (8 + 6) / 2 = 7, qa 2 / 1 = 2 -> 4.5 (the plain item mean would be 16 / 3)
-    assert m["judge_score"] == pytest.approx(4.5)
-    assert m["judge_score_low"] == pytest.approx((8 + 2) / 2)  # chat 8, qa 2
-    assert m["judge_score_high"] == pytest.approx(6.0)  # chat only
+    # domain means, failures at 1: chat (8 + 6 + 1) / 3 = 5, qa (2 + 1) / 2 = 1.5 -> 3.25
+    assert m["judge_score"] == pytest.approx(3.25)
+    assert m["judge_score_low"] == pytest.approx(((8 + 1) / 2 + 2) / 2)  # chat 8 and a failure, qa 2
+    assert m["judge_score_high"] == pytest.approx((6 + 1) / 2)  # chat 6, qa a failure
     assert m["judge_parse_rate"] == pytest.approx(100 * 3 / 5)  # the deferred one is not judged yet
     assert (m["judge_failed"], m["judge_deferred"]) == (2.0, 1.0)
     assert "judge_deferred" not in judge_metrics(records[:2])  # as in lm-eval's results: absent when none is
     assert judge_metrics([rec("qa", "low", None, is_deferred=True)]) == {"judge_deferred": 1.0}
-    assert "judge_score" not in judge_metrics([rec("qa", "low", None, error="x")])  # absent, never NaN
+    assert judge_metrics([rec("qa", "low", None, error="x")])["judge_score"] == 1.0
+    # the toolkit's rule: failures left out (domain means chat (8 + 6) / 2 = 7, qa 2 -> 4.5), still counted
+    toolkit = judge_metrics([dataclasses.replace(r, rule="toolkit") for r in records])
+    assert (toolkit["judge_score"], toolkit["judge_failed"]) == (pytest.approx(4.5), 2.0)
+    assert "judge_score" not in judge_metrics([rec("qa", "low", None, error="x", rule="toolkit")])  # never NaN
 
 
 def test_identity_has_prompt_version_and_no_key():

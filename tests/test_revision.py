@@ -152,15 +152,16 @@ def expected_multicritique():
         rates.append(sum(mine) / len(mine))
     text = [k for k, (d, _, _) in ITEMS.items() if d == "chat"]
     ratings = [RATING[k] for k in text if RATING[k] is not None]
+    graded = [1 if RATING[k] is None else RATING[k] for k in text]  # an unreadable grade counts 1, the minimum
     missing = {k: sum(REVISIONS[r][k] is None for r in REVISIONS) for k in checked}  # failed revisions per item
-    return {"r_obj": sum(rates) / len(rates), "r_sub": sum(ratings) / len(ratings),
+    return {"r_obj": sum(rates) / len(rates), "r_sub": sum(graded) / len(graded),
             **{f"r_obj_{d}": sum(v) / len(v) for d, v in per_domain.items()},
-            "r_sub_chat": sum(ratings) / len(ratings),
+            "r_sub_chat": sum(graded) / len(graded),
             "judge_parse_rate": 100 * len(ratings) / len(text), "judge_failed": len(text) - len(ratings),
             "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
-            # checked items some / all revisers failed on; judged items without a readable rating
+            # checked items some / all revisers failed on (the first reviser revised every judged item)
             "partial_items": sum(0 < m < len(REVISIONS) for m in missing.values()),
-            "empty_items": sum(m == len(REVISIONS) for m in missing.values()) + len(text) - len(ratings),
+            "empty_items": sum(m == len(REVISIONS) for m in missing.values()),
             "judge_echoed": 0}  # no critique here states a grade
 
 
@@ -168,18 +169,20 @@ def expected_rco():
     win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
     utilities, asked, readable, failed, orders = [], 0, 0, 0, []
     for k, (fwd, rev) in PAIR.items():
-        prefs = [win[o][v] for o, v in (("forward", fwd), ("reverse", rev)) if v is not None]
+        # an unreadable order counts 0, the revision's loss (the minimum, whatever the failure rule)
+        prefs = [0 if v is None else win[o][v] for o, v in (("forward", fwd), ("reverse", rev))]
         utilities.append(sum(prefs) / len(prefs))
-        orders.append(len(prefs))
+        orders.append(len(prefs))  # the actor revised every item: both orders asked
         asked += 3
-        readable += len(prefs) + (RATING[k] is not None)
-        failed += len(prefs) < 2 or RATING[k] is None
-    ratings = [r for r in RATING.values() if r is not None]
+        read = sum(v is not None for v in (fwd, rev))
+        readable += read + (RATING[k] is not None)
+        failed += read < 2 or RATING[k] is None
+    ratings = [1 if r is None else r for r in RATING.values()]  # an unreadable rating counts 1, the minimum
     return {"critique_utility": 100 * sum(utilities) / len(utilities), "rqs": sum(ratings) / len(ratings),
             "refine_accuracy": 100 * sum(PASSES["good"].values()) / len(PASSES["good"]),
             "judge_parse_rate": 100 * readable / asked, "judge_failed": failed,
             "reviser_failed": sum(v is None for r in REVISIONS.values() for v in r.values()), "invalid_items": 1,
-            "partial_items": orders.count(1), "empty_items": orders.count(0),  # items with one / no readable order
+            "partial_items": orders.count(1), "empty_items": orders.count(0),  # items with one / no order there
             "judge_echoed": 0}
 
 
@@ -511,10 +514,11 @@ def test_paper_multicritique_r_sub_is_criticevals_reference_guided_correction_ju
     out, lm = _run_paper("critic_revision_pool", _with_references(tmp_path))
     got = _metrics(out, "critic_revision_pool")
     grades = [g for g in GRADE.values() if g is not None]
-    exp = {**expected_multicritique(), "r_sub": sum(grades) / len(grades),  # 9: on CriticEval's scale (ref = 8)
-           "r_sub_chat": sum(grades) / len(grades),
+    graded = [1 if g is None else g for g in GRADE.values()]  # on CriticEval's scale (ref = 8); unreadable: 1
+    exp = {**expected_multicritique(), "r_sub": sum(graded) / len(graded),
+           "r_sub_chat": sum(graded) / len(graded),
            "judge_parse_rate": 100 * len(grades) / len(GRADE), "judge_failed": len(GRADE) - len(grades),
-           "empty_items": len(GRADE) - len(grades)}  # no checked item lost all its revisions here
+           "empty_items": 0}  # no checked item lost all its revisions here, every judged one was revised
     for key, value in exp.items():
         assert got[key] == pytest.approx(value, abs=1e-9), key
     results = out["results"]["critic_revision_pool"]
@@ -662,10 +666,10 @@ def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tm
                                       metadata={"items_file": str(tmp_path / ROWS), "failure_rule": "tie"}))
     got = _metrics(out, "critic_utility")
     win = {"forward": {"B": 1, "C": 0.5, "A": 0}, "reverse": {"A": 1, "C": 0.5, "B": 0}}
-    utilities = [sum(0.5 if v is None else win[o][v] for o, v in zip(("forward", "reverse"), PAIR[k])) / 2
-                 for k in PAIR]  # item 3's unreadable reverse order counts as a tie
+    utilities = [sum(0 if v is None else win[o][v] for o, v in zip(("forward", "reverse"), PAIR[k])) / 2
+                 for k in PAIR]  # item 3's unreadable reverse order counts 0 whatever the rule: not a tie (issue 34)
     assert got["critique_utility"] == pytest.approx(100 * sum(utilities) / len(utilities))
-    assert out["results"]["critic_utility"]["failure_rule,none"] == "tie" and got["partial_items"] == 1
+    assert out["results"]["critic_utility"]["failure_rule,none"] == "tie" and got["partial_items"] == 0
     monkeypatch.setenv("CRITIC_REVISION_FAILURE_RULE", "drop")
     lm = scripted_lm(critic)
     with pytest.raises(ConfigError, match=re.escape("CRITIC_REVISION_FAILURE_RULE='drop': expected one of exclude, "
@@ -678,7 +682,7 @@ def test_failure_rule_setting_reaches_the_results_and_a_bad_one_stops_the_run(tm
 @pytest.mark.slow
 def test_critic_eval_revise_rescores_saved_samples_under_another_failure_rule(tmp_path, capsys):
     """The run's rule is recorded in its samples; `critic-eval revise --failure_rule zero` re-scores them (from the
-    caches) under another: item 3's unreadable reverse order now counts as a loss."""
+    caches) under another; item 3's unreadable reverse order counts as a loss under every rule."""
     out = _run("critic_utility", tmp_path, log_samples=True)
     tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
     tracker.general_config_tracker.model_name_sanitized = "scripted"

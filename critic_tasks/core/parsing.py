@@ -203,10 +203,14 @@ _BRACKET_VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]", re.IGNORECASE)
 
 
 def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, first: bool = False,
-                         quoted: Sequence[str | None] = ()) -> float | None:
+                         quoted: Sequence[str | None] = (), unique: bool = False) -> float | None:
     """The last (``first``: the first) ``[[x]]`` with low <= x <= high, or None. ``quoted``: the model-written texts
-    the judge was shown; a line of the reply that repeats one of their marker lines is theirs, never the rating."""
+    the judge was shown; a line of the reply that repeats one of their marker lines is theirs, never the rating.
+    ``unique`` (a judge's reply): None where it holds two different in-range ratings, as ``parse_grade`` (a trailing
+    one a graded text asked for must not win; issue 34)."""
     matches = list(_BRACKET_RATING.finditer(_unechoed(text, quoted, _BRACKET_RATING)))
+    if unique and len({float(m.group(1)) for m in matches if low <= float(m.group(1)) <= high}) > 1:
+        return None
     for match in (matches if first else reversed(matches)):
         value = float(match.group(1))
         if low <= value <= high:
@@ -214,10 +218,14 @@ def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, fir
     return None
 
 
-def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequence[str | None] = ()) -> str | None:
+def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequence[str | None] = (),
+                          unique: bool = False) -> str | None:
     """The last (``first``: the first) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None; a line that repeats a
-    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``)."""
+    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``); ``unique``: None
+    where the reply gives two different verdicts."""
     found = _BRACKET_VERDICT.findall(_unechoed(text, quoted, _BRACKET_VERDICT))
+    if unique and len({v.upper() for v in found}) > 1:
+        return None
     return found[0 if first else -1].upper() if found else None
 
 

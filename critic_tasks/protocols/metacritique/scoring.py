@@ -1,13 +1,15 @@
 """MetaCritique scoring: judged critiques (``AIURecord``) -> metrics, x100.
 
 ``precision`` / ``recall`` / ``f1`` (critique level, macro) and ``precision_micro`` / ``recall_micro`` /
-``f1_micro`` (AIU level) from ``core.metrics.prf`` over the scored critiques, counting only the units the judge gave
-a verdict for; ``judge_parse_rate``: share of asked verdicts that were readable (a failed AIU extraction counts
-as one unreadable verdict); ``judge_failed``: critiques that could not be scored (AIUs unknown, or no readable
-verdict on a side that has units); ``judge_echoed``: critiques with a verdict counted False because the judge
-only repeated a verdict line the critique (or its units) wrote, with none of its own (a forged list: judged, never
-left out); ``empty_critiques``: scored critiques with no AIU (precision 0 by our rule,
-``core.metrics.prf``); ``judge_deferred``: critiques generated without a judge configured.
+``f1_micro`` (AIU level) from ``core.metrics.prf`` over every judged critique, a unit without a readable verdict
+counting False (the minimum: a critique that makes the judge's reply unreadable gains nothing by it, issue 34) and a
+critique whose AIUs could not be extracted having none (precision 0); ``judge_parse_rate``: share of asked verdicts
+that were readable (a failed AIU extraction counts as one unreadable verdict); ``judge_failed``: critiques the
+judge could not score (AIUs unknown, or no readable verdict on a side that has units), in the values at the minimum
+as above; ``judge_echoed``: critiques with a verdict counted False because the judge only repeated a verdict
+line the critique (or its units) wrote, with none of its own (a forged list: judged, never left out);
+``empty_critiques``: scored critiques with no AIU (precision 0 by our rule, ``core.metrics.prf``);
+``judge_deferred``: critiques generated without a judge configured.
 """
 
 from __future__ import annotations
@@ -35,24 +37,26 @@ def aiu_metrics(records: Sequence[AIURecord]) -> dict[str, float]:
     out.update(judge_parse_rate=100.0 * readable / asked if asked else 100.0, judge_failed=float(len(done) - len(scored)),
                empty_critiques=float(sum(r.n_aius == 0 for r in scored)),
                judge_echoed=float(sum(r.echoed > 0 for r in done)))
-    if scored:
-        values = precision_recall_f1([[v for v in r.precision if v is not None] for r in scored],
-                                     [[v for v in r.recall if v is not None] for r in scored])
-        out.update({k: values[k] for k in KEYS})
+    values = precision_recall_f1(*_labels(done))
+    out.update({k: values[k] for k in KEYS})
     return out
+
+
+def _labels(records: Sequence[AIURecord]) -> tuple[list[list[bool]], list[list[bool]]]:
+    """Per critique, its precision and recall labels: an unreadable verdict (None) counts False, the minimum."""
+    return [[v is True for v in r.precision] for r in records], [[v is True for v in r.recall] for r in records]
 
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"aiu": aiu_metrics}
 
 
 def aiu_interval(records: Sequence[AIURecord], base: str, settings: BootstrapSettings) -> tuple | None:
-    """Scored critiques resampled: the macro values' per-critique P / R / F1 averaged, the micro values' units
+    """Judged critiques resampled: the macro values' per-critique P / R / F1 averaged, the micro values' units
     pooled over the drawn critiques (P and R from the same draws, so F1 of each resample's P and R)."""
-    scored = [r for r in canonical(records) if not r.deferred and r.scored]
-    if not scored or base not in KEYS:
+    done = [r for r in canonical(records) if not r.deferred]
+    if not done or base not in KEYS:
         return None
-    p = [[v for v in r.precision if v is not None] for r in scored]
-    r_ = [[v for v in r.recall if v is not None] for r in scored]
+    p, r_ = _labels(done)
     if not base.endswith("_micro"):
         ps = [sum(x) / len(x) if x else 0.0 for x in p]
         rs = [sum(x) / len(x) if x else 0.0 for x in r_]
