@@ -57,6 +57,21 @@ SHIFT_Q = ('def encode_shift(s: str):\n    """Shift every letter by 5."""\n'
            'def decode_shift(s: str):\n    """Invert encode_shift."""\n')
 SHIFT_T = ("def check(candidate):\n    import copy\n    for text in ('hello', 'abcxyz', 'zebra', ''):\n"
            "        assert candidate(copy.deepcopy(encode_shift(text))) == text\n")
+ADD_UP_TESTS = "assert add_up([1, 2, 3]) == 6\nassert add_up([]) == 0\n"
+ADD_UP_RIGHT = "def add_up(xs):\n    return sum(xs)\n"
+ADD_UP_WRONG = "def add_up(xs):\n    return sum(xs[1:])\n"
+SCRIPT_MAIN = ("\n\ndef main():\n    xs = [int(x) for x in input().split()]\n    print(add_up(xs))\n    return 0\n\n\n"
+               "if __name__ == '__main__':\n    sys.exit(main())\n")
+# HumanEval/89 as CriticEval's code_exec items show it: the generation repeats the tests as a unittest class and ends
+# with unittest.main() (dev/code_exec/27); a revision keeps that shape
+ENCRYPT_Q = 'def encrypt(s):\n    """Rotate each letter down by four places."""\n'
+ENCRYPT_CHECK = ("def check(candidate):\n    assert candidate('hi') == 'lm'\n    assert candidate('asdfghjkl') == 'ewhjklnop'\n"
+                 "    assert candidate('a') == 'e'\n")
+ENCRYPT_RIGHT = "import unittest\n\n\ndef encrypt(s):\n    return ''.join(chr((ord(c) - 97 + 4) % 26 + 97) for c in s)\n"
+ENCRYPT_WRONG = "import unittest\n\n\ndef encrypt(s):\n    return ''.join(chr((ord(c) - 65 + 4) % 26 + 65) for c in s)\n"
+ENCRYPT_UNITTEST = ("\n\nclass TestEncrypt(unittest.TestCase):\n    def test_encrypt(self):\n"
+                    "        self.assertEqual(encrypt('hi'), 'lm')\n        self.assertEqual(encrypt('a'), 'e')\n")
+GUARDED_UNITTEST_MAIN = "\n\nif __name__ == '__main__':\n    unittest.main()\n"
 
 CASES = {
     # ---- generators, filter, map and other lazy results, consumed by the tests
@@ -394,6 +409,50 @@ CASES = {
                                "def size(s):\n    return max(s) + 1\n"),
     "bool_equals_int": case("assert parity(3) == 1\nassert parity(4) == 0\n", "def parity(n):\n    return n % 2 == 1\n",
                             "def parity(n):\n    return n % 2 == 0\n"),
+    # ---- programs written as scripts: their main block never runs (as in HumanEval's and MBPP's harnesses), and a
+    # program that ends itself (sys.exit, a bare unittest.main()) keeps what it defined before
+    "main_block_sys_exit_main": case(
+        ADD_UP_TESTS, f"{ADD_UP_RIGHT}{SCRIPT_MAIN}", f"{ADD_UP_WRONG}{SCRIPT_MAIN}"),
+    "main_block_reads_input": case(
+        "assert double(4) == 8\nassert double(0) == 0\n",
+        "def double(n):\n    return 2 * n\n\n\nif __name__ == '__main__':\n    n = int(input())\n    print(double(n))\n",
+        "def double(n):\n    return n * n\n\n\nif __name__ == '__main__':\n    n = int(input())\n    print(double(n))\n"),
+    "main_block_raise_system_exit": case(
+        ADD_UP_TESTS, f"{ADD_UP_RIGHT}\nif __name__ == '__main__':\n    raise SystemExit(add_up([1, 2]) != 3)\n",
+        f"{ADD_UP_WRONG}\nif __name__ == '__main__':\n    raise SystemExit(0)\n"),
+    "main_block_unittest_main": case(
+        ENCRYPT_CHECK, f"{ENCRYPT_RIGHT}{ENCRYPT_UNITTEST}{GUARDED_UNITTEST_MAIN}",
+        f"{ENCRYPT_WRONG}{ENCRYPT_UNITTEST}{GUARDED_UNITTEST_MAIN}", "humaneval", ENCRYPT_Q),
+    "bare_unittest_main": case(
+        ENCRYPT_CHECK, f"{ENCRYPT_RIGHT}{ENCRYPT_UNITTEST}\nunittest.main()\n",
+        f"{ENCRYPT_WRONG}{ENCRYPT_UNITTEST}\nunittest.main()\n", "humaneval", ENCRYPT_Q),
+    "bare_unittest_main_mbpp_asserts": case(
+        "assert encrypt('hi') == 'lm'\nassert encrypt('a') == 'e'\n",
+        f"{ENCRYPT_RIGHT}{ENCRYPT_UNITTEST}\nunittest.main(verbosity=2)\n",
+        f"{ENCRYPT_WRONG}{ENCRYPT_UNITTEST}\nunittest.main(verbosity=2)\n"),
+    "bare_sys_exit_after_the_definitions": case(
+        ADD_UP_TESTS, f"import sys\n{ADD_UP_RIGHT}\nsys.exit(0)\n", f"import sys\n{ADD_UP_WRONG}\nsys.exit(0)\n"),
+    # ---- a function that *is* a builtin: the tests still call the candidate's (its value, not the tester's own)
+    "builtin_alias_len": case("assert strlen('') == 0\nassert strlen('abc') == 3\n", "strlen = len\n",
+                              "strlen = lambda s: len(s) + 1\n"),
+    "builtin_alias_ord": case("assert ascii_value('A') == 65\nassert ascii_value('R') == 82\n", "ascii_value = ord\n",
+                              "ascii_value = lambda c: ord(c.lower())\n"),
+    "builtin_alias_sorted": case("assert sort_list([3, 1, 2]) == [1, 2, 3]\n", "sort_list = sorted\n",
+                                 "def sort_list(xs):\n    return sorted(xs, reverse=True)\n"),
+    "builtin_alias_in_check": case("def check(candidate):\n    assert candidate('') == 0\n    assert candidate('abcd') == 4\n",
+                                   "strlen = len\n", "strlen = lambda string: len(string) // 2\n", "humaneval",
+                                   'def strlen(string: str) -> int:\n    """ Return length of given string\n    """\n'),
+    # ---- bytearrays, returned, given, changed in place
+    "bytearray_result": case("assert to_bytes('ab') == b'ab'\nassert to_bytes('') == bytearray()\n",
+                             "def to_bytes(s):\n    return bytearray(s, 'utf-8')\n",
+                             "def to_bytes(s):\n    return bytearray(s[::-1], 'utf-8')\n"),
+    "bytearray_in_a_list": case("assert split_bytes(b'ab') == [bytearray(b'a'), bytearray(b'b')]\n",
+                                "def split_bytes(b):\n    return [bytearray([c]) for c in b]\n",
+                                "def split_bytes(b):\n    return [bytearray([c]) for c in reversed(b)]\n"),
+    "bytearray_argument": case("assert zeros(bytearray(b'\\x00a\\x00')) == 2\n", "def zeros(b):\n    return b.count(0)\n",
+                               "def zeros(b):\n    return b.count(97)\n"),
+    "bytearray_changed_in_place": case("b = bytearray(b'abc')\nflip(b)\nassert b == b'cba'\n",
+                                       "def flip(b):\n    b.reverse()\n", "def flip(b):\n    b = b[::-1]\n"),
 }
 
 
@@ -433,14 +492,18 @@ def test_a_right_program_passes_and_its_wrong_twin_fails(verdicts, name):
 
 def _one_process(c, code, entry):
     """The item as one program (the question's helpers, the code, the tests and their calls), as a harness
-    without a wire would run it: the control that the corpus itself is right."""
+    without a wire would run it: the control that the corpus itself is right. The code is loaded as HumanEval's
+    harness loads it, under a name that is not ``__main__`` (its main block does not run), and a ``SystemExit``
+    while it loads ends only its loading."""
     tests, _ = plan_tests(c["tests"], c["source"], entry)
     helpers, _ = question_helpers(c["question"], entry)
     runner = ("import unittest, sys\ndef __critic_testcase__(case):\n    if issubclass(case, unittest.TestCase):\n"
               "        suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)\n"
               "        assert unittest.TextTestRunner(stream=sys.stderr).run(suite).wasSuccessful()\n    else:\n"
               "        [getattr(case(), n)() for n in dir(case) if n.startswith('test')]\n")
-    return "\n".join([PRELUDE, runner, helpers, code, tests, f"print({TESTS_DONE_MARKER!r})"])
+    load = (f"__name__ = 'solution'\ntry:\n    exec(compile({code!r}, 'solution.py', 'exec'), globals())\n"
+            "except SystemExit:\n    pass\n__name__ = '__main__'\n")
+    return "\n".join([PRELUDE, runner, helpers, load, tests, f"print({TESTS_DONE_MARKER!r})"])
 
 
 def test_control_every_case_is_right_and_wrong_in_one_process(executor):
@@ -507,6 +570,41 @@ def shape_forgeries(executor):
 def test_a_wrong_program_in_a_new_shape_cannot_forge_a_pass(shape_forgeries, name):
     outcome = shape_forgeries[name]
     assert not outcome.passed and outcome.status in ("failed", "timeout"), (name, outcome)
+
+
+# Wrong programs (the tests ask for x + 1) whose script parts try to speak for the tests: the main block never runs,
+# and whatever runs at load (a marker printed, the process ended) is the candidate's, never the verdict.
+SCRIPT_FORGERIES = {
+    "main_block_prints_passed_and_exits_0": "import os, sys\ndef add_one(x):\n    return x\n\n"
+                                            "if __name__ == '__main__':\n    print('PASSED')\n"
+                                            f"    print({TESTS_DONE_MARKER!r}, file=sys.stderr)\n    os._exit(0)\n",
+    "main_block_patches_the_function": "def add_one(x):\n    return x\n\nif __name__ == '__main__':\n"
+                                       "    add_one = lambda x: x + 1\n",
+    "load_prints_marker_and_exits_0": f"import os, sys\ndef add_one(x):\n    return x\n\nprint({TESTS_DONE_MARKER!r})\n"
+                                      f"print({TESTS_DONE_MARKER!r}, file=sys.stderr)\nos._exit(0)\n",
+    "load_exits_before_the_function": "import sys\nsys.exit(0)\n\ndef add_one(x):\n    return x + 1\n",
+    "load_raises_system_exit_0": "def add_one(x):\n    return x\n\nraise SystemExit(0)\n",
+    "load_runs_own_unittest_main": "import unittest\n\ndef add_one(x):\n    return x\n\n"
+                                   "class T(unittest.TestCase):\n    def test_it(self):\n"
+                                   "        self.assertEqual(add_one(1), 1)\n\nunittest.main()\n",
+    "not_main_branch_exits": "import os\ndef add_one(x):\n    return x\n\nif __name__ != '__main__':\n    os._exit(0)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def script_forgeries(executor):
+    names = sorted(SCRIPT_FORGERIES)
+    items = [{"question": Q, "generation": "def add_one(x):\n    return x\n", "data_source": "mbpp",
+              "unit_test": ADD_TESTS} for _ in names]
+    outcomes = check_corrections("code_exec", [f"```python\n{SCRIPT_FORGERIES[n]}```" for n in names], items,
+                                 executor=executor, timeout_s=3)
+    return dict(zip(names, outcomes))
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPT_FORGERIES))
+def test_a_wrong_program_cannot_forge_a_pass_from_its_script_parts(script_forgeries, name):
+    outcome = script_forgeries[name]
+    assert (outcome.status, outcome.passed) == ("failed", False), (name, outcome)
 
 
 # ----------------------------------------------------------------------------- tests that never run, helpers
@@ -648,3 +746,21 @@ def test_a_revision_that_redefines_the_questions_poly_fails(predictions_dir, exe
     cheat = "def poly(xs, x):\n    return 0\n\n\ndef find_zero(xs):\n    return 12345.0\n"
     outcomes = check_corrections("code_not_exec", [f"```python\n{cheat}```", row[3]], [item, item], executor=executor)
     assert [(o.status, o.passed) for o in outcomes] == [("failed", False), ("passed", True)]
+
+
+def test_a_released_generation_with_its_unittest_main_passes_once_its_bug_is_fixed(predictions_dir, executor):
+    """dev/code_exec/27 (HumanEval/89) as released: the generation repeats the tests as a unittest class and ends with
+    ``if __name__ == '__main__': unittest.main()``; its one bug is the upper-case alphabet. Fixed by hand (the
+    lower-case one) it passes, with its main block and with a bare ``unittest.main()`` in its place; as released, and
+    fixed wrongly (a rotation by two), it fails."""
+    (row,) = [r for r in _released_code_items(predictions_dir) if r[0] == "dev/code_exec/27"]
+    item, generation = row[2], row[2]["generation"]
+    buggy = "chr((ord(c) - 65 + 2 * 2) % 26 + 65)"
+    guard = "if __name__ == '__main__':\n    unittest.main()"
+    assert generation.count(buggy) == 1 and generation.rstrip().endswith(guard)
+    fixed = generation.replace(buggy, "chr((ord(c) - 97 + 2 * 2) % 26 + 97)")
+    codes = [fixed, fixed.replace(guard, "unittest.main()"), generation,
+             generation.replace(buggy, "chr((ord(c) - 97 + 2) % 26 + 97)")]
+    outcomes = check_corrections("code_exec", [f"```python\n{code}\n```" for code in codes], [item] * 4,
+                                 executor=executor)
+    assert [(o.status, o.passed) for o in outcomes] == [("passed", True)] * 2 + [("failed", False)] * 2

@@ -1,11 +1,11 @@
 # The plain-data wire format between a candidate program and its trusted tester (see tester_side.py): one JSON
-# line per message. Only values that cannot carry behaviour cross it: None, bool, int, float, str, bytes, complex,
-# and lists, tuples, dicts, sets and frozensets of them, each of *exactly* that type (a subclass of int, a custom
+# line per message. Only values that cannot carry behaviour cross it: None, bool, int, float, str, bytes, bytearray,
+# complex, and lists, tuples, dicts, sets and frozensets of them, each of *exactly* that type (a subclass of int, a custom
 # class, an object with its own __eq__ is not a value). A few trusted types cross as tagged data and are rebuilt as
 # the *receiver's own* type from that data, so whatever methods the sender's object had never cross: a namedtuple,
 # Fraction, Decimal, range, dict views, OrderedDict / Counter / defaultdict / deque, numpy arrays and scalars, and
-# ints too long for str() (sent in hex). A list, dict or set met twice in one message crosses once and then as an
-# alias, so the same list passed twice is one list on the other side. Anything else stays on its owner's side
+# ints too long for str() (sent in hex). A list, dict, set or bytearray met twice in one message crosses once and
+# then as an alias, so the same list passed twice is one list on the other side. Anything else stays on its owner's side
 # behind a handle: an iterator is pulled item by item (each item plain data), a function can be called, and the
 # test's own lambdas are called back on the tester's side; nothing else can be done with a handle here (tester_side.py
 # says what the tests may do with the candidate's).
@@ -22,6 +22,11 @@ WIRE_BUILTINS = ("abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", 
                  "float", "frozenset", "hex", "int", "isinstance", "len", "list", "map", "max", "min", "oct", "ord",
                  "pow", "range", "repr", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip")
 _BUILTIN_NAMES = {id(getattr(_wire_builtins, _n)): _n for _n in WIRE_BUILTINS}
+
+
+def wire_is_builtin(value):
+    """Whether ``value`` is one of the builtins that cross by name."""
+    return id(value) in _BUILTIN_NAMES
 _ARRAY_KINDS = "biufcU"  # numpy dtypes whose items are plain values (no object arrays)
 _namedtuples = {}
 
@@ -94,7 +99,8 @@ def wire_encode(value, other=None, _depth=0, known=None, numbered=None):
             return v if v.bit_length() <= _BIG_INT_BITS else {"int": hex(v)}
         if kind is float:
             return v if _math.isfinite(v) else {"float": repr(v)}
-        if kind is list or kind is dict or kind is set:  # numbered in pre-order: a second meeting is an alias
+        # the mutable containers, numbered in pre-order: a second meeting is an alias
+        if kind is list or kind is dict or kind is set or kind is bytearray:
             key = id(v)
             if key in numbers:
                 if key in active:
@@ -108,6 +114,8 @@ def wire_encode(value, other=None, _depth=0, known=None, numbered=None):
                     out = [enc(x, depth + 1) for x in v]
                 elif kind is dict:
                     out = {"dict": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
+                elif kind is bytearray:
+                    out = {"bytearray": v.hex()}
                 else:
                     out = {"set": [enc(x, depth + 1) for x in v]}
             finally:
@@ -218,6 +226,8 @@ def wire_decode(data, handle=None, own=None, sent=None, made=None):
                 index = register(target)
                 if type(target) is list and type(inner) is list:
                     target[:] = [sub(v) for v in inner]
+                elif type(target) is bytearray and type(inner) is dict and list(inner) == ["bytearray"]:
+                    target[:] = bytes.fromhex(str(inner["bytearray"]))
                 elif type(target) in (dict, set) and type(inner) is dict and list(inner) == [type(target).__name__]:
                     if type(target) is dict:
                         new = {}
@@ -234,6 +244,10 @@ def wire_decode(data, handle=None, own=None, sent=None, made=None):
                 return target
             if tag == "bytes" and type(body) is str:
                 return bytes.fromhex(body)
+            if tag == "bytearray" and type(body) is str:
+                out = bytearray.fromhex(body)
+                done.add(register(out))
+                return out
             if tag == "float" and body in ("nan", "inf", "-inf"):
                 return float(body)
             if tag == "complex":
@@ -366,6 +380,10 @@ class WirePeer:
         name = _BUILTIN_NAMES.get(id(value))
         if name is not None:
             return {"builtin": name}
+        return self.handle(value)
+
+    def handle(self, value):
+        """``value`` kept here, sent as a handle: the other side calls it, reads it or pulls its items from us."""
         self.objects.append(value)
         return {"iterator" if _is_iterator(value) else "handle": len(self.objects) - 1}
 
