@@ -218,14 +218,10 @@ def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, fir
     return None
 
 
-def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequence[str | None] = (),
-                          unique: bool = False) -> str | None:
+def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequence[str | None] = ()) -> str | None:
     """The last (``first``: the first) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None; a line that repeats a
-    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``); ``unique``: None
-    where the reply gives two different verdicts."""
+    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``)."""
     found = _BRACKET_VERDICT.findall(_unechoed(text, quoted, _BRACKET_VERDICT))
-    if unique and len({v.upper() for v in found}) > 1:
-        return None
     return found[0 if first else -1].upper() if found else None
 
 

@@ -251,14 +251,15 @@ def run(protocol: str, docs: Sequence[dict], critiques: Sequence[str | None], re
 def _judgment(kind: str, text: str | None, by_reference: bool, quoted) -> float | None:
     """The value of one judge reply: a 1-10 grade (``rqs``: CriticEval's ``Score: x`` on the paper variant, else
     ``Rating: [[x]]``) or the revision's preference (1 / 0.5 / 0); None when unreadable, or when the reply gives two
-    different ones. A line that repeats a line of a ``quoted`` text is never the verdict."""
+    different grades. A line that repeats a line of a ``quoted`` text is never the verdict."""
     if text is None:
         return None
     if kind == "rqs":
         return parse_grade(text, quoted=quoted) if by_reference else parse_bracket_rating(text, quoted=quoted,
                                                                                           unique=True)
-    # two different verdicts are none (a trailing one the critique asked for must not win): counted the minimum
-    return PREFERENCE[kind].get(parse_bracket_verdict(text, quoted=quoted, unique=True) or "")
+    # the last verdict counts: the paper's judges explain first and may name another marker on the way ("a tie
+    # would be [[C]]"), so two different verdicts are not read as none here (unlike two ratings)
+    return PREFERENCE[kind].get(parse_bracket_verdict(text, quoted=quoted) or "")
 
 
 def deferred_record(doc: dict) -> RevisionRecord:
