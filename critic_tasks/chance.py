@@ -34,6 +34,7 @@ import ast
 import logging
 import random
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Sequence
 
 from critic_tasks import registry
@@ -193,27 +194,28 @@ def _pairs(docs: Sequence[dict]) -> list[dict]:
     return list(pairs.values())
 
 
-def _outcomes(critic: str, lengths: tuple[int, int], tie_share: float) -> list[tuple[float, str, str]]:
+def _outcomes(critic: str, lengths: tuple[int, int], tie_share: Fraction) -> list[tuple[Fraction, str, str]]:
     """``critic``'s (probability, forward verdict, reverse verdict) on one pair. A consistent critic's content
     verdict (response 1 / response 2 / tie) reads A / B / C forward and B / A / C reversed. The label prior is the
     gold verdicts' share over every prompt shown: a tie ``tie_share``, A and B alike (a pair is asked both ways)."""
-    one, two, tie = (1.0, "A", "B"), (1.0, "B", "A"), (1.0, "C", "C")
-    side = (1.0 - tie_share) / 2
+    certain = Fraction(1)
+    one, two, tie = (certain, "A", "B"), (certain, "B", "A"), (certain, "C", "C")
+    side = (1 - tie_share) / 2
     prior = {"A": side, "B": side, "C": tie_share}
     if critic == "coin":
-        return [(0.5, "A", "B"), (0.5, "B", "A")]
+        return [(Fraction(1, 2), "A", "B"), (Fraction(1, 2), "B", "A")]
     if critic == "label_prior":
         return [(side, "A", "B"), (side, "B", "A"), (tie_share, "C", "C")]
     if critic == "always_tie":
         return [tie]
     if critic in ("always_first", "always_second"):
         verdict = "A" if critic == "always_first" else "B"
-        return [(1.0, verdict, verdict)]
+        return [(certain, verdict, verdict)]
     if critic in ("longer", "shorter"):
         first, second = lengths if critic == "longer" else (-lengths[0], -lengths[1])
         return [one if first > second else two if second > first else tie]  # equal lengths: a tie
     if critic == "uniform":
-        return [(1 / 9, f, r) for f in _VERDICTS for r in _VERDICTS]
+        return [(Fraction(1, 9), f, r) for f in _VERDICTS for r in _VERDICTS]
     if critic == "label_prior_each_order":
         return [(prior[f] * prior[r], f, r) for f in _VERDICTS for r in _VERDICTS]
     raise ValueError(f"unknown floor critic {critic!r}")
@@ -235,21 +237,22 @@ def _pair_rules(dimension: registry.TaskKind, docs: Sequence[dict]) -> dict:
 
 def expected_pairwise(dimension: registry.TaskKind, docs: Sequence[dict]) -> dict[str, dict[str, float]]:
     """Each floor critic's expected score x100 on each headline rate of a comparison, exactly: the rates are means
-    over pairs, so the expectation is the mean over pairs of each outcome's probability times the pair's rule. A
+    over pairs, so the expectation is the mean over pairs of each outcome's probability times the pair's rule (in
+    fractions: a floor of 100 is 100, not 100 plus a rounding error). A
     pair asked in one order only has no verdict for the other (as the scorer counts it)."""
     pairs = _pairs(docs)
     rules = _pair_rules(dimension, docs)
-    tie_share = sum(p["gold"] == "C" for p in pairs) / max(1, sum(p["gold"] is not None for p in pairs))
+    tie_share = Fraction(sum(p["gold"] == "C" for p in pairs), max(1, sum(p["gold"] is not None for p in pairs)))
     out: dict[str, dict[str, float]] = {}
     for critic in FLOOR_CRITICS:
-        totals = dict.fromkeys(rules, 0.0)
+        totals = dict.fromkeys(rules, Fraction(0))
         for pair in pairs:
             for prob, forward, reverse in _outcomes(critic, pair["lengths"], tie_share):
                 forward = forward if "forward" in pair["orders"] else None
                 reverse = reverse if "reverse" in pair["orders"] else None
                 for key, rule in rules.items():
                     totals[key] += prob * bool(rule(forward, reverse, pair["gold"]))
-        out[critic] = {key: 100.0 * total / max(1, len(pairs)) for key, total in totals.items()}
+        out[critic] = {key: float(100 * total / max(1, len(pairs))) for key, total in totals.items()}
     return out
 
 
