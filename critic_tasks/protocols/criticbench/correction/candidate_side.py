@@ -4,9 +4,10 @@
 # sys.settrace, objects with their own __eq__, printing a marker) decides a verdict; it can only send values, which
 # the tester compares. A test's lambda or generator given to the candidate stays on the tester's side: calling it
 # (or pulling its items) asks the tester, which runs it there.
-# The program is loaded as the datasets' harnesses load it: as a module not named "__main__", so its main block (a
-# script's ``sys.exit(main())``, an ``input()``, a ``unittest.main()``) never runs, and a ``SystemExit`` while it
-# loads (a bare ``unittest.main()`` or ``sys.exit()``) ends only its loading: the tests get what it defined until then.
+# The program is loaded as a module not named "__main__", as HumanEval's and MBPP's harnesses load it, so its main
+# block (a script's ``sys.exit(main())``, an ``input()``, a ``unittest.main()``) never runs. A ``SystemExit`` while
+# it loads (a bare ``unittest.main()`` or ``sys.exit()``) ends only its loading (those harnesses fail the item
+# there): the tests, not the program's exit, decide, and they get what it defined until then.
 # Read as text by programs.py, after wire.py; never imported by the package; tests run it.
 import builtins as _builtins
 import os as _os
