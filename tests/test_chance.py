@@ -131,7 +131,6 @@ def test_no_content_blind_critic_beats_the_line(task):
     form = "[[{}]]" if kind.protocol == "critiquellm" else "Decision: {}"
     docs = engine.task_docs(task)
     line = chance.chance_line(task, docs)
-    assert set(line.chance) == set(kind.headline) - {"parse_rate"}, "every rate of a comparison has a floor"
     pairs = len({d["pair_id"] for d in docs})
     for name, critic in BLIND.items():
         if name == "hash_coin" and pairs < 20:
@@ -141,6 +140,7 @@ def test_no_content_blind_critic_beats_the_line(task):
         values, _ = engine.score_task(task, docs, [form.format(critic(d)) for d in docs])
         for key, floor in line.chance.items():
             assert values[key] <= floor + 1e-9, (task, name, key, values[key], floor)
+    assert set(line.chance) == set(kind.headline) - {"parse_rate"}, "every rate of a comparison has a floor"
     # answering the same in both orders needs no reading
     assert line.chance["consistency"] == 100.0
 
@@ -244,6 +244,7 @@ def test_report_shows_the_chance_line_next_to_the_model(tmp_path, capsys):
     folder = tmp_path / "out" / "org__model"
     folder.mkdir(parents=True)
     results = {"critic_feedback": {"spearman,none": 37.5, "score,none": 68.75, "parse_rate,none": 100.0},
+               "critic_comparison": {"accuracy,none": 50.0, "consistency,none": 90.0, "parse_rate,none": 100.0},
                "critic_feedback_sub": {"judge_score,none": 6.0}, "critic_feedback_test": {"parse_rate,none": 90.0}}
     (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps({"results": results,
                                                                           "model_name": "org/model"}))
@@ -256,6 +257,11 @@ def test_report_shows_the_chance_line_next_to_the_model(tmp_path, capsys):
     assert rows["constant"][1:] == ["canned critic", "0.00", "50.00", "100.00"]
     assert rows["unparseable"][1:] == ["canned critic", "0.00", "50.00", "0.00"]
     assert rows["chance"][1:] == ["floor", "0.00", "50.00", "n/a"]
+    # what the rows are is said once for every task (issue 38); each table names the critics that set its floor
+    assert out.count("What critics that read nothing score") == 1
+    assert "Floor set by: spearman: any rating independent of the labels" in block
+    comparison = out.split("## Chance line: critic_comparison\n", 1)[1].split("\n## ", 1)[0]
+    assert "Floor set by: accuracy: longer; accuracy_loose: longer; consistency: coin; score: longer." in comparison
     missing = out.split("## Tasks without a chance line\n", 1)[1]
     assert "| critic_feedback_sub | judge-scored: no judge configured" in missing
     assert "| critic_feedback_test | no labels in this split" in missing
