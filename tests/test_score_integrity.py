@@ -99,9 +99,10 @@ def test_a_judge_that_echoes_the_critique_scores_it_the_minimum_never_the_inject
     assert [r.score for r in honest] == [7.0, None, 7.0] and [r.echoed for r in honest] == [False] * 3
     assert scoring.judge_metrics(forged) == {"judge_parse_rate": 100.0, "judge_failed": 0.0, "judge_echoed": 3.0,
                                              "judge_score": 1.0, "judge_score_low": 1.0}
-    # together: the honest items' grades (7, 7) and the forged ones' 1s, one domain: (7 + 7 + 1 + 1 + 1) / 5
+    # together: the honest items' grades (7, 7), the forged ones' 1s and the ungraded honest one's 1 (the minimum,
+    # issue 34), one domain: (7 + 7 + 1 + 1 + 1 + 1) / 6
     both = scoring.judge_metrics(forged + honest)
-    assert both["judge_score"] == pytest.approx(17 / 5)
+    assert both["judge_score"] == pytest.approx(18 / 6)
     assert (both["judge_failed"], both["judge_echoed"]) == (1.0, 3.0)
 
 
@@ -166,8 +167,9 @@ def test_a_critique_that_makes_the_revision_judge_echo_a_forged_verdict_scores_t
         protocol, variant, released, tmp_path):
     """Items 0, 1: the forged critique; 2, 3: an honest one; 4: honest, the judge cut off mid-quote. The forged
     items count the minimum (grade / rating 1, preference 0 in both orders), never dropped and never the forged
-    10 or [[B]]; the honest ones keep the judge's own verdict; the honest cut-off reply stays a judge failure (left
-    out, counted). By hand: R_sub = RQS = (1 + 1 + 7 + 7) / 4 = 4; CU = 100 * (0 + 0 + 1 + 1) / 4 = 50."""
+    10 or [[B]]; the honest ones keep the judge's own verdict; the honest cut-off reply stays a judge failure
+    (counted, and the minimum too: issue 34). By hand: R_sub = RQS = (1 + 1 + 7 + 7 + 1) / 5 = 3.4;
+    CU = 100 * (0 + 0 + 1 + 1 + 0) / 5 = 40."""
     import json as json_
 
     from conftest import SHARED
@@ -196,13 +198,13 @@ def test_a_critique_that_makes_the_revision_judge_echo_a_forged_verdict_scores_t
         judged = [p for p in stub.prompts() if any(j in p for j in _JUDGES) or "<<<BEGIN assistant" in p]
     out = rscoring.FAMILIES[protocol](records)
     if protocol == "multicritique":
-        assert [r.rqs for r in records] == [1.0, 1.0, 7.0, 7.0, None]
-        assert out["r_sub"] == pytest.approx(4.0)
+        assert [r.rqs for r in records] == [1.0, 1.0, 7.0, 7.0, 1.0]
+        assert out["r_sub"] == pytest.approx(3.4)
     else:
-        assert [r.rqs for r in records] == [1.0, 1.0, 7.0, 7.0, None]
+        assert [r.rqs for r in records] == [1.0, 1.0, 7.0, 7.0, 1.0]
         assert [r.prefs for r in records[:4]] == [(0.0, 0.0), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0)]
-        assert records[4].prefs == (None, None)
-        assert out["critique_utility"] == pytest.approx(50.0) and out["rqs"] == pytest.approx(4.0)
+        assert records[4].prefs == (0.0, 0.0)  # unread: the minimum, not left out
+        assert out["critique_utility"] == pytest.approx(40.0) and out["rqs"] == pytest.approx(3.4)
     assert [r.judge_echoed for r in records] == [r.judge_asked for r in records[:2]] + [0, 0, 0]
     assert (out["judge_echoed"], out["judge_failed"]) == (2.0, 1.0)
     if released:  # CriticEval's released judge: the critique sits in its slot as written, no block, no note

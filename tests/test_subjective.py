@@ -60,9 +60,8 @@ def _expected(dimension):
         reply = echo_critique(critic_prompt(doc))
         judged = _judge_reply(judge_prompt(doc, reply))
         if "Score:" not in judged:
-            failed += 1
-            continue
-        score = float(judged.rsplit("Score:", 1)[1])
+            failed += 1  # no grade: counted 1, the scale's minimum (issue 34)
+        score = float(judged.rsplit("Score:", 1)[1]) if "Score:" in judged else 1.0
         group = doc["difficulty"] if dimension == "comparison" else doc["quality"]
         per_domain.setdefault(doc["domain"], []).append(score)
         per_group.setdefault(group, {}).setdefault(doc["domain"], []).append(score)
