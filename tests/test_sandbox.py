@@ -12,6 +12,7 @@ layers without it (e.g. the socket probe on ``rlimits``, which has no network is
 """
 
 import glob
+import json
 import os
 import platform
 import shutil
@@ -746,6 +747,7 @@ def test_writing_beyond_the_tmp_and_work_dir_caps_fails(folder):
 
 DEEP_TREE = """
 import glob
+import json
 import os
 for _ in range(3000):
     os.mkdir("d")
@@ -884,3 +886,158 @@ def test_an_interpreter_under_the_temp_dir_runs_pairs_in_fresh_sandboxes():
     assert ex.reuse_sandboxes is False
     (pair,) = ex.run_pairs([Pair("print('from the candidate', flush=True)\n", REPORTS)])
     assert (pair.trusted.status, pair.trusted.stderr) == ("passed", "from the candidate\n"), pair
+
+
+# ----------------------------------------------------------------------------- what outlives an item (issue 34)
+
+PARKS_FDS = r'''
+import os, socket, tempfile
+chunk = b"x" * (1 << 20)
+memfds = []
+for _ in range(3):  # 120 MB of memfds, 40 MB each (under the per-file cap)
+    memfds.append(os.memfd_create("parked"))
+    for _ in range(40):
+        os.write(memfds[-1], chunk)
+path = os.path.join(tempfile.gettempdir(), "parked.bin")  # the work dir: in the sandbox's /tmp under bwrap
+filler = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+for _ in range(40):
+    os.write(filler, chunk)
+a, b = socket.socketpair()
+socket.send_fds(a, [b"x"], [*memfds, filler, b.fileno()])  # b's queue holds b: a cycle no process can reach
+for fd in (*memfds, filler):
+    os.close(fd)
+a.close()
+b.close()
+print("parked", flush=True)
+'''
+NEEDS_ITS_SHARE = r'''
+import os, tempfile
+tmp = os.statvfs("/tmp")
+used = (tmp.f_blocks - tmp.f_bfree) * tmp.f_frsize
+with open(os.path.join(tempfile.gettempdir(), "mine.bin"), "wb") as f:
+    for _ in range(40):
+        f.write(b"y" * (1 << 20))
+held = bytearray(120 << 20)
+held[:: 1 << 12] = b"z" * len(held[:: 1 << 12])  # touched: resident
+print("ok", used, flush=True)
+'''
+SAYS_OK = ("import sys\nline = sys.stdin.readline()\nprint(line.strip(), file=sys.stderr)\n"
+           "sys.exit(line[:3] not in ('ok ', 'par'))\n")
+
+
+def _shmem_mb(cgroup: str) -> float:
+    """tmpfs and memfd pages charged to ``cgroup`` and below it (v1: total_shmem; v2's shmem is hierarchical)."""
+    stat = dict(line.split() for line in open(os.path.join(cgroup, "memory.stat")))
+    return int(stat.get("total_shmem", stat["shmem"])) / (1 << 20)
+
+
+@pytest.mark.parametrize("variant", _variants())
+def test_fds_parked_in_a_unix_socket_do_not_reach_the_next_item(variant):
+    """Issue 34: a program sent its memfds (120 MB) and a 40 MB file to itself over a socket pair that it left in
+    flight, so they outlived all its processes: a pre-started worker stayed charged 160 MB of its 256 MB and its
+    64 MB /tmp stayed 40 MB full, and the next right item failed with "No space left on device". Now the next item
+    finds /tmp empty and gets its whole share, and no sandbox's memory holds the parked pages any more."""
+    layer_ex = SandboxExecutor(max_workers=1, memory_mb=256, max_disk_mb=64, max_file_mb=48, **variant)
+    memory = layer_ex.cgroups.get("memory")
+    before = _shmem_mb(memory) if memory else 0.0
+    (attack,) = layer_ex.run_pairs([Pair(PARKS_FDS, SAYS_OK, timeout_s=20)])
+    assert (attack.trusted.status, attack.trusted.stderr) == ("passed", "parked\n"), attack
+    # right away (the kernel frees such cycles when any Unix socket on the host is released, so waiting would let
+    # some other process's socket do it): the worker that runs the next item holds none of it
+    for worker in layer_ex._live.values():
+        for side in worker.sides:
+            held = [_shmem_mb(c) for c in side.running.cgroups if os.path.exists(os.path.join(c, "memory.stat"))]
+            assert all(mb < 8 for mb in held), held
+    (right,) = layer_ex.run_pairs([Pair(NEEDS_ITS_SHARE, SAYS_OK, timeout_s=20)])
+    assert right.trusted.status == "passed" and right.trusted.stderr.startswith("ok "), right
+    if layer_ex.isolation == "bwrap":  # its own /tmp: only its work dir's main.py in it
+        assert int(right.trusted.stderr.split()[1]) < 1 << 20, right
+    if memory:  # and none of this executor's cgroups (those of finished programs included) keeps it for long
+        deadline = time.monotonic() + 2
+        while _shmem_mb(memory) > before + 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _shmem_mb(memory) <= before + 8, (before, _shmem_mb(memory))
+
+
+LEAVES_TIME_WAIT = r'''
+import socket
+server = socket.socket()
+server.bind(("127.0.0.1", 8001))
+server.listen()
+client = socket.socket()
+client.bind(("127.0.0.1", 8000))
+client.connect(("127.0.0.1", 8001))
+accepted, _ = server.accept()
+client.close()  # the side that closes first keeps 127.0.0.1:8000 in TIME_WAIT for a minute
+accepted.close()
+server.close()
+print("ok 0", flush=True)
+'''
+LISTENS_ON_8000 = r'''
+import socket
+server = socket.socket()
+server.bind(("127.0.0.1", 8000))
+server.listen()
+print("ok 0", flush=True)
+'''
+
+
+def test_a_worker_that_is_not_back_to_empty_is_replaced():
+    """A leftover no reset can remove (a TCP socket in TIME_WAIT holds its port for a minute in the sandbox's
+    network namespace) made the next item's bind fail with "Address already in use". The worker measures its
+    state after each item and is replaced when it is not empty, so the next item runs in a fresh one."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    if not layer_ex.reuse_sandboxes:
+        pytest.skip("pairs start two fresh sandboxes per item here (no pre-started workers)")
+    (first,) = layer_ex.run_pairs([Pair(LEAVES_TIME_WAIT, SAYS_OK)])
+    assert first.trusted.status == "passed", first
+    (second,) = layer_ex.run_pairs([Pair(LISTENS_ON_8000, SAYS_OK)])
+    assert (second.trusted.status, second.trusted.stderr) == ("passed", "ok 0\n"), second
+
+
+UID_OF = "import os\nprint(os.getuid(), flush=True)\n"
+TESTER_AND_CANDIDATE_UIDS = "import os, sys\nprint(sys.stdin.readline().strip(), os.getuid(), file=sys.stderr)\n"
+HOLDS_AN_EXECUTOR = """
+import json, sys
+from critic_tasks.sandbox.executor import Pair, Program, SandboxExecutor
+ex = SandboxExecutor(max_workers=2, **{variant!r})
+runs = ex.run([Program({program!r})] * 4)
+pairs = ex.run_pairs([Pair({program!r}, {tester!r})] * 4)
+print(json.dumps([r.stdout for r in runs] + [p.trusted.stderr for p in pairs]), flush=True)
+sys.stdin.read()  # the executor (and its uids) lives until the test is done
+"""
+
+
+def _uids_in(outputs: list[str]) -> set[int]:
+    uids = {int(uid) for text in outputs for uid in text.split()}
+    assert len(uids) >= 3, outputs  # a plain program's, a candidate's and a tester's at least
+    return uids
+
+
+def _uids_of(ex) -> set[int]:
+    """The uids that ``ex``'s programs ran as: plain programs, and both sides of pairs."""
+    runs = ex.run([Program(UID_OF)] * 4)
+    pairs = ex.run_pairs([Pair(UID_OF, TESTER_AND_CANDIDATE_UIDS)] * 4)
+    return _uids_in([r.stdout for r in runs] + [p.trusted.stderr for p in pairs])
+
+
+def test_two_executors_on_one_host_never_share_a_uid():
+    """Issue 34: every run on a host used the same sandbox uids (64000 + slot), so two harness processes' programs
+    could signal or read each other and shared RLIMIT_NPROC. Two executors in two processes, and two in one, now
+    run their programs as disjoint uids."""
+    if os.geteuid() != 0:
+        pytest.skip("programs run as uids of their own only when the harness is root")
+    variant = dict(_variants()[0].values[0])
+    mine = SandboxExecutor(max_workers=2, **variant)
+    my_uids = _uids_of(mine)
+    holds = HOLDS_AN_EXECUTOR.format(variant=variant, program=UID_OF, tester=TESTER_AND_CANDIDATE_UIDS)
+    other = subprocess.Popen([sys.executable, "-c", holds], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        other_uids = _uids_in(json.loads(other.stdout.readline()))
+    finally:
+        other.stdin.close()
+        other.wait(timeout=60)
+    assert other_uids and not my_uids & other_uids, (my_uids, other_uids)
+    second = SandboxExecutor(max_workers=2, **variant)
+    assert not my_uids & _uids_of(second), my_uids
+    assert all(uid > 0 for uid in my_uids | other_uids)

@@ -18,11 +18,12 @@ Isolation is layered by what works on this machine (detected once, cached; see `
   network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop (below).
 * ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
 
-Never as root: when we are root, each worker slot runs its programs as uids of its own (``SANDBOX_UID + 2 * slot``,
-``+ 1`` for a pair's trusted side): no writing our files, no signalling us or the programs running beside it, and
-RLIMIT_NPROC binds. Under bwrap this is ``setpriv`` inside the sandbox (bwrap keeps only CAP_SETUID/CAP_SETGID for
-it, and no user namespace, whose uid map would keep the program root outside): without it a program would run as
-root without capabilities, still able to read root-owned files such as ``/etc/shadow``. Where that uid cannot run
+Never as root: when we are root, each worker slot runs its programs as uids of its own (a pair leased for it,
+``+ 1`` for a pair's trusted side; no other executor on the host, in this process or another, holds it meanwhile:
+``_UidLease``): no writing our files, no signalling us or the programs running beside it, and RLIMIT_NPROC binds.
+Under bwrap this is ``setpriv`` inside the sandbox (bwrap keeps only CAP_SETUID/CAP_SETGID for it, and no user
+namespace, whose uid map would keep the program root outside): without it a program would run as root without
+capabilities, still able to read root-owned files such as ``/etc/shadow``. Where that uid cannot run
 the interpreter (a pyenv under a 0700 ``/root`` on a layer that cannot re-bind it), the executor refuses to start,
 in one line naming the closed folder. Every layer also gets boot.py's seccomp filter (no namespaces, mounts,
 io_uring, bpf, ptrace, ...; see there).
@@ -48,6 +49,8 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import dataclasses
+import errno
+import fcntl
 import functools
 import glob
 import itertools
@@ -62,6 +65,7 @@ import selectors
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -88,7 +92,12 @@ WEAKER = {
                "per-file one",
 }
 log = logging.getLogger("critic_tasks")
-SANDBOX_UID = 64000  # + worker slot; an unused uid range (no passwd entry needed)
+# Sandbox uids: an unused range (no passwd entry needed), below nobody (65534) and within the 65,536 uids a user
+# namespace usually maps. SANDBOX_UID itself only runs the probes; programs run as pairs above it, each pair leased
+# to one executor on this host at a time (``_UidLease``)
+SANDBOX_UID = 64000
+SANDBOX_UID_END = 65520
+UID_LOCK_NAME = "critic-tasks-sandbox-uids.lock"
 
 
 @dataclasses.dataclass
@@ -385,16 +394,20 @@ def _boot_for(python: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _unprivileged_can_run(python: str, isolation: str) -> bool:
-    """Are we root, and can ``SANDBOX_UID`` run the interpreter in this layer (under bwrap: through setpriv)?"""
+    """Are we root, and can ``SANDBOX_UID`` run the interpreter in this layer (under bwrap: through setpriv)? (The
+    probe gets none of our environment: its uid is not ours.)"""
     uid = SANDBOX_UID
     if os.geteuid() != 0:
         return False
     if isolation != "bwrap":
-        return _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/")
+        return _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/", env=PROBE_ENV)
     if not shutil.which("setpriv"):
         return False
     probe = [python, "-c", "import ctypes, os, sys; sys.exit(os.getuid() != %d)" % uid]
-    return _works(_bwrap_prefix(python, PROBE_WORKDIR, uid) + probe, cwd="/")
+    return _works(_bwrap_prefix(python, PROBE_WORKDIR, uid) + probe, cwd="/", env=PROBE_ENV)
+
+
+PROBE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
 # the file that caps a program tree, per controller and cgroup version
@@ -529,6 +542,68 @@ def _blocking_folder(python: str) -> str | None:
     return None
 
 
+def _uid_lock_path() -> str:
+    """The one lock file every harness process on this host leases its uids through (root's /run, else the temp
+    dir)."""
+    folder = "/run" if os.path.isdir("/run") and os.access("/run", os.W_OK) else tempfile.gettempdir()
+    return os.path.join(folder, UID_LOCK_NAME)
+
+
+class _UidLease:
+    """Pairs of sandbox uids held by one executor, never by two executors at once on this host, of this process or
+    another (two harness runs sharing uids could signal, trace or read each other's programs and share their
+    RLIMIT_NPROC). Pair k (uids ``SANDBOX_UID + 2k`` and ``+ 1``) is ours while our open file description holds a
+    lock on byte k of one lock file (an OFD lock: per open file, so two executors of one process exclude each other
+    too); closing the file, at the executor's end or the process's (a crash included), frees them all. Pairs are
+    leased on first use, one per slot."""
+
+    def __init__(self):
+        self._fd: int | None = None
+        self._pairs: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def uid(self, slot: int) -> int:
+        with self._lock:
+            if slot not in self._pairs:
+                self._pairs[slot] = self._take()
+            return self._pairs[slot]
+
+    def _take(self) -> int:
+        path = _uid_lock_path()
+        if self._fd is None:
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            if os.fstat(self._fd).st_uid != os.geteuid():  # another user's file could fake leases (or hold them all)
+                os.close(self._fd)
+                self._fd = None
+                raise ConfigError(f"{path} belongs to another user; remove it to run sandboxed programs")
+        held = set(self._pairs.values())
+        for pair in range(1, (SANDBOX_UID_END - SANDBOX_UID) // 2):
+            uid = SANDBOX_UID + 2 * pair
+            if uid in held:  # a lock we hold does not conflict with itself
+                continue
+            try:  # struct flock: type, whence, start, length, pid (0 for an OFD lock)
+                fcntl.fcntl(self._fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, pair, 1, 0))
+            except OSError as err:
+                if err.errno in (errno.EAGAIN, errno.EACCES):  # another executor's
+                    continue
+                raise
+            return uid
+        raise ConfigError(f"no free sandbox uid in {SANDBOX_UID + 2}-{SANDBOX_UID_END - 1}: other executors on this "
+                          f"host hold them all ({path}); run fewer at once or with fewer max_workers")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+            self._fd, self._pairs = None, {}
+
+
+def _release(live: dict, lease: _UidLease) -> None:
+    """An executor's end: its pre-started sandboxes first, then its uids (no program of ours runs as them now)."""
+    _close_workers(live)
+    lease.close()
+
+
 WORKDIR_PREFIX = "critic-sbx-"
 _NAMES = itertools.count()  # cgroup and work dir names, unique in this process (executors come and go)
 
@@ -605,8 +680,8 @@ class SandboxExecutor:
             raise ConfigError(f"refusing to run model-written code: {why}, and the {self.isolation!r} layer "
                               f"{WEAKER[self.isolation]}. Install bubblewrap, or set {ALLOW_UNISOLATED_ENV}=1 to "
                               "run it anyway")
-        # As root, every layer runs programs as unprivileged uids (SANDBOX_UID + 2 * slot, + 1 for a pair's trusted
-        # side); where such a uid cannot run the interpreter, nothing runs: root without capabilities still reads
+        # As root, every layer runs programs as unprivileged uids (a pair leased per slot, ``_UidLease``; + 1 for a
+        # pair's trusted side); where such a uid cannot run the interpreter, nothing runs: root without capabilities still reads
         # /etc/shadow, and on the weaker layers root writes site-packages, reads /proc/<harness>/environ and kills us.
         self.run_as = SANDBOX_UID if _unprivileged_can_run(self.python, self.isolation) else None
         if os.geteuid() == 0 and self.run_as is None:
@@ -642,7 +717,8 @@ class SandboxExecutor:
         self._live: dict[int, _Worker] = {}
         for number in range(self.max_workers):
             self._workers.put((number, None))
-        weakref.finalize(self, _close_workers, self._live)
+        self._uids = _UidLease()
+        weakref.finalize(self, _release, self._live, self._uids)
 
     def run(self, programs: Sequence[Program]) -> list[ExecResult]:
         if not programs:
@@ -686,7 +762,15 @@ class SandboxExecutor:
                     worker.close()
                 worker = self._live[number] = _Worker(self, number)
                 start = time.monotonic()  # the item's time starts when its sandboxes are there, as for a fresh one
-            return worker.run(pair, start)
+            result = worker.run(pair, start)
+            left = worker.leftover()
+            if left is not None:  # the next item would inherit it: end this worker, the next gets a fresh one
+                _say_once("dirty-worker", "critic_tasks sandbox: an item left something behind its processes "
+                          "(%s); its pre-started sandboxes were replaced", left)
+                worker.close()
+                worker = None
+                self._live.pop(number, None)
+            return result
         except Exception as err:  # the worker is in an unknown state: end it, the next item gets a fresh one
             if worker is not None:
                 worker.close()
@@ -725,7 +809,7 @@ class SandboxExecutor:
         return _Side(running, ours)
 
     def _uid(self, slot: int, trusted: bool = False) -> int | None:
-        return None if self.run_as is None else self.run_as + 2 * slot + int(trusted)
+        return None if self.run_as is None else self._uids.uid(slot) + int(trusted)
 
     def _command(self, workdir: str, uid: int | None, inline: str | None = None, main_fd: int | None = None
                  ) -> list[str]:
@@ -836,7 +920,8 @@ class SandboxExecutor:
 
     @staticmethod
     def _clean(running: _Running) -> int | None:
-        """Kill what is left, reap, remove the cgroups and the work dir; the return code (None: unkillable)."""
+        """Kill what is left, reap, remove the cgroups and the work dir, and free what its processes parked in Unix
+        sockets; the return code (None: unkillable)."""
         returncode = None
         try:
             if running.proc is not None:
@@ -850,6 +935,7 @@ class SandboxExecutor:
                 _remove_cgroup(cgroup)
             if running.workdir:
                 remove_tree(running.workdir)
+            _collect_unix_garbage()
         return returncode
 
     def _result(self, returncode: int | None, out: str, err: str, why: str | None, start: float) -> ExecResult:
@@ -945,6 +1031,10 @@ class SandboxExecutor:
 # tree.py in front: the zygote empties its /tmp with the walk remove_tree uses (it cannot import the package)
 ZYGOTE = "\n".join((Path(__file__).parent / name).read_text(encoding="utf-8") for name in ("tree.py", "zygote.py"))
 ZYGOTE_REPLY_S = 10.0  # a zygote that does not answer a control line in this long is ended (and replaced)
+ZYGOTE_BOOT_S = 60.0  # a zygote that has not booted (interpreter, filter, imports) in this long is ended
+# memory a worker's cgroup may hold after an item beyond its empty state (the larger of this and memory_mb / 32):
+# the zygote's own heap and kernel caches move by a few MB; parked memfds and files by what the cap allows
+PINNED_SLACK_MB = 16
 
 
 class _Spawner:
@@ -1020,11 +1110,17 @@ class _Worker:
         self.ex, self.items = ex, itertools.count()
         uid = ex._uid(ex.max_workers + number)  # a uid range apart from ``run``'s slots
         self.sides: list[_Side] = []
+        self.dirty: str | None = None  # what the last item left behind that outlives its processes
         try:
             self.tester = ex._start_zygote("tester", None if uid is None else uid + 1)
             self.sides.append(self.tester)
             self.candidate = ex._start_zygote("candidate", uid)
             self.sides.append(self.candidate)
+            until = time.monotonic() + ZYGOTE_BOOT_S
+            for side in self.sides:
+                self._await(side, ("ready",), until, {})
+            # the empty state: each sandbox's memory with its zygote booted and no item run yet
+            self.empty_bytes = {side: _pinned_bytes(side.running.cgroups) for side in self.sides}
         except BaseException:
             self.close()
             raise
@@ -1037,19 +1133,33 @@ class _Worker:
             side.close()
         self.sides = []
 
-    def _await(self, side: _Side, want: str, until: float, statuses: dict) -> None:
-        """Wait for the reply ``want`` from ``side``, noting "exit" reports on the way."""
+    def _await(self, side: _Side, wants: tuple[str, ...], until: float, statuses: dict) -> str:
+        """Wait for a reply starting with one of ``wants`` from ``side`` and return it, noting "exit" reports on the
+        way."""
         while True:
             line = side.read_reply()
             if line is None:
                 if time.monotonic() > until:
-                    raise TimeoutError(f"the sandbox did not answer {want!r}")
+                    raise TimeoutError(f"the sandbox did not answer {wants[0]!r}")
                 select.select([side.control], [], [], 0.05)
                 continue
             if line.startswith("exit "):
                 statuses[side] = int(line.split()[1])
-            elif line == want:
-                return
+            elif line.split(" ", 1)[0] in wants:
+                return line
+
+    def leftover(self) -> str | None:
+        """Why this worker cannot run the next item (None: it is back to its empty state): what its sandboxes
+        reported after the reset (bytes in /tmp, sockets in flight), or memory its cgroups still hold beyond the
+        empty state (memory no process holds: a memfd in flight, an unlinked file kept open)."""
+        if self.dirty:
+            return self.dirty
+        slack = max(PINNED_SLACK_MB << 20, (self.ex.memory_mb << 20) // 32)
+        for side in self.sides:
+            pinned = _pinned_bytes(side.running.cgroups)
+            if pinned is not None and self.empty_bytes[side] is not None and pinned > self.empty_bytes[side] + slack:
+                return f"memory={pinned - self.empty_bytes[side]}"
+        return None
 
     def run(self, pair: Pair, start: float) -> PairResult:
         ex, deadline = self.ex, start + pair.timeout_s
@@ -1069,7 +1179,7 @@ class _Worker:
         bufs = {side: bytearray() for side in self.sides}
         try:
             for side in self.sides:
-                self._await(side, "started", time.monotonic() + ZYGOTE_REPLY_S, statuses)
+                self._await(side, ("started",), time.monotonic() + ZYGOTE_REPLY_S, statuses)
             candidate_gone = False
             total, why, open_pipes = 0, None, set(pipes)
             while self.tester not in statuses and why is None:
@@ -1105,7 +1215,9 @@ class _Worker:
             for side in self.sides:
                 try:
                     side.send("end")
-                    self._await(side, "clean", until, statuses)
+                    reply = self._await(side, ("clean", "dirty"), until, statuses)
+                    if reply != "clean":
+                        self.dirty = reply
                 except (EOFError, OSError):
                     if side is self.tester:
                         raise
@@ -1134,6 +1246,30 @@ class _Worker:
         if len(buf) > 2 * self.ex.capture_bytes:  # keep the tail (tracebacks)
             del buf[: -self.ex.capture_bytes]
         return len(chunk)
+
+
+def _collect_unix_garbage() -> None:
+    """Start the kernel's collector of in-flight Unix sockets (the release of one does, while any descriptor is in
+    flight): a program that sent a socket to itself over itself (SCM_RIGHTS) leaves a cycle that holds its memfds
+    and files, and their memory and disk, after every process of it is gone, until the next collection."""
+    for end in socket.socketpair():
+        end.close()
+
+
+def _pinned_bytes(cgroups: Sequence[str]) -> int | None:
+    """Memory a cgroup holds that reclaim cannot free (all but the page cache of files: anonymous memory, tmpfs and
+    memfd pages, kernel memory), from its memory controller's files (v1 or v2); None without one."""
+    for cgroup in cgroups:
+        for usage_file in ("memory.usage_in_bytes", "memory.current"):
+            try:
+                with open(os.path.join(cgroup, usage_file)) as f:
+                    usage = int(f.read())
+                with open(os.path.join(cgroup, "memory.stat")) as f:
+                    stat = dict(line.split() for line in f)
+            except (OSError, ValueError):
+                continue
+            return usage - int(stat.get("active_file", 0)) - int(stat.get("inactive_file", 0))
+    return None
 
 
 def _memfd(text: str) -> int:

@@ -49,6 +49,7 @@ _libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of an item come b
 _CONTROL = _socket.socket(fileno=CTL)  # noqa: F821  (filled in)
 _KIND = KIND  # noqa: F821  ("candidate": source as main.py, run by path; "tester": source run inline)
 _UID = UID  # noqa: F821  (the items' uid)
+TMP_SLACK_BYTES = 64 << 10  # an empty tmpfs uses none; a few pages of folder entries are still empty
 
 
 def _drop():
@@ -125,7 +126,8 @@ def _others():
 
 def _reset():
     """A helper of the items' uid kills every process that uid has here but itself (kill(-1)), while we reap them
-    (orphans come to us, the subreaper), then empties /tmp and IPC; then we reap the rest."""
+    (orphans come to us, the subreaper), then empties /tmp and IPC; then we reap the rest. Returns what is still
+    left (``_leftovers``): the worker is replaced when anything is."""
     helper = _os.fork()
     if helper == 0:
         code = 0
@@ -153,6 +155,44 @@ def _reset():
         pass
     if status != 0:  # never hand the next item a dirty sandbox: end this worker instead
         raise SystemExit("critic sandbox: could not reset the sandbox between items")
+    left = _leftovers()
+    if left:  # a cycle of in-flight sockets is freed by the kernel's collector alone: start it, give it a moment
+        _collect_unix_garbage()
+        until = _time.monotonic() + 0.2
+        while left and _time.monotonic() < until:
+            _time.sleep(0.002)
+            left = _leftovers()
+    return left
+
+
+def _leftovers():
+    """What outlives every process of the items, measured after the reset (each a word): bytes still used in /tmp
+    (a file unlinked but held open, e.g. in flight in a Unix socket) and sockets still in this network namespace
+    (none of ours is: our control socket was made outside it). File descriptors parked in a Unix socket that sends
+    itself (SCM_RIGHTS) stay in flight with no process holding them, and with them their memfds and files: the
+    worker is then replaced, as its memory cgroup and /tmp would stay charged."""
+    found = []
+    tmp = _os.statvfs("/tmp")
+    used = (tmp.f_blocks - tmp.f_bfree) * tmp.f_frsize
+    if used > TMP_SLACK_BYTES:
+        found.append(f"tmp-bytes={used}")
+    for name in ("unix", "tcp", "tcp6", "udp", "udp6", "udplite", "udplite6", "raw", "raw6", "icmp", "icmp6"):
+        try:
+            with open(f"/proc/net/{name}") as table:
+                count = len(table.read().splitlines()) - 1  # the header line
+        except OSError:
+            continue
+        if count > 0:
+            found.append(f"{name}-sockets={count}")
+    return found
+
+
+def _collect_unix_garbage():
+    """The release of a Unix socket while descriptors are in flight starts the kernel's garbage collector, which
+    frees cycles of in-flight sockets no process can reach any more."""
+    ends = _socket.socketpair()
+    for end in ends:
+        end.close()
 
 
 def _empty(folder):
@@ -207,10 +247,11 @@ def _serve():
             if pidfd is not None:
                 _os.close(pidfd)
                 child = pidfd = None
-            _reset()
-            _say("clean")
+            left = _reset()
+            _say("clean" if not left else "dirty " + " ".join(left))
         else:
             raise SystemExit(f"critic sandbox: unknown control message {message[:80]!r}")
 
 
+_say("ready")  # imports done: what the worker measures as this sandbox's empty state
 _serve()
