@@ -1,6 +1,7 @@
 """Parsers on hand-made strings and on real model outputs released with CriticEval."""
 
 import json
+import re
 
 import pytest
 from toolkit_reference import toolkit_extract, toolkit_option
@@ -65,6 +66,17 @@ def test_parse_meta_score_marker():
         ("Answer A is better", None),
         ("Decision: both are fine", None),
         ("", None),
+        # the option list echoed is no verdict (issue 34); a later marker still gives one
+        ("Decision: A/B/C.", None),
+        ("\nDecision: A/B/C.", None),
+        ("决策：A/B/C", None),
+        ("Decision: A / B / C", None),
+        ("Decision: A or B", None),
+        ("Decision: A, B, or C.", None),
+        ("决策：A、B、C", None),
+        ("A/B/C", None),
+        ("Decision: A/B/C\nDecision: B", "B"),
+        ("Decision: A, because B is wrong.", "A"),
     ],
 )
 def test_parse_verdict(text, expected):
@@ -82,12 +94,17 @@ REFUSED = {("dev_math_cot_meta_feedback_obj.json", "30"): "cut off after the lis
            ("test_qa_feedback_obj.json", "39"): "cut off after the list item '2.' (Hindi)"}
 
 
+# the first Decision marker followed by two or more options: "Decision: A/B/C.", "Decision: A/C."
+OPTION_ECHO = re.compile(r"^[^\n]*?Decision:\s*[ABC]\s*/\s*[ABC]", re.M)
+
+
 def _rates(path):
     name = path.name
     preds = [v["prediction"] for k, v in json.loads(path.read_text()).items() if (name, k) not in REFUSED]
     if "comp_feedback" in name:
         ours = sum(parse_verdict(p) is not None for p in preds)
-        toolkit = sum(toolkit_option(p) != "" for p in preds)
+        # the toolkit reads "Decision: A/B/C." (the prompt's format echoed) as A; we refuse it (issue 34)
+        toolkit = sum(toolkit_option(p) != "" and not OPTION_ECHO.search(p) for p in preds)
     else:
         marker = "Score" if "meta_feedback" in name else "Decision"
         ours = sum(parse_likert(p, marker) is not None for p in preds)
@@ -108,3 +125,27 @@ def test_every_real_prediction_file_parses_at_least_as_well_as_the_toolkit(predi
     assert not worse, worse
     # Chinese markers in translate comparisons are read by us and missed by the toolkit.
     assert total_ours > total_toolkit
+
+
+def test_released_replies_that_echo_the_option_list_are_unparsed(predictions_dir):
+    """DeepSeek-67B answered many comparisons with the prompt's format, "Decision: A/B/C.", which the toolkit reads
+    as A; each such reply is unparsed here (counted against parse_rate), never a verdict."""
+    echoes = [v["prediction"] for path in sorted(predictions_dir.glob("*comp_feedback_obj*.json"))
+              for v in json.loads(path.read_text()).values() if v["prediction"].strip() == "Decision: A/B/C."]
+    assert len(echoes) >= 20
+    assert all(toolkit_option(p) == "A" for p in echoes)
+    assert [parse_verdict(p) for p in echoes] == [None] * len(echoes)
+
+
+@pytest.mark.parametrize(("text", "first", "expected"), [
+    ('Verdict format: "[[A]]" if A is better, "[[B]]" if B is better, "[[C]]" for a tie.', False, None),
+    ('Verdict format: "[[A]]" if A is better, "[[B]]" if B is better, "[[C]]" for a tie.', True, None),
+    ("[[A]]/[[B]]/[[C]]", False, None),
+    ("[[A]]/[[B]]/[[C]]", True, None),
+    ("Choose [[A]] or [[B]].\nAssistant B is more accurate.\n[[B]]", True, "B"),
+    ("[[B]]\nB is more accurate.", True, "B"),
+])
+def test_critiquellm_verdict_echoing_the_option_list_is_no_verdict(text, first, expected):
+    from critic_tasks.core.parsing import parse_bracket_verdict
+
+    assert parse_bracket_verdict(text, first=first) == expected

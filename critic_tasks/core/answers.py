@@ -9,7 +9,6 @@ cannot be parsed is an error (the item is invalid), never a free pass.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 
@@ -27,6 +26,13 @@ _OPTION = re.compile(r"(?:^|(?<=[\s,;(\[]))\(?([a-eA-E])\s*\)\s*")
 _LETTER = re.compile(r"\(?([a-eA-E])\s*(?:\)|\.|:|,|$)")
 _LETTER_IN_TEXT = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?\(?([a-eA-E])\)?(?!\w)", re.I)
 _MATHY = re.compile(r"[\d\s.,+\-*/^()%!:]+")
+# a number that is an exponent ("cm^2", "x**3", "10^{5}"'s 5): never the answer on its own
+_EXPONENT_BEFORE = re.compile(r"(?:\^\s*\{?|\*\*)\s*$")
+_POWER_AFTER = re.compile(r"\s*(?:\^\s*\{?\s*([-+]?\d{1,6})\s*\}?|\*\*\s*([-+]?\d{1,6}))")
+# an answer written as an expression in words and symbols ("sqrt(250)", "5 pi", "3√2") ahead of its unit
+_EXPRESSION_HEAD = re.compile(r"[-+]?\s*(?:[\d.,+\-*/^()\s√π]|sqrt|pi\b)+")
+# what may follow an answer as its unit: words with powers or a per ("cm^2", "cm²", "g/mol", "cubic inches", "m/s^2")
+_UNIT_TAIL = re.compile(r"(?:[A-Za-z°µ]{1,15}(?:\s*(?:\^\s*\{?\d\}?|[²³]))?(?:\s*/\s*|\s+)?){1,3}\.?")
 
 
 def _options(question: str | None) -> dict[str, str]:
@@ -59,6 +65,25 @@ def _boxed(text: str) -> list[str]:
     return found
 
 
+def _before_unit(segment: str) -> str | None:
+    """The answer ahead of a unit ("72 cm^2" -> 72, "sqrt(250) units" -> \\sqrt{250}, "5 pi" -> 5\\pi), or None
+    when what follows the leading number or expression is not a unit ("2 and 3")."""
+    head = _EXPRESSION_HEAD.match(segment)
+    if not head or not re.search(r"\d", head.group(0)):
+        return None
+    expression, tail = head.group(0).strip(), segment[head.end():].strip()
+    words = set(re.findall(r"[a-z]+", tail.lower()))
+    if tail and (not _UNIT_TAIL.fullmatch(tail) or words & _NOT_UNITS):
+        return None
+    expression = expression.rstrip(" ,;:.") if not re.search(r"\d\.$", expression) else expression[:-1]
+    if not re.search(r"sqrt|pi|√|π", expression):
+        return expression if _MATHY.fullmatch(expression) else None
+    # into LaTeX, which math-verify reads: sqrt(x) and √x as \\sqrt{x}, pi and π as \\pi
+    expression = re.sub(r"sqrt\s*\(([^()]*)\)|√\s*\(([^()]*)\)|√\s*(\d+(?:\.\d+)?)",
+                        lambda m: "\\sqrt{" + next(g for g in m.groups() if g is not None) + "}", expression)
+    return None if "sqrt" in expression.replace("\\sqrt", "") else re.sub(r"\s*(?:\bpi\b|π)", r"\\pi", expression)
+
+
 def _reduce(segment: str, options: dict[str, str], explicit: bool) -> str | None:
     """A marker's text -> a short answer: option value, math expression, or its first number."""
     seg = re.sub(r"\*\*|`|\\\$|\$|\\\(|\\\)", "", segment).strip()
@@ -70,6 +95,9 @@ def _reduce(segment: str, options: dict[str, str], explicit: bool) -> str | None
         seg = seg.rsplit("=", 1)[1].strip()
     if seg and (_MATHY.fullmatch(seg) or "\\" in seg) and re.search(r"\d", seg):
         return _strip_commas(seg.strip(" ,;:"))
+    before_unit = _before_unit(seg)
+    if before_unit:
+        return _strip_commas(before_unit)
     number = _NUMBER.search(seg)
     if number:
         return _strip_commas(number.group(0))
@@ -102,10 +130,15 @@ def extract_final_answer(text: str | None, question: str | None = None) -> str |
             return _reduce(options[letters[-1].lower()], {}, True) or options[letters[-1].lower()]
     if len(text) <= 40 and _MATHY.fullmatch(text.strip()) and re.search(r"\d", text):
         return text.strip()  # the whole reply is the answer ("1 : 729", "3/4")
+    if len(text) <= 40 and (before_unit := _before_unit(text.strip())):
+        return _strip_commas(before_unit)  # the whole reply is the answer and its unit ("72 cm^2")
     if looks_cut_off(text, quantity=True):
         return None  # cut off by the token budget: its last number is a step of the work, not the answer
-    numbers = _NUMBER.findall(text)
-    return _strip_commas(numbers[-1]) if numbers else None
+    numbers = [m for m in _NUMBER.finditer(text) if not _EXPONENT_BEFORE.search(text[max(0, m.start() - 8):m.start()])]
+    if not numbers:
+        return None
+    power = _POWER_AFTER.match(text, numbers[-1].end())  # "10^5" is one answer, its 5 no answer of its own
+    return _strip_commas(numbers[-1].group(0)) + (f"^{{{power.group(1) or power.group(2)}}}" if power else "")
 
 
 # ----------------------------------------------------------------------------- answer matching
@@ -148,47 +181,205 @@ def _plain_number(text: str):
     return sign * value
 
 
-def _mv_timeout() -> int | None:
-    # math-verify times out with SIGALRM, which only works in the main thread
-    return 5 if threading.current_thread() is threading.main_thread() else None
+# ----------------------------------------------------------------------------- math-verify, bounded
+#
+# math-verify (sympy underneath) can spend seconds or hang on one short adversarial answer: a fraction nested 30
+# deep, a power tower, 1000000!, a long sum. Its own timeout is SIGALRM, which works only in the main thread, and
+# lm-eval or our executor may score from another. So it runs in a child process of ours (``_MathVerifyWorker``),
+# one request at a time, which is killed when it overruns MATH_VERIFY_SECONDS: a bound that holds in any thread and
+# for any input. Inputs no answer of a dataset has are refused before it (``_too_wild``): they never cost the wait.
+
+MATH_VERIFY_SECONDS = 5.0
+_MV_MAX_CHARS = 400  # longer than any MATH / GSM8K answer; a reply's "answer" this long is not one
+_MV_MAX_DEPTH = 12  # brace and bracket nesting; MATH's deepest golds nest 4
 
 
-def _mv_parse(text: str) -> list:
-    """math-verify's reading of ``text`` as one LaTeX expression: ``2\\sqrt{3}``, ``(2, 5)`` (an interval), ``1:729``
-    (a ratio), ``2, 5`` (a set: "3 or 5" is a set too, so it never equals one number)."""
+def _too_wild(text: str) -> bool:
+    """Shapes that make sympy slow and that no dataset answer takes: too long, nested too deep, a power tower or a
+    power / factorial too large to compute, a NUL or unpaired surrogate."""
+    if len(text) > _MV_MAX_CHARS or re.search(r"[\x00\ud800-\udfff]", text):
+        return True
+    depth = deepest = 0
+    for char in text:
+        depth += {"{": 1, "(": 1, "[": 1, "}": -1, ")": -1, "]": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    if deepest > _MV_MAX_DEPTH:
+        return True
+    exponents = re.findall(r"(?:\^|\*\*)\s*\{?\s*([^{}\s^*]+)", text)
+    if len(exponents) > 1 and re.search(r"(?:\^|\*\*)\s*\{?[^}]*(?:\^|\*\*)", text):
+        return True  # a tower: 9^{9^{9}}
+    return (any(re.fullmatch(r"[-+]?\d{4,}(?:\.\d+)?", e) for e in exponents)  # 10^{1000} and above
+            or bool(re.search(r"\d{3,}\s*!", text)))  # 1000!
+
+
+def _mv_parse_here(text: str) -> list:
     from math_verify import LatexExtractionConfig, parse
 
     text = text.strip().strip("$").strip()
     if not text:
         return []
-    try:
-        return parse(f"${text}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=_mv_timeout())
+    try:  # the bound is the worker's (its own timeout would need the main thread)
+        return parse(f"${text}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=None)
     except Exception:
         return []
 
 
-def parse_gold(gold: str) -> tuple[list, float | None]:
+def _mv_request(op: str, gold: str, pred: str = "", integer_gold: str | None = None) -> bool:
+    """One math-verify question, answered in this process (no worker; called by the worker, or here when no
+    worker can start): ``parses`` (does ``gold`` read as an expression) or ``equal`` (``pred`` equals ``gold``)."""
+    import logging
+    from fractions import Fraction
+
+    from math_verify import verify
+
+    logging.getLogger("math_verify").setLevel(logging.CRITICAL)  # it logs whole inputs on every failure
+    gold_parsed = _mv_parse_here(gold)
+    if op == "parses" or not gold_parsed:
+        return bool(gold_parsed)
+    pred_parsed = _mv_parse_here(pred)
+    if integer_gold is not None:
+        # an integer gold: math-verify rounds floats to 6 places, so its yes is checked on the value it read
+        values = [v for v in pred_parsed if not isinstance(v, str)]
+        try:
+            if values and values[0].is_number and not _numbers_equal(Fraction(str(values[0].evalf(30))),
+                                                                      Fraction(integer_gold)):
+                return False
+        except (TypeError, ValueError, AttributeError, ZeroDivisionError, OverflowError):
+            pass
+    try:
+        return bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))
+    except Exception:
+        return False
+
+
+class _MathVerifyWorker:
+    """A child Python that answers ``_mv_request`` questions, one JSON line each way; killed and restarted when one
+    overruns MATH_VERIFY_SECONDS (the answer is then False: not equal, or not parsed). One lock: one question at a
+    time, from any thread."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.proc = None
+        self.broken = False  # no child could start (a platform without subprocesses): answered in process
+
+    def _start(self):
+        import os
+        import select
+        import subprocess
+        import sys
+
+        # the child imports this package from where this process did (a path a test or runner put on sys.path)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        self.proc = subprocess.Popen([sys.executable, "-c", "from critic_tasks.core.answers import _serve; _serve()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, encoding="utf-8", bufsize=1, env=env)
+        # it says "ready" once math-verify is imported; a child that cannot is a broken setup, not a wrong answer
+        ready, _, _ = select.select([self.proc.stdout], [], [], 120)
+        if not ready or self.proc.stdout.readline().strip() != '"ready"':
+            self._stop()
+            raise OSError("the math-verify worker did not start")
+
+    def _stop(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def ask(self, *request) -> bool:
+        import json
+        import select
+
+        with self.lock:
+            if self.broken:
+                return _mv_request(*request)
+            try:
+                if self.proc is None or self.proc.poll() is not None:
+                    self._start()
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.flush()
+                ready, _, _ = select.select([self.proc.stdout], [], [], MATH_VERIFY_SECONDS)
+                line = self.proc.stdout.readline() if ready else ""
+                if not line:
+                    self._stop()  # overran its bound (or died on it): killed; the next question starts a fresh one
+                    return False
+                return bool(json.loads(line))
+            except OSError as err:
+                self._stop()
+                self.broken = True
+                import logging
+                logging.getLogger("critic_tasks").warning(
+                    "critic_tasks: math-verify runs in this process, without a time bound (%s)", err)
+                return _mv_request(*request)
+
+
+def _serve():
+    """The worker's loop (``_MathVerifyWorker``): a JSON request per line in, true/false per line out."""
+    import json
+    import sys
+
+    import math_verify  # noqa: F401  (imported before "ready": the first question does not wait for it)
+
+    print(json.dumps("ready"), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(_mv_request(*json.loads(line))), flush=True)
+
+
+_WORKER = _MathVerifyWorker()
+
+
+def _mv_parses(text: str) -> bool:
+    """Does math-verify read ``text`` as one LaTeX expression: ``2\\sqrt{3}``, ``(2, 5)`` (an interval), ``1:729``
+    (a ratio), ``2, 5`` (a set: "3 or 5" is a set too, so it never equals one number)."""
+    return bool(text.strip().strip("$").strip()) and not _too_wild(text) and _WORKER.ask("parses", text)
+
+
+def _mv_equal(pred: str, gold: str, integer_gold: str | None) -> bool:
+    if _too_wild(pred) or _too_wild(gold):
+        return False
+    return _WORKER.ask("equal", gold, pred, integer_gold)
+
+
+def parse_gold(gold: str) -> tuple[bool, float | None]:
+    """Whether math-verify reads ``gold`` as an expression, and its value when it is one plain number (None when
+    it is not, or when no float holds it). Raises ``ValueError`` when neither reads it: the item is invalid."""
     # prose ("no answer given") reads to LaTeX as a product of letters: not an answer
     prose = not re.search(r"[\d\\]", gold) and re.search(r"[A-Za-z]{3,}", gold)
-    parsed = _mv_parse(gold) if gold.strip() and not prose else []
     number = _plain_number(gold)
+    parsed = number is None and bool(gold.strip()) and not prose and _mv_parses(gold)
     if not parsed and number is None:
         raise ValueError(f"field 'ground_truth_answer' has no parseable answer: {gold[:200]!r}; the item is invalid")
-    return parsed, None if number is None else float(number)
+    try:
+        return parsed, None if number is None else float(number)
+    except OverflowError:
+        return parsed, None
 
 
 def _numbers_equal(pred, gold) -> bool:
     """Integers exactly (the released toolkit compares ``eval``-ed values with ``==``: 5 == 5.0, 1250100 != 1250000),
-    up to a binary float's round-off printed in full; other numbers within a relative 1e-4."""
+    up to a binary float's round-off printed in full; other numbers within a relative 1e-4. In exact fractions, so
+    a value no float holds (1e400, 10**400) is compared, never an OverflowError."""
+    from fractions import Fraction
+
+    def close(rel: Fraction, abs_: Fraction) -> bool:
+        return abs(pred - gold) <= max(rel * max(abs(pred), abs(gold)), abs_)
+
     if gold.denominator == 1:
         if pred == gold:
             return True
-        try:
-            digits = len(re.sub(r"\D", "", str(float(pred))))
-        except OverflowError:  # beyond a float: not an integer's round-off
-            return False
-        return digits >= _FLOAT_NOISE_DIGITS and math.isclose(pred, gold, rel_tol=1e-12)
-    return math.isclose(pred, gold, rel_tol=1e-4, abs_tol=1e-12)
+        # a program's float printed in full ("2.9999999999999996"): at least 12 significant digits
+        digits = len(str(pred.numerator)) if pred.denominator == 1 else len(re.sub(r"\D", "", _decimal(pred)))
+        return digits >= _FLOAT_NOISE_DIGITS and close(Fraction(1, 10 ** 12), Fraction(0))
+    return close(Fraction(1, 10 ** 4), Fraction(1, 10 ** 12))
+
+
+def _decimal(value) -> str:
+    """The digits a fraction read from decimal text was written with (its denominator a power of ten); 17 digits,
+    a float's full print, for any other fraction."""
+    den = value.denominator
+    while den % 10 == 0:
+        den //= 10
+    return (str(abs(value.numerator)).strip("0") or "0") if den == 1 else "9" * 17
 
 
 def answers_match(pred: str | None, gold: str) -> bool:
@@ -198,14 +389,15 @@ def answers_match(pred: str | None, gold: str) -> bool:
     within a relative 1e-4; a reply that is not one plain number goes to math-verify (``\\frac{15}{2}`` = 7.5),
     whose sets make "3 or 5" unequal to 5. Any other gold (MATH's LaTeX: ``\\frac{3}{4}``, ``2\\sqrt{3}``, ``(2, 5)``,
     ``10^{5}``, ``1:729``) is compared as an expression by math-verify and never reduced to one of its numbers.
+    math-verify runs bounded in time (MATH_VERIFY_SECONDS, in a child process); a reply it cannot read in that
+    time, or one too wild to try (``_too_wild``), is not equal.
 
     Raises ``ValueError`` when ``gold`` has no parseable answer: the item is invalid, not a free pass.
     """
     gold = "" if gold is None else str(gold)
     gold_value = _plain_number(gold)
-    # math-verify's reading of the gold only where it is needed (a plain-number gold against a plain-number reply
-    # never asks it); parse_gold raises for a gold with neither reading
-    gold_parsed = parse_gold(gold)[0] if gold_value is None else None
+    if gold_value is None:
+        parse_gold(gold)  # raises for a gold with neither reading
     if pred is None or not str(pred).strip():
         return False
     pred = str(pred)
@@ -215,22 +407,5 @@ def answers_match(pred: str | None, gold: str) -> bool:
         pred_value = _plain_number(pred)
         if pred_value is not None:
             return _numbers_equal(pred_value, gold_value)
-        gold_parsed = parse_gold(gold)[0]
-    if not gold_parsed:
-        return False
-    from math_verify import verify
-
-    pred_parsed = _mv_parse(pred)
-    if gold_value is not None and gold_value.denominator == 1:
-        # an integer gold: math-verify rounds floats to 6 places, so its yes is checked on the value it read
-        values = [v for v in pred_parsed if not isinstance(v, str)]
-        try:
-            from fractions import Fraction
-            if values and values[0].is_number and not _numbers_equal(Fraction(str(values[0].evalf(30))), gold_value):
-                return False
-        except (TypeError, ValueError, AttributeError):
-            pass
-    try:
-        return bool(verify(gold_parsed, pred_parsed, timeout_seconds=_mv_timeout()))
-    except Exception:
-        return False
+    integer_gold = str(gold_value) if gold_value is not None and gold_value.denominator == 1 else None
+    return _mv_equal(pred, gold, integer_gold)

@@ -101,15 +101,20 @@ def parse_likert(text: str | None, marker: str = "Decision", low: float = 1, hig
     return None
 
 
+# an option letter followed by another one ("A/B/C", "A or B", "A、B、C", "A, B, or C"): the option list echoed,
+# no verdict
+_OPTION_LIST = r"(?!\)?\s*(?:/|\||、|或|\bor\b|,\s*\(?(?-i:[ABC])\)?\s*(?:,\s*(?:\bor\b)?|\bor\b|/))\s*\(?(?-i:[ABC])(?![A-Za-z]))"
 _VERDICT_MARKER = re.compile(
-    rf"(?:{_MARKER_WORDS['Decision']}){_EMPHASIS}[:：]{_EMPHASIS}(?:(?:answer|response|option|output)\s+)?\(?([ABC])(?![A-Za-z])",
+    rf"(?:{_MARKER_WORDS['Decision']}){_EMPHASIS}[:：]{_EMPHASIS}(?:(?:answer|response|option|output)\s+)?\(?([ABC])"
+    rf"(?![A-Za-z]){_OPTION_LIST}",
     re.IGNORECASE,
 )
-_LEADING_VERDICT = re.compile(rf"^{_EMPHASIS}\(?([ABC])(?![A-Za-z])")
+_LEADING_VERDICT = re.compile(rf"^{_EMPHASIS}\(?([ABC])(?![A-Za-z]){_OPTION_LIST}")
 
 
 def parse_verdict(text: str | None) -> str | None:
-    """``"A"``/``"B"``/``"C"`` from a comparison reply, or ``None``."""
+    """``"A"``/``"B"``/``"C"`` from a comparison reply, or ``None``. A marker followed by the option list
+    ("Decision: A/B/C", "决策：A/B/C") is an echo of the prompt's format, no verdict: a later marker may give one."""
     if not text:
         return None
     hit = _VERDICT_MARKER.search(text)
@@ -220,8 +225,11 @@ def parse_bracket_rating(text: str | None, low: float = 1, high: float = 10, fir
 
 def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequence[str | None] = ()) -> str | None:
     """The last (``first``: the first) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie), or None; a line that repeats a
-    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``)."""
-    found = _BRACKET_VERDICT.findall(_unechoed(text, quoted, _BRACKET_VERDICT))
+    marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``), nor is a line that
+    names two different ones: an echo of the option list ('"[[A]]" if A is better, "[[B]]" if B is better, "[[C]]"
+    for a tie', "[[A]]/[[B]]/[[C]]") names every verdict and gives none."""
+    lines = [_BRACKET_VERDICT.findall(line) for line in _unechoed(text, quoted, _BRACKET_VERDICT).splitlines()]
+    found = [v for on_line in lines if len({v.upper() for v in on_line}) == 1 for v in on_line]
     return found[0 if first else -1].upper() if found else None
 
 

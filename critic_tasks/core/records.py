@@ -396,7 +396,8 @@ def domain_mean(pairs: Iterable[tuple[Hashable, float]]) -> float | None:
 
 def digest(text: str | None) -> str:
     """A short fingerprint of one reply ('' for a failed call: there is no text to compare)."""
-    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    # surrogatepass: a reply may hold a lone surrogate ("\\ud800"), which strict UTF-8 refuses to encode
+    return "" if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def all_identical(keys: Sequence) -> bool:

@@ -87,6 +87,10 @@ def excerpt(text: str, limit: int = DETAIL_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} more characters]"
 
 
+# digits, operators, brackets, LaTeX commands and single-letter variables: no word (a unit, prose, a marker)
+_ONE_EXPRESSION = re.compile(r"(?:[\d\s.,+\-*/^_()\[\]{}%!:=<>|']|\\[A-Za-z]+|\\.|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+")
+
+
 def gold_answer(item: dict) -> str:
     """The item's gold final answer (``ground_truth_answer``: a string, a number, or a dict with Answer/Rationale)."""
     gold = item.get("ground_truth_answer")
@@ -94,7 +98,13 @@ def gold_answer(item: dict) -> str:
         gold = next((gold[k] for k in ("Answer", "answer", "Rationale", "rationale") if gold.get(k)), None)
     if isinstance(gold, (int, float)) and not isinstance(gold, bool):
         gold = repr(gold)
-    answer = extract_final_answer(gold, item.get("question")) if isinstance(gold, str) else None
+    answer = None
+    if isinstance(gold, str):
+        # a gold that is one expression (MATH's "\\frac{3}{4}", "-\\frac{1}{2}", "2\\sqrt{3}", "10^{5}", "(2, 5)") is
+        # the answer whole, never one of its numbers; one with words ("72 cm^2", a rationale) is read like a reply
+        whole = gold.strip().strip("$").strip()
+        answer = whole if _ONE_EXPRESSION.fullmatch(whole) and re.search(r"\d|\\", whole) and "\\boxed" not in whole else \
+            extract_final_answer(gold, item.get("question"))
     if answer is None:
         raise ValueError(
             f"field 'ground_truth_answer' has no parseable answer: {str(gold)[:200]!r}; the item is invalid")
