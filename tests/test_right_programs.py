@@ -607,6 +607,30 @@ def test_a_wrong_program_cannot_forge_a_pass_from_its_script_parts(script_forger
     assert (outcome.status, outcome.passed) == ("failed", False), (name, outcome)
 
 
+# ----------------------------------------------------------------------------- bytearrays on the wire itself
+
+
+def test_a_bytearray_crosses_as_a_bytearray_aliased_and_updated_in_place():
+    from critic_tasks.protocols.criticbench.correction.programs import WIRE
+
+    wire: dict = {}
+    exec(compile(WIRE, "wire.py", "exec"), wire)
+    encode, decode, error = wire["wire_encode"], wire["wire_decode"], wire["WireError"]
+    shared = bytearray(b"\x00\xffa")
+    back = decode(json.loads(json.dumps(encode([shared, shared, b"b"]))))
+    assert back == [bytearray(b"\x00\xffa")] * 2 + [b"b"] and type(back[0]) is bytearray and back[0] is back[1]
+    assert type(back[2]) is bytes
+    sent: list = []  # the tester's bytearray, numbered as it is sent; the reply says "yours #0, now holding this"
+    mine = bytearray(b"abc")
+    encode([mine], numbered=sent)
+    reply = {"same": [1, {"bytearray": b"cba".hex()}]}  # #0 is the list, #1 the bytearray in it
+    assert decode(reply, sent=sent) is mine and mine == bytearray(b"cba")
+    with pytest.raises(error):
+        encode(type("B", (bytearray,), {})(b"a"))  # a subclass may carry its own __eq__: not a value
+    with pytest.raises(error):
+        decode({"bytearray": "zz"})
+
+
 # ----------------------------------------------------------------------------- tests that never run, helpers
 
 
