@@ -172,9 +172,10 @@ class Group:
 # ----------------------------------------------------------------------------- metrics
 
 
-def _breakdown(family: str, base: str, field_name: str, values, **options) -> tuple[Metric, ...]:
+def _breakdown(family: str, base: str, field_name: str, values, when: str = "scored",
+               **options) -> tuple[Metric, ...]:
     """``base`` per breakdown group (``options``: the base's other settings: scale, valid_only)."""
-    return tuple(Metric(f"{base}_{v}", family, base, "scored", subset=(field_name, v), **options) for v in values)
+    return tuple(Metric(f"{base}_{v}", family, base, when, subset=(field_name, v), **options) for v in values)
 
 
 def _likert(qualities) -> tuple[Metric, ...]:
@@ -202,12 +203,13 @@ CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
 
 
 def _judged(groups) -> tuple[Metric, ...]:
-    return (Metric("judge_score", "judge", when="scored", scale="judge"), Metric("judge_parse_rate", "judge"),
+    # judge_score takes every judged record: an item the judge could not grade counts the minimum (issue 34)
+    return (Metric("judge_score", "judge", scale="judge"), Metric("judge_parse_rate", "judge"),
             Metric("judge_failed", "judge", higher_is_better=False, scale="count"),
             # graded the minimum: the judge only echoed a grade the critique states (issue 27)
             Metric("judge_echoed", "judge", higher_is_better=False, scale="count"),
             Metric("judge_deferred", "judge", when="deferred", higher_is_better=False, scale="count"),
-            *_breakdown("judge", "judge_score", "group", groups, scale="judge"))
+            *_breakdown("judge", "judge_score", "group", groups, when="all", scale="judge"))
 
 
 # CritiqueLLM (pointwise ratings, pairwise preferences) and MetaCritique (AIU precision / recall).
@@ -235,8 +237,8 @@ CRITIQUELLM_SAMPLING = {"until": [], "do_sample": True, "temperature": 0.8, "top
 
 SELF_FEEDBACK = (Metric("parse_rate", "feedback_text"),)
 
-AIU = (*(Metric(k, "aiu", when="scored") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro",
-                                                     "f1_micro")),
+# every judged critique: one the judge could not score counts its unreadable verdicts False (issue 34)
+AIU = (*(Metric(k, "aiu") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")),
        Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False, scale="count"),
        Metric("judge_echoed", "aiu", higher_is_better=False, scale="count"),
        Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
