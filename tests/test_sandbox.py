@@ -1000,9 +1000,9 @@ TESTER_AND_CANDIDATE_UIDS = "import os, sys\nprint(sys.stdin.readline().strip(),
 HOLDS_AN_EXECUTOR = """
 import json, sys
 from critic_tasks.sandbox.executor import Pair, Program, SandboxExecutor
-ex = SandboxExecutor(max_workers=2, **{variant!r})
-runs = ex.run([Program({program!r})] * 4)
-pairs = ex.run_pairs([Pair({program!r}, {tester!r})] * 4)
+ex = SandboxExecutor(max_workers=1, **{variant!r})
+runs = ex.run([Program({program!r})] * 2)
+pairs = ex.run_pairs([Pair({program!r}, {tester!r})] * 2)
 print(json.dumps([r.stdout for r in runs] + [p.trusted.stderr for p in pairs]), flush=True)
 sys.stdin.read()  # the executor (and its uids) lives until the test is done
 """
@@ -1016,8 +1016,8 @@ def _uids_in(outputs: list[str]) -> set[int]:
 
 def _uids_of(ex) -> set[int]:
     """The uids that ``ex``'s programs ran as: plain programs, and both sides of pairs."""
-    runs = ex.run([Program(UID_OF)] * 4)
-    pairs = ex.run_pairs([Pair(UID_OF, TESTER_AND_CANDIDATE_UIDS)] * 4)
+    runs = ex.run([Program(UID_OF)] * 2)
+    pairs = ex.run_pairs([Pair(UID_OF, TESTER_AND_CANDIDATE_UIDS)] * 2)
     return _uids_in([r.stdout for r in runs] + [p.trusted.stderr for p in pairs])
 
 
@@ -1028,7 +1028,7 @@ def test_two_executors_on_one_host_never_share_a_uid():
     if os.geteuid() != 0:
         pytest.skip("programs run as uids of their own only when the harness is root")
     variant = dict(_variants()[0].values[0])
-    mine = SandboxExecutor(max_workers=2, **variant)
+    mine = SandboxExecutor(max_workers=1, **variant)
     my_uids = _uids_of(mine)
     holds = HOLDS_AN_EXECUTOR.format(variant=variant, program=UID_OF, tester=TESTER_AND_CANDIDATE_UIDS)
     other = subprocess.Popen([sys.executable, "-c", holds], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -1038,6 +1038,6 @@ def test_two_executors_on_one_host_never_share_a_uid():
         other.stdin.close()
         other.wait(timeout=60)
     assert other_uids and not my_uids & other_uids, (my_uids, other_uids)
-    second = SandboxExecutor(max_workers=2, **variant)
+    second = SandboxExecutor(max_workers=1, **variant)
     assert not my_uids & _uids_of(second), my_uids
     assert all(uid > 0 for uid in my_uids | other_uids)
