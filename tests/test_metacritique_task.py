@@ -111,16 +111,18 @@ def expected():
     """By hand from the scripted rules: per critique, precision and recall verdicts, then macro / micro P/R/F1."""
     p_lists, r_lists, failed, empty, asked, readable = [], [], 0, 0, 0, 0
     for ref, critique in ITEMS:
+        r = [p_.split()[-1] in critique for p_ in ref] if critique else [False] * len(ref)
         if "GARBLE" in critique:  # extraction unreadable: a failure; its recall is still asked (and readable)
             failed += 1
             asked += 1 + len(ref)
             readable += len(ref)
+            p_lists.append([])  # no units known: precision 0, the minimum (issue 34)
+            r_lists.append(r)
             continue
         claims = [c[len("Claim: "):] for c in critique.splitlines() if c.startswith("Claim: ")]
-        p = [("right" in c) for c in claims if "fuzzy" not in c]
-        r = [p_.split()[-1] in critique for p_ in ref] if critique else [False] * len(ref)
+        p = [("right" in c) for c in claims]  # a "fuzzy" claim's unreadable verdict counts False (issue 34)
         asked += len(claims) + len(ref)
-        readable += len(p) + len(r)
+        readable += len(p) - sum("fuzzy" in c for c in claims) + len(r)
         empty += not claims
         p_lists.append(p)
         r_lists.append(r)
