@@ -31,7 +31,8 @@ io_uring, bpf, ptrace, ...; see there).
 ``run_pairs`` runs a ``Pair``: an untrusted program wired to a trusted one through two pipes, each in a sandbox of
 its own; the code checks use it so that the verdict is never decided inside the program under test. Under bwrap as
 root, each worker keeps its two sandboxes running and forks a fresh process per item in each (``_Worker``,
-zygote.py: the item's own uid, pipes, source and work dir; everything of the previous item killed and emptied).
+zygote.py: the item's own uid, pipes, source and work dir; everything of the previous item killed and emptied,
+then measured back to empty, else the worker is replaced: ``_Worker.leftover``).
 
 On top of any layer, where a cgroup ``pids`` or ``memory`` controller is writable (v1 hierarchies or a v2 tree that
 delegates them), each program runs in its own child cgroup with ``pids.max`` (RLIMIT_NPROC does not bind root) and
