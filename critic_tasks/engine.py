@@ -19,7 +19,6 @@ both; neither reads it) and below the adapters and the CLI: ``score`` (documents
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
@@ -27,6 +26,7 @@ from critic_tasks import registry
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import Record, warn_identical
+from critic_tasks.core.settings import read_setting
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
@@ -146,7 +146,7 @@ class Scorer:
                 check_backend_name(settings)
                 check_endpoints(settings)  # a URL nothing listens on stops the run now
         if self.uses_executor:
-            get_executor(os.environ.get(EXECUTOR_ENV) or "sandbox")
+            get_executor(read_setting(EXECUTOR_ENV))
 
     def batch(self, kind: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
               ctx: Context) -> list[Record]:

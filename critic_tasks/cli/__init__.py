@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.settings import is_setting_set, read_raw, read_setting
 from critic_tasks.reports.results import read_result_sets
 from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, interval_note
 
@@ -131,7 +132,7 @@ def _preflight(argv: list[str]) -> int:
     tasks = expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())
     metadata = _metadata(argv)
     savg = [t.name for t in tasks if t.self_feedback]
-    if savg and not (metadata.get("self_feedback") or os.environ.get("CRITIC_SELF_FEEDBACK")):
+    if savg and not (metadata.get("self_feedback") or is_setting_set("CRITIC_SELF_FEEDBACK")):
         raise ValueError(f"{', '.join(savg)}: plain lm_eval needs the critic's own feedback from a stage-1 run "
                          "(--metadata '{\"self_feedback\": \"<its output dir>\"}'); critic-eval runs stage 1 itself")
     preflight(argv)
@@ -149,7 +150,7 @@ def _preflight(argv: list[str]) -> int:
         print(f"critic-eval preflight: note: {note}")
     # the Hub must answer now (or, offline, hold the files)
     check_hub_data(tasks, metadata.get("data_dir"), metadata.get("items_file"))
-    local = metadata.get("data_dir") or os.environ.get("CRITICBENCH_DATA_DIR")
+    local = metadata.get("data_dir") or read_raw("CRITICBENCH_DATA_DIR")  # set but empty: refused below
     data = (f"data {local}" if local not in (None, "", "hub")
             else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")
     print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")
@@ -268,7 +269,7 @@ def _score(argv: list[str]) -> int:
     # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
     logging.getLogger("critic_tasks").setLevel(logging.ERROR)
     protocol = resolve_protocol(args.protocol)
-    toolkit_dir = args.toolkit_dir or (os.environ.get("CRITICBENCH_TOOLKIT_DIR") if protocol == "toolkit" else None)
+    toolkit_dir = args.toolkit_dir or (read_setting("CRITICBENCH_TOOLKIT_DIR") or None if protocol == "toolkit" else None)
     if args.predictions_only:
         if args.data_dir or args.toolkit_dir:
             raise ValueError("--predictions_only reads no dataset: drop --data_dir / --toolkit_dir (or "

@@ -22,6 +22,7 @@ from critic_tasks.adapters.opencompass import CONFIG_DIR
 from critic_tasks.adapters.opencompass.spec import collections, refusal, supported
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.paths import cache_dir
+from critic_tasks.core.settings import read_setting, role_setting
 from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_tasks
 
@@ -71,7 +72,7 @@ def our_dataset_tasks(names: list[str]) -> list[registry.Task]:
 
 
 def _judge_configured() -> bool:
-    return bool(os.environ.get("CRITIC_JUDGE_MODEL") or os.environ.get("OC_JUDGE_MODEL"))
+    return bool(role_setting("judge", "MODEL")[0] or read_setting("OC_JUDGE_MODEL"))
 
 
 def _config_file(argv: list[str]) -> str | None:

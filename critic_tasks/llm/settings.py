@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.paths import cache_dir, is_off
+from critic_tasks.core.settings import read_setting, role_setting
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ROLES = ("judge", "reviser")
@@ -80,14 +81,12 @@ class LLMSettings:
     def from_env(cls, role: str = "judge", member: str = "", **overrides) -> "LLMSettings":
         """Settings for ``role`` from its ``CRITIC_<ROLE>_*`` variables; keyword overrides win. A pool ``member``
         reads ``CRITIC_<ROLE>_<MEMBER>_*`` first, then the role's variables."""
-        role_prefix, env = env_prefix(role), os.environ
-        own = role_prefix + (f"{member.upper()}_" if member else "")
 
         def get(name: str) -> str:
-            return env.get(own + name) or env.get(role_prefix + name) or ""
+            return role_setting(role, name, member)[0]
 
         def where(name: str) -> str:
-            return (own if env.get(own + name) else role_prefix) + name
+            return role_setting(role, name, member)[1]
 
         cache = get("CACHE").strip()
         values: dict = {
@@ -96,7 +95,7 @@ class LLMSettings:
             "backend": get("BACKEND") or "openai",
             "model": get("MODEL") or None,
             "base_url": get("BASE_URL") or None,
-            "api_key": get("API_KEY") or env.get("OPENAI_API_KEY") or None,
+            "api_key": get("API_KEY") or os.environ.get("OPENAI_API_KEY") or None,  # OpenAI's own variable
             "cache": None if is_off(cache) else os.path.expanduser(cache or default_cache_path(role)),
         }
         raw_engine = get("ENGINE_ARGS").strip()
@@ -171,7 +170,7 @@ def pool_from_env(role: str = "reviser", **overrides) -> list[LLMSettings]:
     """The models of a role's pool, in order: ``CRITIC_<ROLE>S=a,b`` names them (each ``CRITIC_<ROLE>_<A>_*``,
     falling back to ``CRITIC_<ROLE>_*``); unset, the one model of ``CRITIC_<ROLE>_*``, or none when its MODEL is
     unset. A name that is not a plain word, a repeated name or a member without a model is a ConfigError."""
-    raw = os.environ.get(pool_env(role), "").strip()
+    raw = read_setting(pool_env(role))
     if not raw:
         single = LLMSettings.from_env(role, **overrides)
         return [single] if single.model else []

@@ -16,6 +16,7 @@ from pathlib import Path
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.paths import cache_dir
+from critic_tasks.core.settings import read_raw
 
 
 def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo",
@@ -25,7 +26,7 @@ def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo"
     or unset)."""
     named = named or {}
     given = value not in (None, "")
-    value = value if given else os.environ.get(env)
+    value = value if given else read_raw(env)
     if not given and value is not None and not value.strip():  # `X_DATA_DIR=`: a path left out, not the default
         where = "the Hub" if default == "hub" else "the repository's own"
         raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}, "

@@ -13,10 +13,9 @@ all follow the variant the run was made with, and the results record it (the ``v
 
 from __future__ import annotations
 
-import os
-
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.settings import read_setting
 
 VARIANT_ENV = "CRITIC_PROMPT_VARIANT"
 PAPER, SHORT = "paper", "short"
@@ -27,7 +26,7 @@ DEFAULT = PAPER
 def resolve(value: str | None = None) -> str:
     """The variant of a run: ``value`` (a task option or --metadata), else the environment, else the default."""
     given = value not in (None, "")
-    chosen = str(value) if given else os.environ.get(VARIANT_ENV) or DEFAULT
+    chosen = str(value) if given else read_setting(VARIANT_ENV)
     if chosen not in VARIANTS:
         setting = "variant" if given else VARIANT_ENV  # name the setting the user actually gave
         raise ConfigError(f"{setting}={chosen!r}: expected one of {', '.join(VARIANTS)}")

@@ -31,6 +31,7 @@ from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import Metric, Record, warn_identical
+from critic_tasks.core.settings import read_setting
 from critic_tasks.engine import SCORERS, Scorer
 from critic_tasks.protocols.catalog import FAMILIES
 from critic_tasks.sandbox import get_executor
@@ -217,7 +218,7 @@ def _scored_or_rescued(scorer: Scorer, resps, docs, score):
     try:
         return score()
     except Exception as err:
-        folder = Path(os.environ.get(RESCUE_DIR_ENV) or "critic-eval-rescue").resolve()
+        folder = Path(read_setting(RESCUE_DIR_ENV)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
         kind = _kind_of(docs[0])
         task = f"critic_{kind.data_dimension}{'_sub' if kind.fmt == 'sub' and kind.protocol == 'criticbench' else ''}"
@@ -274,7 +275,7 @@ class ScoreFilter:
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
         # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
         # generation); the scoring step only runs programs
-        name = kwargs.get("executor") or os.environ.get("CRITIC_EXECUTOR", "sandbox")
+        name = kwargs.get("executor") or read_setting("CRITIC_EXECUTOR")
         self.executor = get_executor(name) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):

@@ -24,6 +24,7 @@ import re
 import sqlite3
 
 from critic_tasks.core.paths import cache_dir, is_off
+from critic_tasks.core.settings import read_setting
 
 CACHE_ENV = "CRITIC_REQUEST_CACHE"
 NO_RESUME_FLAG = "--no_resume"
@@ -32,7 +33,7 @@ PREFIX = "requests"  # lm-eval appends _rank<N>.db
 
 def cache_root() -> str | None:
     """The folder under which each model's request cache lives; None when turned off."""
-    value = os.environ.get(CACHE_ENV, "").strip()
+    value = read_setting(CACHE_ENV)
     if is_off(value):
         return None
     if value:

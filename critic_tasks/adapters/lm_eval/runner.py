@@ -19,6 +19,7 @@ from pathlib import Path
 from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.settings import read_flag, read_raw
 from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_hub_data, check_tasks, expand, known_names, unknown_task
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
@@ -296,7 +297,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
     finally:
         shutdown_vllm_engines()
     unjudged = len(unscored)
-    if unjudged and os.environ.get(ALLOW_JUDGE_FAILURES_ENV, "").strip().lower() not in ("1", "true", "yes"):
+    if unjudged and not read_flag(ALLOW_JUDGE_FAILURES_ENV):
         print(f"critic-eval: {unjudged} item(s) could not be scored by the judge or revisers (failed calls, or replies "
               "without a score or verdict; listed in the warnings above and counted in judge_failed / reviser_failed). "
               "Rerunning retries the failed calls only (the caches keep the rest); a reply without a score is cached "
@@ -587,7 +588,7 @@ def _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache
         use_cache=cache,
         tasks=tasks,
         # our bundled sample unless CRITICBENCH_DATA_DIR names data: the settings reach the loader as --metadata does
-        task_manager=task_manager(metadata={} if os.environ.get(DATA_DIR_ENV) else {"data_dir": "sample"}),
+        task_manager=task_manager(metadata={} if read_raw(DATA_DIR_ENV) else {"data_dir": "sample"}),
         batch_size=batch_size,
         apply_chat_template=True,
         gen_kwargs={"max_gen_toks": max_gen_toks},

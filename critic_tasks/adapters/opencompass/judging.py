@@ -12,9 +12,8 @@ Whichever wins, the calls go through our judge layer: its cache, concurrency, re
 
 from __future__ import annotations
 
-import os
-
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.settings import read_setting
 from critic_tasks.llm import LLMSettings
 from critic_tasks.protocols.criticbench.judge import judge_settings
 
@@ -42,10 +41,10 @@ def settings_for(judge_cfg: dict | None = None) -> LLMSettings | None:
         if judge_cfg.get("max_out_len"):
             overrides["max_tokens"] = int(judge_cfg["max_out_len"])
         return judge_settings(**overrides)
-    if os.environ.get("OC_JUDGE_MODEL"):
-        return judge_settings(backend="openai", model=os.environ["OC_JUDGE_MODEL"],
-                              base_url=_base_url(os.environ.get("OC_JUDGE_API_BASE")),
-                              api_key=os.environ.get("OC_JUDGE_API_KEY"))
+    if read_setting("OC_JUDGE_MODEL"):
+        return judge_settings(backend="openai", model=read_setting("OC_JUDGE_MODEL"),
+                              base_url=_base_url(read_setting("OC_JUDGE_API_BASE") or None),
+                              api_key=read_setting("OC_JUDGE_API_KEY") or None)
     return None
 
 

@@ -22,7 +22,6 @@ over resamples in Python.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Hashable, Sequence
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.spearman import resample_ranks
+from critic_tasks.core.settings import read_flag, read_number
 
 ENV_SWITCH, ENV_RESAMPLES, ENV_LEVEL, ENV_SEED = "CRITIC_CI", "CRITIC_CI_RESAMPLES", "CRITIC_CI_LEVEL", "CRITIC_CI_SEED"
 
@@ -57,22 +57,8 @@ def settings_from_env(env=None) -> BootstrapSettings:
     >>> settings_from_env({"CRITIC_CI": "off", "CRITIC_CI_RESAMPLES": "200"})
     BootstrapSettings(resamples=200, level=0.95, seed=0, enabled=False)
     """
-    env = os.environ if env is None else env
-    switch = env.get(ENV_SWITCH, "on").strip().lower()
-    if switch not in ("on", "off", "1", "0", "true", "false", "yes", "no", ""):
-        raise ConfigError(f"{ENV_SWITCH}={env[ENV_SWITCH]!r}: expected on or off")
-
-    def number(name, kind, default):
-        raw = env.get(name, "").strip()
-        if not raw:
-            return default
-        try:
-            return kind(raw)
-        except ValueError:
-            raise ConfigError(f"{name}={raw!r}: expected {'an integer' if kind is int else 'a number'}") from None
-
-    return BootstrapSettings(resamples=number(ENV_RESAMPLES, int, 1000), level=number(ENV_LEVEL, float, 0.95),
-                             seed=number(ENV_SEED, int, 0), enabled=switch not in ("off", "0", "false", "no"))
+    return BootstrapSettings(resamples=read_number(ENV_RESAMPLES, env), level=read_number(ENV_LEVEL, env),
+                             seed=read_number(ENV_SEED, env), enabled=read_flag(ENV_SWITCH, env))
 
 
 def resample_indices(strata: Sequence[Hashable], resamples: int, rng: np.random.Generator) -> list[np.ndarray]:

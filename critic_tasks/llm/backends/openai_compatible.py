@@ -20,7 +20,6 @@ import functools
 import importlib
 import importlib.util
 import json
-import os
 import random
 import time
 from urllib.parse import urlsplit
@@ -271,11 +270,12 @@ _REACHED: set = per_run(set())  # (url, key) already answered in this run: each 
 
 def _check_timeout() -> float:
     from critic_tasks.core.errors import ConfigError
+    from critic_tasks.core.settings import read_number, read_setting
 
-    raw = os.environ.get(CHECK_TIMEOUT_ENV, "").strip()
+    raw = read_setting(CHECK_TIMEOUT_ENV)
     try:
-        value = float(raw) if raw else 5.0
-    except ValueError:
+        value = read_number(CHECK_TIMEOUT_ENV)
+    except ConfigError:
         raise ConfigError(f"{CHECK_TIMEOUT_ENV}={raw}: expected seconds (0 skips the endpoint check)") from None
     if value < 0:
         raise ConfigError(f"{CHECK_TIMEOUT_ENV}={raw}: expected seconds >= 0 (0 skips the endpoint check)")

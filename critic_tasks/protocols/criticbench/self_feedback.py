@@ -27,6 +27,7 @@ from pathlib import Path
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols.criticbench import data
 from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
 
@@ -60,7 +61,7 @@ def stage1_docs(split: str = "dev", domains=None, data_dir=None) -> list[dict]:
 def resolve_path(value: str | os.PathLike | None = None) -> str | None:
     """``self_feedback`` as given, else ``CRITIC_SELF_FEEDBACK``; None when neither is set."""
     given = value not in (None, "")
-    return str(value) if given else (os.environ.get(SELF_FEEDBACK_ENV) or None)
+    return str(value) if given else (read_setting(SELF_FEEDBACK_ENV) or None)
 
 
 @dataclass(frozen=True)

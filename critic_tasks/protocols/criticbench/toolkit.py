@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 
 PROTOCOL_ENV = "CRITICBENCH_PROTOCOL"
@@ -40,7 +41,7 @@ MODES = {"feedback": "feedback", "comparison": "comp_feedback", "meta": "meta_fe
 
 def resolve_protocol(protocol: str | None = None) -> str:
     given = protocol not in (None, "")
-    value = (protocol if given else os.environ.get(PROTOCOL_ENV) or "ours").strip()
+    value = (protocol if given else read_setting(PROTOCOL_ENV)).strip()
     if value not in PROTOCOLS:
         setting = "protocol" if given else PROTOCOL_ENV
         raise ConfigError(f"{setting}={value}: unknown protocol; choose one of {', '.join(PROTOCOLS)}")

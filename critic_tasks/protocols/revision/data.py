@@ -33,6 +33,7 @@ from pathlib import Path
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import toolkit
@@ -61,7 +62,7 @@ FAILURE_RULE_ENV = "CRITIC_REVISION_FAILURE_RULE"
 
 def resolve_failure_rule(value: str | None = None) -> str:
     given = value not in (None, "")
-    chosen = str(value) if given else os.environ.get(FAILURE_RULE_ENV) or FAILURE_RULES[0]
+    chosen = str(value) if given else read_setting(FAILURE_RULE_ENV)
     if chosen not in FAILURE_RULES:
         setting = "failure_rule" if given else FAILURE_RULE_ENV
         raise ConfigError(f"{setting}={chosen!r}: expected one of {', '.join(FAILURE_RULES)}")
