@@ -21,7 +21,9 @@ first or the second position, the longer or the shorter response, a uniform verd
 prior drawn per order; the rates are means over pairs, so each expectation is a sum over each pair's outcomes
 (``expected_pairwise``). A consistent critic needs no reading, so consistency's floor is 100. A correlation's floor
 is 0 (50 for its (x + 100) / 2 score): a rating that reads nothing (constant, random, drawn from the label prior) is
-independent of the labels, and its expected correlation is 0. A correction's is the better pass rate of the
+independent of the labels, and its expected correlation is 0 — unless rating by length alone (``longer`` /
+``shorter``: run through the scorer like the canned critics) does better on the task's data: then that is the
+floor. A correction's is the better pass rate of the
 responses unchanged and a constant answer, run through the sandbox. Judge-scored tasks get their line only when a
 judge is configured (``judge``: which one drew it); tasks without labels (the test splits), stage-1 tasks (no
 score) and tasks scored only inside lm-eval (revisers and judge between generation and scoring) get none, with the
@@ -73,6 +75,24 @@ def _scale(dimension: registry.TaskKind) -> tuple[str, int, int]:
         return "Rating: [[{}]]", critiquellm_scoring.RATING_LOW, critiquellm_scoring.RATING_HIGH
     return (("Score: {}" if dimension.data_dimension == "meta" else "Decision: {}"), criticbench_scoring.LIKERT_LOW,
             criticbench_scoring.LIKERT_HIGH)
+
+
+# What a rating task's critic rates, by the field that holds it: MetaCritique-style critiques (CriticBench's meta),
+# CritiqueLLM's AlignBench responses, CriticBench's feedback generations.
+_RATED_TEXT = ("evaluated_feedback", "response", "generation")
+
+
+def _length_ratings(dimension, docs) -> dict[str, list[str]]:
+    """Two raters that read nothing but length: the longer the rated text, the higher (``longer``) or the lower
+    (``shorter``) the rating, spread over the whole scale by the rank of its length among the task's distinct
+    lengths. Content-blind but not label-blind where length goes with quality: their correlation is part of the
+    floor (``_chance``)."""
+    form, low, high = _scale(dimension)
+    lengths = [len(str(next((d[k] for k in _RATED_TEXT if d.get(k)), ""))) for d in docs]
+    distinct = sorted(set(lengths))
+    rank = {n: i / max(1, len(distinct) - 1) for i, n in enumerate(distinct)}
+    longer = [round(low + rank[n] * (high - low)) for n in lengths]
+    return {"longer": [form.format(v) for v in longer], "shorter": [form.format(low + high - v) for v in longer]}
 
 
 def _verdict_form(dimension: registry.TaskKind) -> str:
@@ -269,12 +289,16 @@ def _chance(dimension: registry.TaskKind, docs: Sequence[dict], values: dict) ->
             chance[key], by[key] = floors[best][key], best
         return chance, by, floors
     for key in dimension.headline:
-        if key == "spearman" or key.startswith(("text_", "system_")):
+        if key == "spearman" or key.startswith(("text_", "system_")) or (
+                key == "score" and dimension.data_dimension in ("feedback", "meta")):
             # a rating that reads nothing is independent of the labels: its expected correlation is 0 (every
-            # permutation of its ratings is as likely), and a constant one's is 0 by the metric's convention
-            chance[key], by[key] = 0.0, "any rating independent of the labels"
-        elif key == "score" and dimension.data_dimension in ("feedback", "meta"):
-            chance[key], by[key] = 50.0, "any rating independent of the labels"  # (0 + 100) / 2
+            # permutation of its ratings is as likely; a constant one's is 0 by the metric's convention), 50 on the
+            # (x + 100) / 2 score; a rating by length alone reads no content either, and scores what it scores
+            chance[key] = 50.0 if key == "score" else 0.0
+            by[key] = "any rating independent of the labels"
+            for rater in ("longer", "shorter"):
+                if values.get(rater, {}).get(key) is not None and values[rater][key] > chance[key]:
+                    chance[key], by[key] = values[rater][key], f"rating by length ({rater} rated higher)"
         elif key in ("pass_rate", "score") and dimension.scorer == "sandbox":
             # deterministic content-blind corrections, run through the sandbox: the response unchanged, a constant
             ran = {name: values[name][key] for name in ("always_first", "constant") if key in values.get(name, {})}
@@ -317,7 +341,10 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # a constant critic's "Spearman undefined, reported 0" is the expected outcome here
     try:
-        for name, replies in canned_replies(dimension, docs, seed).items():
+        replies_by_critic = canned_replies(dimension, docs, seed)
+        if dimension.scorer == "parse" and dimension.data_dimension not in ("comparison", "alignbench_pairwise"):
+            replies_by_critic.update(_length_ratings(dimension, docs))
+        for name, replies in replies_by_critic.items():
             records = engine.score(dimension, docs, [[r] for r in replies], context)
             line.values[name] = engine.kind_metrics(dimension, records,
                                                          intervals=BootstrapSettings(enabled=False))

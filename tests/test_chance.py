@@ -76,7 +76,10 @@ def test_each_canned_critic_scores_at_or_below_chance(task, executor):
     docs = engine.task_docs(task)
     line = chance.chance_line(task, docs, executor=executor)
     assert not line.skipped, line.skipped
-    assert set(line.values) == set(chance.CANNED)
+    kind = registry.task(task).kind_spec
+    rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise")
+    length_raters = {"longer", "shorter"} if rating else set()  # raters by length: rating tasks only
+    assert set(line.values) == set(chance.CANNED) | length_raters
     assert line.chance, "every objective task's headline has a floor"
     for name, values in line.values.items():
         for key, floor in line.chance.items():
@@ -256,10 +259,12 @@ def test_report_shows_the_chance_line_next_to_the_model(tmp_path, capsys):
     assert rows["org/model"][1:] == ["model", "37.50", "68.75", "100.00"]
     assert rows["constant"][1:] == ["canned critic", "0.00", "50.00", "100.00"]
     assert rows["unparseable"][1:] == ["canned critic", "0.00", "50.00", "0.00"]
-    assert rows["chance"][1:] == ["floor", "0.00", "50.00", "n/a"]
+    # on the sample, longer feedback goes with higher human scores: rating by length sets the floor
+    assert rows["chance"][1:3] == ["floor", rows["longer"][2]] and float(rows["longer"][2]) > 0
+    assert rows["chance"][3:] == [rows["longer"][3], "n/a"]
     # what the rows are is said once for every task (issue 38); each table names the critics that set its floor
     assert out.count("What critics that read nothing score") == 1
-    assert "Floor set by: spearman: any rating independent of the labels" in block
+    assert "Floor set by: spearman: rating by length (longer rated higher)" in block
     comparison = out.split("## Chance line: critic_comparison\n", 1)[1].split("\n## ", 1)[0]
     assert "Floor set by: accuracy: longer; accuracy_loose: longer; consistency: coin; score: longer." in comparison
     missing = out.split("## Tasks without a chance line\n", 1)[1]
@@ -267,3 +272,36 @@ def test_report_shows_the_chance_line_next_to_the_model(tmp_path, capsys):
     assert "| critic_feedback_test | no labels in this split" in missing
     csv_rows = (tmp_path / "report" / "report.csv").read_text().splitlines()
     assert "chance_critic_feedback,constant / canned critic,spearman,0.0,,,canned" in csv_rows
+
+
+def _tiny_feedback(lengths_and_golds):
+    """The sample's first feedback documents with generations of the given lengths and our human scores."""
+    from critic_tasks import engine
+
+    base = engine.task_docs("critic_feedback")
+    return [{**base[i], "generation": "z" * n, "feedback_score": str(float(g))}
+            for i, (n, g) in enumerate(lengths_and_golds)]
+
+
+def test_a_rating_by_length_sets_the_feedback_floor_where_length_goes_with_the_labels():
+    """Six responses whose human scores mostly grow with their length: a critic that rates by length alone reads no
+    content, so its Spearman (scipy, on the length itself: the rater's 1-7 ratings are a monotone map of it) is the
+    floor, not 0; with the lengths reversed against the labels, the shorter-is-better rater sets the same floor."""
+    from scipy import stats
+
+    pairs = [(10, 1), (20, 2), (30, 2), (40, 5), (50, 4), (60, 7)]
+    expected = 100 * stats.spearmanr([n for n, _ in pairs], [g for _, g in pairs]).statistic
+    line = chance.chance_line("critic_feedback", _tiny_feedback(pairs))
+    assert line.chance["spearman"] == pytest.approx(expected)
+    assert line.chance["score"] == pytest.approx((expected + 100) / 2)
+    assert line.chance_by["spearman"] == "rating by length (longer rated higher)"
+    reversed_line = chance.chance_line("critic_feedback", _tiny_feedback([(70 - n, g) for n, g in pairs]))
+    assert reversed_line.chance["spearman"] == pytest.approx(expected)
+    assert reversed_line.chance_by["spearman"] == "rating by length (shorter rated higher)"
+
+
+def test_without_a_length_signal_the_correlation_floor_stays_zero():
+    """Lengths unrelated to the labels in either direction (Spearman of length and label <= 0 both ways is
+    impossible unless it is 0): equal lengths give every rater one rating, an undefined correlation reported as 0."""
+    line = chance.chance_line("critic_feedback", _tiny_feedback([(30, g) for g in (1, 5, 2, 7, 3, 4)]))
+    assert line.chance["spearman"] == 0.0 and line.chance["score"] == 50.0
