@@ -88,7 +88,8 @@ def excerpt(text: str, limit: int = DETAIL_CHARS) -> str:
 
 
 # digits, operators, brackets, LaTeX commands and single-letter variables: no word (a unit, prose, a marker)
-_ONE_EXPRESSION = re.compile(r"(?:[\d\s.,+\-*/^_()\[\]{}%!:=<>|'&]|\\(?:begin|end|operatorname)\{[A-Za-z*]+\}|\\[A-Za-z]+|\\.|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+")
+_ONE_EXPRESSION = re.compile(r"(?:[\d\s.,+\-*/^_()\[\]{}%!:=<>|'&]|\\(?:begin|end|operatorname)\{[A-Za-z*]+\}"
+                             r"|\\[A-Za-z]+|\\.|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+")
 
 
 def gold_answer(item: dict) -> str:
