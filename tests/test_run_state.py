@@ -8,7 +8,7 @@ from critic_tasks.core.run_state import new_run
 from critic_tasks.llm.backends import openai_compatible
 from critic_tasks.llm.settings import LLMSettings
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.sandbox import executor
+from critic_tasks.sandbox import isolation
 
 
 def _said(caplog, text):
@@ -17,14 +17,14 @@ def _said(caplog, text):
 
 def test_a_warning_said_once_is_said_again_by_the_next_run(caplog):
     with caplog.at_level(logging.WARNING, logger="critic_tasks"):
-        executor._say_once("test-key", "critic_tasks sandbox: a test's note")
-        executor._say_once("test-key", "critic_tasks sandbox: a test's note")
-        executor._announce("rlimits", True)
-        executor._announce("rlimits", True)
+        isolation._say_once("test-key", "critic_tasks sandbox: a test's note")
+        isolation._say_once("test-key", "critic_tasks sandbox: a test's note")
+        isolation._announce("rlimits", True)
+        isolation._announce("rlimits", True)
         assert (_said(caplog, "a test's note"), _said(caplog, "'rlimits'")) == (1, 1)
         new_run()
-        executor._say_once("test-key", "critic_tasks sandbox: a test's note")
-        executor._announce("rlimits", True)
+        isolation._say_once("test-key", "critic_tasks sandbox: a test's note")
+        isolation._announce("rlimits", True)
         assert (_said(caplog, "a test's note"), _said(caplog, "'rlimits'")) == (2, 2)
 
 

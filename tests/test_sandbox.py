@@ -26,18 +26,8 @@ import uuid
 
 import pytest
 
-from critic_tasks.sandbox.executor import (
-    LAYERS,
-    ExecResult,
-    Pair,
-    Program,
-    SandboxExecutor,
-    _site_dirs,
-    _unprivileged_can_run,
-    critic_executor,
-    detect_isolation,
-    get_executor,
-)
+from critic_tasks.sandbox.executor import ExecResult, Pair, Program, SandboxExecutor, critic_executor, get_executor
+from critic_tasks.sandbox.isolation import LAYERS, _site_dirs, _unprivileged_can_run, detect_isolation
 
 SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + uuid.uuid4().hex,
            "CRITIC_JUDGE_API_KEY": "judge-" + uuid.uuid4().hex}
@@ -419,7 +409,7 @@ def test_every_layer_runs_normal_programs(variant):
 
 def test_preexec_fallback_launch(monkeypatch):
     """Without ``prlimit`` the rlimits (and the cgroup) are set in preexec_fn: same limits, same containment."""
-    monkeypatch.setattr("critic_tasks.sandbox.executor._prlimit", lambda: None)
+    monkeypatch.setattr("critic_tasks.sandbox.limits._prlimit", lambda: None)
     layer_ex = SandboxExecutor()
     before = _child_cgroups(layer_ex.cgroup) if layer_ex.cgroup else set()
     limits, bomb = layer_ex.run([
@@ -672,7 +662,7 @@ def test_weaker_layers_say_what_they_cannot_hide(caplog):
     """A weaker layer never hides less silently: its one warning line says the file system stays readable."""
     import logging
 
-    from critic_tasks.sandbox import executor as module
+    from critic_tasks.sandbox import isolation as module
 
     for layer in ("unshare-net", "rlimits"):  # each said once in this test's run (tests/conftest.py: new_run)
         with caplog.at_level(logging.WARNING, logger="critic_tasks"):
@@ -769,7 +759,7 @@ def test_a_3000_deep_tree_is_removed(variant):
 
 
 def test_remove_tree_at_any_depth_without_following_links():
-    from critic_tasks.sandbox.executor import remove_tree
+    from critic_tasks.sandbox.limits import remove_tree
 
     top = tempfile.mkdtemp(prefix="critic-deep-")
     outside = tempfile.mkdtemp(prefix="critic-keep-")

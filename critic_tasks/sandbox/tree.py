@@ -1,5 +1,5 @@
-# Emptying a folder at any depth, without recursion or long paths: the one walk of the executor's remove_tree (work
-# dirs after an item) and of the zygote's reset (the sandbox's /tmp between items). executor.py imports it; it is
+# Emptying a folder at any depth, without recursion or long paths: the one walk of limits.py's remove_tree (work
+# dirs after an item) and of the zygote's reset (the sandbox's /tmp between items). Imported there; it is
 # also pasted in front of zygote.py, which runs inside the sandbox where no critic_tasks package can be imported:
 # so it uses the standard library only, and its names keep clear of zygote.py's.
 import os as _tree_os
