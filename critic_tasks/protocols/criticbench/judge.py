@@ -16,15 +16,14 @@ the judge write, it can never do better than the lowest grade by making the judg
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, replace
 from typing import Sequence
 
 from critic_tasks.core.columns import item_label
-from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import grade_or_echo, parse_grade
 from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
+from critic_tasks.core.settings import read_flag
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.client import identity
 from critic_tasks.protocols.criticbench.judge_prompts import (
@@ -42,8 +41,6 @@ JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_jud
 PARSE_ERROR = ("no 'Score: x' with 1 <= x <= 10 on the last line of the judge's reply, or another grade in it, or a "
                "last line that repeats the graded text")
 RETRY_ENV = "CRITIC_JUDGE_RETRY"
-_SWITCH = {"": False, "0": False, "false": False, "no": False, "off": False,
-           "1": True, "true": True, "yes": True, "on": True}
 ECHO_NOTE = (f"the judge's reply repeats a grade the graded text states and gives none of its own: counted "
              f"{LOWEST:g}, the scale's minimum")
 
@@ -54,10 +51,7 @@ def judge_settings(**overrides) -> LLMSettings:
 
 def retry_enabled() -> bool:
     """``CRITIC_JUDGE_RETRY``: re-ask a reply without a grade once (default off); a value not a switch is an error."""
-    value = os.environ.get(RETRY_ENV, "").strip().lower()
-    if value not in _SWITCH:
-        raise ConfigError(f"{RETRY_ENV}={os.environ[RETRY_ENV]!r}: expected 1 or 0 (true/false, yes/no, on/off)")
-    return _SWITCH[value]
+    return read_flag(RETRY_ENV)
 
 
 def judge_identity(settings: LLMSettings) -> dict:
