@@ -383,3 +383,183 @@ def test_only_rank_zero_of_a_data_parallel_run_answers_for_the_results_file(tmp_
     monkeypatch.setenv("RANK", "0")
     assert results_written(argv, since=0.0) == 1
     assert "the results were not written to" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- 8. issue 38: more mistakes, one line
+
+
+_RUN = ["--model", "dummy", "--tasks", "critic_feedback_chat", "--limit", "2"]
+
+
+def _last_line(capsys) -> str:
+    """The last line of stderr, after lm-eval's own start-up lines (the model fails as it loads)."""
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def _loads_as(monkeypatch, load) -> None:
+    """lm-eval's evaluation runs again (no_model_load refused it), with ``load`` as the dummy model's load."""
+    import lm_eval
+    from lm_eval.evaluator import simple_evaluate
+    from lm_eval.models.dummy import DummyLM
+
+    monkeypatch.setattr(lm_eval, "simple_evaluate", simple_evaluate)
+    monkeypatch.setattr(DummyLM, "__init__", load)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--model", "hff", "--tasks", "critic_feedback_chat"], "critic-eval: --model hff: no such lm-eval model; did you "
+     "mean hf"),
+    ([*_RUN, "--log_samples"], "critic-eval: --log_samples writes the per-document rows next to the results: add "
+     "--output_path DIR"),
+    ([*_RUN, "--metadata", "{data_dir: sample"], "critic-eval: --metadata {data_dir: sample: not valid JSON (Expecting "
+     "property name enclosed in double quotes at character 2); write it with double quotes"),
+    ([*_RUN, "--gen_kwargs", "temperature=abc"], "critic-eval: --gen_kwargs temperature=abc: temperature must be a "
+     "number, e.g. temperature=0"),
+    ([*_RUN, "--gen_kwargs", "do_sample=maybe"], "critic-eval: --gen_kwargs do_sample=maybe: do_sample must be true or "
+     "false"),
+    ([*_RUN, "--num_fewshot", "3"], "critic-eval: --num_fewshot 3: the critic tasks are zero-shot"),
+    ([*_RUN, "--batch_size", "0"], "critic-eval: --batch_size 0: give a count of 1 or more, or auto"),
+    ([*_RUN, "--batch_size", "auto:0"], "critic-eval: --batch_size auto:0: give a count of 1 or more, or auto"),
+], ids=["model-typo", "log-samples-nowhere", "metadata-json", "gen-kwargs-number", "gen-kwargs-bool", "fewshot",
+        "batch-0", "batch-auto-0"])
+def test_more_mistakes_are_one_line_before_any_model_loads(no_model_load, capsys, argv, expected):
+    assert cli.main(argv) == 2
+    assert one_line(capsys).startswith(expected)
+    assert no_model_load == []
+
+
+def test_the_model_typo_line_lists_lm_evals_models(no_model_load, capsys):
+    from lm_eval.api.registry import model_registry
+
+    assert cli.main(["--model", "hff", "--tasks", "critic_feedback_chat"]) == 2
+    line = one_line(capsys)
+    assert all(name in line for name in model_registry.keys()) and "vllm" in line
+
+
+def test_tasks_with_spaces_after_the_commas_are_found(no_model_load, capsys):
+    """`--tasks "a, b"`: lm-eval looked for a task named " b"; the names reach the model load (refused here)."""
+    with pytest.raises(AssertionError, match="a model was built"):
+        cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat, critic_meta_chat", "--limit", "2"])
+    assert "Tasks not found" not in capsys.readouterr().err
+
+
+def test_a_cuda_device_without_a_gpu_is_one_line(no_model_load, monkeypatch, capsys, tmp_path):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert cli.main(["--model", "hf", "--model_args", f"pretrained={tmp_path}", "--device", "cuda",
+                     "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == (f"critic-eval: --device cuda: no CUDA GPU visible here (torch {torch.__version__}); "
+                                "use --device cpu (on a CPU, keep replies short: --gen_kwargs max_gen_toks=64)")
+    assert no_model_load == []
+
+
+def test_a_local_model_without_a_chat_template_is_one_line_before_loading(no_model_load, capsys, tmp_path):
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "GPT2Tokenizer"}))
+    run = ["--model", "hf", "--model_args", f"pretrained={tmp_path}", "--tasks", "critic_feedback_chat"]
+    assert cli.main([*run, "--apply_chat_template"]) == 2
+    assert one_line(capsys) == (f"critic-eval: --apply_chat_template: {tmp_path} has no chat template (a base model?); "
+                                "drop --apply_chat_template, or use the model's instruct version")
+    (tmp_path / "chat_template.jinja").write_text("{{ messages }}")  # one in its own file: goes on to the load
+    with pytest.raises(AssertionError, match="a model was built"):
+        cli.main([*run, "--apply_chat_template"])
+
+
+def test_a_tokenizer_without_a_chat_template_found_at_load_is_one_line(no_model_load, monkeypatch, capsys):
+    """A Hub model's tokenizer is seen only once loaded: transformers' own error, in one line."""
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    def load(self, *args, **kwargs):
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"a": 0}, unk_token="a")))
+        tokenizer.apply_chat_template([{"role": "user", "content": "a"}])
+
+    _loads_as(monkeypatch, load)
+    assert cli.main([*_RUN, "--apply_chat_template"]) == 2
+    assert _last_line(capsys) == ("critic-eval: --apply_chat_template: this model's tokenizer has no chat template (a "
+                                "base model?); drop --apply_chat_template, or use the model's instruct version")
+
+
+def test_a_model_argument_refused_at_load_is_one_line(no_model_load, monkeypatch, capsys):
+    """hf hands unknown --model_args keys to transformers, which refuses them once the weights are read."""
+    def load(self, *args, **kwargs):
+        def model_init(config=None):
+            return config
+        model_init(**kwargs)
+
+    _loads_as(monkeypatch, load)
+    assert cli.main([*_RUN, "--model_args", "nonsense_key=1"]) == 2
+    line = _last_line(capsys)
+    assert line.startswith("critic-eval: --model_args nonsense_key: the model does not take this argument (")
+    assert line.endswith("drop it (the model's documentation names the arguments it takes)")
+
+
+def test_a_model_argument_a_strict_model_class_does_not_take_is_one_line_before_loading(no_model_load, monkeypatch,
+                                                                                         capsys):
+    from lm_eval.models.dummy import DummyLM
+
+    def strict(self, write_out: bool = False):
+        raise AssertionError("a model was built")
+
+    monkeypatch.setattr(DummyLM, "__init__", strict)
+    assert cli.main([*_RUN, "--model_args", "write_ot=1"]) == 2
+    assert one_line(capsys) == ("critic-eval: --model_args write_ot: --model dummy takes no such argument; did you "
+                                "mean write_out? (it takes: write_out)")
+
+
+def test_a_read_only_home_stops_a_run_before_the_model_loads(no_model_load, monkeypatch, capsys):
+    """The request cache lives under ~/.cache: lm-eval opened it only after the model had loaded."""
+    monkeypatch.delenv("CRITIC_REQUEST_CACHE")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "/proc/read-only-home")  # unwritable even for root
+    assert cli.main(_RUN) == 2
+    line = one_line(capsys)
+    assert line.startswith("critic-eval: the request cache (resume) folder /proc/read-only-home/.cache/critic_tasks/"
+                           "requests/dummy-model-") and line.endswith(
+        "cannot be written (No such file or directory); set CRITIC_REQUEST_CACHE to a writable folder, or add "
+        "--no_resume")
+    assert no_model_load == []
+
+
+def test_an_unwritable_file_at_load_is_one_line(no_model_load, monkeypatch, capsys):
+    """What a read-only HOME raises inside transformers (a root user cannot be refused for real: raised here)."""
+    import errno
+
+    def load(self, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", "/home/me/.cache/huggingface/hub/models--x")
+
+    _loads_as(monkeypatch, load)
+    assert cli.main(_RUN) == 2
+    assert _last_line(capsys) == (
+        "critic-eval: cannot write /home/me/.cache/huggingface/hub/models--x (Permission denied); make it writable, or "
+        "point the caches elsewhere (HF_HOME, XDG_CACHE_HOME, CRITIC_REQUEST_CACHE) when HOME is read-only")
+
+
+def test_a_judge_answering_a_web_page_is_one_line_in_preflight(monkeypatch, capsys):
+    """A base URL that serves HTML (a web UI, a proxy's login page) with 200: the SDK failed on it with a traceback."""
+    import http.server
+    import threading
+
+    class WebPage(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html><body>Welcome</body></html>")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), WebPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    cli_without_services(monkeypatch)
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", "judge-model")
+    monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", url)
+    try:
+        assert cli.main(["preflight", "--tasks", "critic_feedback_sub"]) == 2
+    finally:
+        server.shutdown()
+    line = one_line(capsys)
+    assert line.startswith(f"critic-eval: judge 'judge-model': {url} answers, but not as an OpenAI-compatible API (")
+    assert "the base URL must be the API's, usually ending in /v1; check CRITIC_JUDGE_BASE_URL" in line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import importlib.util
 import json
@@ -48,11 +49,16 @@ def run_cli(argv: list[str]) -> int:
     original = list(argv)
     asks_help = any(a in ("-h", "--help") for a in rest)
     if not asks_help:
+        rest = tasks_without_spaces(rest)
         check_run_flags(rest)
         rest = device_from_model_args(rest)
+        check_lm_eval_flags(rest)
         check_output_path(flag_value(rest, "--output_path", "-o"))
         rest = with_log_samples(rest)
     rest, cache = resume.with_request_cache(rest, flag_value)
+    if cache is not None and not asks_help:
+        check_cache_writable(cache)
+    cached_before = resume.cached_count(cache) if cache else 0
     started = time.time()
     try:
         preflight(rest)  # bad settings stop the run here, before lm-eval loads the model
@@ -74,7 +80,7 @@ def run_cli(argv: list[str]) -> int:
     # Out of the handler, the interrupted frames are gone: collecting them closes lm-eval's progress bars (which
     # print a last time), so the line below is the last one the user sees.
     gc.collect()
-    print(interrupted_message(original, cache), file=sys.stderr)
+    print(interrupted_message(original, cache, cached_before), file=sys.stderr)
     return 130
 
 
@@ -98,6 +104,192 @@ def check_run_flags(argv: list[str]) -> None:
         if not limit > 0:
             raise ConfigError(f"--limit {raw}: give a positive count of items per task (or a fraction below 1); "
                               "leave it out to run every item")
+
+
+def tasks_without_spaces(argv: list[str]) -> list[str]:
+    """``--tasks "critic_feedback, critic_meta"``: lm-eval splits on the comma only and looks for a task named
+    " critic_meta"; the spaces around each name are dropped (no task name holds one)."""
+    out, taking = [], False
+    for arg in argv:
+        if taking and not arg.startswith("-"):
+            arg = ",".join(n.strip() for n in arg.split(",") if n.strip()) or arg
+        elif arg.startswith("--tasks="):
+            value = arg.split("=", 1)[1]
+            arg = "--tasks=" + (",".join(n.strip() for n in value.split(",") if n.strip()) or value)
+        taking = arg in ("--tasks", "-t") or (taking and not arg.startswith("-"))
+        out.append(arg)
+    return out
+
+
+# --gen_kwargs keys that generation needs as numbers (lm-eval passes a word such as `abc` on as a string, and the
+# model fails on it after loading) and as true/false
+NUMERIC_GEN_KWARGS = ("temperature", "top_p", "top_k", "min_p", "typical_p", "max_gen_toks", "max_new_tokens",
+                      "min_new_tokens", "num_beams", "repetition_penalty", "length_penalty", "seed")
+BOOLEAN_GEN_KWARGS = ("do_sample",)
+
+
+def check_lm_eval_flags(argv: list[str]) -> None:
+    """What lm-eval reports with a traceback, or only after loading the model, or not at all, checked from the flags
+    alone: the model's name, malformed JSON, ``--log_samples`` with nowhere to write, the batch size, ``--gen_kwargs``
+    values, few-shot examples our zero-shot tasks do not have, a CUDA device on a machine without one, keys the model
+    class does not take, and a local model without a chat template under ``--apply_chat_template``."""
+    _check_json_values(argv)
+    model = _check_model_name(argv)
+    if (logs_samples(argv) or "--predict_only" in argv) and not flag_value(argv, "--output_path", "-o"):
+        flag = "--log_samples" if logs_samples(argv) else "--predict_only"
+        raise ConfigError(f"{flag} writes the per-document rows next to the results: add --output_path DIR")
+    batch = flag_value(argv, "--batch_size", "-b")
+    if batch is not None and not _valid_batch_size(batch):
+        raise ConfigError(f"--batch_size {batch}: give a count of 1 or more, or auto (auto:N retunes N times)")
+    _check_gen_kwargs(argv)
+    fewshot = flag_value(argv, "--num_fewshot", "-f")
+    if fewshot not in (None, "0") and _tasks(argv):
+        raise ConfigError(f"--num_fewshot {fewshot}: the critic tasks are zero-shot (their prompts are the benchmark's "
+                          "own, with no examples to add), so lm-eval would run them zero-shot; drop --num_fewshot")
+    _check_device(argv, model)
+    _check_model_arg_names(argv, model)
+    _check_chat_template(argv)
+
+
+def _check_json_values(argv: list[str]) -> None:
+    """A value with a ``{`` must be a JSON object (lm-eval's rule): else its JSON error, with the place."""
+    for flag in ("--metadata", "--model_args", "--gen_kwargs"):
+        for value in _values(argv, flag, "-a" if flag == "--model_args" else "") or []:
+            if "{" not in value:
+                continue
+            try:
+                json.loads(value)
+            except ValueError as err:
+                raise ConfigError(f"{flag} {value}: not valid JSON ({err.msg} at character {err.pos + 1}); write it "
+                                  'with double quotes, e.g. --metadata \'{"data_dir": "sample"}\'') from None
+
+
+def _check_model_name(argv: list[str]) -> str:
+    """``--model`` names one of lm-eval's model classes (its registry, read without importing any backend)."""
+    model = flag_value(argv, "--model") or "hf"
+    from lm_eval.api.registry import model_registry
+
+    if len(model_registry) == 0:
+        import lm_eval.models  # noqa: F401  (registers the names; each backend is imported when first used)
+    if model not in model_registry:
+        import difflib
+
+        close = difflib.get_close_matches(model, list(model_registry.keys()), n=3, cutoff=0.5)
+        raise ConfigError(f"--model {model}: no such lm-eval model" + (f"; did you mean {', '.join(close)}?" if close
+                          else "") + " (lm-eval's: " + ", ".join(sorted(model_registry.keys())) + ")")
+    return model
+
+
+def _valid_batch_size(value: str) -> bool:
+    head, _, tail = value.partition(":")
+    if head == "auto":
+        return not tail or (tail.isdigit() and int(tail) >= 1)
+    return value.isdigit() and int(value) >= 1
+
+
+def _check_gen_kwargs(argv: list[str]) -> None:
+    for value in _values(argv, "--gen_kwargs") or []:
+        if value.strip().startswith("{"):
+            continue  # a JSON object carries its own types
+        for part in value.split(","):
+            key, eq, raw = (x.strip() for x in part.partition("="))
+            if not eq:
+                continue
+            if key in NUMERIC_GEN_KWARGS:
+                try:
+                    float(raw)
+                except ValueError:
+                    raise ConfigError(f"--gen_kwargs {key}={raw}: {key} must be a number, e.g. {key}="
+                                      f"{'0' if key == 'temperature' else '1' if key == 'top_p' else '64'}") from None
+            elif key in BOOLEAN_GEN_KWARGS and raw.lower() not in ("true", "false"):
+                raise ConfigError(f"--gen_kwargs {key}={raw}: {key} must be true or false")
+
+
+def _check_device(argv: list[str], model: str) -> None:
+    """A CUDA (or MPS) ``--device`` on a machine without one fails inside the model load; said here instead."""
+    device = (flag_value(argv, "--device") or "").strip().lower()
+    if not device.startswith(("cuda", "mps")) or MODEL_BACKENDS.get(model, ((), ""))[1] not in ("hf", "vllm"):
+        return
+    if importlib.util.find_spec("torch") is None:
+        return  # check_model_backend names the missing torch
+    import torch
+
+    fix = "use --device cpu (on a CPU, keep replies short: --gen_kwargs max_gen_toks=64)"
+    if device.startswith("mps"):
+        if not torch.backends.mps.is_available():
+            raise ConfigError(f"--device {device}: no Apple GPU (MPS) here; {fix}")
+        return
+    if not torch.cuda.is_available():
+        raise ConfigError(f"--device {device}: no CUDA GPU visible here (torch {torch.__version__}); {fix}")
+    index = device.partition(":")[2]
+    if index.isdigit() and int(index) >= torch.cuda.device_count():
+        raise ConfigError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s), numbered from "
+                          "0; give one of them (e.g. --device cuda:0)")
+
+
+def _check_model_arg_names(argv: list[str], model: str) -> None:
+    """A ``--model_args`` key the model class does not take, where its ``__init__`` names every key it takes (hf
+    passes unknown keys on to transformers, which refuses them only after loading: see ``_after_load``)."""
+    import inspect
+
+    from critic_tasks.adapters.lm_eval.resume import _model_args
+
+    keys = [k for k in _model_args(flag_value(argv, "--model_args", "-a")) if k]
+    if not keys or MODEL_BACKENDS.get(model, ((), ""))[1] in ("hf", "vllm", "api"):
+        return  # their classes pass unknown keys on (to transformers, vLLM, the request body)
+    from lm_eval.api.registry import get_model
+
+    try:
+        parameters = inspect.signature(get_model(model).__init__).parameters
+    except (ImportError, ValueError, TypeError):
+        return  # a backend that does not import here: lm-eval says why
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = [k for k in keys if k not in parameters]
+    if unknown:
+        import difflib
+
+        taken = [n for n in parameters if n != "self"]
+        close = difflib.get_close_matches(unknown[0], taken, n=3)
+        raise ConfigError(f"--model_args {unknown[0]}: --model {model} takes no such argument"
+                          + (f"; did you mean {', '.join(close)}?" if close else "")
+                          + f" (it takes: {', '.join(taken) or 'none'})")
+
+
+def _check_chat_template(argv: list[str]) -> None:
+    """``--apply_chat_template`` (no template named) with a local transformers folder whose tokenizer has none: the
+    chat template is read from tokenizer_config.json or chat_template.jinja / .json; a GGUF carries its own."""
+    if "--apply_chat_template" not in argv:
+        return
+    from critic_tasks.adapters.lm_eval.resume import _model_args
+
+    args = _model_args(flag_value(argv, "--model_args", "-a"))
+    folder = Path(os.path.expanduser(str(args.get("tokenizer") or args.get("pretrained") or "")))
+    if args.get("gguf_file") or not folder.name or not (folder / "tokenizer_config.json").is_file():
+        return
+    if any((folder / name).is_file() for name in ("chat_template.jinja", "chat_template.json")):
+        return
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # transformers reports a broken tokenizer itself
+    if not config.get("chat_template"):
+        raise ConfigError(f"--apply_chat_template: {folder} has no chat template (a base model?); drop "
+                          "--apply_chat_template, or use the model's instruct version")
+
+
+def check_cache_writable(cache: str) -> None:
+    """The request cache's folder can be written (lm-eval opens it only after loading the model; a read-only HOME
+    failed there)."""
+    folder = os.path.dirname(cache)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".critic-eval-write-check-")
+    except OSError as err:
+        raise ConfigError(f"the request cache (resume) folder {folder} cannot be written ({err.strerror or err}); "
+                          "set CRITIC_REQUEST_CACHE to a writable folder, or add --no_resume") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def device_from_model_args(argv: list[str]) -> list[str]:
@@ -262,15 +454,17 @@ def check_hub_model(argv: list[str]) -> None:
                           f"({answer.detail}); set HF_HUB_OFFLINE=1 if the model is in the local cache, {advice}")
 
 
-def interrupted_message(argv: list[str], cache: str | None) -> str:
-    """The one line a Ctrl-C prints: what was kept, and the command that resumes."""
+def interrupted_message(argv: list[str], cache: str | None, cached_before: int = 0) -> str:
+    """The one line a Ctrl-C prints: what this run added to the cache (and what it holds in all, where an earlier
+    run left some), and the command that resumes."""
     resume.flush_caches()
     command = shlex.join(["critic-eval", *argv])
     if cache is None:
         return ("critic-eval: interrupted; no request cache was on (--no_resume or CRITIC_REQUEST_CACHE=off), so "
                 f"nothing is kept; rerun: {command}")
-    return (f"critic-eval: interrupted; {resume.cached_count(cache)} generation(s) kept in "
-            f"{os.path.dirname(cache)}; resume (asks the model only for the rest): {command}")
+    earlier = f" (and {cached_before} from earlier runs)" if cached_before else ""
+    return (f"critic-eval: interrupted; {max(resume.cached_count(cache) - cached_before, 0)} generation(s) kept in "
+            f"{os.path.dirname(cache)}{earlier}; resume (asks the model only for the rest): {command}")
 
 
 def _lm_eval(command: str, rest: list[str]) -> int:
@@ -293,6 +487,10 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         if rescued is not None:  # the generations are safe on disk; the message says where and what to run
             print(f"critic-eval: {rescued}", file=sys.stderr)
             return 1
+        line = after_load_message(err)
+        if line is not None:
+            print(f"critic-eval: {line}", file=sys.stderr)
+            return 2
         raise
     finally:
         shutdown_vllm_engines()
@@ -305,6 +503,27 @@ def _lm_eval(command: str, rest: list[str]) -> int:
               f"{ALLOW_JUDGE_FAILURES_ENV}=1 to accept them", file=sys.stderr)
         return 1
     return 0
+
+
+def after_load_message(err: BaseException) -> str | None:
+    """The one line for a mistake that shows only once the model has loaded (the checks before cannot see it): a
+    model argument transformers refuses, a tokenizer without a chat template, a file that cannot be written."""
+    import re
+
+    refused = _find_cause(err, TypeError)
+    found = re.search(r"unexpected keyword argument '([^']+)'", str(refused or ""))
+    if found:
+        return (f"--model_args {found.group(1)}: the model does not take this argument ({refused}); drop it "
+                "(the model's documentation names the arguments it takes)")
+    template = _find_cause(err, ValueError)
+    if template is not None and "chat_template is not set" in str(template):
+        return ("--apply_chat_template: this model's tokenizer has no chat template (a base model?); drop "
+                "--apply_chat_template, or use the model's instruct version")
+    unwritable = _find_cause(err, OSError)
+    if unwritable is not None and unwritable.filename and unwritable.errno in (errno.EACCES, errno.EROFS):
+        return (f"cannot write {unwritable.filename} ({unwritable.strerror}); make it writable, or point the caches "
+                "elsewhere (HF_HOME, XDG_CACHE_HOME, CRITIC_REQUEST_CACHE) when HOME is read-only")
+    return None
 
 
 def shutdown_vllm_engines() -> None:

@@ -304,6 +304,9 @@ def _ask_models(url: str, api_key: str | None, timeout: float) -> str | None:
         while getattr(cause, "__cause__", None) is not None and not str(cause):
             cause = cause.__cause__
         return f"does not answer ({type(cause).__name__}: {cause})" if str(cause) else "does not answer"
+    except Exception as err:  # a 200 that is no API answer (a web page, a proxy's login form): the SDK cannot read it
+        return (f"answers, but not as an OpenAI-compatible API ({type(err).__name__}: an HTML page or other non-JSON "
+                "reply); the base URL must be the API's, usually ending in /v1")
     finally:
         client.close()
     return None
