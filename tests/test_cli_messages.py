@@ -563,3 +563,52 @@ def test_a_judge_answering_a_web_page_is_one_line_in_preflight(monkeypatch, caps
     line = one_line(capsys)
     assert line.startswith(f"critic-eval: judge 'judge-model': {url} answers, but not as an OpenAI-compatible API (")
     assert "the base URL must be the API's, usually ending in /v1; check CRITIC_JUDGE_BASE_URL" in line
+
+
+def _results_file(folder: Path, name: str, task: str = "critic_feedback_chat", value: float = 10.0) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps({"results": {task: {"spearman,none": value}}, "model_name": "org/model"}))
+    return path
+
+
+def test_report_to_an_unwritable_folder_is_one_line(tmp_path, capsys):
+    run = _results_file(tmp_path / "out" / "org__model", "results_2026-01-01T00-00-00.json")
+    assert cli.main(["report", str(run), "-o", "/proc/x"]) == 2
+    assert one_line(capsys) == "critic-eval: -o /proc/x: cannot write in /proc (No such file or directory); give a " \
+                               "writable folder"
+
+
+def test_a_judge_that_is_down_is_one_line_at_once_for_judge_and_report_chance(monkeypatch, tmp_path, capsys):
+    """Both waited 23-26 s of retries per call before: the endpoint is asked first, as a run does."""
+    import time
+
+    cli_without_services(monkeypatch)
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", "judge-model")
+    monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
+    run = _results_file(tmp_path / "out" / "org__model", "results_2026-01-01T00-00-00.json", "critic_feedback_sub", 5.0)
+    for argv in (["report", str(run), "--chance"], ["calibrate-judge", "--data_dir", "sample", "--limit", "2"]):
+        started = time.monotonic()
+        assert cli.main(argv) == 2
+        assert time.monotonic() - started < 10
+        line = one_line(capsys)
+        assert line.startswith("critic-eval: judge 'judge-model': http://127.0.0.1:9/v1 does not answer"), line
+
+
+def test_summary_and_report_say_which_of_several_runs_they_show(tmp_path, capsys):
+    folder = tmp_path / "out" / "org__model"
+    older = _results_file(folder, "results_2026-01-01T00-00-00.json", value=10.0)
+    newer = _results_file(folder, "results_2026-01-02T00-00-00.json", value=20.0)
+    import os
+
+    os.utime(older, (1_000_000, 1_000_000))
+    assert cli.main(["summary", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"note: {tmp_path / 'out'} holds 2 runs; showing the newest, {newer.name}; name a results file to "
+                   f"see another (e.g. {older})"]
+    assert cli.main(["report", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"note: {folder} holds 2 runs; showing the newest, {newer.name}; name a results file to see "
+                   f"another (e.g. {older})"]
+    assert cli.main(["summary", str(newer)]) == 0  # a file: nothing to say
+    assert capsys.readouterr().err == ""

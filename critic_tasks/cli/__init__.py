@@ -19,7 +19,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import is_setting_set, read_raw, read_setting
-from critic_tasks.reports.results import read_result_sets
+from critic_tasks.reports.results import read_result_sets, unshown_runs_note
 from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, interval_note
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
@@ -235,6 +235,9 @@ def _summary(argv: list[str]) -> int:
                         "the OpenCompass summarizer's critic_summary_<time>.json (a table per model)")
     args = parser.parse_args(argv)
     sets = read_result_sets(args.results_json)
+    unshown = unshown_runs_note(args.results_json, per_folder=False)
+    if unshown:
+        print(unshown, file=sys.stderr)
     for model, results in sets:
         if model is not None:
             print(f"{model}:")

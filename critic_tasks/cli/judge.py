@@ -65,6 +65,9 @@ def _settings(args):
     settings = judge_settings(**judge_overrides(args))
     if not settings.model:
         raise ConfigError("no judge model: pass --model or set CRITIC_JUDGE_MODEL")
+    from critic_tasks.llm.backends.openai_compatible import check_endpoints
+
+    check_endpoints(settings)  # a server that is down: one line now, not after every call's retries
     return settings
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.reports import gate
-from critic_tasks.reports.results import load_all
+from critic_tasks.reports.results import load_all, unshown_runs_note
 
 CHECK = "fail (exit 1) unless a run's metrics meet thresholds and hold up against a baseline run"
 REPORT = "several runs side by side with intervals: Markdown here; CSV, HTML and charts with -o DIR"
@@ -20,6 +20,23 @@ def _one_run(path: Path, what: str):
     if len(runs) != 1:
         raise ConfigError(f"{what} {path}: holds {len(runs)} runs ({', '.join(r.label for r in runs)}); name one results file")
     return runs[0]
+
+
+def _check_writable(folder: Path, flag: str) -> None:
+    """``folder`` (made if missing) takes files: checked before the report is built."""
+    import tempfile
+
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"{flag} {folder}: {existing} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise ConfigError(f"{flag} {folder}: cannot write in {existing} ({err.strerror or err}); give a writable "
+                          "folder") from None
 
 
 def check_command(argv: list[str]) -> int:
@@ -87,16 +104,30 @@ def report_command(argv: list[str]) -> int:
     if args.output_dir and importlib.util.find_spec("matplotlib") is None:  # the charts' only dependency
         raise ConfigError("critic-eval report -o draws its charts with matplotlib, not installed here: "
                           "pip install 'critic-tasks[report]' (without -o: the Markdown tables, no charts)")
+    if args.output_dir:
+        _check_writable(args.output_dir, "-o")
     runs = load_all(args.runs)
+    for path in args.runs:
+        unshown = unshown_runs_note(path, per_folder=True)
+        if unshown:
+            print(unshown, file=sys.stderr)
     lines = []
     if args.chance:
         from critic_tasks import chance, registry
+        from critic_tasks.preflight import check_tasks
 
         tasks = [t for t in registry.TASKS if any(t in r.results for r in runs)]
+        # the data, judge and sandbox the chance lines need, checked first (a judge that is down: one line now, not
+        # after each call's retries)
+        check_tasks([registry.TASKS[t] for t in tasks])
         lines = [chance.chance_line(t) for t in tasks]
     built = report.build(runs, args.leaderboard, lines)
     print(report.to_markdown(built, args.title))
     if args.output_dir:
-        written = report.write(built, args.output_dir, args.title)
+        try:
+            written = report.write(built, args.output_dir, args.title)
+        except OSError as err:
+            raise ConfigError(f"-o {args.output_dir}: cannot write the report ({err.strerror or err}: "
+                              f"{err.filename or args.output_dir})") from None
         print(f"\nwrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     return 0

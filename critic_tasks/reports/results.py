@@ -265,6 +265,26 @@ def newest_results_file(path: Path) -> Path:
     return found[-1]
 
 
+def unshown_runs_note(path: Path, per_folder: bool) -> str | None:
+    """The line saying which run of a directory holding several is shown (the newest) and how to see another; None
+    for a file, or a directory of one run (``per_folder``: `report` shows the newest of each folder, `summary` the
+    newest of all)."""
+    path = Path(path)
+    if not path.is_dir():
+        return None
+    found = results_files(path)
+    groups: dict[Path, list[Path]] = {}
+    for f in found:
+        groups.setdefault(f.parent if per_folder else path, []).append(f)
+    several = [files for files in groups.values() if len(files) > 1]
+    if not several:
+        return None
+    files = several[0]
+    more = f" (and {len(several) - 1} more folder(s) like it)" if len(several) > 1 else ""
+    return (f"note: {files[0].parent if per_folder else path} holds {len(files)} runs{more}; showing the newest, "
+            f"{files[-1].name}; name a results file to see another (e.g. {files[-2]})")
+
+
 def summarizer_models(data) -> dict[str, dict] | None:
     """``{model: results}`` when ``data`` is the OpenCompass summarizer's ``critic_summary_<time>.json`` (every model's
     lm-eval-shaped results, and ``missing``: model -> dataset -> why it has no results); else None."""
