@@ -8,10 +8,12 @@ timing out (half spin in a loop, half block forever, e.g. a deadlock). Both side
 
 ``--mix mbpp``: MBPP-shaped items instead (the function and top-level asserts), 80% passing, 15% failing, 5%
 spinning until the timeout. ``--baseline-workers same``: the plain subprocesses run in a pool as wide as the
-sandbox's (the default, 1, runs them one after another, as the toolkit does).
+sandbox's (the default, 1, runs them one after another, as the toolkit does). ``--no-spinners``: the mix without
+the items that run until the timeout (their CPU bounds both sides alike). ``--fresh-sandboxes``: two fresh sandboxes
+per item instead of the pre-started ones (``reuse_sandboxes=False``; what an interpreter under /tmp got before).
 
     python benchmarks/exec_throughput.py [--n 300] [--timeout 1.0] [--workers N] [--chunk 100] [--mix mbpp]
-                                         [--baseline-workers same]
+                                         [--baseline-workers same] [--no-spinners] [--fresh-sandboxes]
 """
 
 from __future__ import annotations
@@ -54,11 +56,14 @@ assert scale([-1, 0, 1], -3) == [3, 0, -3]
 """
 
 
-def make_programs(n: int, seed: int = 0, mix: str = "humaneval") -> list[tuple[str, Pair, str]]:
+def make_programs(n: int, seed: int = 0, mix: str = "humaneval", spinners: bool = True
+                  ) -> list[tuple[str, Pair, str]]:
     """(kind, our candidate/tester pair, the toolkit's single program) per item."""
-    kinds = ["pass"] * 80 + ["fail"] * 15 + (["spin"] * 3 + ["block"] * 2 if mix == "humaneval" else ["spin"] * 5)
+    kinds = ["pass"] * 80 + ["fail"] * 15
+    if spinners:
+        kinds += ["spin"] * 3 + ["block"] * 2 if mix == "humaneval" else ["spin"] * 5
     rng = random.Random(seed)
-    picked = [kinds[i % 100] for i in range(n)]
+    picked = [kinds[i % len(kinds)] for i in range(n)]
     rng.shuffle(picked)
     if mix == "mbpp":
         pairs = {kind: Pair(*build_code_test_pair(body, MBPP_TEST, "mbpp", "scale")) for kind, body in BODIES.items()}
@@ -120,15 +125,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: the executor's, 2 x CPUs)")
     parser.add_argument("--mix", choices=["humaneval", "mbpp"], default="humaneval")
     parser.add_argument("--baseline-workers", default="1", help="1 (the toolkit: one after another) or 'same'")
+    parser.add_argument("--no-spinners", action="store_true", help="leave out the items that run until the timeout")
+    parser.add_argument("--fresh-sandboxes", action="store_true", help="two fresh sandboxes per item (no reuse)")
     args = parser.parse_args()
 
-    programs = make_programs(args.n, mix=args.mix)
+    programs = make_programs(args.n, mix=args.mix, spinners=not args.no_spinners)
     expected = {"pass": "passed", "fail": "failed", "spin": "timeout", "block": "timeout"}
     sources = [source for _, _, source in programs]
     pairs = [pair for _, pair, _ in programs]
-    executor = SandboxExecutor(max_workers=args.workers)
+    executor = SandboxExecutor(max_workers=args.workers, reuse_sandboxes=not args.fresh_sandboxes)
     width = executor.max_workers if args.baseline_workers == "same" else int(args.baseline_workers)
-    print(f"mix {args.mix}, baseline pool width {width}; reused sandboxes: {executor.reuse_sandboxes}")
+    print(f"mix {args.mix}, baseline pool width {width}; reused sandboxes: {executor.reuse_sandboxes}; "
+          f"interpreter {sys.executable}")
     print(f"{args.n} programs {dict(Counter(kind for kind, _, _ in programs))}, timeout {args.timeout}s, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; sandbox: isolation={executor.isolation} "
           f"cgroup={bool(executor.cgroup)} workers={executor.max_workers}")

@@ -866,16 +866,90 @@ def test_a_run_path_inside_a_shown_folder_is_covered(monkeypatch):
     assert (ok.status, ok.stdout) == ("passed", "True\n"), ok
 
 
-def test_an_interpreter_under_the_temp_dir_runs_pairs_in_fresh_sandboxes():
-    """Pre-started sandboxes empty their /tmp between items; an interpreter under the host's /tmp is bound there
-    read-only, so every item ended ('the sandbox ended', 178 failures from a fresh clone under /tmp). Such an
-    interpreter runs pairs in two fresh sandboxes per item, with the same verdicts."""
+# a candidate under an interpreter that lives under /tmp: what it finds in the sandbox's /tmp, whether it can change
+# the interpreter's folder there, and a file it leaves behind for the next item
+LOOKS_IN_TMP = r'''
+import os, sys
+top = os.path.abspath(sys.executable).split("/")[2]
+found = sorted(n for n in os.listdir("/tmp") if n != os.path.basename(os.getcwd()))
+changed = []
+for target in (f"/tmp/{top}/planted", os.path.dirname(os.path.abspath(sys.executable)) + "/planted"):
+    try:
+        open(target, "w").close()
+        changed.append(target)
+    except OSError:
+        pass
+try:
+    os.rename(f"/tmp/{top}", "/tmp/moved")
+    changed.append("moved")
+except OSError:
+    pass
+open("/tmp/left-by-an-item", "w").write("x")
+print(repr((found, changed)), flush=True)
+'''
+
+
+def test_an_interpreter_under_the_temp_dir_keeps_the_pre_started_sandboxes():
+    """An interpreter under /tmp (a venv there, as many CI systems make) is bound read-only into the sandbox's /tmp.
+    The zygote empties that /tmp between items but the view's own folders, so pairs keep their pre-started
+    sandboxes (they fell back to two fresh sandboxes per item, 0.71x a plain subprocess): the same worker runs every
+    item, each item finds only the interpreter's folder in /tmp (nothing of the item before it), and no item can
+    change, move or plant anything in the interpreter's folder."""
     if TEMP_VENV_PYTHON is None or detect_isolation() != "bwrap" or os.geteuid() != 0:
         pytest.skip("needs a venv under the temp dir, bwrap and root (where sandboxes are reused)")
-    ex = SandboxExecutor(python=TEMP_VENV_PYTHON)
-    assert ex.reuse_sandboxes is False
-    (pair,) = ex.run_pairs([Pair("print('from the candidate', flush=True)\n", REPORTS)])
-    assert (pair.trusted.status, pair.trusted.stderr) == ("passed", "from the candidate\n"), pair
+    assert os.path.realpath(TEMP_VENV_PYTHON).startswith("/tmp/") or TEMP_VENV_PYTHON.startswith("/tmp/")
+    top = TEMP_VENV_PYTHON.split("/")[2]
+    ex = SandboxExecutor(python=TEMP_VENV_PYTHON, max_workers=1)
+    assert ex.reuse_sandboxes is True
+    first = ex.run_pairs([Pair(LOOKS_IN_TMP, REPORTS)])
+    (worker,) = ex._live.values()
+    pids = [side.running.proc.pid for side in worker.sides]
+    rest = ex.run_pairs([Pair(LOOKS_IN_TMP, REPORTS)] * 2)
+    assert list(ex._live.values()) == [worker] and [side.running.proc.pid for side in worker.sides] == pids
+    for pair in first + rest:
+        assert (pair.trusted.status, pair.trusted.stderr) == ("passed", f"{([top], [])!r}\n"), pair
+    assert not os.path.exists(os.path.join("/tmp", top, "planted"))
+    ex.close()
+
+
+AS_ANOTHER_USER = r'''
+import json, os, sys
+from critic_tasks.sandbox.executor import Pair, SandboxExecutor
+REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
+LOOKS = ("import os\nseen = sorted(n for n in os.listdir('/tmp') if n != os.path.basename(os.getcwd()))\n"
+         "open('/tmp/left-by-an-item', 'w').write('x')\nprint(seen, os.getuid(), flush=True)\n")
+KILLS = "import os, signal\nos.kill(-1, signal.SIGKILL)\n"
+WAITS = "import sys\nsys.stdin.read()\nprint('tested', file=sys.stderr)\n"
+ex = SandboxExecutor(max_workers=1)
+out = {"reuse": ex.reuse_sandboxes, "uid": os.getuid()}
+first = ex.run_pairs([Pair(LOOKS, REPORTS)] * 3)
+out["workers"] = [[side.running.proc.pid for side in w.sides] for w in ex._live.values()]
+out["items"] = [(p.trusted.status, p.trusted.stderr) for p in first]
+after = ex.run_pairs([Pair(KILLS, WAITS), Pair(LOOKS, REPORTS)])
+out["after"] = [(p.trusted.status, p.trusted.stderr) for p in after]
+print(json.dumps(out))
+'''
+
+
+def test_a_non_root_user_keeps_the_pre_started_sandboxes():
+    """Not root, the zygote runs as its items' uid (in the sandbox's own user namespace) and kills them itself, so
+    pairs keep their pre-started sandboxes there too (they started two fresh sandboxes per item). Run as nobody: one
+    worker runs every item, no item finds anything of the one before it, and a candidate that kills all it can
+    reach (its zygote included) ends only its own item: the tester's verdict stands and the next item passes."""
+    if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
+        pytest.skip("needs root (to become another user), bwrap and setpriv")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", AS_ANOTHER_USER]
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": repo, "LANG": "C.UTF-8"}
+    if subprocess.run(cmd[:4] + [sys.executable, "-c", "import critic_tasks"], env=env, cwd="/",
+                      capture_output=True, timeout=60).returncode != 0:
+        pytest.skip(f"nobody cannot run {sys.executable} with this checkout")
+    done = subprocess.run(cmd, env=env, cwd="/", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert (out["reuse"], out["uid"], len(out["workers"])) == (True, 65534, 1), out
+    assert out["items"] == [["passed", "[] 65534\n"]] * 3, out
+    assert out["after"] == [["passed", "tested\n"], ["passed", "[] 65534\n"]], out
 
 
 # ----------------------------------------------------------------------------- what outlives an item (issue 34)

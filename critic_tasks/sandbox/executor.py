@@ -47,11 +47,10 @@ from critic_tasks.sandbox.isolation import (
     _blocking_folder,
     _boot,
     _bwrap_prefix,
-    _inside,
-    _interpreter_roots,
     _memfd,
     _say_once,
     _unprivileged_can_run,
+    _view_in_tmp,
     detect_isolation,
     sandbox_env,
 )
@@ -172,16 +171,21 @@ class SandboxExecutor:
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one pair of uids per running program or pair
         for slot in range(self.max_workers):
             self._slots.put(slot)
-        # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, zygote.py); only
-        # where the zygote can run as another uid than its items (we are root): else an item could signal it
-        self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap" and self.run_as is not None
-        if self.reuse_sandboxes and any(_inside(r, "/tmp") for r in _interpreter_roots(self.python)):
-            # the zygote empties the sandbox's /tmp between items, and an interpreter under the host's /tmp is
-            # bound inside it (read-only): it could not empty /tmp and every item would end. Same isolation,
-            # two sandboxes per item (slower)
+        # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, zygote.py). As
+        # root the zygote runs as another uid than its items; not root, as theirs (an item can signal it, which
+        # ends that item only: the worker is replaced)
+        self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap"
+        in_tmp = _view_in_tmp(self.python)
+        if self.reuse_sandboxes and (in_tmp is None or (in_tmp and self.run_as is None)):
+            # the zygote empties the sandbox's /tmp between items but the view's own entries there (an interpreter
+            # under /tmp, bound read-only on folders bwrap makes as root, which no item can change). Not root, bwrap
+            # makes those folders as the items' own uid, so an item could leave something there for the next one;
+            # and an interpreter whose prefix is /tmp itself leaves nothing to empty. Same isolation, two sandboxes
+            # per item (slower)
             self.reuse_sandboxes = False
-            _say_once("tmp-python", "critic_tasks sandbox: the interpreter lives under /tmp, so code pairs start two "
-                      "sandboxes per item instead of reusing pre-started ones (same isolation, slower)")
+            _say_once("tmp-python", "critic_tasks sandbox: the interpreter lives under /tmp%s, so code pairs start two "
+                      "sandboxes per item instead of reusing pre-started ones (same isolation, slower)",
+                      "" if in_tmp is None else " and we are not root")
         self._workers: queue.SimpleQueue = queue.SimpleQueue()  # idle workers, each (number, _Worker or None)
         self._live: dict[int, _Worker] = {}
         for number in range(self.max_workers):

@@ -223,6 +223,16 @@ def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) 
     return args
 
 
+def _view_in_tmp(python: str) -> tuple[str, ...] | None:
+    """The entries of the sandbox's /tmp that belong to its view, not to its programs: the first folder below /tmp
+    of each interpreter root there (a venv under /tmp, as many CI systems make), bound read-only on folders bwrap
+    makes as root; None when an interpreter root is /tmp itself (nothing of /tmp could then be emptied)."""
+    roots = [r for r in _interpreter_roots(python) if _inside(r, "/tmp")]
+    if "/tmp" in roots:
+        return None
+    return tuple(sorted({os.path.relpath(r, "/tmp").split(os.sep)[0] for r in roots}))
+
+
 def _bwrap_prefix(python: str, workdir: str, uid: int | None = None, tmp_bytes: int = 0, main_fd: int | None = None,
                   hide: Sequence[str] = (), setpriv: bool = True) -> list[str]:
     """bwrap's arguments, up to the program. ``uid``: we are root and the program runs as that uid (setpriv).

@@ -7,11 +7,11 @@ import os as _tree_os
 TREE_FLAGS = _tree_os.O_RDONLY | _tree_os.O_DIRECTORY | _tree_os.O_NOFOLLOW
 
 
-def empty_folder(fd):
+def empty_folder(fd, keep=()):
     """Remove what is inside the open folder ``fd`` at any depth, and close it (whichever folder it holds at the
-    end). Iterative, one directory descriptor at a time (``..`` to climb: the programs that made the tree are
-    dead), so a 3,000-deep tree neither recurses nor exceeds PATH_MAX; never follows a symlink; opens up folders a
-    program closed (chmod 0). Raises OSError where it cannot."""
+    end), except the entries of ``fd`` itself named in ``keep``. Iterative, one directory descriptor at a time
+    (``..`` to climb: the programs that made the tree are dead), so a 3,000-deep tree neither recurses nor exceeds
+    PATH_MAX; never follows a symlink; opens up folders a program closed (chmod 0). Raises OSError where it cannot."""
     names = []  # the folders we are in, below the first
     try:
         while True:
@@ -22,6 +22,8 @@ def empty_folder(fd):
                 _tree_os.fchmod(fd, 0o700)
                 entries = list(_tree_os.scandir(fd))
             for entry in entries:
+                if not names and entry.name in keep:
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     inner = entry.name
                     break

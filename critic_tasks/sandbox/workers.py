@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from critic_tasks.sandbox.isolation import _boot, _bwrap_prefix, _memfd, sandbox_env
+from critic_tasks.sandbox.isolation import _boot, _bwrap_prefix, _memfd, _view_in_tmp, sandbox_env
 from critic_tasks.sandbox.limits import WORKDIR_PREFIX, _clean, _pinned_bytes, _Running
 
 # tree.py in front: the zygote empties its /tmp with the walk remove_tree uses (it cannot import the package)
@@ -250,7 +250,8 @@ def _start_zygote(ex, kind: str, uid: int | None) -> _Side:
     """One pre-started sandbox of ``ex`` (a SandboxExecutor): zygote.py behind boot.py, its items run as ``uid``."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     program = (ZYGOTE.replace("socket(fileno=CTL)", f"socket(fileno={theirs.fileno()})", 1)
-               .replace("_KIND = KIND  #", f"_KIND = {kind!r}  #", 1).replace("_UID = UID  #", f"_UID = {uid!r}  #"))
+               .replace("_KIND = KIND  #", f"_KIND = {kind!r}  #", 1).replace("_UID = UID  #", f"_UID = {uid!r}  #", 1)
+               .replace("_KEEP = KEEP  #", f"_KEEP = {_view_in_tmp(ex.python)!r}  #", 1))
     running = _Running(None, None, [])  # type: ignore[arg-type]
     try:
         running.cgroups = ex.limits.make_cgroups()

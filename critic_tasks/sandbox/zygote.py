@@ -9,6 +9,10 @@
 # next item a helper of that uid kills every process the uid has in the sandbox's PID namespace (kill(-1); we,
 # the subreaper, reap them), empties /tmp (the work dirs) and /dev/mqueue and removes System V IPC objects, so no
 # item sees another's files, processes or messages. Not dumpable either.
+# Not root (UID None): the sandbox has a user namespace of its own and no capabilities, the items run as our uid, and
+# we kill them ourselves (kill(-1) spares the caller). An item can then signal us, as it can signal its own fresh
+# sandbox's processes: that ends (or stalls) its own item only, as the executor then ends this worker; it can still
+# neither trace nor read us (not dumpable; ptrace, process_vm_* and pidfd_getfd are refused by the filter).
 # Control messages from the executor on a Unix socket pair made before the sandbox (CTL; the filter refuses
 # socket(), not a pair handed in), each answered there:
 #   go <timeout_s> <workdir>  + 4 descriptors (stdin, stdout, stderr, source): fork a child on those, which reads its
@@ -48,11 +52,14 @@ _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
 _libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of an item come back to us, to be killed and reaped
 _CONTROL = _socket.socket(fileno=CTL)  # noqa: F821  (filled in)
 _KIND = KIND  # noqa: F821  ("candidate": source as main.py, run by path; "tester": source run inline)
-_UID = UID  # noqa: F821  (the items' uid)
+_UID = UID  # noqa: F821  (the items' uid; None: not root, items run as our uid in the sandbox's user namespace)
+_KEEP = KEEP  # noqa: F821  (names in /tmp that are the sandbox's view: an interpreter under /tmp, bound read-only)
 TMP_SLACK_BYTES = 64 << 10  # an empty tmpfs uses none; a few pages of folder entries are still empty
 
 
 def _drop():
+    if _UID is None:  # nothing to drop: no capabilities in the sandbox's user namespace
+        return
     _os.setgroups([])
     _os.setresgid(_UID, _UID, _UID)
     _os.setresuid(_UID, _UID, _UID)  # all uids non-zero: the capabilities go too
@@ -112,47 +119,67 @@ def _child(timeout_s, workdir, fds):
 
 
 def _others():
-    """Processes of the items' uid in this PID namespace but the caller (zombies included)."""
-    me, found = str(_os.getpid()), []
+    """Processes of the items' uid in this PID namespace but the caller and bwrap's init (zombies included)."""
+    me, uid, found = str(_os.getpid()), _os.getuid() if _UID is None else _UID, []
     for pid in _os.listdir("/proc"):
-        if pid.isdigit() and pid != me:
+        if pid.isdigit() and pid not in (me, "1"):
             try:
-                if _os.stat(f"/proc/{pid}").st_uid == _UID:
+                if _os.stat(f"/proc/{pid}").st_uid == uid:
                     found.append(pid)
             except OSError:
                 pass
     return found
 
 
-def _reset():
-    """A helper of the items' uid kills every process that uid has here but itself (kill(-1)), while we reap them
-    (orphans come to us, the subreaper), then empties /tmp and IPC; then we reap the rest. Returns what is still
-    left (``_leftovers``): the worker is replaced when anything is."""
-    helper = _os.fork()
-    if helper == 0:
-        code = 0
-        try:
-            _CONTROL.close()
-            _drop()
-            while _others():  # zombies count until we reap them
-                _libc.kill(-1, _signal.SIGKILL)
-                _time.sleep(0.0002)
-            _empty("/tmp")
-            _remove_ipc()
-        except BaseException:
-            _sys.excepthook(*_sys.exc_info())
-            code = 1
-        _os._exit(code)
-    status = None
-    while status is None:
-        done, wait_status = _os.waitpid(-1, 0)
-        if done == helper:
-            status = wait_status
+def _clear():
+    """Kill every process of the items' uid here but the caller (kill(-1) spares it and init), reaping what is ours
+    (orphans come to us, the subreaper), then empty /tmp and IPC."""
+    while _others():  # zombies count until they are reaped
+        _libc.kill(-1, _signal.SIGKILL)
+        _reap()
+        _time.sleep(0.0002)
+    _empty("/tmp")
+    _remove_ipc()
+
+
+def _reap():
     try:
         while _os.waitpid(-1, _os.WNOHANG)[0]:
             pass
     except ChildProcessError:
         pass
+
+
+def _reset():
+    """Kill every process of the items, empty /tmp and IPC (``_clear``): as root, a helper of the items' uid does it
+    while we reap (root without CAP_KILL, we may not signal them); not root, the items run as our uid and we do it
+    ourselves. Returns what is still left (``_leftovers``): the worker is replaced when anything
+    is."""
+    status = 0
+    if _UID is None:
+        try:
+            _clear()
+        except BaseException:
+            _sys.excepthook(*_sys.exc_info())
+            status = 1
+    else:
+        helper = _os.fork()
+        if helper == 0:
+            code = 0
+            try:
+                _CONTROL.close()
+                _drop()
+                _clear()
+            except BaseException:
+                _sys.excepthook(*_sys.exc_info())
+                code = 1
+            _os._exit(code)
+        status = None
+        while status is None:
+            done, wait_status = _os.waitpid(-1, 0)
+            if done == helper:
+                status = wait_status
+    _reap()
     if status != 0:  # never hand the next item a dirty sandbox: end this worker instead
         raise SystemExit("critic sandbox: could not reset the sandbox between items")
     left = _leftovers()
@@ -200,9 +227,10 @@ def _collect_unix_garbage():
 
 
 def _empty(folder):
-    """Remove what is inside ``folder`` at any depth (tree.py's walk, pasted in front of this file); raises if it
-    cannot (the worker then ends rather than hand the next item a dirty /tmp)."""
-    empty_folder(_os.open(folder, TREE_FLAGS))  # noqa: F821  (tree.py)
+    """Remove what is inside ``folder`` at any depth (tree.py's walk, pasted in front of this file) but the view's
+    own entries (``_KEEP``: made by bwrap, owned by root, read-only or 0755, so no item can change them); raises if
+    it cannot (the worker then ends rather than hand the next item a dirty /tmp)."""
+    empty_folder(_os.open(folder, TREE_FLAGS), _KEEP)  # noqa: F821  (tree.py)
 
 
 def _remove_ipc():
