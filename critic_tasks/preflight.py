@@ -55,6 +55,27 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
                 raise DataError(error)
 
 
+def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
+    """A local CriticBench copy (``CRITICBENCH_DATA_DIR`` or the ``data_dir`` metadata, ``sample`` included) holds
+    every file the ``tasks`` read, each item with the fields they need: the tasks' documents are loaded, as the run
+    will load them, and the first problem is raised (one ``DataError`` naming the file and field). The Hub's copy is
+    not loaded here (``check_hub_data`` asks whether it can be reached). Only before a run (``critic-eval`` and
+    ``critic-eval preflight``), not when lm-eval builds each task."""
+    if resolve_data_dir(data_dir) is None:
+        return
+    seen = set()
+    for t in tasks:
+        spec = t.kind_spec
+        if spec.protocol != "criticbench":
+            continue
+        key = (spec.data_dimension, t.split, tuple(t.domains), spec.fmt)
+        if key in seen:
+            continue
+        seen.add(key)
+        # a SAvg task's own feedback is checked by check_tasks; its items are the correction items
+        load_task_docs(spec.data_dimension, t.split, list(t.domains), data_dir, fmt=spec.fmt, protocol="ours")
+
+
 def _on_criticbench(protocols: Iterable[str]) -> set[str]:
     """The protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)."""
     return {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}

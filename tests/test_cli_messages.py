@@ -612,3 +612,40 @@ def test_summary_and_report_say_which_of_several_runs_they_show(tmp_path, capsys
                    f"another (e.g. {older})"]
     assert cli.main(["summary", str(newer)]) == 0  # a file: nothing to say
     assert capsys.readouterr().err == ""
+
+
+def _sample_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    from critic_tasks.protocols.criticbench import data
+
+    copy = tmp_path / "data"
+    shutil.copytree(Path(data.__file__).parent / "sample_data", copy)
+    return copy
+
+
+def test_preflight_and_a_run_load_a_local_data_folder_before_the_model(no_model_load, monkeypatch, tmp_path, capsys):
+    """An empty, malformed or field-less CRITICBENCH_DATA_DIR said `ok` in preflight, and a run found it only after
+    the model had loaded."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    data = _sample_copy(tmp_path)
+    items = data / "obj_dev_data" / "chat_feedback_correction.json"
+    good = json.loads(items.read_text())
+    for folder, broken, expected in (
+        (empty, None, f"{empty}/obj_dev_data/chat_feedback_correction.json: file not found"),
+        (data, "{not json", f"{items}: malformed JSON at line 1, column 2"),
+        (data, json.dumps([good[0], {k: v for k, v in good[1].items() if k != "feedback_score"}]),
+         f"{items}[1]: missing field 'feedback_score'"),
+    ):
+        if broken is not None:
+            items.write_text(broken)
+        monkeypatch.setenv("CRITICBENCH_DATA_DIR", str(folder))
+        for argv in (["preflight", "--tasks", "critic_feedback_chat"],
+                     ["--model", "dummy", "--tasks", "critic_feedback_chat", "--limit", "2"]):
+            assert cli.main(argv) == 2
+            assert one_line(capsys).startswith(f"critic-eval: data error: {expected}")
+    assert no_model_load == []
+    items.write_text(json.dumps(good))  # whole again: ok
+    assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 0
+    assert "critic-eval preflight: ok" in capsys.readouterr().out

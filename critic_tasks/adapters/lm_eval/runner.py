@@ -22,7 +22,7 @@ from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import read_flag, read_raw
 from critic_tasks.engine import SCORERS
-from critic_tasks.preflight import check_hub_data, check_tasks, expand, known_names, unknown_task
+from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks, expand, known_names, unknown_task
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
 from critic_tasks.protocols.criticbench.self_feedback import STAGE1_TASK
 from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
@@ -590,7 +590,9 @@ def preflight(argv: list[str]) -> None:
         limit = float(flag_value(argv, "--limit", "-L") or "nan")
     except ValueError:
         limit = math.nan  # lm-eval reports a malformed --limit itself
-    check_tasks(_tasks(argv), limit=None if math.isnan(limit) else limit, **options)
+    tasks = _tasks(argv)
+    check_tasks(tasks, limit=None if math.isnan(limit) else limit, **options)
+    check_local_data(tasks, options["data_dir"])  # the files and fields the run will read, before the model loads
 
 
 def _looks_local(value: str) -> bool:
