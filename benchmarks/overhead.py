@@ -235,9 +235,9 @@ def _timed(fn):
 def time_our_hooks() -> None:
     """Count the time spent in our code: the import of our CLI (counted by the caller), the CLI's checks before
     lm-eval runs, and every hook the task YAML names (loader, prompts, per-document records, aggregations; the
-    intervals are no lm-eval metrics: computed when the results are read). Installed before lm-eval imports
-    ``tasks/utils.py``, which binds the hooks by value (the registered aggregations call ``hooks.aggregate`` by
-    name). None of them calls another, so nothing is counted twice."""
+    intervals are no lm-eval metrics: computed when the results are read). ``tasks/utils.py``'s functions (and
+    its aggregations, ``hooks.aggregation``) look each hook up in ``hooks`` when called, so replacing it here times
+    every call. None of them calls another, so nothing is counted twice."""
     from critic_tasks.adapters.lm_eval import hooks, runner
 
     for name in ("preflight", "check_model_paths", "require_scorer_or_samples", "self_feedback_stage"):

@@ -66,7 +66,7 @@ def score_ours(workload):
     """The lm-eval path: process_results per item, then every metric key's aggregation, as the registry routes them."""
     keyed: dict[tuple[str, str], list] = {}
     for doc, text in workload:
-        for key, rec in utils.process_results(doc, [text]).items():
+        for key, rec in utils.process_results(registry.kind_for(doc["dimension"], "obj"), doc, [text]).items():
             keyed.setdefault((doc["dimension"], key), []).append(rec)
     out = {}
     for (dim, key), recs in keyed.items():

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Sequence
 from critic_tasks import registry
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
-from critic_tasks.core.records import Record, warn_identical
+from critic_tasks.core.records import Record
 from critic_tasks.core.settings import read_setting
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
@@ -56,19 +56,8 @@ class Context:
 # ----------------------------------------------------------------------------- metrics
 
 
-def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
-    """``base`` of ``family`` over ``records`` (the records one metric key accepts); None where the family leaves
-    it out (nothing to average: every verdict unreadable, say), never NaN. Computing ``identical_samples`` also
-    says, in one line, when a sampled task's backend did not sample (each route asks for that key once). lm-eval's
-    aggregations (``hooks.aggregate``) take the same two steps without the engine."""
-    if base == "identical_samples":
-        warn_identical(records)
-    return catalog.FAMILIES[family](records).get(base)
-
-
-def metric_interval(family: str, base: str, records: Sequence[Record], settings) -> tuple[float, float] | None:
-    """The bootstrap interval of ``base`` of ``family`` over the same records (None: none, e.g. no records)."""
-    return catalog.INTERVALS[family](records, base, settings) if records else None
+# One step from a key's records to its value (and its interval), shared with lm-eval's aggregations.
+metric_value, metric_interval = catalog.metric_value, catalog.metric_interval
 
 
 def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, float]:

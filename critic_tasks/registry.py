@@ -25,7 +25,7 @@ the generated files in sync.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from critic_tasks.core.errors import ConfigError
@@ -103,9 +103,13 @@ class TaskKind:
     headline: tuple[str, ...]  # what the summary table shows, in order
     about: str  # what the model is asked, in a few words
     max_gen_toks: int = 512  # the reply budget (greedy); revisions, whole programs included, get more
+    # its protocol's steps (``PROTOCOLS[protocol]``: loader, prompt, gold text, parser), held by the kind so that a
+    # hook bound to the kind reaches them without a lookup
+    steps: Protocol = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "metrics", with_intervals(self.metrics))
+        object.__setattr__(self, "steps", PROTOCOLS[self.protocol])
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)

@@ -171,27 +171,29 @@ def monkeypatch_module():
 
 def test_adversarial_math_replies_score_wrong_quickly_through_a_whole_task(lm_eval_path):
     """Each shape, as the reply to the sample's math_cot item whose gold is 3.2, through lm-eval's path (the
-    critic_sandbox filter, then process_results, then the pass-rate aggregation): every one counted, none passed,
+    correction kind's filter, then process_results, then the pass-rate aggregation): every one counted, none passed,
     no exception, all within seconds."""
     engine, hooks = lm_eval_path
+    registry = engine.registry
     docs = engine.task_docs("critic_correction_math_cot")
     doc = next(d for d in docs if d["ground_truth_answer"] == "3.2")
-    names = hooks.registered_names()
+    kind = registry.TASK_KINDS["correction"]
     start = time.monotonic()
-    kept = names["filter"]["critic_sandbox"]().apply([[r] for r in ADVERSARIAL.values()], [doc] * len(ADVERSARIAL))
-    rows = [hooks.process_results(doc, [k])["pass_rate"] for k in kept]
+    kept = hooks.ScoreFilter(kind).apply([[r] for r in ADVERSARIAL.values()], [doc] * len(ADVERSARIAL))
+    rows = [hooks.process_results(kind, doc, [k])["pass_rate"] for k in kept]
     elapsed = time.monotonic() - start
     assert [r["passed"] for r in rows] == [(False,)] * len(ADVERSARIAL)
     assert {r["checks"][0]["status"] for r in rows} <= {"wrong_answer", "unparsed"}
-    assert names["aggregation"]["critic_correction_pass_rate"](rows) == 0
+    assert hooks.aggregation("correction", "pass_rate")(rows) == 0
     assert elapsed < 20, elapsed
 
 
 def test_comparison_replies_that_echo_the_options_or_hold_odd_characters_are_unparsed(lm_eval_path):
     engine, hooks = lm_eval_path
+    registry = engine.registry
     doc = engine.task_docs("critic_comparison_math_cot")[0]
     for reply in ["Decision: A/B/C.", "决策：A/B/C", "\ud800", "\x00Decision:\x00", "Decision: " + "A/" * 500_000]:
-        row = hooks.process_results(doc, [reply])["parse_rate"]
+        row = hooks.process_results(registry.TASK_KINDS["comparison"], doc, [reply])["parse_rate"]
         assert row["parsed"] is False and row["verdict"] is None, reply[:40]
 
 

@@ -1,6 +1,8 @@
-"""The YAML reads as the task: filters and aggregations are names in lm-eval's own registries, registered by every
-way lm-eval loads our tasks (issue 30, point 1)."""
+"""The YAML names its own functions, as lm-eval's ifeval does: each task kind's hooks, its filter and one
+aggregation per metric value are functions of the generated ``tasks/utils.py`` (``!function utils.<name>``), not
+names registered in lm-eval's global registries (issue 35, point 1)."""
 
+import ast
 import json
 import os
 import subprocess
@@ -26,26 +28,52 @@ def _yaml(name: str) -> dict:
     return yaml.load((TASKS / name).read_text(), Loader=loader)
 
 
-def test_a_yaml_names_its_filter_and_aggregations_in_words():
-    """As lm-eval's gsm8k.yaml: ``function: <registered filter>``, ``aggregation: <registered name>``; the only
-    ``!function`` hooks left are the loader and the three per-document hooks."""
-    correction = _yaml("critic_correction.yaml")
-    assert correction["filter_list"] == [{"name": "none", "filter": [{"function": "critic_sandbox"}]}]
-    entries = {m["metric"]: m["aggregation"] for m in correction["metric_list"]}
-    assert entries["pass_rate"] == "critic_correction_pass_rate"
-    assert entries["pass_rate_low"] == "critic_correction_pass_rate"  # a breakdown: same value, its own records
-    assert entries["pass@5"] == "critic_correction_pass@5"
-    # no interval bound is an lm-eval metric (computed from the --log_samples rows when results are read)
-    assert not [m["metric"] for path in TASKS.glob("*yaml") for m in _yaml(path.name).get("metric_list") or []
-                if "_ci_" in m["metric"]]
+def test_a_yaml_names_its_kinds_functions():
+    """critic_feedback names the feedback kind's four hooks and the likert family's aggregations; critic_correction
+    the correction kind's filter; no kind is guessed from a document and nothing is a registered name."""
     feedback = _yaml("critic_feedback.yaml")
+    assert [feedback[k] for k in ("custom_dataset", "doc_to_text", "doc_to_target", "process_results")] == [
+        "!function utils.feedback_load_docs", "!function utils.feedback_doc_to_text",
+        "!function utils.feedback_doc_to_target", "!function utils.feedback_process_results"]
     assert "filter_list" not in feedback  # parsed one reply at a time: lm-eval's default take_first
-    assert {m["metric"]: m["aggregation"] for m in feedback["metric_list"]}["spearman"] == "critic_likert_spearman"
+    entries = {m["metric"]: m["aggregation"] for m in feedback["metric_list"]}
+    assert entries["spearman"] == entries["spearman_low"] == "!function utils.likert_spearman"
+    assert entries["score"] == "!function utils.likert_score"
+    correction = _yaml("critic_correction.yaml")
+    assert correction["filter_list"] == [{"name": "none", "filter": [{"function": "!function utils.correction_filter"}]}]
+    entries = {m["metric"]: m["aggregation"] for m in correction["metric_list"]}
+    assert entries["pass@5"] == "!function utils.correction_pass_at_5"
     assert _yaml("critic_alignbench_ref_sc.yaml")["filter_list"][0]["filter"] == [
-        {"function": "critic_keep_samples", "repeats": 5}]
-    functions = {line.split("!function ")[1].strip() for path in TASKS.glob("*yaml")
-                 for line in path.read_text().splitlines() if "!function" in line}
-    assert functions == {"utils.load_docs", "utils.doc_to_text", "utils.doc_to_target", "utils.process_results"}
+        {"function": "!function utils.keep_samples", "repeats": 5}]
+    # every aggregation and filter of every task is a utils function; no interval bound is an lm-eval metric
+    for path in TASKS.glob("critic_*.yaml"):
+        config = _yaml(path.name)
+        for m in config.get("metric_list") or []:
+            assert m["aggregation"].startswith("!function utils."), (path.name, m)
+            assert "_ci_" not in m["metric"], (path.name, m)
+
+
+def test_utils_binds_each_function_to_its_kind_and_defines_nothing_else():
+    """utils.py's functions, read as Python: each kind hook passes its own kind (``_FEEDBACK = TASK_KINDS["feedback"]``
+    for ``feedback_*``); each aggregation names its own family and base; no registration, no dispatch on a
+    document's fields."""
+    tree = ast.parse((TASKS / "utils.py").read_text())
+    constants = {node.targets[0].id: node.value.slice.value for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)}
+    hooks = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert len(hooks) > 40
+    for fn in hooks:
+        call = fn.body[0].value
+        if fn.name == "keep_samples":
+            continue
+        kind = constants[call.args[0].id]
+        assert fn.name.startswith(kind + "_"), (fn.name, kind)
+    aggregations = {node.targets[0].id: [a.value for a in node.value.args] for node in tree.body
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)}
+    assert aggregations["likert_spearman"] == ["likert", "spearman"]
+    assert aggregations["correction_pass_at_5"] == ["correction", "pass@5"]
+    text = (TASKS / "utils.py").read_text()
+    assert "register" not in text and 'doc["dimension"]' not in text
 
 
 ROUTE = textwrap.dedent('''
@@ -57,24 +85,31 @@ ROUTE = textwrap.dedent('''
     else:  # plain `lm_eval --include_path DIR` builds this TaskManager; `register-lm-eval`'s include-only folder too
         from lm_eval.tasks import TaskManager
         manager = TaskManager(include_path=folder, include_defaults=False)
-    assert "critic_tasks.adapters.lm_eval.hooks" not in sys.modules  # nothing registered before lm-eval loads a YAML
+    from lm_eval.api.registry import AGGREGATION_REGISTRY, FILTER_REGISTRY
     tasks = manager.load(["critic_feedback_chat", "critic_correction_math_cot"])["tasks"]
     feedback, correction = tasks["critic_feedback_chat"], tasks["critic_correction_math_cot"]
     # hand-made Likert records: predicted 1, 2, 3, 4 against gold 1, 3, 2, 4 (Spearman 0.8, reported x100)
     rows = [{"kind": "likert", "domain": "chat", "pred": p, "gold": g, "parsed": True} for p, g in ((1, 1), (2, 3), (3, 2), (4, 4))]
-    filters = [type(f.func(**f.keywords)).__name__ for f in correction._filters[0].filters]
-    print(json.dumps({"spearman": feedback.aggregation()["spearman"](rows), "filters": filters,
+    made = [f.func(**f.keywords) for f in correction._filters[0].filters]
+    config = json.loads(json.dumps({name: t.dump_config() for name, t in tasks.items()}, default=str))
+    print(json.dumps({"spearman": feedback.aggregation()["spearman"](rows),
+                      "filters": [[type(f).__name__, f.kind.name] for f in made],
                       "names": sorted(f.__name__ for f in (feedback.aggregation()["spearman"],
                                                             correction.aggregation()["pass@5"])),
+                      "ours_registered": sorted(n for n in [*AGGREGATION_REGISTRY, *FILTER_REGISTRY]
+                                                if n.startswith("critic")),
+                      "prompt": feedback.doc_to_text(feedback.eval_docs[0])[:20],
+                      "config": config["critic_feedback_chat"]["metric_list"][0]["aggregation"],
                       "intervals": sorted(k for t in tasks.values() for k in t.aggregation() if "_ci_" in k)}))
 ''')
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("route", ["include_path", "task_manager", "register_lm_eval"])
-def test_every_route_registers_the_names_before_lm_eval_resolves_them(route, tmp_path):
-    """Each way of loading our tasks, in a fresh process (nothing imported before): the YAML's names resolve to our
-    filter and aggregations, and the aggregation computes the Spearman of hand-made records."""
+def test_every_route_finds_the_yamls_functions(route, tmp_path):
+    """Each way of loading our tasks, in a fresh process: the YAML's functions resolve to our filter and
+    aggregations (nothing of ours in lm-eval's registries), the aggregation computes the Spearman of hand-made
+    records, and the task's config (callables included) serializes as lm-eval's results JSON does."""
     from critic_tasks.adapters.lm_eval import register
 
     folder = str(TASKS)
@@ -88,6 +123,9 @@ def test_every_route_registers_the_names_before_lm_eval_resolves_them(route, tmp
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["spearman"] == pytest.approx(80.0)  # 1 - 6 * (0 + 1 + 1 + 0) / (4 * 15) = 0.8
-    assert got["filters"] == ["ScoreFilter[sandbox]"]
-    assert got["names"] == ["critic_correction_pass@5", "critic_likert_spearman"]
+    assert got["filters"] == [["ScoreFilter", "correction"]]
+    assert got["names"] == ["correction_pass_at_5", "likert_spearman"]
+    assert got["ours_registered"] == []
+    assert got["prompt"] == "You will see a user "
+    assert got["config"] == "likert_spearman = hooks.aggregation('likert', 'spearman')"  # what it computes
     assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)

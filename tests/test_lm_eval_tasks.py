@@ -39,12 +39,12 @@ def test_generated_yaml_in_sync_with_generator():
 
 
 def test_generated_utils_binds_every_name_the_yaml_files_use():
-    """tasks/utils.py binds the four hooks the YAML files name with ``!function`` (grep finds each definition);
-    filters and aggregations are names in lm-eval's registries, not functions of utils.py."""
+    """tasks/utils.py defines every function the YAML files name with ``!function`` (each kind's hooks and filter,
+    one aggregation per metric value; grep finds each definition), and nothing else."""
     on_disk = (Path(critic_tasks.tasks_dir()) / "utils.py").read_text()
     assert on_disk == _generate_configs.render_utils(), "run: python -m critic_tasks.generate"
-    assert ("from critic_tasks.adapters.lm_eval.hooks import doc_to_target, doc_to_text, load_docs, process_results\n"
-            in on_disk)
+    assert "def feedback_process_results(doc, results):\n" in on_disk
+    assert 'likert_spearman = hooks.aggregation("likert", "spearman")\n' in on_disk
     assert "import *" not in on_disk
 
 

@@ -98,10 +98,16 @@ def test_comparison_pooling_and_difficulty():
     assert not any(isinstance(v, float) and math.isnan(v) for v in out.values())
 
 
-def test_an_undefined_correlation_is_warned_once_per_pool(caplog):
-    """lm-eval computes every metric key of a task from the same pool: the warning is said once, counted always."""
+def test_an_undefined_correlation_is_said_by_the_key_that_computes_it(caplog):
+    """lm-eval computes each metric key once: the pooled ``spearman`` key and the ``spearman_low`` key (its own pool)
+    each say their undefined correlation once; ``score`` and ``spearman_warnings`` read the same values silently, and
+    the count holds the pooled and the per-quality one."""
+    from critic_tasks.protocols.catalog import metric_value
+
     pool = [LikertRecord(domain="qa", pred=4.0, parsed=True, gold=float(g), quality="low") for g in (1, 3, 5, 7)]
     with caplog.at_level("WARNING", logger="critic_tasks"):
-        counts = [likert_metrics(pool)["spearman_warnings"] for _ in range(5)]
-    assert counts == [2.0] * 5  # pooled + the one quality, in every computation
-    assert sum("Spearman undefined" in r.getMessage() for r in caplog.records) == 1  # same data: one line
+        values = {key: metric_value("likert", base, pool) for key, base in
+                  (("spearman", "spearman"), ("spearman_low", "spearman"), ("score", "score"),
+                   ("spearman_warnings", "spearman_warnings"))}
+    assert values == {"spearman": 0.0, "spearman_low": 0.0, "score": 50.0, "spearman_warnings": 2.0}
+    assert sum("Spearman undefined" in r.getMessage() for r in caplog.records) == 2  # one per key that computes it

@@ -28,15 +28,15 @@ def test_a_warning_said_once_is_said_again_by_the_next_run(caplog):
         assert (_said(caplog, "a test's note"), _said(caplog, "'rlimits'")) == (2, 2)
 
 
-def test_an_undefined_spearman_is_said_once_per_run(caplog):
-    # constant predictions: Spearman undefined, reported 0, with one warning line per pool of data and run
+def test_an_undefined_spearman_is_said_each_time_it_is_computed(caplog):
+    # constant predictions: Spearman undefined, reported 0, with one warning line per computation (lm-eval computes
+    # each key once), none when it is only counted (say=False): no per-run memory of what was said
     records = [LikertRecord(domain="qa", pred=4.0, gold=g) for g in (1.0, 2.0, 3.0)]
     with caplog.at_level(logging.WARNING, logger="critic_tasks"):
         assert scoring.likert_spearman(records) == (0.0, ["constant predictions over 3 items: Spearman undefined, "
                                                           "reported 0"])
-        scoring.likert_spearman(records)
+        scoring.likert_spearman(records, say=False)
         assert _said(caplog, "constant predictions over 3 items") == 1
-        new_run()
         scoring.likert_spearman(records)
         assert _said(caplog, "constant predictions over 3 items") == 2
 

@@ -58,7 +58,6 @@ from critic_tasks.core.records import (
     domain_mean,
     rate,
 )
-from critic_tasks.core.run_state import per_run
 from critic_tasks.protocols.criticbench import toolkit
 from critic_tasks.protocols.criticbench.judge_prompts import LOWEST
 
@@ -124,41 +123,49 @@ def record(doc: dict, text: str | None) -> Record:
 # ----------------------------------------------------------------------------- metric families
 
 
-def likert_spearman(records: Sequence[LikertRecord]) -> tuple[float, list[str]]:
-    """Pooled Spearman x100 over labelled records, and any warnings."""
+def likert_spearman(records: Sequence[LikertRecord], say: bool = True) -> tuple[float, list[str]]:
+    """Pooled Spearman x100 over labelled records, and any warnings (logged when ``say``: the one computation of a
+    pool's ``spearman`` says it; the keys that only count or rescale it stay silent)."""
     labelled = [r for r in records if r.gold is not None]
-    preds, golds = [r.pred for r in labelled], [float(r.gold) for r in labelled]
-    value, warning = spearman_x100(preds, golds)
-    if warning:
-        # lm-eval aggregates each metric key separately, and every key of a pool recomputes its Spearman: say it
-        # once per pool of data (the count is in ``spearman_warnings`` and the summary table).
-        seen = (warning, tuple(sorted({r.domain for r in labelled})), hash((tuple(preds), tuple(golds))))
-        if seen not in _WARNED:
-            _WARNED.add(seen)
-            log.warning("critic_tasks: %s", warning)
+    value, warning = spearman_x100([r.pred for r in labelled], [float(r.gold) for r in labelled])
+    if warning and say:
+        log.warning("critic_tasks: %s", warning)
     return value, [warning] if warning else []
 
 
-_WARNED: set = per_run(set())
+def _labelled(records: Sequence[LikertRecord]) -> bool:
+    return any(r.scored for r in records)
 
 
-def likert_metrics(records: Sequence[LikertRecord]) -> dict[str, float]:
-    """All feedback / meta-feedback metrics for one pool of records."""
-    out = {"parse_rate": rate(r.parsed for r in records), "labels_available": rate(r.scored for r in records)}
-    if not any(r.scored for r in records):
-        return out
-    warnings: list[str] = []
-    out["spearman"], w = likert_spearman(records)
-    warnings += w
+def likert_spearman_value(records: Sequence[LikertRecord]) -> float | None:
+    """``spearman``: pooled over domains (absent without human labels)."""
+    return likert_spearman(records)[0] if _labelled(records) else None
+
+
+def likert_score_value(records: Sequence[LikertRecord]) -> float | None:
+    """``score`` = (spearman + 100) / 2."""
+    return likert_score(likert_spearman(records, say=False)[0]) if _labelled(records) else None
+
+
+def likert_warning_count(records: Sequence[LikertRecord]) -> float | None:
+    """``spearman_warnings``: the undefined correlations reported as 0, pooled and per quality."""
+    if not _labelled(records):
+        return None
     by_quality = defaultdict(list)
     for r in records:
         by_quality[r.quality].append(r)
-    for quality, group in sorted(by_quality.items()):
-        out[f"spearman_{quality}"], w = likert_spearman(group)
-        warnings += w
-    out["score"] = likert_score(out["spearman"])
-    out["spearman_warnings"] = float(len(warnings))
-    return out
+    pools = [records, *(group for _, group in sorted(by_quality.items()))]
+    return float(sum(len(likert_spearman(pool, say=False)[1]) for pool in pools))
+
+
+def likert_metrics(records: Sequence[LikertRecord]) -> dict[str, float]:
+    """All feedback / meta-feedback metrics for one pool of records, each computed once (``METRICS``), with the
+    per-quality Spearman."""
+    out = {base: fn(records) for (family, base), fn in METRICS.items() if family == "likert"}
+    if _labelled(records):
+        for quality in sorted({r.quality for r in records}):
+            out[f"spearman_{quality}"] = likert_spearman([r for r in records if r.quality == quality])[0]
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _pairs(records: Sequence[VerdictRecord]) -> tuple[list, list, list, list]:
@@ -171,49 +178,89 @@ def _pairs(records: Sequence[VerdictRecord]) -> tuple[list, list, list, list]:
             [pairs[i]["gold"] for i in ids], [pairs[i]["difficulty"] for i in ids])
 
 
+def _pair_rates(records: Sequence[VerdictRecord]) -> dict[str, float] | None:
+    """accuracy, accuracy_loose and consistency over the aligned pairs; None where a pair has no human label."""
+    forward, reverse, gold, _ = _pairs(records)
+    return None if any(g is None for g in gold) else pairwise_metrics(forward, reverse, gold)
+
+
+def _toolkit_rule(records: Sequence[VerdictRecord]) -> bool:
+    return any(r.rule == "toolkit" for r in records)
+
+
+def _labelled_rate(base: str) -> Callable[[Sequence[VerdictRecord]], float | None]:
+    def value(records):
+        rates = _pair_rates(records)
+        return None if rates is None else rates[base]
+
+    value.__name__ = f"pairwise_{base}"
+    return value
+
+
+def pairwise_score(records: Sequence[VerdictRecord]) -> float | None:
+    """The headline follows the protocol: the paper's rule, or the toolkit's (with which the leaderboard was made)."""
+    return _labelled_rate("accuracy_loose" if _toolkit_rule(records) else "accuracy")(records)
+
+
+def pairwise_consistency(records: Sequence[VerdictRecord]) -> float:
+    forward, reverse, _, _ = _pairs(records)
+    return rate(map(pair_consistent, forward, reverse))
+
+
 def pairwise_family(records: Sequence[VerdictRecord]) -> dict[str, float]:
-    """Comparison metrics; label-free ones (parse_rate, consistency) always present."""
-    forward, reverse, gold, difficulty = _pairs(records)
-    out = {"parse_rate": rate(r.parsed for r in records), "labels_available": rate(g is not None for g in gold),
-           "consistency": rate(map(pair_consistent, forward, reverse))}
-    if any(g is None for g in gold):
-        return out
-    out.update(pairwise_metrics(forward, reverse, gold))
-    for level in sorted(set(difficulty)):
-        idx = [i for i, d in enumerate(difficulty) if d == level]
-        sub = pairwise_metrics([forward[i] for i in idx], [reverse[i] for i in idx], [gold[i] for i in idx])
-        out[f"accuracy_{level}"], out[f"accuracy_loose_{level}"] = sub["accuracy"], sub["accuracy_loose"]
-    # the headline follows the protocol: the paper's rule, or the toolkit's (with which the leaderboard was made)
-    out["score"] = out["accuracy_loose"] if any(r.rule == "toolkit" for r in records) else out["accuracy"]
-    return out
+    """Comparison metrics, each computed once (``METRICS``), with the per-difficulty accuracies; label-free ones
+    (parse_rate, consistency) always present."""
+    out = {base: fn(records) for (family, base), fn in METRICS.items() if family == "pairwise"}
+    if _pair_rates(records) is not None:
+        for level in sorted({r.difficulty for r in records}):
+            group = [r for r in records if r.difficulty == level]
+            out[f"accuracy_{level}"], out[f"accuracy_loose_{level}"] = (_labelled_rate(b)(group)
+                                                                        for b in ("accuracy", "accuracy_loose"))
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _pass_rate(records: Sequence[CorrectionRecord], item_value) -> float:
     return 100.0 * (domain_mean((r.domain, item_value(r)) for r in records) or 0.0)
 
 
-def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
-    valid = [r for r in records if r.scored]
-    out = {
-        "parse_rate": rate(p for r in records for p in r.parsed),
-        "truncated": rate(t for r in records for t in r.truncated),
-        "invalid_items": float(len(records) - len(valid)),
-        "pass_rate": _pass_rate(valid, lambda r: sum(r.passed) / len(r.passed)),
-    }
-    out["score"] = out["pass_rate"]
-    # Which sandbox layer ran the programs (a string: recorded in the results beside the numbers it vouches for).
-    out["isolation"] = "+".join(sorted({layer for r in records for layer in r.isolation})) or "none"
-    for quality in sorted({r.quality for r in valid}):
-        group = [r for r in valid if r.quality == quality]
-        out[f"pass_rate_{quality}"] = _pass_rate(group, lambda r: sum(r.passed) / len(r.passed))
+def _valid(records: Sequence[CorrectionRecord]) -> list[CorrectionRecord]:
+    return [r for r in records if r.scored]
+
+
+def correction_pass_rate(records: Sequence[CorrectionRecord]) -> float:
+    """``pass_rate`` (= ``score``): the unweighted mean of the domains' pass rates over valid items."""
+    return _pass_rate(_valid(records), lambda r: sum(r.passed) / len(r.passed))
+
+
+def correction_isolation(records: Sequence[CorrectionRecord]) -> str:
+    """Which sandbox layer ran the programs (a string: recorded in the results beside the numbers it vouches for)."""
+    return "+".join(sorted({layer for r in records for layer in r.isolation})) or "none"
+
+
+def correction_identical(records: Sequence[CorrectionRecord]) -> float | None:
+    """Sampled items whose k samples were one text (the backend did not sample; core.records.all_identical)."""
     sampled = [r for r in records if r.n_samples > 1]
-    if sampled:  # pass@k: items whose k samples were one text (the backend did not sample; core.records.all_identical)
-        out["identical_samples"] = float(sum(r.identical for r in sampled))
-    n_min = min((r.n_samples for r in valid), default=0)
-    for k in PASS_AT_K:
-        if k <= n_min:
-            out[f"pass@{k}"] = _pass_rate(valid, lambda r, k=k: pass_at_k(r.n_samples, sum(r.passed), k))
-    return out
+    return float(sum(r.identical for r in sampled)) if sampled else None
+
+
+def correction_pass_at(k: int) -> Callable[[Sequence[CorrectionRecord]], float | None]:
+    """``pass@k``, where every valid item has at least k samples."""
+    def value(records):
+        valid = _valid(records)
+        if k > min((r.n_samples for r in valid), default=0):
+            return None
+        return _pass_rate(valid, lambda r: pass_at_k(r.n_samples, sum(r.passed), k))
+
+    value.__name__ = f"correction_pass_at_{k}"
+    return value
+
+
+def correction_metrics(records: Sequence[CorrectionRecord]) -> dict[str, float]:
+    """Correction metrics, each computed once (``METRICS``), with the per-quality pass rates."""
+    out = {base: fn(records) for (family, base), fn in METRICS.items() if family == "correction"}
+    for quality in sorted({r.quality for r in _valid(records)}):
+        out[f"pass_rate_{quality}"] = correction_pass_rate([r for r in records if r.quality == quality])
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def judge_grades(records: Sequence[JudgedRecord]) -> list[tuple[JudgedRecord, float]]:
@@ -224,32 +271,95 @@ def judge_grades(records: Sequence[JudgedRecord]) -> list[tuple[JudgedRecord, fl
             if not r.deferred and (r.scored or r.rule != "toolkit")]
 
 
+def _done(records: Sequence[JudgedRecord]) -> list[JudgedRecord]:
+    return [r for r in records if not r.deferred]
+
+
+def judge_deferred(records: Sequence[JudgedRecord]) -> float | None:
+    """Items kept for ``critic-eval judge`` (absent when none is)."""
+    deferred = len(records) - len(_done(records))
+    return float(deferred) if deferred else None
+
+
+def _over_done(value: Callable[[list[JudgedRecord]], float | None]) -> Callable[[Sequence[JudgedRecord]], float | None]:
+    """A judge value over the graded (not deferred) items; absent where every item is deferred."""
+    def over(records):
+        done = _done(records)
+        return value(done) if done else None
+
+    over.__name__ = value.__name__
+    return over
+
+
+@_over_done
+def judge_parse_rate(done):
+    return rate(r.scored for r in done)
+
+
+@_over_done
+def judge_failed(done):
+    """Ungraded items: counted LOWEST in judge_score (toolkit rule: left out)."""
+    return float(sum(not r.scored for r in done))
+
+
+@_over_done
+def judge_echoed(done):
+    """Graded at the minimum: the judge only repeated a grade the critique states (its failure is the critique's)."""
+    return float(sum(r.echoed for r in done if r.scored))
+
+
+@_over_done
+def judge_score(done):
+    """The mean of the domains' mean grades (``judge_grades``); absent, never NaN, where no item counts."""
+    return domain_mean((r.domain, g) for r, g in judge_grades(done))
+
+
 def judge_metrics(records: Sequence[JudgedRecord]) -> dict[str, float]:
-    """Metrics over judged records; a score that cannot be computed is absent, never NaN."""
-    done = [r for r in records if not r.deferred]
-    out = {"judge_deferred": float(len(records) - len(done))} if len(done) < len(records) else {}
-    if not done:
-        return out
-    scored = [r for r in done if r.scored]
-    out["judge_parse_rate"] = rate(r.scored for r in done)
-    out["judge_failed"] = float(len(done) - len(scored))  # ungraded: counted LOWEST (toolkit rule: left out)
-    # graded at the minimum: the judge only repeated a grade the critique states (its failure is the critique's)
-    out["judge_echoed"] = float(sum(r.echoed for r in scored))
-    grades = judge_grades(done)
-    overall = domain_mean((r.domain, g) for r, g in grades)
-    if overall is not None:
-        out["judge_score"] = overall
-    for group in sorted({r.group for r in done}):
-        value = domain_mean((r.domain, g) for r, g in grades if r.group == group)
-        if value is not None:
-            out[f"judge_score_{group}"] = value
-    return out
+    """Metrics over judged records, each computed once (``METRICS``), with the per-group judge scores; a score that
+    cannot be computed is absent, never NaN."""
+    out = {base: fn(records) for (family, base), fn in METRICS.items() if family == "judge"}
+    for group in sorted({r.group for r in _done(records)}):
+        out[f"judge_score_{group}"] = judge_score([r for r in records if r.group == group])
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def feedback_text_parse_rate(records: Sequence[FeedbackTextRecord]) -> float:
+    """``parse_rate``: the share of non-empty critiques (SAvg's stage 1 is not scored)."""
+    return rate(r.parsed for r in records)
 
 
 def feedback_text_metrics(records: Sequence[FeedbackTextRecord]) -> dict[str, float]:
-    """``parse_rate``: the share of non-empty critiques (SAvg's stage 1 is not scored)."""
-    return {"parse_rate": rate(r.parsed for r in records)}
+    return {"parse_rate": feedback_text_parse_rate(records)}
 
+
+# Each (family, base) the registry's metrics name: its one value over the records a key accepts (None: absent).
+METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
+    ("likert", "parse_rate"): lambda records: rate(r.parsed for r in records),
+    ("likert", "labels_available"): lambda records: rate(r.scored for r in records),
+    ("likert", "spearman"): likert_spearman_value,
+    ("likert", "score"): likert_score_value,
+    ("likert", "spearman_warnings"): likert_warning_count,
+    ("pairwise", "parse_rate"): lambda records: rate(r.parsed for r in records),
+    ("pairwise", "labels_available"): lambda records: rate(g is not None for g in _pairs(records)[2]),
+    ("pairwise", "consistency"): pairwise_consistency,
+    ("pairwise", "accuracy"): _labelled_rate("accuracy"),
+    ("pairwise", "accuracy_loose"): _labelled_rate("accuracy_loose"),
+    ("pairwise", "score"): pairwise_score,
+    ("correction", "parse_rate"): lambda records: rate(p for r in records for p in r.parsed),
+    ("correction", "truncated"): lambda records: rate(t for r in records for t in r.truncated),
+    ("correction", "invalid_items"): lambda records: float(len(records) - len(_valid(records))),
+    ("correction", "pass_rate"): correction_pass_rate,
+    ("correction", "score"): correction_pass_rate,
+    ("correction", "isolation"): correction_isolation,
+    ("correction", "identical_samples"): correction_identical,
+    **{("correction", f"pass@{k}"): correction_pass_at(k) for k in PASS_AT_K},
+    ("judge", "judge_deferred"): judge_deferred,
+    ("judge", "judge_parse_rate"): judge_parse_rate,
+    ("judge", "judge_failed"): judge_failed,
+    ("judge", "judge_echoed"): judge_echoed,
+    ("judge", "judge_score"): judge_score,
+    ("feedback_text", "parse_rate"): feedback_text_parse_rate,
+}
 
 # The metric families the registry's metrics name (``Metric.family``).
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {
