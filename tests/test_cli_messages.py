@@ -649,3 +649,31 @@ def test_preflight_and_a_run_load_a_local_data_folder_before_the_model(no_model_
     items.write_text(json.dumps(good))  # whole again: ok
     assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 0
     assert "critic-eval preflight: ok" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["demo", "--tasks", "critic_sub"],
+     "critic-eval: demo: critic_feedback_sub, critic_comparison_sub, critic_correction_sub: scored by a judge, and "
+     "none is set (CRITIC_JUDGE_MODEL); the demo keeps no samples to score later, so the generations would be thrown "
+     "away: set one, or run the objective tasks (the default, critic)"),
+    (["demo", "--max_gen_toks", "0"],
+     "critic-eval: demo: --max_gen_toks 0: give a budget of 1 token or more (default 32)"),
+], ids=["demo-judged", "demo-no-budget"])
+def test_demo_mistakes_are_one_line_before_generating(no_model_load, capsys, argv, expected):
+    assert cli.main(argv) == 2
+    assert one_line(capsys) == expected
+    assert no_model_load == []
+
+
+def test_check_says_when_a_threshold_looks_like_a_fraction(tmp_path, capsys):
+    """`--min critic.score=0.4` (a 0-1 habit) passes anything above 0.4 on our x100 scale: said in one line."""
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"results": {"critic": {"score,none": 35.0},
+                                               "critic_feedback": {"spearman,none": 30.0}}}))
+    assert cli.main(["check", str(results), "--min", "critic.score=0.4"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        "critic-eval check: note: min critic.score=0.4: our rates are x100 (critic.score = 40 means 0.40), so this "
+        "asks for 0.4 in 100; if you meant 40, write critic.score=40"]
+    assert cli.main(["check", str(results), "--min", "critic.score=30", "--max", "critic_feedback.spearman=80"]) == 0
+    assert capsys.readouterr().err == ""  # x100 thresholds: nothing to say

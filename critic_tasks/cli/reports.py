@@ -39,6 +39,22 @@ def _check_writable(folder: Path, flag: str) -> None:
                           "folder") from None
 
 
+def fraction_note(name: str, value: float, where: str) -> str | None:
+    """A threshold between -1 and 1 (not 0) on a x100 metric: the 0-1 habit (0.4 for 40%), said in one line."""
+    from critic_tasks import registry
+
+    task, _, key = name.partition(".")
+    if task in registry.GROUPS:
+        group = registry.GROUPS[task]
+        metric = registry.TASKS[group.members[0]].kind_spec.metric(group.metric)
+    else:
+        metric = registry.TASKS[task].kind_spec.metric(key)
+    if metric is None or metric.scale not in ("rate", "correlation") or value == 0 or abs(value) >= 1:
+        return None
+    return (f"critic-eval check: note: {where} {name}={value:g}: our {metric.scale}s are x100 ({name} = 40 means "
+            f"0.40), so this asks for {value:g} in 100; if you meant {value * 100:g}, write {name}={value * 100:g}")
+
+
 def check_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="critic-eval check", description=CHECK + ". Exit 0: all hold; 1: some "
                                      "missed (each named, with by how much and its interval); 2: bad input.")
@@ -64,6 +80,11 @@ def check_command(argv: list[str]) -> int:
         for text in getattr(args, side):
             name, value = gate.parse_threshold(text, f"--{side}")
             settings[side][name] = value
+    for side in ("min", "max"):
+        for name, value in settings[side].items():
+            note = fraction_note(name, value, side)
+            if note:
+                print(note, file=sys.stderr)
     baseline_path = args.baseline or settings["baseline"]
     if not settings["min"] and not settings["max"] and baseline_path is None:
         raise ConfigError("check: nothing to check: give --min/--max thresholds, --config or --baseline")

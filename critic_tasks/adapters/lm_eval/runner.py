@@ -732,11 +732,14 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
     print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
     check_demo_tasks(tasks)
+    if max_gen_toks < 1:
+        raise ConfigError(f"demo: --max_gen_toks {max_gen_toks}: give a budget of 1 token or more (default 32)")
     check_output_path(output_path)
     check_model_backend(["--model", "hf"])
     model_args = smollm2_model_args() + ",device=cpu"
     folder = resume.model_folder("hf", model_args)
     cache = os.path.join(folder, resume.PREFIX) if folder else None
+    cached_before = resume.cached_count(cache) if cache else 0
     print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
           f"{', '.join(tasks)} on the CPU, up to {max_gen_toks} tokens a reply (the critic group: 141 generations, about "
           "3 minutes on 2 idle cores, several times that on busy ones; lm-eval's first time estimates run high). "
@@ -764,7 +767,7 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
                                         "command with a writable --output_path reprints them at once") from None
         return results["results"]
     gc.collect()
-    raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache))
+    raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache, cached_before))
 
 
 class ResultsNotWritten(RuntimeError):
@@ -781,6 +784,21 @@ def check_demo_tasks(tasks: list[str]) -> None:
     for name in names:
         if name not in known:
             raise unknown_task(name, "demo: unknown task", "the demo runs our tasks only; `critic-eval tasks` lists them")
+    # the demo keeps no samples to score later: a judge- or reviser-scored task without one set would generate for
+    # minutes, then throw the generations away
+    from critic_tasks.llm.settings import LLMSettings
+    from critic_tasks.protocols.revision.pipeline import reviser_pool
+
+    tasks = expand(names)
+    judged = [t.name for t in tasks if "judge" in SCORERS[t.scorer].roles]
+    revised = [t.name for t in tasks if "reviser" in SCORERS[t.scorer].roles]
+    for unscored, role, setting in ((judged, "a judge", "CRITIC_JUDGE_MODEL"),
+                                    (revised, "revisers", "CRITIC_REVISER_MODEL / CRITIC_REVISERS")):
+        if unscored and not (LLMSettings.from_env("judge").model if role == "a judge" else reviser_pool()):
+            shown = ", ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
+            raise ConfigError(f"demo: {shown}: scored by {role}, and none is set ({setting}); the demo keeps no "
+                              "samples to score later, so the generations would be thrown away: set one, or run "
+                              "the objective tasks (the default, critic)")
 
 
 class _DemoSettingsWarning(logging.Filter):
