@@ -677,3 +677,19 @@ def test_check_says_when_a_threshold_looks_like_a_fraction(tmp_path, capsys):
         "asks for 0.4 in 100; if you meant 40, write critic.score=40"]
     assert cli.main(["check", str(results), "--min", "critic.score=30", "--max", "critic_feedback.spearman=80"]) == 0
     assert capsys.readouterr().err == ""  # x100 thresholds: nothing to say
+
+
+def test_the_first_tries_in_the_docs_run_on_a_cpu_as_written():
+    """The README's first try keeps replies short on a CPU; OpenCompass's CPU recipe names the sample (unset, it
+    read the whole dataset from the Hub); what that recipe leaves in the checkout is ignored by git."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first = readme.split("# a first try", 1)[1].split("\ncritic-eval --model vllm", 1)[0]
+    assert "--device cpu" in first and "--gen_kwargs max_gen_toks=64" in first, first
+    recipe = (REPO / "docs" / "opencompass.md").read_text(encoding="utf-8")
+    cpu_run = recipe.split("python scripts/smollm2_hf.py smollm2-hf", 1)[1].split("\n# an eval config", 1)[0]
+    assert "CRITICBENCH_DATA_DIR=sample opencompass" in cpu_run and "--hf-num-gpus 0" in cpu_run, cpu_run
+    ignored = subprocess.run(["git", "check-ignore", "outputs/x", ".cache/x", "smollm2-hf/config.json"], cwd=REPO,
+                             capture_output=True, text=True)
+    assert ignored.stdout.split() == ["outputs/x", ".cache/x", "smollm2-hf/config.json"]
+    usage = " ".join((REPO / "docs" / "usage.md").read_text(encoding="utf-8").split())
+    assert "plain `lm_eval` needs `--device cpu`" not in usage  # lm-eval's hf model takes cuda:0 as the CPU there
