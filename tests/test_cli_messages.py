@@ -4,6 +4,7 @@ command that runs, and the results read at a glance. Fast: nothing here loads a 
 
 import ast
 import json
+import logging
 import re
 import subprocess
 import warnings
@@ -693,3 +694,41 @@ def test_the_first_tries_in_the_docs_run_on_a_cpu_as_written():
     assert ignored.stdout.split() == ["outputs/x", ".cache/x", "smollm2-hf/config.json"]
     usage = " ".join((REPO / "docs" / "usage.md").read_text(encoding="utf-8").split())
     assert "plain `lm_eval` needs `--device cpu`" not in usage  # lm-eval's hf model takes cuda:0 as the CPU there
+
+
+@pytest.mark.parametrize(("flags", "level"), [([], logging.WARNING), (["--verbosity", "INFO"], logging.INFO)])
+def test_lm_evals_info_lines_are_off_unless_asked(monkeypatch, flags, level):
+    """A plain --limit 2 run printed ~27 lm-eval INFO lines (seeds, paths, each task's prompts) around our lines."""
+    import lm_eval.__main__
+
+    from critic_tasks.adapters.lm_eval import private
+
+    monkeypatch.delenv("LMEVAL_LOG_LEVEL", raising=False)
+    seen = []
+
+    def cli_evaluate():
+        lm_eval.__main__.setup_logging()  # as lm-eval's own entry point does first
+        seen.append(logging.getLogger("lm_eval").level)
+
+    monkeypatch.setattr(lm_eval.__main__, "cli_evaluate", cli_evaluate)
+    saved = logging.getLogger("lm_eval").level
+    try:
+        private.cli(["run", "--model", "dummy", "--tasks", "critic_feedback_chat", *flags])
+    finally:
+        logging.getLogger("lm_eval").setLevel(saved)
+    assert seen == [level]
+
+
+def test_a_ctrl_c_counts_this_runs_generations_not_the_whole_cache(tmp_path):
+    import sqlite3
+
+    from critic_tasks.adapters.lm_eval.runner import interrupted_message
+
+    prefix = tmp_path / "hf-model-abc" / "requests"
+    prefix.parent.mkdir()
+    with sqlite3.connect(f"{prefix}_rank0.db") as db:
+        db.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
+        db.executemany("INSERT INTO unnamed VALUES (?, ?)", [(str(i), b"") for i in range(8)])
+    line = interrupted_message(["--tasks", "critic"], str(prefix), 5)  # 5 were there when this run started
+    assert line == (f"critic-eval: interrupted; 3 generation(s) kept in {prefix.parent} (and 5 from earlier runs); "
+                    "resume (asks the model only for the rest): critic-eval --tasks critic")

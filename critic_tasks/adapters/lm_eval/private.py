@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import logging
 import os
 import sys
 from pathlib import Path
@@ -97,17 +98,21 @@ def ours_first_task_manager():
 def cli(argv: list[str]) -> None:
     """lm-eval's own CLI on ``argv`` (``["run", "--tasks", ...]``), with ``OursFirstTaskManager``; ``sys.argv`` and
     ``lm_eval.tasks.TaskManager`` are restored after. Raises what the CLI raises (``SystemExit`` included)."""
+    import lm_eval.__main__
     import lm_eval.tasks
-    from lm_eval.__main__ import cli_evaluate
 
-    saved = sys.argv, lm_eval.tasks.TaskManager
+    saved = sys.argv, lm_eval.tasks.TaskManager, lm_eval.__main__.setup_logging
     sys.argv = ["lm_eval", *argv]
     lm_eval.tasks.TaskManager = ours_first_task_manager()
+    if not any(a in ("--verbosity", "-v") or a.startswith("--verbosity=") for a in argv):
+        # lm-eval's ~27 INFO lines a run (seeds, paths, each task's prompt building) buried the lines that matter;
+        # its warnings stay, and LMEVAL_LOG_LEVEL=INFO (read by lm-eval's setup_logging) or --verbosity brings them back
+        lm_eval.__main__.setup_logging = functools.partial(saved[2], logging.WARNING)
     try:
         with quiet():
-            cli_evaluate()
+            lm_eval.__main__.cli_evaluate()
     finally:
-        sys.argv, lm_eval.tasks.TaskManager = saved
+        sys.argv, lm_eval.tasks.TaskManager, lm_eval.__main__.setup_logging = saved
 
 
 def _sampled(gen_kwargs: dict) -> bool:
