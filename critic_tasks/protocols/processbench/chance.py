@@ -1,0 +1,109 @@
+"""ProcessBench's chance lines: the exact expected scores of three critics that read nothing.
+
+* ``always_no_error``: answers -1 throughout: every correct item right, every erroneous one wrong (F1 0).
+* ``always_first_step``: answers 0 throughout: right on the erroneous items whose first step is already wrong.
+* ``uniform_step``: per item, one of -1, 0, ..., n-1 (n the item's steps), each with probability 1 / (n + 1).
+
+The accuracies are means of independent per-item hits, so their expectations are means of the hit probabilities.
+F1 is not linear: its expectation is a sum over the joint distribution of the two hit counts. Each count is a sum
+of independent Bernoulli variables with unequal probabilities (a Poisson binomial), whose distribution is built
+exactly by convolving the items one at a time; the two classes are independent, so
+
+    E[F1] = sum_k sum_l P(K_err = k) P(K_cor = l) * H(100 k / n_err, 100 l / n_cor),   H = harmonic mean (0 at 0, 0)
+
+``average_f1``'s expectation is the mean of the subsets' expected F1 (linearity). ``chance_replies`` gives the
+replies these critics would write (the uniform one drawn with a seed), for running them through the scorer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Sequence
+
+import numpy as np
+
+from critic_tasks.protocols.processbench.records import NO_ERROR
+
+CRITICS = ("always_no_error", "always_first_step", "uniform_step")
+
+
+def _hit_probabilities(critic: str, doc: dict) -> float:
+    label, n_steps = doc["label"], doc["n_steps"]
+    if critic == "always_no_error":
+        return float(label == NO_ERROR)
+    if critic == "always_first_step":
+        return float(label == 0)
+    if critic == "uniform_step":
+        return 1.0 / (n_steps + 1)
+    raise ValueError(f"unknown chance critic {critic!r}; expected one of {', '.join(CRITICS)}")
+
+
+def poisson_binomial(probabilities: Sequence[float]) -> np.ndarray:
+    """P(K = k), k = 0..n, for K the number of successes of independent trials with these probabilities.
+
+    >>> poisson_binomial([0.5, 0.5]).tolist()
+    [0.25, 0.5, 0.25]
+    """
+    pmf = np.ones(1)
+    for p in probabilities:
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    return pmf
+
+
+def expected_f1(error_probabilities: Sequence[float], correct_probabilities: Sequence[float]) -> float:
+    """E[F1] x100 for independent per-item hits with these probabilities (erroneous items, correct items)."""
+    n_err, n_cor = len(error_probabilities), len(correct_probabilities)
+    p_err, p_cor = poisson_binomial(error_probabilities), poisson_binomial(correct_probabilities)
+    a1 = 100.0 * np.arange(n_err + 1)[:, None] / n_err
+    a2 = 100.0 * np.arange(n_cor + 1)[None, :] / n_cor
+    total = a1 + a2
+    h = np.divide(2.0 * a1 * a2, total, out=np.zeros_like(total), where=total > 0)
+    return float(p_err @ h @ p_cor)
+
+
+def expected_subset(critic: str, docs: Sequence[dict]) -> dict[str, float]:
+    """``error_accuracy``, ``correct_accuracy`` and ``f1`` the critic is expected to score on these documents (one
+    subset; a class without items leaves its accuracy and F1 out)."""
+    errors = [_hit_probabilities(critic, d) for d in docs if d["label"] != NO_ERROR]
+    corrects = [_hit_probabilities(critic, d) for d in docs if d["label"] == NO_ERROR]
+    out = {}
+    if errors:
+        out["error_accuracy"] = 100.0 * sum(errors) / len(errors)
+    if corrects:
+        out["correct_accuracy"] = 100.0 * sum(corrects) / len(corrects)
+    if errors and corrects:
+        out["f1"] = expected_f1(errors, corrects)
+    return out
+
+
+def expected_chance(docs: Sequence[dict]) -> dict[str, dict[str, float]]:
+    """critic -> metric -> exact expected value on ``docs`` (documents of ``data.load_task_docs``, any subsets):
+    ``error_accuracy`` / ``correct_accuracy`` / ``f1`` over all the documents given (as the metrics pool the records
+    they get: pass one subset's documents for a subset's line) and ``average_f1``, the mean of the subsets' F1."""
+    by_subset: dict[str, list[dict]] = defaultdict(list)
+    for doc in docs:
+        by_subset[doc["subset"]].append(doc)
+    out = {}
+    for critic in CRITICS:
+        values = expected_subset(critic, docs)
+        subset_f1 = [v["f1"] for v in (expected_subset(critic, ds) for ds in by_subset.values()) if "f1" in v]
+        if subset_f1:
+            values["average_f1"] = sum(subset_f1) / len(subset_f1)
+        out[critic] = values
+    return out
+
+
+def floor(docs: Sequence[dict]) -> dict[str, float]:
+    """Per metric, the best expected value among the chance critics (the line a critic must beat)."""
+    lines = expected_chance(docs)
+    keys = {k for values in lines.values() for k in values}
+    return {k: max(values[k] for values in lines.values() if k in values) for k in sorted(keys)}
+
+
+def chance_replies(docs: Sequence[dict], seed: int = 0) -> dict[str, list[str]]:
+    """The replies each chance critic writes, one per document (``uniform_step`` drawn with ``seed``)."""
+    rng = random.Random(seed)
+    return {"always_no_error": [f"\\boxed{{{NO_ERROR}}}" for _ in docs],
+            "always_first_step": ["\\boxed{0}" for _ in docs],
+            "uniform_step": [f"\\boxed{{{rng.randrange(NO_ERROR, d['n_steps'])}}}" for d in docs]}

@@ -1,0 +1,117 @@
+"""Load ProcessBench's subsets into flat documents.
+
+Source of truth is the Hub dataset ``Qwen/ProcessBench``: one JSON array per subset at the repository's root
+(``gsm8k.json``, ``math.json``, ``olympiadbench.json``, ``omnimath.json``; the dataset card maps each file to a split
+of that name). Each item:
+
+    id                    "gsm8k-0"
+    generator             the model that wrote the solution
+    problem               the problem text
+    steps                 the solution, split into steps (paragraphs), a non-empty list of strings
+    final_answer_correct  whether the solution's final answer is right (kept, not scored)
+    label                 the index (from 0) of the earliest wrong step, or -1 when every step is right
+
+``PROCESSBENCH_DATA_DIR`` (or ``data_dir``) names a local folder holding the same files (or a checkout of the
+paper repository, whose ``dataset/`` folder holds them); ``sample`` selects the small fixtures of ours shipped in
+the package. A subset whose file a local copy lacks is one DataError saying so. Every other problem with a file is
+one DataError naming the file, item and field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.protocols.processbench.records import NO_ERROR
+from critic_tasks.protocols.remote import field, read_json, resolve_dir
+
+HUB_REPO = "Qwen/ProcessBench"
+DATA_DIR_ENV = "PROCESSBENCH_DATA_DIR"
+SAMPLE_DIR = Path(__file__).parent / "sample_data"
+SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")
+
+
+def subset_file(subset: str) -> str:
+    if subset not in SUBSETS:
+        raise ConfigError(f"processbench subset {subset!r}: expected one of {', '.join(SUBSETS)}")
+    return f"{subset}.json"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
+    """The local root to read from (``sample``: the bundled fixtures), or None for the Hub."""
+    return resolve_dir(data_dir, DATA_DIR_ENV, default="hub", named={"sample": SAMPLE_DIR})
+
+
+def locate(subset: str, data_dir: str | os.PathLike | None = None) -> Path:
+    name = subset_file(subset)
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        return _download(name)
+    for candidate in (root / name, root / "dataset" / name):
+        if candidate.is_file():
+            return candidate
+    present = sorted(s for s in SUBSETS if (root / f"{s}.json").is_file() or (root / "dataset" / f"{s}.json").is_file())
+    if present:  # a partial copy (the shared one has no omnimath): the subset exists, its local file does not
+        raise DataError(f"{root / name}: the local copy has no {subset} subset (it holds {', '.join(present)}); add "
+                        f"{name} from the Hub's {HUB_REPO}, or unset {DATA_DIR_ENV} to read it from the Hub")
+    raise DataError(f"{root / name}: file not found (expected {', '.join(subset_file(s) for s in SUBSETS)} under "
+                    f"{root}, the layout of the Hub's {HUB_REPO})")
+
+
+def _download(name: str) -> Path:
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(HUB_REPO, name, repo_type="dataset"))
+    except Exception as err:  # network, offline mode, a missing file: one message for all
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise DataError(f"hf://datasets/{HUB_REPO}/{name}: could not be read from the Hub ({type(err).__name__}: "
+                        f"{first}). Set {DATA_DIR_ENV} to a local copy of the dataset, or to 'sample' for the "
+                        f"bundled sample.") from None
+
+
+def _steps(item: dict, where: str) -> list[str]:
+    steps = field(item, "steps", where, (list,))
+    if not steps:
+        raise DataError(f"{where}: field 'steps' is an empty list (a solution has at least one step)")
+    for k, step in enumerate(steps):
+        if not isinstance(step, str):
+            raise DataError(f"{where}: field 'steps'[{k}] should be str, got {type(step).__name__}")
+    return steps
+
+
+def to_doc(item: dict, where: str, subset: str, index: int, source: str) -> dict:
+    steps = _steps(item, where)
+    label = field(item, "label", where, (int,))
+    if not NO_ERROR <= label < len(steps):
+        raise DataError(f"{where}: field 'label' should be -1 or a step index 0..{len(steps) - 1}, got {label}")
+    correct = item.get("final_answer_correct")
+    if correct is not None and not isinstance(correct, bool):
+        raise DataError(f"{where}: field 'final_answer_correct' should be bool, got {type(correct).__name__}")
+    return {"id": field(item, "id", where, (str, int)), "subset": subset, "dimension": subset,
+            "generator": item.get("generator") if isinstance(item.get("generator"), str) else "",
+            "problem": field(item, "problem", where), "steps": list(steps), "n_steps": len(steps), "label": label,
+            "final_answer_correct": correct, "source_file": source, "item_index": index}
+
+
+def load_subset(subset: str, data_dir: str | os.PathLike | None = None) -> list[dict]:
+    path = locate(subset, data_dir)
+    items = read_json(path)
+    if not isinstance(items, list):
+        raise DataError(f"{path}: expected a JSON array of items, got {type(items).__name__}")
+    if not items:
+        raise DataError(f"{path}: an empty list (expected the {subset} items; a truncated copy?)")
+    docs = [to_doc(item, f"{path}[{i}]", subset, i, str(path)) for i, item in enumerate(items)]
+    seen: dict = {}
+    for doc in docs:
+        if doc["id"] in seen:
+            raise DataError(f"{doc['source_file']}[{doc['item_index']}]: field 'id' {doc['id']!r} repeats item "
+                            f"{seen[doc['id']]}")
+        seen[doc["id"]] = doc["item_index"]
+    return docs
+
+
+def load_task_docs(dimension: str, data_dir: str | os.PathLike | None = None, **_ignored) -> list[dict]:
+    """The documents of one ProcessBench subset (``dimension``: gsm8k | math | olympiadbench | omnimath)."""
+    return load_subset(dimension, data_dir)
