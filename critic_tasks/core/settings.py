@@ -36,6 +36,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "for the bundled sample; unset: the Hub"),
     Setting("CRITIQUELLM_DATA_DIR", "", "path", "a local copy of CritiqueLLM's AlignBench files; unset: the paper "
             "repository's files"),
+    Setting("PROCESSBENCH_DATA_DIR", "", "path", "a local copy of Qwen/ProcessBench's subset files "
+            "(`gsm8k.json`, ...), or `sample` for the bundled sample; unset: the Hub"),
     Setting("METACRITIQUE_DATA_DIR", "", "path", "a local copy of MetaCritique's benchmark and annotation files; "
             "unset: the paper repository's files"),
     Setting("CRITICBENCH_TOOLKIT_DIR", "", "path", "a checkout of the CriticEval toolkit (the leaderboard protocol "
