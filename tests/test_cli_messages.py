@@ -588,7 +588,11 @@ def test_a_judge_that_is_down_is_one_line_at_once_for_judge_and_report_chance(mo
     monkeypatch.setenv("CRITIC_JUDGE_MODEL", "judge-model")
     monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
     run = _results_file(tmp_path / "out" / "org__model", "results_2026-01-01T00-00-00.json", "critic_feedback_sub", 5.0)
-    for argv in (["report", str(run), "--chance"], ["calibrate-judge", "--data_dir", "sample", "--limit", "2"]):
+    samples = tmp_path / "samples" / "samples_critic_feedback_sub_2026-01-01T00-00-00.jsonl"
+    samples.parent.mkdir()
+    samples.write_text("")
+    for argv in (["report", str(run), "--chance"], ["calibrate-judge", "--data_dir", "sample", "--limit", "2"],
+                 ["judge", str(samples.parent)]):
         started = time.monotonic()
         assert cli.main(argv) == 2
         assert time.monotonic() - started < 10

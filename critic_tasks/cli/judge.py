@@ -59,15 +59,15 @@ def saved_samples_parser(prog: str, description: str, failures: str) -> argparse
     return parser
 
 
-def _settings(args):
+def _settings(args, ask_endpoint: bool = True):
+    from critic_tasks.llm.backends.openai_compatible import check_endpoints
     from critic_tasks.protocols.criticbench.judge import judge_settings
 
     settings = judge_settings(**judge_overrides(args))
     if not settings.model:
         raise ConfigError("no judge model: pass --model or set CRITIC_JUDGE_MODEL")
-    from critic_tasks.llm.backends.openai_compatible import check_endpoints
-
-    check_endpoints(settings)  # a server that is down: one line now, not after every call's retries
+    if ask_endpoint:
+        check_endpoints(settings)  # a server that is down: one line now, not after every call's retries
     return settings
 
 
@@ -120,10 +120,14 @@ def judge_command(argv: list[str]) -> int:
     parser = saved_samples_parser("critic-eval judge", "Judge saved subjective generations.",
                                   "some items could not be judged (failed calls, replies without a score)")
     args = parser.parse_args(argv)
-    settings = _settings(args)
+    settings = _settings(args, ask_endpoint=False)
+    files = find_sample_files(args.path)  # a wrong folder is said before the judge is asked
+    from critic_tasks.llm.backends.openai_compatible import check_endpoints
+
+    check_endpoints(settings)
 
     results, failed, n_items = {}, {}, 0
-    for task, path in find_sample_files(args.path).items():
+    for task, path in files.items():
         scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or not scorer.judged:
             continue
