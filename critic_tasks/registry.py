@@ -4,13 +4,13 @@ Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generat
 route records to metric keys, the OpenCompass config generator (``adapters/opencompass/generate.py``), the CLI's
 tables and ``critic-eval tasks``, the judge CLI (which tasks are judged), the reports and the benchmarks. Adding a
 task is one edit here plus the generator run (``python -m critic_tasks.generate``); a new metric is a ``Metric``
-here and, unless an existing family computes it, its function in the protocol's ``scoring.FAMILIES``. Tests keep
+here and, unless an existing family computes it, its function in the protocol's ``scoring.METRICS``. Tests keep
 the generated files in sync.
 
-* A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it (the protocol's
-  ``scoring.FAMILIES``), the ``base`` value it reports, which records it is computed over (``when``: all records,
-  only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only ``deferred`` ones; and a
-  breakdown ``subset`` such as quality = low), its direction, and its ``scale``: the values it can take
+* A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it and the ``base``
+  value it reports (one function per pair: the protocol's ``scoring.METRICS``), which records it is computed over
+  (``when``: all records, only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only
+  ``deferred`` ones; and a breakdown ``subset`` such as quality = low), its direction, and its ``scale``: the values it can take
   (``SCALES``), against which the reports and the gate check every results file they read.
 * A ``TaskKind`` is what a kind of task shares: the data dimension it reads (``data_dimension``: the paper's feedback,
   comparison, correction or meta; a document's ``dimension``), how its outputs are scored (its ``scorer``,

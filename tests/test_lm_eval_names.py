@@ -129,3 +129,15 @@ def test_every_route_finds_the_yamls_functions(route, tmp_path):
     assert got["prompt"] == "You will see a user "
     assert got["config"] == "likert_spearman = hooks.aggregation('likert', 'spearman')"  # what it computes
     assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)
+
+
+def test_every_metric_value_has_its_own_function():
+    """Each (family, base) a registry key reports is one function of ``catalog.METRICS`` (no family computed whole
+    to read one value off), the one lm-eval's aggregation and ``engine.kind_metrics`` call."""
+    from critic_tasks import engine, registry
+    from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.protocols import catalog
+
+    assert set(registry.aggregations()) <= set(catalog.METRICS)
+    assert hooks.aggregation("likert", "spearman").metric is catalog.METRICS[("likert", "spearman")]
+    assert engine.metric_value is catalog.metric_value

@@ -58,33 +58,72 @@ def record(doc: dict, reply) -> Record:
     return (preference_record if doc["dimension"] == "alignbench_pairwise" else rating_record)(doc, reply)
 
 
-def rating_metrics(records: Sequence[RatingRecord]) -> dict[str, float]:
+def _labelled(records: Sequence[RatingRecord]) -> tuple[list[float], list[float], list[RatingRecord]]:
     labelled = [r for r in records if r.scored]
-    pred, human = [r.pred for r in labelled], [float(r.gold) for r in labelled]
-    text = text_level(pred, human, [r.question for r in labelled])
-    system = system_level(pred, human, [r.model for r in labelled])
-    out = {"parse_rate": rate(r.parsed for r in records),
-           "sample_parse_rate": 100.0 * sum(r.parsed_samples for r in records) / max(1, sum(r.samples for r in records))}
-    out.update({f"text_{k}": v for k, v in text.items() if k not in ("questions", "constant", "skipped")})
-    out.update(text_questions=text["questions"], text_constant=text["constant"], text_skipped=text["skipped"])
-    out.update({f"system_{k}": v for k, v in system.items() if k not in ("models", "defined")})
-    out.update(system_models=system["models"], system_defined=system["defined"])
-    out["variant"] = variants.recorded(r.variant for r in records)
+    return [r.pred for r in labelled], [float(r.gold) for r in labelled], labelled
+
+
+def _text(key: str) -> Callable[[Sequence[RatingRecord]], float]:
+    """A text-level value (``core.metrics.correlation.text_level``: over the responses to each question)."""
+    def value(records):
+        pred, human, labelled = _labelled(records)
+        return text_level(pred, human, [r.question for r in labelled])[key]
+
+    value.__name__ = f"rating_text_{key}"
+    return value
+
+
+def _system(key: str) -> Callable[[Sequence[RatingRecord]], float]:
+    """A system-level value (``system_level``: each generating model's mean rating, correlated across models)."""
+    def value(records):
+        pred, human, labelled = _labelled(records)
+        return system_level(pred, human, [r.model for r in labelled])[key]
+
+    value.__name__ = f"rating_system_{key}"
+    return value
+
+
+def rating_identical(records: Sequence[RatingRecord]) -> float | None:
+    """Self-consistency: items whose k samples were one text k times (the warning: core.records.warn_identical)."""
     sampled = [r for r in records if r.samples > 1]
-    if sampled:  # self-consistency: items whose k samples were one text k times (the warning: core.records.warn_identical)
-        out["identical_samples"] = float(sum(r.identical for r in sampled))
-    return out
+    return float(sum(r.identical for r in sampled)) if sampled else None
 
 
-def preference_metrics(records: Sequence[PreferenceRecord]) -> dict[str, float]:
+def _preference_pairs(records: Sequence[PreferenceRecord]) -> dict[str, float]:
     pairs: dict[str, dict] = {}
     for r in records:
         pairs.setdefault(r.pair_id, {"gold": r.gold})[r.order] = r.verdict
     ids = sorted(pairs)
-    out = {"parse_rate": rate(r.parsed for r in records), "variant": variants.recorded(r.variant for r in records)}
-    out.update(agreement_metrics([pairs[i].get("forward") for i in ids], [pairs[i].get("reverse") for i in ids],
-                                 [pairs[i]["gold"] for i in ids]))
-    return out
+    return agreement_metrics([pairs[i].get("forward") for i in ids], [pairs[i].get("reverse") for i in ids],
+                             [pairs[i]["gold"] for i in ids])
+
+
+# Each (family, base) the registry's metrics name: its one value over the records a key accepts (None: absent).
+METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
+    ("rating", "parse_rate"): lambda records: rate(r.parsed for r in records),
+    ("rating", "sample_parse_rate"): lambda records: (100.0 * sum(r.parsed_samples for r in records)
+                                                      / max(1, sum(r.samples for r in records))),
+    **{("rating", f"text_{k}"): _text(k) for k in (*COEFFICIENTS, "questions", "constant", "skipped")},
+    **{("rating", f"system_{k}"): _system(k) for k in (*COEFFICIENTS, "models", "defined")},
+    ("rating", "variant"): lambda records: variants.recorded(r.variant for r in records),
+    ("rating", "identical_samples"): rating_identical,
+    ("preference", "parse_rate"): lambda records: rate(r.parsed for r in records),
+    ("preference", "variant"): lambda records: variants.recorded(r.variant for r in records),
+    ("preference", "agreement"): lambda records: _preference_pairs(records)["agreement"],
+    ("preference", "consistency"): lambda records: _preference_pairs(records)["consistency"],
+}
+
+
+def _family(name: str) -> Callable[[Sequence], dict[str, float]]:
+    def values(records):
+        out = {base: fn(records) for (family, base), fn in METRICS.items() if family == name}
+        return {k: v for k, v in out.items() if v is not None}
+
+    values.__name__ = f"{name}_metrics"
+    return values
+
+
+rating_metrics, preference_metrics = _family("rating"), _family("preference")
 
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"rating": rating_metrics,

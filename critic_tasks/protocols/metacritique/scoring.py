@@ -26,20 +26,58 @@ from critic_tasks.core.records import AIURecord, canonical
 KEYS = ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
 
 
-def aiu_metrics(records: Sequence[AIURecord]) -> dict[str, float]:
-    done = [r for r in records if not r.deferred]
-    out = {"judge_deferred": float(len(records) - len(done))} if len(done) < len(records) else {}
-    if not done:
-        return out
-    scored = [r for r in done if r.scored]
+def _done(records: Sequence[AIURecord]) -> list[AIURecord]:
+    return [r for r in records if not r.deferred]
+
+
+def aiu_deferred(records: Sequence[AIURecord]) -> float | None:
+    """Critiques generated without a judge configured (absent when none is)."""
+    deferred = len(records) - len(_done(records))
+    return float(deferred) if deferred else None
+
+
+def _over_done(value: Callable[[list[AIURecord]], float]) -> Callable[[Sequence[AIURecord]], float | None]:
+    """An AIU value over the judged (not deferred) critiques; absent where every critique is deferred."""
+    def over(records):
+        done = _done(records)
+        return value(done) if done else None
+
+    over.__name__ = value.__name__
+    return over
+
+
+@_over_done
+def aiu_judge_parse_rate(done):
+    """Readable verdicts of those asked (a failed AIU extraction counts as one unreadable verdict)."""
     asked = sum(len(r.precision) + len(r.recall) + (r.n_aius is None) for r in done)
     readable = sum(v is not None for r in done for v in (*r.precision, *r.recall))
-    out.update(judge_parse_rate=100.0 * readable / asked if asked else 100.0, judge_failed=float(len(done) - len(scored)),
-               empty_critiques=float(sum(r.n_aius == 0 for r in scored)),
-               judge_echoed=float(sum(r.echoed > 0 for r in done)))
-    values = precision_recall_f1(*_labels(done))
-    out.update({k: values[k] for k in KEYS})
-    return out
+    return 100.0 * readable / asked if asked else 100.0
+
+
+def _prf(key: str) -> Callable[[Sequence[AIURecord]], float | None]:
+    """One of ``KEYS`` (``core.metrics.prf``: the six share one pass over the labels)."""
+    def value(done):
+        return precision_recall_f1(*_labels(done))[key]
+
+    value.__name__ = f"aiu_{key}"
+    return _over_done(value)
+
+
+# Each (family, base) the registry's metrics name: its one value over the records a key accepts (None: absent).
+METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
+    ("aiu", "judge_deferred"): aiu_deferred,
+    ("aiu", "judge_parse_rate"): aiu_judge_parse_rate,
+    ("aiu", "judge_failed"): _over_done(lambda done: float(sum(not r.scored for r in done))),
+    ("aiu", "empty_critiques"): _over_done(lambda done: float(sum(r.n_aius == 0 for r in done if r.scored))),
+    ("aiu", "judge_echoed"): _over_done(lambda done: float(sum(r.echoed > 0 for r in done))),
+    **{("aiu", key): _prf(key) for key in KEYS},
+}
+
+
+def aiu_metrics(records: Sequence[AIURecord]) -> dict[str, float]:
+    """Every AIU value (``METRICS``) over one pool of judged critiques."""
+    out = {base: fn(records) for (_, base), fn in METRICS.items()}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _labels(records: Sequence[AIURecord]) -> tuple[list[list[bool]], list[list[bool]]]:

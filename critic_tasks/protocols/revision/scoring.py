@@ -70,20 +70,39 @@ def _defined(out: dict) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _counts(records: Sequence[RevisionRecord]) -> dict[str, float]:
-    done = [r for r in records if not r.deferred]
-    out: dict[str, float] = {}
-    if len(done) < len(records):
-        out["revision_deferred"] = float(len(records) - len(done))
-    if not done:
-        return out
+def _done(records: Sequence[RevisionRecord]) -> list[RevisionRecord]:
+    return [r for r in records if not r.deferred]
+
+
+def revision_deferred(records: Sequence[RevisionRecord]) -> float | None:
+    """Items kept for ``critic-eval revise`` (absent when none is)."""
+    deferred = len(records) - len(_done(records))
+    return float(deferred) if deferred else None
+
+
+def _over_done(value: Callable[[list[RevisionRecord]], object]) -> Callable[[Sequence[RevisionRecord]], object]:
+    """A value over the scored (not deferred) items; absent where every item is deferred."""
+    def over(records):
+        done = _done(records)
+        return value(done) if done else None
+
+    over.__name__ = getattr(value, "__name__", "value")
+    return over
+
+
+def _judge_parse_rate(done: list[RevisionRecord]) -> float:
     asked = sum(r.judge_asked for r in done)
-    out.update(judge_parse_rate=100.0 * sum(r.judge_parsed for r in done) / asked if asked else 100.0,
-               judge_failed=float(sum(r.judge_parsed < r.judge_asked for r in done)),
-               judge_echoed=float(sum(r.judge_echoed > 0 for r in done)),
-               reviser_failed=float(sum(r.reviser_failed for r in done)),
-               invalid_items=float(sum(r.invalid for r in done)))
-    return out
+    return 100.0 * sum(r.judge_parsed for r in done) / asked if asked else 100.0
+
+
+def _counts(family: str) -> dict[tuple[str, str], Callable]:
+    """What both families count: deferred, judge and reviser failures, invalid items."""
+    return {(family, "revision_deferred"): revision_deferred,
+            (family, "judge_parse_rate"): _over_done(_judge_parse_rate),
+            (family, "judge_failed"): _over_done(lambda done: float(sum(r.judge_parsed < r.judge_asked for r in done))),
+            (family, "judge_echoed"): _over_done(lambda done: float(sum(r.judge_echoed > 0 for r in done))),
+            (family, "reviser_failed"): _over_done(lambda done: float(sum(r.reviser_failed for r in done))),
+            (family, "invalid_items"): _over_done(lambda done: float(sum(r.invalid for r in done)))}
 
 
 def _rule(record: RevisionRecord) -> str:
@@ -130,19 +149,8 @@ def _multicritique_touched(r: RevisionRecord) -> str:
     return "" if not missing else "empty" if missing == len(r.passed) else "partial"
 
 
-def multicritique_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
-    out = _counts(records)
-    done = [r for r in records if not r.deferred]
-    if not done:
-        return out
-    rates = per_reviser_pass_rates(done)
-    out["r_obj"] = _mean(rates.values())
-    out["r_sub"] = domain_mean((r.domain, r.rqs) for r in done if not r.checked and r.rqs is not None)
-    touched = [_multicritique_touched(r) for r in done]
-    out.update(partial_items=float(touched.count("partial")), empty_items=float(touched.count("empty")))
-    out["models"], out["prompt_source"] = _models(done), _prompt_source(done)
-    out.update(_settings(done))
-    return _defined(out)
+def _multicritique_counts(done: list[RevisionRecord]) -> list[str]:
+    return [_multicritique_touched(r) for r in done]
 
 
 def _prefs(record: RevisionRecord) -> list[float | None]:
@@ -167,21 +175,19 @@ def _actor_passed(record: RevisionRecord) -> bool | None:
     return _pass(record, record.passed[0] if record.passed else None)
 
 
-def rco_metrics(records: Sequence[RevisionRecord]) -> dict[str, float]:
-    out = _counts(records)
-    done = [r for r in records if not r.deferred]
-    if not done:
-        return out
+def _critique_utility(done: list[RevisionRecord]) -> float | None:
     utility = _mean(u for u in map(item_utility, done) if u is not None)
+    return None if utility is None else 100.0 * utility
+
+
+def _refine_accuracy(done: list[RevisionRecord]) -> float | None:
     accuracy = _mean(ok for ok in (_actor_passed(r) for r in done if r.checked and not r.invalid) if ok is not None)
-    out["critique_utility"] = None if utility is None else 100.0 * utility
-    out["rqs"] = _mean(r.rqs for r in done if r.rqs is not None)
-    out["refine_accuracy"] = None if accuracy is None else 100.0 * accuracy
-    readable = [sum(p is not None for p in _prefs(r)) for r in done]
-    out.update(partial_items=float(readable.count(1)), empty_items=float(readable.count(0)))
-    out["models"], out["prompt_source"] = _models(done), _prompt_source(done)
-    out.update(_settings(done))
-    return _defined(out)
+    return None if accuracy is None else 100.0 * accuracy
+
+
+def _readable(done: list[RevisionRecord]) -> list[int]:
+    """Per item, its readable preference verdicts (of the two orders)."""
+    return [sum(p is not None for p in _prefs(r)) for r in done]
 
 
 def _one_json(values) -> str | None:
@@ -200,6 +206,45 @@ def _prompt_source(records: Sequence[RevisionRecord]) -> str | None:
     """Where each role's prompt text came from (JSON: role -> "released: <file>", "paraphrase" or "ours")."""
     return _one_json(r.prompt_source for r in records)
 
+
+def _recorded(family: str) -> dict[tuple[str, str], Callable]:
+    """What made the values (text entries beside the numbers): models, prompt sources, variant, failure rule."""
+    return {(family, "models"): _over_done(_models), (family, "prompt_source"): _over_done(_prompt_source),
+            (family, "variant"): _over_done(lambda done: _settings(done)["variant"]),
+            (family, "failure_rule"): _over_done(lambda done: _settings(done)["failure_rule"])}
+
+
+# Each (family, base) the registry's metrics name: its one value over the records a key accepts (None: absent).
+METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
+    **_counts("multicritique"),
+    # R_obj: the mean of each reviser's pass rate (a mean of its domains'); R_sub: the judge's, per domain
+    ("multicritique", "r_obj"): _over_done(lambda done: _mean(per_reviser_pass_rates(done).values())),
+    ("multicritique", "r_sub"): _over_done(lambda done: domain_mean((r.domain, r.rqs) for r in done
+                                                                    if not r.checked and r.rqs is not None)),
+    ("multicritique", "partial_items"): _over_done(lambda done: float(_multicritique_counts(done).count("partial"))),
+    ("multicritique", "empty_items"): _over_done(lambda done: float(_multicritique_counts(done).count("empty"))),
+    **_recorded("multicritique"),
+    **_counts("rco"),
+    ("rco", "critique_utility"): _over_done(_critique_utility),
+    ("rco", "rqs"): _over_done(lambda done: _mean(r.rqs for r in done if r.rqs is not None)),
+    ("rco", "refine_accuracy"): _over_done(_refine_accuracy),
+    ("rco", "partial_items"): _over_done(lambda done: float(_readable(done).count(1))),
+    ("rco", "empty_items"): _over_done(lambda done: float(_readable(done).count(0))),
+    **_recorded("rco"),
+}
+
+
+def _family(name: str) -> Callable[[Sequence[RevisionRecord]], dict[str, float]]:
+    """Every value of a family (``METRICS``) over one pool of records; a value with nothing to average over is left
+    out (absent, never NaN), as the judge family does."""
+    def values(records):
+        return _defined({base: fn(records) for (family, base), fn in METRICS.items() if family == name})
+
+    values.__name__ = f"{name}_metrics"
+    return values
+
+
+multicritique_metrics, rco_metrics = _family("multicritique"), _family("rco")
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,
                                                                "rco": rco_metrics}
