@@ -1,0 +1,138 @@
+"""Load JudgeBench's response pairs into flat documents, one per order in which the pair is shown.
+
+Source of truth is the Hub dataset ``ScalerLab/JudgeBench`` with two splits: ``gpt`` (350 pairs answered by
+GPT-4o) and ``claude`` (270 pairs answered by Claude-3.5-Sonnet). The paper repository keeps the same rows in
+``data/dataset=judgebench,response_model=<model>.jsonl``. Each row:
+
+    pair_id         unique id of the response pair
+    original_id     the question's id in its source dataset (may be null)
+    source          mmlu-pro-<subject> | livebench-reasoning | livebench-math | livecodebench
+    question        the question the two responses answer
+    response_model  the model that wrote both responses
+    response_A      one response
+    response_B      the other
+    label           "A>B" or "B>A": which response is objectively correct
+
+``JUDGEBENCH_DATA_DIR`` (or ``data_dir``) names a local folder holding those files (or a checkout of the paper
+repository, whose ``data/`` folder holds them); ``sample`` selects the small fixtures of ours shipped in the
+package. Sources map to the paper's four categories (``SOURCES``); a source outside them is a DataError, since its
+pairs would fall out of every per-category number.
+
+Each pair becomes two documents, as the authors run it by default: ``forward`` shows response_A as A and
+response_B as B, ``reverse`` swaps them; ``orders="single"`` keeps only the forward one (the authors'
+``--single_game``). ``preference`` is the forward order's gold in the comparison alphabet (A / B).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.protocols.remote import field, read_jsonl, resolve_dir
+
+HUB_REPO = "ScalerLab/JudgeBench"
+DATA_DIR_ENV = "JUDGEBENCH_DATA_DIR"
+SAMPLE_DIR = Path(__file__).parent / "sample_data"
+SPLITS = {"gpt": "dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl",
+          "claude": "dataset=judgebench,response_model=claude-3-5-sonnet-20240620.jsonl"}
+# the paper's categories (Table 2): MMLU-Pro -> knowledge, LiveBench reasoning / math, LiveCodeBench -> coding
+SOURCES = {"knowledge": "mmlu-pro", "reasoning": "livebench-reasoning", "math": "livebench-math",
+           "coding": "livecodebench"}
+DIMENSIONS = ("all", *SOURCES)
+LABELS = {"A>B": "A", "B>A": "B"}
+ORDER_CHOICES = ("both", "single")
+
+
+def source_slug(source: str) -> str | None:
+    """The category of a row's ``source`` (the authors' per-category reports match the source's prefix)."""
+    for slug, prefix in SOURCES.items():
+        if source.startswith(prefix):
+            return slug
+    return None
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
+    """The local root to read from (``sample``: the bundled fixtures), or None for the Hub."""
+    return resolve_dir(data_dir, DATA_DIR_ENV, default="hub", named={"sample": SAMPLE_DIR})
+
+
+def _split_file(split: str) -> str:
+    if split not in SPLITS:
+        raise ConfigError(f"judgebench split {split!r}: expected one of {', '.join(SPLITS)}")
+    return SPLITS[split]
+
+
+def read_rows(split: str, data_dir: str | os.PathLike | None = None) -> tuple[list[dict], str]:
+    name = _split_file(split)
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        return _download(split), f"hf://datasets/{HUB_REPO}[{split}]"
+    for candidate in (root / name, root / "data" / name):
+        if candidate.is_file():
+            return read_jsonl(candidate), str(candidate)
+    raise DataError(f"{root / name}: file not found (expected {name} under {root} or {root / 'data'}, the layout "
+                    f"of the paper repository's data/)")
+
+
+def _download(split: str) -> list[dict]:
+    try:
+        from datasets import load_dataset
+
+        return [dict(row) for row in load_dataset(HUB_REPO, split=split)]
+    except Exception as err:  # network, offline mode, a missing split: one message for all
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise DataError(f"hf://datasets/{HUB_REPO} split {split!r}: could not be read from the Hub "
+                        f"({type(err).__name__}: {first}). Set {DATA_DIR_ENV} to a local copy of the data files, "
+                        f"or to 'sample' for the bundled sample.") from None
+
+
+def to_pair(row: dict, where: str, split: str, index: int, source_file: str) -> dict:
+    label = field(row, "label", where)
+    if label not in LABELS:
+        raise DataError(f"{where}: field 'label' should be 'A>B' or 'B>A', got {label!r}")
+    source = field(row, "source", where)
+    slug = source_slug(source)
+    if slug is None:
+        raise DataError(f"{where}: field 'source' {source!r} is none of the paper's categories (sources starting "
+                        f"with {', '.join(SOURCES.values())})")
+    return {"pair_id": str(field(row, "pair_id", where, (str, int))), "question": field(row, "question", where),
+            "response_1": field(row, "response_A", where), "response_2": field(row, "response_B", where),
+            "label": label, "preference": LABELS[label], "source": source, "source_slug": slug, "split": split,
+            "response_model": row.get("response_model") if isinstance(row.get("response_model"), str) else "",
+            "source_file": source_file, "item_index": index}
+
+
+def load_pairs(split: str = "gpt", data_dir: str | os.PathLike | None = None) -> list[dict]:
+    rows, name = read_rows(split, data_dir)
+    if not rows:
+        raise DataError(f"{name}: no pairs (expected the {split} split's rows; a truncated copy?)")
+    pairs = [to_pair(row, f"{name}[{i}]", split, i, name) for i, row in enumerate(rows)]
+    seen: dict[str, int] = {}
+    for pair in pairs:
+        if pair["pair_id"] in seen:
+            raise DataError(f"{name}[{pair['item_index']}]: field 'pair_id' {pair['pair_id']!r} repeats row "
+                            f"{seen[pair['pair_id']]}")
+        seen[pair["pair_id"]] = pair["item_index"]
+    return pairs
+
+
+def pair_docs(pair: dict, dimension: str, orders: str = "both") -> list[dict]:
+    shown = {"forward": (pair["response_1"], pair["response_2"]), "reverse": (pair["response_2"], pair["response_1"])}
+    chosen = ("forward", "reverse") if orders == "both" else ("forward",)
+    return [{**pair, "dimension": dimension, "order": order, "response_a": shown[order][0],
+             "response_b": shown[order][1]} for order in chosen]
+
+
+def load_task_docs(dimension: str = "all", data_dir: str | os.PathLike | None = None, split: str = "gpt",
+                   orders: str = "both", **_ignored) -> list[dict]:
+    """The documents of one JudgeBench task (``dimension``: all | knowledge | reasoning | math | coding) on one
+    response set (``split``: gpt | claude), each pair in both orders (``orders``: both | single)."""
+    if dimension not in DIMENSIONS:
+        raise ConfigError(f"judgebench dimension {dimension!r}: expected one of {', '.join(DIMENSIONS)}")
+    if orders not in ORDER_CHOICES:
+        raise ConfigError(f"judgebench orders {orders!r}: expected one of {', '.join(ORDER_CHOICES)}")
+    pairs = [p for p in load_pairs(split, data_dir) if dimension == "all" or p["source_slug"] == dimension]
+    if not pairs:
+        raise DataError(f"judgebench {split}: no pairs of category {dimension!r}")
+    return [doc for pair in pairs for doc in pair_docs(pair, dimension, orders)]

@@ -1,0 +1,195 @@
+"""JudgeBench scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
+
+Reading the verdict (the authors' Arena-Hard judge, ``utils/judges.py``): every ``[[...]]`` of the characters
+``A B < > =`` in the reply; none -> no verdict; two different ones -> no verdict (an echo of the label list, or a
+judge that changed its mind, is no decision); one (possibly repeated) -> that label with ``>>`` read as ``>``. The
+labels the prompt offers map to the comparison alphabet: ``A>B`` -> A, ``B>A`` -> B, ``A=B`` -> C (a tie); any
+other bracketed string is no verdict either. An unread reply is a counted failure (``parse_rate``), never dropped.
+
+The score (the authors' ``utils/metrics.py``, ``compute_final_metrics`` with both orders): with g the forward
+label, f the forward verdict and r the reverse verdict flipped back to the forward order (swap(A) = B, swap(C) = C),
+
+    pair score     s = sum over v in (f, r) of  +1 if v == g,  -1 if v == swap(g),  0 otherwise (tie, no verdict)
+    accuracy       = 100 * mean over pairs [ s > 0 ]
+    inconsistency  = 100 * mean over pairs [ f != r ]     (no verdict counts as a value: two missing ones agree)
+
+So a pair is right when one order names the correct answer and the other does not contradict it (a tie or no
+verdict). With one order per pair (``orders="single"``, the authors' ``--single_game``) s > 0 is exactly "the
+verdict equals the label", the authors' single-order accuracy, and inconsistency is undefined (None). A pair
+whose other order is missing from the records counts that order as no verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.metrics.pairwise import swap_verdict
+from critic_tasks.core.records import rate
+from critic_tasks.protocols.judgebench.data import SOURCES
+from critic_tasks.protocols.judgebench.records import JudgeBenchRecord
+
+# the authors' pattern (utils/judges.py, ArenaHard.get_score): the characters of the five Arena-Hard labels
+VERDICT_PATTERN = re.compile(r"\[\[([AB<>=]+)\]\]")
+LABEL_VERDICTS = {"A>B": "A", "B>A": "B", "A=B": "C"}
+VERDICT_LABELS = {"A": "A>B", "B": "B>A", "C": "A=B"}
+
+
+def parse_verdict(reply: str | None) -> tuple[str | None, str]:
+    """(verdict A / B / C or None, why not: ``no_verdict`` | ``ambiguous`` | ``unknown_label`` | "").
+
+    >>> parse_verdict("... so [[A>>B]]"), parse_verdict("[[A>B]] or [[B>A]]"), parse_verdict("[[A<B]]")
+    (('A', ''), (None, 'ambiguous'), (None, 'unknown_label'))
+    """
+    if not isinstance(reply, str):
+        return None, "no_verdict"
+    found = {m.strip("\n") for m in VERDICT_PATTERN.findall(reply) if m != ""}
+    if not found:
+        return None, "no_verdict"
+    if len(found) > 1:
+        return None, "ambiguous"
+    verdict = LABEL_VERDICTS.get(found.pop().replace(">>", ">").strip())
+    return (verdict, "") if verdict else (None, "unknown_label")
+
+
+def record(doc: dict, reply) -> JudgeBenchRecord:
+    """``reply``: the critic's text (a list of samples: the first is read; JudgeBench asks once per order)."""
+    text = reply[0] if isinstance(reply, (list, tuple)) else reply
+    verdict, reason = parse_verdict(text)
+    return JudgeBenchRecord(domain=doc["source_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
+                            verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
+                            source=doc["source_slug"], unparsed_reason=reason)
+
+
+def gold_text(doc: dict) -> str:
+    """The label of the order shown: the forward label, flipped for the reverse order."""
+    gold = doc.get("preference")
+    return VERDICT_LABELS.get(swap_verdict(gold) if doc["order"] == "reverse" else gold, "")
+
+
+# ----------------------------------------------------------------------------- per pair
+
+def pair_score(forward: str | None, reverse: str | None, gold: str) -> int:
+    """+1 per order agreeing with the label, -1 per order contradicting it (``reverse`` as the reverse order's
+    critic said it, flipped here).
+
+    >>> pair_score("A", "B", "A"), pair_score("A", "C", "A"), pair_score("A", "A", "A"), pair_score("B", None, "A")
+    (2, 1, 0, -1)
+    """
+    score = 0
+    for verdict in (forward, swap_verdict(reverse)):
+        score += 1 if verdict == gold else -1 if verdict == swap_verdict(gold) else 0
+    return score
+
+
+def pair_correct(forward: str | None, reverse: str | None, gold: str) -> bool:
+    """The authors' rule: the pair score is positive."""
+    return pair_score(forward, reverse, gold) > 0
+
+
+def pair_inconsistent(forward: str | None, reverse: str | None) -> bool:
+    """The two orders disagree once the reverse one is flipped back (the authors' ``n_inconsistent``)."""
+    return forward != swap_verdict(reverse)
+
+
+def pairs(records: Sequence[JudgeBenchRecord]) -> list[dict]:
+    """Each pair once, in pair-id order: its gold, category, and the verdict of each order asked (None: unread)."""
+    by_id: dict[str, dict] = {}
+    for r in records:
+        by_id.setdefault(r.pair_id, {"gold": r.gold, "source": r.source, "orders": set()})
+        by_id[r.pair_id][r.order] = r.verdict
+        by_id[r.pair_id]["orders"].add(r.order)
+    return [by_id[i] for i in sorted(by_id)]
+
+
+def _scored_pairs(records, source: str | None = None) -> list[dict]:
+    return [p for p in pairs([r for r in records if r.scored]) if source is None or p["source"] == source]
+
+
+def correct_flags(records: Sequence[JudgeBenchRecord], source: str | None = None) -> list[bool]:
+    return [pair_correct(p.get("forward"), p.get("reverse"), p["gold"]) for p in _scored_pairs(records, source)]
+
+
+def inconsistent_flags(records: Sequence[JudgeBenchRecord], source: str | None = None) -> list[bool] | None:
+    both = [p for p in _scored_pairs(records, source) if {"forward", "reverse"} <= p["orders"]]
+    return [pair_inconsistent(p.get("forward"), p.get("reverse")) for p in both] or None
+
+
+# ----------------------------------------------------------------------------- metrics
+
+def accuracy(records: Sequence[JudgeBenchRecord], source: str | None = None) -> float | None:
+    """JudgeBench accuracy (Tan et al. 2024, Section 4; ``utils/metrics.py``): 100 * the share of pairs whose
+    score (+1 per order agreeing with the label, -1 per order contradicting it) is positive. ``source``: only that
+    category's pairs (the paper's per-category columns); None without labelled pairs."""
+    flags = correct_flags(records, source)
+    return rate(flags) if flags else None
+
+
+def inconsistency(records: Sequence[JudgeBenchRecord], source: str | None = None) -> float | None:
+    """100 * the share of pairs asked in both orders whose two verdicts disagree once the reverse one is flipped
+    back (the authors' ``n_inconsistent / n_pairs``; an unread verdict is a value of its own). None: no pair was
+    asked in both orders."""
+    flags = inconsistent_flags(records, source)
+    return rate(flags) if flags else None
+
+
+def parse_rate(records: Sequence[JudgeBenchRecord]) -> float:
+    """100 * the share of replies with a verdict."""
+    return rate(r.parsed for r in records)
+
+
+def tie_rate(records: Sequence[JudgeBenchRecord]) -> float:
+    """100 * the share of replies whose verdict is a tie (``[[A=B]]``): no order-independent credit."""
+    return rate(r.verdict == "C" for r in records)
+
+
+def pair_count(records: Sequence[JudgeBenchRecord]) -> float:
+    """How many labelled pairs the accuracy averages over."""
+    return float(len(_scored_pairs(records)))
+
+
+def _by_source(fn: Callable, slug: str) -> Callable[[Sequence[JudgeBenchRecord]], float | None]:
+    def value(records):
+        return fn(records, slug)
+
+    value.__name__ = f"{fn.__name__}_{slug}"
+    return value
+
+
+# Each (family, base) a registry metric names: its one value over the records a key accepts (None: absent).
+METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
+    ("judgebench", "accuracy"): accuracy,
+    **{("judgebench", f"accuracy_{slug}"): _by_source(accuracy, slug) for slug in SOURCES},
+    ("judgebench", "inconsistency"): inconsistency,
+    ("judgebench", "parse_rate"): parse_rate,
+    ("judgebench", "tie_rate"): tie_rate,
+    ("judgebench", "pairs"): pair_count,
+}
+
+
+def judgebench_metrics(records: Sequence) -> dict[str, float]:
+    out = {base: fn(records) for (_, base), fn in METRICS.items()}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"judgebench": judgebench_metrics}
+
+
+def judgebench_interval(records: Sequence[JudgeBenchRecord], base: str,
+                        settings: BootstrapSettings) -> tuple[float, float] | None:
+    """``accuracy`` / ``accuracy_<category>`` / ``inconsistency``: percentile bootstrap over pairs (both orders
+    of a pair resampled together, ``core.metrics.bootstrap.mean_interval``), in pair-id order."""
+    name, _, slug = base.partition("_")
+    source = slug or None
+    if name == "accuracy" and (source is None or source in SOURCES):
+        flags = correct_flags(records, source)
+    elif base == "inconsistency":
+        flags = inconsistent_flags(records) or []
+    else:
+        return None
+    return mean_interval([100.0 * f for f in flags], None, settings) if flags else None
+
+
+# family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
+INTERVALS: dict[str, Callable] = {"judgebench": judgebench_interval}
