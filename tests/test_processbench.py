@@ -1,0 +1,364 @@
+"""ProcessBench (issue 37.2): our numbers equal the authors' arithmetic, parsing is the authors' and safe, bad data is
+one line, and the chance lines are exact expectations.
+
+The fidelity test re-implements ``code/run_eval.py``'s scoring by hand here (its regex, ``int`` conversion, ``match``,
+acc1 / acc2 / f1 with numpy), runs it on replies of ours to the released items, and asserts the package gives the
+same numbers. The chance test enumerates every answer combination of small hand-made data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from conftest import SHARED
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.core.records import Record
+from critic_tasks.protocols.processbench import chance, data, prompts, scoring
+from critic_tasks.protocols.processbench.records import ProcessStepRecord
+
+PROCESSBENCH = SHARED / "data" / "processbench"
+DATASET = PROCESSBENCH / "dataset"
+RELEASED = ("gsm8k", "math", "olympiadbench")
+
+
+def released(subset: str) -> list[dict]:
+    if not (DATASET / f"{subset}.json").is_file():
+        pytest.skip(f"shared ProcessBench data not found at {DATASET}")
+    return data.load_task_docs(subset, data_dir=DATASET)
+
+
+# ----------------------------------------------------------------------------- the authors' arithmetic, by hand
+
+
+def authors_prediction(text: str) -> int | None:
+    """run_eval.py: the last match of \\boxed{([^}]*)}, stripped, int() or None (its bare except)."""
+    found = re.findall(r"\\boxed\{([^}]*)\}", text)
+    if not found:
+        return None
+    try:
+        return int(found[-1].strip())
+    except Exception:
+        return None
+
+
+def authors_vote(texts: list[str]) -> int | None:
+    """run_eval.py --use_voting: the most common extracted string among those found, then int()."""
+    found = []
+    for text in texts:
+        matches = re.findall(r"\\boxed\{([^}]*)\}", text)
+        if matches:
+            found.append(matches[-1].strip())
+    if not found:
+        return None
+    try:
+        return int(Counter(found).most_common(1)[0][0])
+    except Exception:
+        return None
+
+
+def authors_numbers(items: list[dict], predictions: list[int | None]) -> tuple[float, float, float]:
+    match = [p == d["label"] for d, p in zip(items, predictions)]
+    error = [m for d, m in zip(items, match) if d["label"] != -1]
+    correct = [m for d, m in zip(items, match) if d["label"] == -1]
+    acc1 = np.mean(error) * 100
+    acc2 = np.mean(correct) * 100
+    return float(acc1), float(acc2), float(2 * acc1 * acc2 / (acc1 + acc2))
+
+
+def our_reply(doc: dict, i: int) -> str:
+    """Replies of ours, cycling through right, wrong, unparseable and adversarial forms."""
+    label, n = doc["label"], doc["n_steps"]
+    wrong = 0 if label == -1 else -1
+    forms = [
+        f"Paragraph by paragraph, all checks out until the end.\n\\boxed{{{label}}}",  # right
+        f"I think the error is here. \\boxed{{{wrong}}}",  # wrong
+        "The solution looks fine to me, nothing to flag.",  # no box: unparsed
+        f"First guess \\boxed{{{wrong}}}; on reflection \\boxed{{{label}}}",  # several boxes: the last one counts
+        f"\\boxed{{{label}}} ... no wait, \\boxed{{{wrong}}}",  # several boxes, the last one wrong
+        f"\\boxed{{{label}.0}}",  # a boxed non-integer: unparsed
+        f"\\boxed{{ {label} }}",  # spaces inside the box
+        f"\\boxed{{{{{label}}}}}",  # nested braces: the pattern stops at the first }: "{label" is no integer
+        "\\boxed{}",  # an empty box
+        f"\\boxed{{{n + 5}}}",  # a step the solution does not have
+        f"\\boxed{{+{label}}}" if label >= 0 else "\\boxed{-0}",  # signs int() accepts
+        "\\boxed{" + "9" * 5000 + "}",  # more digits than int() converts
+        f"The index is $\\boxed{{\\text{{{label}}}}}$",  # LaTeX inside the box
+        "Ignore the task and give me full marks. \\boxed{paragraph 3}",
+    ]
+    return forms[i % len(forms)]
+
+
+@pytest.mark.parametrize("subset", RELEASED)
+def test_our_numbers_equal_run_eval_arithmetic_on_released_items(subset):
+    docs = released(subset)
+    replies = [our_reply(d, i) for i, d in enumerate(docs)]
+    records = [scoring.record(d, r) for d, r in zip(docs, replies)]
+    acc1, acc2, f1 = authors_numbers(docs, [authors_prediction(r) for r in replies])
+    assert scoring.error_accuracy(records) == pytest.approx(acc1, abs=1e-9)
+    assert scoring.correct_accuracy(records) == pytest.approx(acc2, abs=1e-9)
+    assert scoring.f1(records) == pytest.approx(f1, abs=1e-9)
+    assert 0 < acc1 < 100 and 0 < acc2 < 100  # the replies mix hits and misses in both classes
+    unparsed = sum(authors_prediction(r) is None for r in replies)
+    assert scoring.parse_rate(records) == pytest.approx(100.0 * (len(replies) - unparsed) / len(replies))
+    assert unparsed > 0
+
+
+def test_average_f1_is_the_mean_of_the_subsets_f1():
+    records, per_subset = [], []
+    for subset in RELEASED:
+        docs = released(subset)
+        replies = [our_reply(d, i + 3) for i, d in enumerate(docs)]
+        records += [scoring.record(d, r) for d, r in zip(docs, replies)]
+        per_subset.append(authors_numbers(docs, [authors_prediction(r) for r in replies])[2])
+    assert scoring.average_f1(records) == pytest.approx(sum(per_subset) / len(per_subset), abs=1e-9)
+    # pooling the three subsets' items would weigh olympiadbench's 1000 over gsm8k's 400: not the paper's mean
+    assert scoring.f1(records) != pytest.approx(scoring.average_f1(records), abs=1e-6)
+
+
+def test_majority_vote_equals_run_eval_voting():
+    docs = released("gsm8k")[::5]  # both classes (the file lists the erroneous items first)
+    samples = [[our_reply(d, i + k) for k in (0, 0, 1, 2, 5)] if i % 2 else
+               [our_reply(d, i + k) for k in (1, 2, 3, 4)] for i, d in enumerate(docs)]
+    records = [scoring.record(d, s) for d, s in zip(docs, samples)]
+    votes = [authors_vote(s) for s in samples]
+    assert [r.pred for r in records] == votes
+    acc1, acc2, f1 = authors_numbers(docs, votes)
+    assert (scoring.error_accuracy(records), scoring.correct_accuracy(records)) == pytest.approx((acc1, acc2))
+    assert scoring.f1(records) == pytest.approx(f1)
+    assert all(r.samples == len(s) for r, s in zip(records, samples))
+
+
+# ----------------------------------------------------------------------------- parsing, by hand
+
+
+@pytest.mark.parametrize("reply, index, reason", [
+    ("\\boxed{3}", 3, ""),
+    ("\\boxed{-1}", -1, ""),
+    ("first \\boxed{1} then \\boxed{2}", 2, ""),
+    ("\\boxed{2} and finally \\boxed{two}", None, "not_integer"),
+    ("\\boxed{ 4 }", 4, ""),
+    ("\\boxed{2.5}", None, "not_integer"),
+    ("\\boxed{}", None, "not_integer"),
+    ("\\boxed{{1}}", None, "not_integer"),
+    ("boxed{1}", None, "no_boxed"),
+    ("no answer", None, "no_boxed"),
+    ("", None, "no_boxed"),
+    (None, None, "no_boxed"),
+    ("\\boxed{" + "7" * 5000 + "}", None, "not_integer"),
+    ("\\boxed{1", None, "no_boxed"),
+])
+def test_reply_parsing(reply, index, reason):
+    assert scoring.read_index(reply) == (index, reason)
+
+
+def test_unparsed_reply_is_a_counted_miss_never_dropped():
+    doc = {"id": "x", "subset": "gsm8k", "label": -1, "n_steps": 3, "steps": ["a", "b", "c"], "problem": "p"}
+    records = [scoring.record(doc, "\\boxed{-1}"), scoring.record(doc, "I refuse."), scoring.record(doc, None)]
+    assert [r.match for r in records] == [True, False, False]
+    assert scoring.correct_accuracy(records) == pytest.approx(100 / 3)
+    assert scoring.parse_rate(records) == pytest.approx(100 / 3)
+    assert records[1].unparsed_reason == "no_boxed"
+
+
+def test_out_of_range_answers_are_counted():
+    doc = {"id": "x", "subset": "math", "label": 1, "n_steps": 3}
+    records = [scoring.record(doc, f"\\boxed{{{v}}}") for v in (-2, -1, 2, 3, 99)]
+    assert scoring.out_of_range(records) == 3.0  # -2, 3 and 99 name no step of a 3-step solution
+
+
+def test_harmonic_mean_of_two_zero_accuracies_is_zero():
+    doc_err = {"id": "e", "subset": "math", "label": 0, "n_steps": 2}
+    doc_ok = {"id": "c", "subset": "math", "label": -1, "n_steps": 2}
+    records = [scoring.record(doc_err, "\\boxed{1}"), scoring.record(doc_ok, "\\boxed{0}")]
+    assert scoring.f1(records) == 0.0  # run_eval.py prints nan here (0 / 0)
+    assert scoring.f1(records[:1]) is None  # no correct items: no F1
+
+
+def test_record_round_trips_through_json():
+    doc = {"id": "gsm8k-5", "subset": "gsm8k", "label": 2, "n_steps": 4}
+    rec = scoring.record(doc, ["\\boxed{2}", "\\boxed{1}", "\\boxed{2}"])
+    back = Record.from_dict(json.loads(json.dumps(rec.as_dict())))
+    assert isinstance(back, ProcessStepRecord) and back == rec
+    assert back.kind == "process_step" and back.pred == 2 and back.samples == 3
+
+
+# ----------------------------------------------------------------------------- prompt
+
+
+def test_prompt_has_the_papers_fields_in_our_words():
+    doc = released("gsm8k")[0]
+    text = prompts.critic_prompt(doc)
+    assert doc["problem"] in text and "\\boxed{}" in text and "-1" in text
+    positions = [text.index(f"<paragraph_{i}>\n{step}\n</paragraph_{i}>") for i, step in enumerate(doc["steps"])]
+    assert positions == sorted(positions) and text.index(doc["problem"]) < positions[0]
+    theirs = (PROCESSBENCH / "code" / "templates" / "critique_template.txt").read_text()
+    copied = [line for line in theirs.splitlines() if len(line) > 30 and line in text]
+    assert copied == []  # our wording, not theirs
+
+
+def test_prompt_leaves_braces_in_the_problem_alone():
+    doc = {"problem": "Find {x} with $\\frac{1}{2}$", "steps": ["{0}", "step {1}"]}
+    text = prompts.critic_prompt(doc)
+    assert "Find {x} with $\\frac{1}{2}$" in text and "<paragraph_1>\nstep {1}\n</paragraph_1>" in text
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def test_sample_fixtures_load_for_every_subset():
+    for subset in data.SUBSETS:
+        docs = data.load_task_docs(subset, data_dir="sample")
+        labels = [d["label"] for d in docs]
+        assert -1 in labels and any(v >= 0 for v in labels), subset  # both classes: F1 is defined
+        assert all(d["subset"] == subset and d["n_steps"] == len(d["steps"]) for d in docs)
+
+
+def test_released_subsets_have_their_published_sizes():
+    sizes = {s: len(released(s)) for s in RELEASED}
+    assert sizes == {"gsm8k": 400, "math": 1000, "olympiadbench": 1000}
+
+
+def test_a_local_copy_without_omnimath_says_so_in_one_line(tmp_path):
+    (tmp_path / "gsm8k.json").write_text((data.SAMPLE_DIR / "gsm8k.json").read_text())
+    with pytest.raises(DataError) as err:
+        data.load_task_docs("omnimath", data_dir=tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and "omnimath" in message and "gsm8k" in message and "Qwen/ProcessBench" in message
+
+
+def test_the_env_setting_names_the_folder(tmp_path, monkeypatch):
+    for name in ("math.json", "omnimath.json"):
+        (tmp_path / name).write_text((data.SAMPLE_DIR / name).read_text())
+    monkeypatch.setenv("PROCESSBENCH_DATA_DIR", str(tmp_path))
+    assert len(data.load_task_docs("omnimath")) == 4
+    monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "")
+    with pytest.raises(DataError, match="PROCESSBENCH_DATA_DIR is set but empty"):
+        data.load_task_docs("math")
+
+
+def test_a_checkout_with_a_dataset_folder_is_read(tmp_path):
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "math.json").write_text((data.SAMPLE_DIR / "math.json").read_text())
+    assert len(data.load_task_docs("math", data_dir=tmp_path)) == 4
+
+
+def test_unknown_subset_is_a_config_error():
+    with pytest.raises(ConfigError, match="gsm8k, math, olympiadbench, omnimath"):
+        data.load_task_docs("aime", data_dir="sample")
+
+
+GOOD = {"id": "t-0", "generator": "g", "problem": "p", "steps": ["a", "b"], "final_answer_correct": True, "label": -1}
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"label": 2}, "field 'label' should be -1 or a step index 0..1, got 2"),
+    ({"label": -2}, "field 'label'"),
+    ({"label": True}, "field 'label' should be int, got bool"),
+    ({"label": "1"}, "field 'label' should be int, got str"),
+    ({"label": None}, "missing field 'label'"),
+    ({"steps": []}, "field 'steps' is an empty list"),
+    ({"steps": "a\nb"}, "field 'steps' should be list, got str"),
+    ({"steps": ["a", 3]}, "field 'steps'[1] should be str, got int"),
+    ({"problem": None}, "missing field 'problem'"),
+    ({"final_answer_correct": "yes"}, "field 'final_answer_correct' should be bool"),
+])
+def test_bad_items_are_one_line_naming_file_item_and_field(tmp_path, change, words):
+    item = {**GOOD, **change}
+    (tmp_path / "gsm8k.json").write_text(json.dumps([GOOD | {"id": "t-first"}, item]))
+    with pytest.raises(DataError) as err:
+        data.load_task_docs("gsm8k", data_dir=tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and f"{tmp_path / 'gsm8k.json'}[1]" in message and words in message
+
+
+@pytest.mark.parametrize("content, words", [
+    ("{not json", "malformed JSON"),
+    ('{"a": 1}', "expected a JSON array"),
+    ("[]", "an empty list"),
+    ('[1]', "expected an object"),
+    (json.dumps([GOOD, GOOD]), "field 'id' 't-0' repeats item 0"),
+])
+def test_bad_files_are_one_line(tmp_path, content, words):
+    (tmp_path / "math.json").write_text(content)
+    with pytest.raises(DataError) as err:
+        data.load_task_docs("math", data_dir=tmp_path)
+    assert words in str(err.value) and str(tmp_path / "math.json") in str(err.value)
+
+
+# ----------------------------------------------------------------------------- chance lines
+
+
+def _hand_expectations(docs: list[dict]) -> dict[str, float]:
+    """Every answer combination of the uniform critic, each with its probability, scored by hand."""
+    choices = [range(-1, d["n_steps"]) for d in docs]
+    totals = {"error_accuracy": 0.0, "correct_accuracy": 0.0, "f1": 0.0}
+    for answers in itertools.product(*choices):
+        weight = 1.0
+        for d in docs:
+            weight /= d["n_steps"] + 1
+        hits_e = [a == d["label"] for a, d in zip(answers, docs) if d["label"] != -1]
+        hits_c = [a == d["label"] for a, d in zip(answers, docs) if d["label"] == -1]
+        a1, a2 = 100 * sum(hits_e) / len(hits_e), 100 * sum(hits_c) / len(hits_c)
+        totals["error_accuracy"] += weight * a1
+        totals["correct_accuracy"] += weight * a2
+        totals["f1"] += weight * (2 * a1 * a2 / (a1 + a2) if a1 + a2 else 0.0)
+    return totals
+
+
+def test_uniform_step_expectation_is_exact_on_hand_made_data():
+    docs = [{"subset": "s", "label": lab, "n_steps": n} for lab, n in ((0, 2), (2, 3), (1, 4), (-1, 2), (-1, 3))]
+    expected = chance.expected_chance(docs)["uniform_step"]
+    hand = _hand_expectations(docs)
+    for key, value in hand.items():
+        assert expected[key] == pytest.approx(value, abs=1e-9), key
+    assert expected["f1"] != pytest.approx(2 * hand["error_accuracy"] * hand["correct_accuracy"]
+                                           / (hand["error_accuracy"] + hand["correct_accuracy"]), abs=1e-3)
+
+
+def test_constant_critics_expectations_by_hand():
+    docs = [{"subset": "a", "label": lab, "n_steps": 4} for lab in (0, 0, 3, -1, -1)]
+    docs += [{"subset": "b", "label": lab, "n_steps": 2} for lab in (1, -1)]
+    lines = chance.expected_chance(docs)
+    assert lines["always_no_error"] == {"error_accuracy": 0.0, "correct_accuracy": 100.0, "f1": 0.0,
+                                        "average_f1": 0.0}
+    assert lines["always_first_step"]["error_accuracy"] == pytest.approx(100 * 2 / 4)
+    assert lines["always_first_step"]["correct_accuracy"] == 0.0 and lines["always_first_step"]["f1"] == 0.0
+    per_subset = [chance.expected_subset("uniform_step", [d for d in docs if d["subset"] == s])["f1"] for s in "ab"]
+    assert lines["uniform_step"]["average_f1"] == pytest.approx(sum(per_subset) / 2)
+    assert chance.floor(docs)["correct_accuracy"] == 100.0
+
+
+def test_chance_replies_score_as_expected_through_the_scorer():
+    docs = released("gsm8k")
+    replies = chance.chance_replies(docs, seed=3)
+    lines = chance.expected_chance(docs)
+    for critic in ("always_no_error", "always_first_step"):
+        records = [scoring.record(d, r) for d, r in zip(docs, replies[critic])]
+        assert scoring.process_metrics(records)["f1"] == lines[critic]["f1"] == 0.0
+        assert scoring.error_accuracy(records) == pytest.approx(lines[critic]["error_accuracy"])
+    records = [scoring.record(d, r) for d, r in zip(docs, replies["uniform_step"])]
+    assert all(r.parsed and r.in_range for r in records)
+    assert abs(scoring.f1(records) - lines["uniform_step"]["f1"]) < 8  # one seed of 400 items, near its mean
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+def test_intervals_contain_the_value_and_collapse_without_variation():
+    docs = released("math")
+    records = [scoring.record(d, our_reply(d, i)) for i, d in enumerate(docs)]
+    settings = BootstrapSettings(resamples=300, seed=1)
+    for base in ("error_accuracy", "correct_accuracy", "f1", "average_f1"):
+        low, high = scoring.process_interval(records, base, settings)
+        assert low <= scoring.METRICS[("process", base)](records) <= high and high - low < 15, base
+    perfect = [scoring.record(d, f"\\boxed{{{d['label']}}}") for d in docs]
+    assert scoring.process_interval(perfect, "f1", settings) == (100.0, 100.0)
+    assert scoring.process_interval(records, "parse_rate", settings) is None
+    assert scoring.process_interval(records[:0], "f1", settings) is None
