@@ -952,6 +952,55 @@ def test_a_non_root_user_keeps_the_pre_started_sandboxes():
     assert out["after"] == [["passed", "tested\n"], ["passed", "[] 65534\n"]], out
 
 
+IN_A_TMP_VENV_AS_ANOTHER_USER = r'''
+import json, os, subprocess, sys
+from critic_tasks.sandbox.executor import Pair, SandboxExecutor
+top = os.path.basename(sys.argv[1])
+venv = os.path.join(sys.argv[1], "venv")
+subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
+LOOKS = ("import os\nseen = sorted(n for n in os.listdir('/tmp') if n != os.path.basename(os.getcwd()))\n"
+         f"print(seen, sorted(os.listdir('/tmp/{top}')), flush=True)\n")
+PLANTS = f"import os\nopen('/tmp/{top}/planted', 'w').write('x')\nprint(os.path.exists('/tmp/{top}/planted'), flush=True)\n"
+ex = SandboxExecutor(python=os.path.join(venv, "bin", "python"), max_workers=1)
+out = {"reuse": ex.reuse_sandboxes, "workers": [], "items": []}
+for program in (LOOKS, LOOKS, PLANTS, LOOKS):
+    (pair,) = ex.run_pairs([Pair(program, REPORTS)])
+    out["items"].append([pair.trusted.status, pair.trusted.stderr])
+    out["workers"].append([[side.running.proc.pid for side in w.sides] for w in ex._live.values()])
+print(json.dumps(out))
+'''
+
+
+def test_a_non_root_user_with_an_interpreter_under_the_temp_dir_keeps_them_and_replaces_a_changed_view():
+    """Not root, bwrap makes the folders on the way to an interpreter under /tmp as the items' own uid, so an item
+    can plant a file there, which the reset does not empty (it is the view's). The zygote compares those folders
+    with their state at boot after every item: honest items keep one worker, and after an item that planted a file
+    the worker is replaced, so the next item finds nothing of it."""
+    if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
+        pytest.skip("needs root (to become another user), bwrap and setpriv")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": repo, "LANG": "C.UTF-8"}
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+    if subprocess.run(as_nobody + ["import critic_tasks"], env=env, cwd="/", capture_output=True,
+                      timeout=60).returncode != 0:
+        pytest.skip(f"nobody cannot run {sys.executable} with this checkout")
+    folder = tempfile.mkdtemp(prefix="critic-nobody-", dir="/tmp")  # /tmp itself may be closed to nobody
+    try:
+        os.chown(folder, 65534, 65534)
+        done = subprocess.run(as_nobody + [IN_A_TMP_VENV_AS_ANOTHER_USER, folder], env=env, cwd="/",
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        out = json.loads(done.stdout.splitlines()[-1])
+        top = os.path.basename(folder)
+        looked = ["passed", f"{[top]!r} ['venv']\n"]
+        assert out["reuse"] is True and out["items"] == [looked, looked, ["passed", "True\n"], looked], out
+        first, second, planted, fresh = out["workers"]
+        assert len(first) == 1 and second == first and planted == [] and fresh and fresh != first, out
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ----------------------------------------------------------------------------- what outlives an item (issue 34)
 
 PARKS_FDS = r'''

@@ -175,17 +175,13 @@ class SandboxExecutor:
         # root the zygote runs as another uid than its items; not root, as theirs (an item can signal it, which
         # ends that item only: the worker is replaced)
         self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap"
-        in_tmp = _view_in_tmp(self.python)
-        if self.reuse_sandboxes and (in_tmp is None or (in_tmp and self.run_as is None)):
+        if self.reuse_sandboxes and _view_in_tmp(self.python) is None:
             # the zygote empties the sandbox's /tmp between items but the view's own entries there (an interpreter
-            # under /tmp, bound read-only on folders bwrap makes as root, which no item can change). Not root, bwrap
-            # makes those folders as the items' own uid, so an item could leave something there for the next one;
-            # and an interpreter whose prefix is /tmp itself leaves nothing to empty. Same isolation, two sandboxes
-            # per item (slower)
+            # under /tmp, bound read-only): an interpreter whose prefix is /tmp itself leaves nothing to empty. Same
+            # isolation, two sandboxes per item (slower)
             self.reuse_sandboxes = False
-            _say_once("tmp-python", "critic_tasks sandbox: the interpreter lives under /tmp%s, so code pairs start two "
-                      "sandboxes per item instead of reusing pre-started ones (same isolation, slower)",
-                      "" if in_tmp is None else " and we are not root")
+            _say_once("tmp-python", "critic_tasks sandbox: the interpreter's prefix is /tmp itself, so code pairs "
+                      "start two sandboxes per item instead of reusing pre-started ones (same isolation, slower)")
         self._workers: queue.SimpleQueue = queue.SimpleQueue()  # idle workers, each (number, _Worker or None)
         self._live: dict[int, _Worker] = {}
         for number in range(self.max_workers):

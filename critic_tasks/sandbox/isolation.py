@@ -226,7 +226,8 @@ def _filesystem_view(python: str, tmp_bytes: int = 0, hide: Sequence[str] = ()) 
 def _view_in_tmp(python: str) -> tuple[str, ...] | None:
     """The entries of the sandbox's /tmp that belong to its view, not to its programs: the first folder below /tmp
     of each interpreter root there (a venv under /tmp, as many CI systems make), bound read-only on folders bwrap
-    makes as root; None when an interpreter root is /tmp itself (nothing of /tmp could then be emptied)."""
+    makes (zygote.py keeps them when it empties /tmp); None when an interpreter root is /tmp itself (nothing of
+    /tmp could then be emptied)."""
     roots = [r for r in _interpreter_roots(python) if _inside(r, "/tmp")]
     if "/tmp" in roots:
         return None

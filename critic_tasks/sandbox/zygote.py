@@ -41,6 +41,7 @@ import runpy  # noqa: E402, F401
 import select as _select
 import signal as _signal
 import socket as _socket
+import stat as _stat
 import sys as _sys
 import threading  # noqa: E402, F401
 import time as _time  # noqa: E402
@@ -228,8 +229,9 @@ def _collect_unix_garbage():
 
 def _empty(folder):
     """Remove what is inside ``folder`` at any depth (tree.py's walk, pasted in front of this file) but the view's
-    own entries (``_KEEP``: made by bwrap, owned by root, read-only or 0755, so no item can change them); raises if
-    it cannot (the worker then ends rather than hand the next item a dirty /tmp)."""
+    own entries (``_KEEP``: as root, bwrap makes them as root, read-only or 0755, so no item can change them; not
+    root, ``_view_in_tmp`` checks them after each item); raises if it cannot (the worker then ends rather than hand
+    the next item a dirty /tmp)."""
     empty_folder(_os.open(folder, TREE_FLAGS), _KEEP)  # noqa: F821  (tree.py)
 
 
@@ -280,10 +282,31 @@ def _serve():
                 _os.close(pidfd)
                 child = pidfd = None
             left = _reset()
+            if _view_in_tmp() != _VIEW_IN_TMP:
+                left.append("view-in-tmp-changed")
             _say("clean" if not left else "dirty " + " ".join(left))
         else:
             raise SystemExit(f"critic sandbox: unknown control message {message[:80]!r}")
 
 
+def _view_in_tmp():
+    """The view's own entries in /tmp (``_KEEP``) as they are: each folder bwrap made there (on /tmp's own file
+    system) with its mode and owner, and each mount in them (the interpreter's folders, read-only) by device and
+    inode; None where they cannot be read. Not root, bwrap makes those folders as the items' uid: an item that
+    changed them (planted a file, moved or closed a folder) leaves them unlike at boot, and the worker is replaced."""
+    try:
+        tmp, found, todo = _os.stat("/tmp").st_dev, [], list(_KEEP)
+        while todo:
+            name = todo.pop()
+            st = _os.lstat("/tmp/" + name)
+            found.append((name, st.st_mode, st.st_uid, st.st_dev, st.st_ino))
+            if st.st_dev == tmp and _stat.S_ISDIR(st.st_mode):
+                todo += [f"{name}/{entry}" for entry in _os.listdir("/tmp/" + name)]
+        return sorted(found)
+    except OSError:
+        return None
+
+
+_VIEW_IN_TMP = _view_in_tmp()
 _say("ready")  # imports done: what the worker measures as this sandbox's empty state
 _serve()
