@@ -11,7 +11,7 @@ scoring, a small class with one method per step (``Scorer``):
 * ``identity``: what names the judge in results and caches; ``failed``, ``summary``, ``warnings``: what a live run
   counts and logs about a scored batch.
 
-The lm-eval hooks (one parameterised filter), the OpenCompass evaluator, preflight and ``critic-eval rescore /
+The lm-eval hooks (one filter per batch-scored kind), the OpenCompass evaluator, preflight and ``critic-eval rescore /
 judge / revise`` all dispatch through this table. The engine sits above the protocols and the registry (it reads
 both; neither reads it) and below the adapters and the CLI: ``score`` (documents + replies -> records),
 ``kind_metrics`` (records -> the registry's keys), ``task_docs`` / ``score_task`` for a whole registered task.
@@ -62,8 +62,9 @@ metric_value, metric_interval = catalog.metric_value, catalog.metric_interval
 
 def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, float]:
     """The registry's metric keys for ``kind``, each over the records its metric accepts (``Metric.accepts``):
-    the one route from records to metrics and intervals. lm-eval's aggregations (``adapters/lm_eval/hooks.py``:
-    ``metric_value`` over the rows ``process_results`` routed to a key; an lm-eval run's intervals: ``metric_interval``
+    the one route from records to metrics and intervals. lm-eval's aggregations (``hooks.aggregation``: the same
+    ``catalog.METRICS`` function ``metric_value`` calls, over the rows ``process_results`` routed to a key; an lm-eval
+    run's intervals: ``metric_interval``
     over the same rows read back from its samples files, ``reports/results.py``), the OpenCompass evaluator,
     ``critic-eval rescore / judge / revise`` and the chance lines all take it.
 
