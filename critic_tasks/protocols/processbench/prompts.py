@@ -1,6 +1,6 @@
 """The critic's prompt for ProcessBench (our wording; the paper's fields and its ``\\boxed{}`` answer).
 
-The paper's setting (Zheng et al. 2024, Section 4.1 and Appendix; the released ``critique_template.txt``): one user
+The paper's critic-model setting (Zheng et al. 2024; the released ``critique_template.txt``): one user
 turn holding the math problem and the solution, each step wrapped in ``<paragraph_i>`` ... ``</paragraph_i>`` tags
 indexed from 0 and separated by a blank line; the critic reviews the steps one by one and returns the index of the
 earliest wrong step, or -1 when it finds none, inside ``\\boxed{}``. The reply is read at its last ``\\boxed{}``.

@@ -13,8 +13,8 @@ Per subset (one record per item; the authors' ``match`` is prediction == label):
 * ``f1``               = 2 * error_accuracy * correct_accuracy / (error_accuracy + correct_accuracy)
 * ``average_f1``       = the unweighted mean of the subsets' ``f1`` (the paper's "Avg. F1")
 
-Zheng et al. 2024, "ProcessBench: Identifying Process Errors in Mathematical Reasoning", Section 3.3 and Table 3;
-``code/run_eval.py`` (acc1, acc2, f1).
+Zheng et al. 2024, "ProcessBench: Identifying Process Errors in Mathematical Reasoning", arXiv:2412.06559, the
+evaluation protocol and Table 3 (the main results); the released ``code/run_eval.py`` (acc1, acc2, f1).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def error_accuracy(records: Sequence[ProcessStepRecord]) -> float | None:
     """Accuracy on the erroneous items: 100 * #(pred == label) / #(label != -1); None without such items.
 
     The critic must name exactly the earliest wrong step; an unparsed reply is a miss. (Zheng et al. 2024,
-    Section 3.3; run_eval.py's ``acc1``.)
+    run_eval.py's ``acc1``.)
     """
     flags = _matches(records, True)
     return rate(flags) if flags else None
@@ -111,7 +111,7 @@ def error_accuracy(records: Sequence[ProcessStepRecord]) -> float | None:
 def correct_accuracy(records: Sequence[ProcessStepRecord]) -> float | None:
     """Accuracy on the correct items: 100 * #(pred == -1) / #(label == -1); None without such items.
 
-    (Zheng et al. 2024, Section 3.3; run_eval.py's ``acc2``.)
+    (Zheng et al. 2024; run_eval.py's ``acc2``.)
     """
     flags = _matches(records, False)
     return rate(flags) if flags else None
@@ -132,7 +132,7 @@ def f1(records: Sequence[ProcessStepRecord]) -> float | None:
     """F1 = 2 * error_accuracy * correct_accuracy / (error_accuracy + correct_accuracy): the harmonic mean, so a
     critic that always answers -1 (or always a step) scores 0. None unless both classes have items.
 
-    (Zheng et al. 2024, Section 3.3, "F1 score"; run_eval.py's ``f1``.)
+    (Zheng et al. 2024, "F1"; run_eval.py's ``f1``.)
     """
     a1, a2 = error_accuracy(records), correct_accuracy(records)
     return None if a1 is None or a2 is None else harmonic_mean(a1, a2)
