@@ -284,6 +284,7 @@ def test_bad_items_are_one_line_naming_file_item_and_field(tmp_path, change, wor
     ("[]", "an empty list"),
     ('[1]', "expected an object"),
     (json.dumps([GOOD, GOOD]), "field 'id' 't-0' repeats item 0"),
+    (json.dumps([GOOD, GOOD | {"id": 7}]), "[1]: field 'id' is int where item 0's is str"),
 ])
 def test_bad_files_are_one_line(tmp_path, content, words):
     (tmp_path / "math.json").write_text(content)

@@ -103,6 +103,11 @@ def load_subset(subset: str, data_dir: str | os.PathLike | None = None) -> list[
     if not items:
         raise DataError(f"{path}: an empty list (expected the {subset} items; a truncated copy?)")
     docs = [to_doc(item, f"{path}[{i}]", subset, i, str(path)) for i, item in enumerate(items)]
+    kinds = {type(doc["id"]) for doc in docs}
+    if len(kinds) > 1:  # a harness turns the documents into one Arrow table: a column holds one type
+        first = next(d for d in docs if type(d["id"]) is not type(docs[0]["id"]))
+        raise DataError(f"{path}[{first['item_index']}]: field 'id' is {type(first['id']).__name__} where item 0's is "
+                        f"{type(docs[0]['id']).__name__} (one type per file)")
     seen: dict = {}
     for doc in docs:
         if doc["id"] in seen:
