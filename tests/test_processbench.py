@@ -252,6 +252,15 @@ def test_a_checkout_with_a_dataset_folder_is_read(tmp_path):
 def test_unknown_subset_is_a_config_error():
     with pytest.raises(ConfigError, match="gsm8k, math, olympiadbench, omnimath"):
         data.load_task_docs("aime", data_dir="sample")
+    with pytest.raises(ConfigError, match="gsm8k, math, olympiadbench, omnimath"):
+        data.load_task_docs("processbench", data_dir="sample", subset="aime")
+    with pytest.raises(ConfigError, match="no subset given"):
+        data.load_task_docs("processbench", data_dir="sample")
+
+
+def test_the_subset_option_of_the_one_task_kind():
+    docs = data.load_task_docs("processbench", data_dir="sample", subset="olympiadbench")
+    assert {d["subset"] for d in docs} == {"olympiadbench"} and {d["dimension"] for d in docs} == {"processbench"}
 
 
 GOOD = {"id": "t-0", "generator": "g", "problem": "p", "steps": ["a", "b"], "final_answer_correct": True, "label": -1}

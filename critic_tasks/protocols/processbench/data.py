@@ -30,6 +30,7 @@ HUB_REPO = "Qwen/ProcessBench"
 DATA_DIR_ENV = "PROCESSBENCH_DATA_DIR"
 SAMPLE_DIR = Path(__file__).parent / "sample_data"
 SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")
+DIMENSION = "processbench"  # the data dimension of every document (one task kind); the subset is an option
 
 
 def subset_file(subset: str) -> str:
@@ -89,7 +90,7 @@ def to_doc(item: dict, where: str, subset: str, index: int, source: str) -> dict
     correct = item.get("final_answer_correct")
     if correct is not None and not isinstance(correct, bool):
         raise DataError(f"{where}: field 'final_answer_correct' should be bool, got {type(correct).__name__}")
-    return {"id": field(item, "id", where, (str, int)), "subset": subset, "dimension": subset,
+    return {"id": field(item, "id", where, (str, int)), "subset": subset, "dimension": DIMENSION,
             "generator": item.get("generator") if isinstance(item.get("generator"), str) else "",
             "problem": field(item, "problem", where), "steps": list(steps), "n_steps": len(steps), "label": label,
             "final_answer_correct": correct, "source_file": source, "item_index": index}
@@ -117,6 +118,14 @@ def load_subset(subset: str, data_dir: str | os.PathLike | None = None) -> list[
     return docs
 
 
-def load_task_docs(dimension: str, data_dir: str | os.PathLike | None = None, **_ignored) -> list[dict]:
-    """The documents of one ProcessBench subset (``dimension``: gsm8k | math | olympiadbench | omnimath)."""
-    return load_subset(dimension, data_dir)
+def load_task_docs(dimension: str, data_dir: str | os.PathLike | None = None, subset: str | None = None,
+                   **_ignored) -> list[dict]:
+    """The documents of one ProcessBench subset: ``dimension`` "processbench" with the ``subset`` option (gsm8k |
+    math | olympiadbench | omnimath), or the subset's name as ``dimension``."""
+    if dimension != DIMENSION:
+        if subset not in (None, dimension):
+            raise ConfigError(f"processbench: dimension {dimension!r} and subset {subset!r} disagree")
+        subset = dimension
+    if subset is None:
+        raise ConfigError(f"processbench: no subset given (the task option 'subset': {', '.join(SUBSETS)})")
+    return load_subset(subset, data_dir)
