@@ -736,3 +736,14 @@ def test_a_ctrl_c_counts_this_runs_generations_not_the_whole_cache(tmp_path):
     line = interrupted_message(["--tasks", "critic"], str(prefix), 5)  # 5 were there when this run started
     assert line == (f"critic-eval: interrupted; 3 generation(s) kept in {prefix.parent} (and 5 from earlier runs); "
                     "resume (asks the model only for the rest): critic-eval --tasks critic")
+
+
+def test_a_type_error_of_our_own_at_load_is_not_blamed_on_the_model_arguments(no_model_load, monkeypatch):
+    def load(self, *args, **kwargs):
+        def helper(a):
+            return a
+        helper(b=1)  # a bug: no --model_args key of the user's
+
+    _loads_as(monkeypatch, load)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'b'"):
+        cli.main([*_RUN, "--model_args", "nonsense_key=1"])

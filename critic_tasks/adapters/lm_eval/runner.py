@@ -145,7 +145,8 @@ def check_lm_eval_flags(argv: list[str]) -> None:
     fewshot = flag_value(argv, "--num_fewshot", "-f")
     if fewshot not in (None, "0") and _tasks(argv):
         raise ConfigError(f"--num_fewshot {fewshot}: the critic tasks are zero-shot (their prompts are the benchmark's "
-                          "own, with no examples to add), so lm-eval would run them zero-shot; drop --num_fewshot")
+                          "own, with no examples to add), so lm-eval would run them zero-shot; drop --num_fewshot (a "
+                          "few-shot task of lm-eval's: in a run of its own)")
     _check_device(argv, model)
     _check_model_arg_names(argv, model)
     _check_chat_template(argv)
@@ -487,7 +488,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         if rescued is not None:  # the generations are safe on disk; the message says where and what to run
             print(f"critic-eval: {rescued}", file=sys.stderr)
             return 1
-        line = after_load_message(err)
+        line = after_load_message(err, rest)
         if line is not None:
             print(f"critic-eval: {line}", file=sys.stderr)
             return 2
@@ -505,14 +506,17 @@ def _lm_eval(command: str, rest: list[str]) -> int:
     return 0
 
 
-def after_load_message(err: BaseException) -> str | None:
+def after_load_message(err: BaseException, argv: list[str]) -> str | None:
     """The one line for a mistake that shows only once the model has loaded (the checks before cannot see it): a
-    model argument transformers refuses, a tokenizer without a chat template, a file that cannot be written."""
+    model argument transformers refuses (only a key the user gave: any other TypeError is a bug to show whole), a
+    tokenizer without a chat template, a file that cannot be written."""
     import re
+
+    from critic_tasks.adapters.lm_eval.resume import _model_args
 
     refused = _find_cause(err, TypeError)
     found = re.search(r"unexpected keyword argument '([^']+)'", str(refused or ""))
-    if found:
+    if found and found.group(1) in _model_args(flag_value(argv, "--model_args", "-a")):
         return (f"--model_args {found.group(1)}: the model does not take this argument ({refused}); drop it "
                 "(the model's documentation names the arguments it takes)")
     template = _find_cause(err, ValueError)
