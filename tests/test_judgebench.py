@@ -60,7 +60,7 @@ def _authors(rows: list[dict], prefix: str | None = None) -> tuple[float, float]
 
 def _records_from_raw(split: str, rows: list[dict]) -> list[JudgeBenchRecord]:
     """Our records from the judges' raw replies, on documents our loader reads from the shared data files."""
-    docs = data.load_task_docs("all", data_dir=SHARED, split=split)
+    docs = data.load_task_docs(data_dir=SHARED, split=split)
     replies = {r["pair_id"]: [j["judgment"]["response"] for j in r["judgments"]] for r in rows}
     assert {d["pair_id"] for d in docs} == set(replies)
     return [scoring.record(d, replies[d["pair_id"]][0 if d["order"] == "forward" else 1]) for d in docs]
@@ -92,7 +92,7 @@ def test_reward_model_outputs_scored_from_their_scores_equal_the_authors_metrics
     """The reward model's raw judgment is two scores; its decision is A>B when the first is higher (judges.py)."""
     rows = _rows(SHARED / "outputs" / "dataset=judgebench,response_model=gpt-4o-2024-05-13,judge_name=reward_model,"
                                       "judge_model=Skywork_Skywork-Reward-Gemma-2-27B.jsonl")
-    docs = data.load_task_docs("all", data_dir=SHARED, split="gpt")
+    docs = data.load_task_docs(data_dir=SHARED, split="gpt")
     by_id = {r["pair_id"]: r for r in rows}
     records = []
     for doc in docs:
@@ -114,7 +114,7 @@ def test_shared_data_files_load_with_their_sizes_and_categories():
     raw = _rows(SHARED / "data" / GPT_FILE)
     for slug, prefix in PREFIXES.items():
         want = sum(r["source"].startswith(prefix) for r in raw)
-        assert len(data.load_task_docs(slug, data_dir=SHARED, split="gpt")) == 2 * want
+        assert len(data.load_task_docs(data_dir=SHARED, split="gpt", category=slug)) == 2 * want
 
 
 # ----------------------------------------------------------------------------- verdicts and the pair score
@@ -188,10 +188,9 @@ def test_metrics_by_source_and_intervals():
     records = _recs([("A", "B", "A"), ("B", "A", "A")], "math") + [
         JudgeBenchRecord(domain="coding", pair_id="q", order=o, verdict="A", parsed=True, gold="A", source="coding")
         for o in ("forward", "reverse")]
-    values = scoring.judgebench_metrics(records)
-    assert values["accuracy_math"] == 50.0 and values["accuracy_coding"] == 0.0
-    assert values["accuracy"] == 100 / 3
-    assert "accuracy_knowledge" not in values
+    assert scoring.accuracy(records, "math") == 50.0 and scoring.accuracy(records, "coding") == 0.0
+    assert scoring.judgebench_metrics(records)["accuracy"] == 100 / 3
+    assert scoring.accuracy(records, "knowledge") is None
     settings = BootstrapSettings(resamples=200, seed=1)
     assert scoring.judgebench_interval(records, "accuracy_coding", settings) == (0.0, 0.0)
     low, high = scoring.judgebench_interval(records, "accuracy", settings)
@@ -207,7 +206,7 @@ def test_records_round_trip_through_their_dict():
 # ----------------------------------------------------------------------------- loader, prompt, gold
 
 def test_sample_pairs_load_in_both_orders_with_responses_swapped():
-    docs = data.load_task_docs("all", data_dir="sample", split="gpt")
+    docs = data.load_task_docs(data_dir="sample", split="gpt")
     rows = _rows(data.SAMPLE_DIR / GPT_FILE)
     assert len(docs) == 2 * len(rows)
     forward, reverse = docs[0], docs[1]
@@ -222,7 +221,7 @@ def test_sample_pairs_load_in_both_orders_with_responses_swapped():
     assert rows[0]["question"] in prompt
     for label in ("[[A>>B]]", "[[A>B]]", "[[A=B]]", "[[B>A]]", "[[B>>A]]"):
         assert label in prompt
-    single = data.load_task_docs("coding", data_dir="sample", split="claude", orders="single")
+    single = data.load_task_docs(data_dir="sample", split="claude", orders="single", category="coding")
     assert [d["order"] for d in single] == ["forward"] and single[0]["source_slug"] == "coding"
 
 
@@ -264,16 +263,18 @@ def test_bad_data_is_one_error_naming_the_file_and_field(tmp_path, change, messa
 def test_bad_options_and_missing_files(tmp_path):
     with pytest.raises(ConfigError, match="split 'mistral'"):
         data.load_pairs("mistral", "sample")
-    with pytest.raises(ConfigError, match="dimension 'law'"):
-        data.load_task_docs("law", data_dir="sample")
+    with pytest.raises(ConfigError, match="category 'law'"):
+        data.load_task_docs(data_dir="sample", category="law")
+    with pytest.raises(ConfigError, match="dimension 'comparison'"):
+        data.load_task_docs("comparison", data_dir="sample")
     with pytest.raises(ConfigError, match="orders 'three'"):
-        data.load_task_docs("all", data_dir="sample", orders="three")
+        data.load_task_docs(data_dir="sample", orders="three")
     with pytest.raises(DataError, match="file not found"):
         data.load_pairs("gpt", tmp_path)
 
 
 def test_unparseable_replies_are_counted_not_dropped():
-    docs = data.load_task_docs("all", data_dir="sample", split="claude")
+    docs = data.load_task_docs(data_dir="sample", split="claude")
     replies = ["[[A>B]]", "I cannot decide.", "[[A>B]] [[B>A]]", None] * (len(docs) // 4)
     records = [scoring.record(d, r) for d, r in zip(docs, replies)]
     assert len(records) == len(docs)

@@ -39,7 +39,8 @@ SPLITS = {"gpt": "dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl",
 # the paper's categories (Table 2): MMLU-Pro -> knowledge, LiveBench reasoning / math, LiveCodeBench -> coding
 SOURCES = {"knowledge": "mmlu-pro", "reasoning": "livebench-reasoning", "math": "livebench-math",
            "coding": "livecodebench"}
-DIMENSIONS = ("all", *SOURCES)
+DIMENSION = "judgebench"  # the task kind's data dimension (every document's ``dimension``)
+CATEGORIES = ("all", *SOURCES)
 LABELS = {"A>B": "A", "B>A": "B"}
 ORDER_CHOICES = ("both", "single")
 
@@ -117,22 +118,25 @@ def load_pairs(split: str = "gpt", data_dir: str | os.PathLike | None = None) ->
     return pairs
 
 
-def pair_docs(pair: dict, dimension: str, orders: str = "both") -> list[dict]:
+def pair_docs(pair: dict, category: str, orders: str = "both") -> list[dict]:
     shown = {"forward": (pair["response_1"], pair["response_2"]), "reverse": (pair["response_2"], pair["response_1"])}
     chosen = ("forward", "reverse") if orders == "both" else ("forward",)
-    return [{**pair, "dimension": dimension, "order": order, "response_a": shown[order][0],
+    return [{**pair, "dimension": DIMENSION, "category": category, "order": order, "response_a": shown[order][0],
              "response_b": shown[order][1]} for order in chosen]
 
 
-def load_task_docs(dimension: str = "all", data_dir: str | os.PathLike | None = None, split: str = "gpt",
-                   orders: str = "both", **_ignored) -> list[dict]:
-    """The documents of one JudgeBench task (``dimension``: all | knowledge | reasoning | math | coding) on one
-    response set (``split``: gpt | claude), each pair in both orders (``orders``: both | single)."""
-    if dimension not in DIMENSIONS:
-        raise ConfigError(f"judgebench dimension {dimension!r}: expected one of {', '.join(DIMENSIONS)}")
+def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | None = None, split: str = "gpt",
+                   orders: str = "both", category: str = "all", **_ignored) -> list[dict]:
+    """The documents of one JudgeBench task (``dimension``: judgebench) on one response set (``split``: gpt |
+    claude), the pairs of one ``category`` (all | knowledge | reasoning | math | coding), each in both orders
+    (``orders``: both | single)."""
+    if dimension != DIMENSION:
+        raise ConfigError(f"judgebench: unknown dimension {dimension!r} (expected {DIMENSION!r})")
+    if category not in CATEGORIES:
+        raise ConfigError(f"judgebench category {category!r}: expected one of {', '.join(CATEGORIES)}")
     if orders not in ORDER_CHOICES:
         raise ConfigError(f"judgebench orders {orders!r}: expected one of {', '.join(ORDER_CHOICES)}")
-    pairs = [p for p in load_pairs(split, data_dir) if dimension == "all" or p["source_slug"] == dimension]
+    pairs = [p for p in load_pairs(split, data_dir) if category == "all" or p["source_slug"] == category]
     if not pairs:
-        raise DataError(f"judgebench {split}: no pairs of category {dimension!r}")
-    return [doc for pair in pairs for doc in pair_docs(pair, dimension, orders)]
+        raise DataError(f"judgebench {split}: no pairs of category {category!r}")
+    return [doc for pair in pairs for doc in pair_docs(pair, category, orders)]

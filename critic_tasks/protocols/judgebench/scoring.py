@@ -149,18 +149,10 @@ def pair_count(records: Sequence[JudgeBenchRecord]) -> float:
     return float(len(_scored_pairs(records)))
 
 
-def _by_source(fn: Callable, slug: str) -> Callable[[Sequence[JudgeBenchRecord]], float | None]:
-    def value(records):
-        return fn(records, slug)
-
-    value.__name__ = f"{fn.__name__}_{slug}"
-    return value
-
-
-# Each (family, base) a registry metric names: its one value over the records a key accepts (None: absent).
+# Each (family, base) a registry metric names: its one value over the records a key accepts (None: absent). The
+# per-category keys (accuracy_knowledge, ...) are ``accuracy`` over one category's records (the registry's subset).
 METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("judgebench", "accuracy"): accuracy,
-    **{("judgebench", f"accuracy_{slug}"): _by_source(accuracy, slug) for slug in SOURCES},
     ("judgebench", "inconsistency"): inconsistency,
     ("judgebench", "parse_rate"): parse_rate,
     ("judgebench", "tie_rate"): tie_rate,
