@@ -24,7 +24,6 @@ import importlib.util
 import json
 import math
 import operator
-import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -95,7 +94,7 @@ def _module(path: Path, setting: str):
 def load_toolkit(toolkit_dir: str | None = None) -> Toolkit:
     """The prompts and formats of a CriticEval checkout (``toolkit_dir``, else ``CRITICBENCH_TOOLKIT_DIR``)."""
     given = toolkit_dir not in (None, "")
-    value = toolkit_dir if given else os.environ.get(TOOLKIT_DIR_ENV)
+    value = toolkit_dir if given else read_setting(TOOLKIT_DIR_ENV)
     if not value:
         raise ConfigError(f"the toolkit protocol needs a checkout of open-compass/CriticEval: set {TOOLKIT_DIR_ENV} "
                           "(or --metadata '{\"toolkit_dir\": ...}')")

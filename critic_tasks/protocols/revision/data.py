@@ -27,7 +27,6 @@ checker runs it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from critic_tasks.core.columns import item_label
@@ -144,10 +143,10 @@ def resolve_toolkit_dir(dimension: str, variant: str, toolkit_dir=None) -> str:
     if dimension != "revision_pool" or variant != variants.PAPER:
         return ""
     given = toolkit_dir not in (None, "")
-    if not given and not os.environ.get(toolkit.TOOLKIT_DIR_ENV):
+    if not given and not read_setting(toolkit.TOOLKIT_DIR_ENV):
         return ""
     kit = toolkit.load_toolkit(str(toolkit_dir) if given else None)
-    setting = f"toolkit_dir={toolkit_dir}" if given else f"{toolkit.TOOLKIT_DIR_ENV}={os.environ[toolkit.TOOLKIT_DIR_ENV]}"
+    setting = f"toolkit_dir={toolkit_dir}" if given else f"{toolkit.TOOLKIT_DIR_ENV}={read_setting(toolkit.TOOLKIT_DIR_ENV)}"
     toolkit.correction_judges(kit.root, setting)  # the R_sub judge's file too
     return str(kit.root.resolve())
 
