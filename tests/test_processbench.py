@@ -16,7 +16,9 @@ from collections import Counter
 import numpy as np
 import pytest
 from conftest import SHARED
+from helpers import scripted_lm
 
+import critic_tasks
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.core.records import Record
@@ -372,3 +374,37 @@ def test_intervals_contain_the_value_and_collapse_without_variation():
     assert scoring.process_interval(perfect, "f1", settings) == (100.0, 100.0)
     assert scoring.process_interval(records, "parse_rate", settings) is None
     assert scoring.process_interval(records[:0], "f1", settings) is None
+
+
+# ----------------------------------------------------------------------------- through lm-eval, once registered
+
+
+@pytest.mark.slow  # lm-eval's task index takes ~20 s to build
+def test_lm_eval_run_on_the_fixtures_gives_the_hand_computed_numbers(monkeypatch):
+    """A scripted critic through lm-eval on our fixtures: right on every erroneous item, no box on the first correct
+    item of gsm8k and math, -1 on the others; the numbers are counted here by hand."""
+    from critic_tasks import registry
+
+    if "critic_processbench_gsm8k" not in registry.TASKS:
+        pytest.skip("critic_processbench is not registered yet (docs/protocols/processbench.md)")
+    lm_eval = pytest.importorskip("lm_eval")
+    monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
+    docs = {s: data.load_task_docs(s, data_dir="sample") for s in data.SUBSETS}
+    silent = {docs["gsm8k"][0]["problem"], docs["math"][0]["problem"]}  # both are correct solutions
+
+    def critic(prompt):
+        doc = next(d for ds in docs.values() for d in ds if d["problem"] in prompt)
+        return "It all looks fine." if doc["problem"] in silent else f"Checked. \\boxed{{{doc['label']}}}"
+
+    out = lm_eval.simple_evaluate(model=scripted_lm(critic), tasks=["critic_processbench"],
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+    expected_f1 = {}
+    for subset, ds in docs.items():
+        correct = [d for d in ds if d["label"] == -1]
+        a2 = 100 * sum(d["problem"] not in silent for d in correct) / len(correct)
+        expected_f1[subset] = 2 * 100 * a2 / (100 + a2)
+        res = out["results"][f"critic_processbench_{subset}"]
+        assert res["error_accuracy,none"] == 100.0 and res["correct_accuracy,none"] == pytest.approx(a2)
+        assert res["f1,none"] == pytest.approx(expected_f1[subset])
+    assert expected_f1["gsm8k"] < 100 and expected_f1["olympiadbench"] == 100
+    assert out["results"]["critic_processbench"]["f1,none"] == pytest.approx(sum(expected_f1.values()) / 4)
