@@ -747,3 +747,26 @@ def test_a_type_error_of_our_own_at_load_is_not_blamed_on_the_model_arguments(no
     _loads_as(monkeypatch, load)
     with pytest.raises(TypeError, match="unexpected keyword argument 'b'"):
         cli.main([*_RUN, "--model_args", "nonsense_key=1"])
+
+
+def test_a_run_says_each_of_our_warnings_once(no_model_load, monkeypatch, caplog):
+    """lm-eval aggregates once per metric key: one task's undefined Spearman was warned about six times."""
+    import lm_eval
+
+    ours = logging.getLogger("critic_tasks")  # where the scoring's warnings go
+
+    def evaluate(*args, **kwargs):
+        for _ in range(6):
+            ours.warning("critic_tasks: Spearman needs at least 2 items, got 1; reported 0")
+        ours.warning("critic_tasks: another")
+        raise AssertionError("evaluated")
+
+    monkeypatch.setattr(lm_eval, "simple_evaluate", evaluate)
+    monkeypatch.setattr("lm_eval._cli.run.simple_evaluate", evaluate, raising=False)
+    with caplog.at_level(logging.WARNING, logger="critic_tasks"), pytest.raises(AssertionError, match="evaluated"):
+        cli.main(_RUN)
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("critic_tasks")]
+    assert said == ["critic_tasks: Spearman needs at least 2 items, got 1; reported 0", "critic_tasks: another"]
+    with caplog.at_level(logging.WARNING, logger="critic_tasks"):
+        ours.warning("critic_tasks: another")  # after the run: said again
+    assert [r.getMessage() for r in caplog.records].count("critic_tasks: another") == 2

@@ -468,11 +468,43 @@ def interrupted_message(argv: list[str], cache: str | None, cached_before: int =
             f"{os.path.dirname(cache)}{earlier}; resume (asks the model only for the rest): {command}")
 
 
+class _OncePerRun(logging.Filter):
+    """Lets the first record of each message through: lm-eval aggregates a metric once per key and filter, so one
+    undefined correlation (a task of 1 item) was warned about six times in one run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
+@contextlib.contextmanager
+def each_warning_once():
+    """Our package's loggers say each distinct message once during the run (a logger's filter sees only its own
+    records, so it goes on each logger of ours that exists, created at import)."""
+    once = _OncePerRun()
+    loggers = [logging.getLogger(name) for name, logger in list(logging.root.manager.loggerDict.items())
+               if (name == "critic_tasks" or name.startswith("critic_tasks.")) and isinstance(logger, logging.Logger)]
+    for logger in loggers:
+        logger.addFilter(once)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(once)
+
+
 def _lm_eval(command: str, rest: list[str]) -> int:
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     unscored: list[str] = []
     try:
-        with hooks.unscored_items(unscored):
+        with hooks.unscored_items(unscored), each_warning_once():
             private.cli([command, *rest, *(["--include_path", ours[0]] if ours else [])])
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
