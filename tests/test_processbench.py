@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 from collections import Counter
 
@@ -344,20 +345,27 @@ def test_constant_critics_expectations_by_hand():
     assert lines["always_first_step"]["correct_accuracy"] == 0.0 and lines["always_first_step"]["f1"] == 0.0
     per_subset = [chance.expected_subset("uniform_step", [d for d in docs if d["subset"] == s])["f1"] for s in "ab"]
     assert lines["uniform_step"]["average_f1"] == pytest.approx(sum(per_subset) / 2)
-    assert chance.floor(docs)["correct_accuracy"] == 100.0
+    floor, by, floors = chance.floor_line(docs, ("f1", "error_accuracy", "correct_accuracy", "parse_rate"))
+    assert floor["correct_accuracy"] == 100.0 and by["correct_accuracy"] == "always_no_error"
+    assert floor["error_accuracy"] == 50.0 and by["error_accuracy"] == "always_first_step"
+    assert floor["f1"] == pytest.approx(lines["uniform_step"]["f1"]) and by["f1"] == "uniform_step"
+    assert "parse_rate" not in floor and floors == lines
 
 
-def test_chance_replies_score_as_expected_through_the_scorer():
+def test_canned_replies_score_as_expected_through_the_scorer():
     docs = released("gsm8k")
-    replies = chance.chance_replies(docs, seed=3)
+    replies = chance.canned_replies(docs, random.Random(3))
     lines = chance.expected_chance(docs)
-    for critic in ("always_no_error", "always_first_step"):
-        records = [scoring.record(d, r) for d, r in zip(docs, replies[critic])]
+    for canned, critic in (("constant", "always_no_error"), ("always_first", "always_first_step")):
+        records = [scoring.record(d, r) for d, r in zip(docs, replies[canned])]
         assert scoring.process_metrics(records)["f1"] == lines[critic]["f1"] == 0.0
         assert scoring.error_accuracy(records) == pytest.approx(lines[critic]["error_accuracy"])
-    records = [scoring.record(d, r) for d, r in zip(docs, replies["uniform_step"])]
+        assert scoring.correct_accuracy(records) == pytest.approx(lines[critic]["correct_accuracy"])
+    records = [scoring.record(d, r) for d, r in zip(docs, replies["random"])]
     assert all(r.parsed and r.in_range for r in records)
     assert abs(scoring.f1(records) - lines["uniform_step"]["f1"]) < 8  # one seed of 400 items, near its mean
+    every = [scoring.record(d, r) for d, r in zip(docs, replies["every_label"])]
+    assert [r.pred for r in every] == [d["n_steps"] - 1 for d in docs]  # the last box is read: the last step
 
 
 # ----------------------------------------------------------------------------- intervals

@@ -11,8 +11,9 @@ exactly by convolving the items one at a time; the two classes are independent, 
 
     E[F1] = sum_k sum_l P(K_err = k) P(K_cor = l) * H(100 k / n_err, 100 l / n_cor),   H = harmonic mean (0 at 0, 0)
 
-``average_f1``'s expectation is the mean of the subsets' expected F1 (linearity). ``chance_replies`` gives the
-replies these critics would write (the uniform one drawn with a seed), for running them through the scorer.
+``average_f1``'s expectation is the mean of the subsets' expected F1 (linearity). ``floor_line`` is the floor of a
+task's headline metrics in ``critic_tasks.chance``'s shape; ``canned_replies`` the replies of its canned critics in
+ProcessBench's answer form, for running them through the scorer.
 """
 
 from __future__ import annotations
@@ -94,16 +95,28 @@ def expected_chance(docs: Sequence[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
-def floor(docs: Sequence[dict]) -> dict[str, float]:
-    """Per metric, the best expected value among the chance critics (the line a critic must beat)."""
-    lines = expected_chance(docs)
-    keys = {k for values in lines.values() for k in values}
-    return {k: max(values[k] for values in lines.values() if k in values) for k in sorted(keys)}
+def floor_line(docs: Sequence[dict], headline: Sequence[str]) -> tuple[dict, dict, dict]:
+    """What ``critic_tasks.chance._chance`` returns for a task: (headline metric -> the best expected value of the
+    chance critics, metric -> the critic that sets it, critic -> its expected values). ``parse_rate`` has no floor.
+
+    The first of ``CRITICS`` wins a tie (F1 is 0 for both constant critics)."""
+    floors = expected_chance(docs)
+    chance: dict[str, float] = {}
+    by: dict[str, str] = {}
+    for key in headline:
+        candidates = {critic: values[key] for critic, values in floors.items() if key in values}
+        if candidates:
+            best = max(candidates, key=candidates.__getitem__)
+            chance[key], by[key] = candidates[best], best
+    return chance, by, floors
 
 
-def chance_replies(docs: Sequence[dict], seed: int = 0) -> dict[str, list[str]]:
-    """The replies each chance critic writes, one per document (``uniform_step`` drawn with ``seed``)."""
-    rng = random.Random(seed)
-    return {"always_no_error": [f"\\boxed{{{NO_ERROR}}}" for _ in docs],
-            "always_first_step": ["\\boxed{0}" for _ in docs],
-            "uniform_step": [f"\\boxed{{{rng.randrange(NO_ERROR, d['n_steps'])}}}" for d in docs]}
+def canned_replies(docs: Sequence[dict], rng: random.Random) -> dict[str, list[str]]:
+    """``critic_tasks.chance``'s canned critics in ProcessBench's answer form, one reply per document: ``constant``
+    always -1 (``always_no_error``), ``always_first`` step 0 (``always_first_step``), ``random`` a uniform step
+    over -1..n-1 drawn from ``rng`` (``uniform_step``), ``every_label`` every index -1..n-1 boxed in one reply (the
+    last box is read: the last step)."""
+    return {"constant": [f"\\boxed{{{NO_ERROR}}}" for _ in docs],
+            "always_first": ["\\boxed{0}" for _ in docs],
+            "random": [f"\\boxed{{{rng.randrange(NO_ERROR, d['n_steps'])}}}" for d in docs],
+            "every_label": [" ".join(f"\\boxed{{{i}}}" for i in range(NO_ERROR, d["n_steps"])) for d in docs]}
