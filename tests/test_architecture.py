@@ -211,7 +211,8 @@ def test_the_trace_a_reader_follows_is_documented_and_short(task):
     found = _trace(task)
     text = (REPO / "docs" / "architecture.md").read_text()
     listed = text.split(f"<!-- trace {task} -->\n```\n", 1)[1].split("```", 1)[0].split()
-    assert listed == found["order"], "docs/architecture.md's trace is not the measured one"
+    measured = "\n".join(found["order"])
+    assert listed == found["order"], f"docs/architecture.md's {task} trace is not the measured one:\n{measured}"
     assert len(found["order"]) <= limit, found["order"]
     assert len(found["returns"]) <= returns, found["returns"]
     assert f"{len(listed)} files" in text.split(f"<!-- trace {task} -->", 1)[1][:3000]
