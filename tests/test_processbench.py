@@ -343,6 +343,8 @@ def test_constant_critics_expectations_by_hand():
                                         "average_f1": 0.0}
     assert lines["always_first_step"]["error_accuracy"] == pytest.approx(100 * 2 / 4)
     assert lines["always_first_step"]["correct_accuracy"] == 0.0 and lines["always_first_step"]["f1"] == 0.0
+    assert lines["always_last_step"]["error_accuracy"] == pytest.approx(100 * 2 / 4)  # labels 3 of 4 steps, 1 of 2
+    assert lines["always_last_step"]["f1"] == 0.0
     per_subset = [chance.expected_subset("uniform_step", [d for d in docs if d["subset"] == s])["f1"] for s in "ab"]
     assert lines["uniform_step"]["average_f1"] == pytest.approx(sum(per_subset) / 2)
     floor, by, floors = chance.floor_line(docs, ("f1", "error_accuracy", "correct_accuracy", "parse_rate"))
@@ -366,6 +368,7 @@ def test_canned_replies_score_as_expected_through_the_scorer():
     assert abs(scoring.f1(records) - lines["uniform_step"]["f1"]) < 8  # one seed of 400 items, near its mean
     every = [scoring.record(d, r) for d, r in zip(docs, replies["every_label"])]
     assert [r.pred for r in every] == [d["n_steps"] - 1 for d in docs]  # the last box is read: the last step
+    assert scoring.error_accuracy(every) == pytest.approx(lines["always_last_step"]["error_accuracy"])
 
 
 # ----------------------------------------------------------------------------- intervals

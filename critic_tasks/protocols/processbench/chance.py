@@ -2,6 +2,8 @@
 
 * ``always_no_error``: answers -1 throughout: every correct item right, every erroneous one wrong (F1 0).
 * ``always_first_step``: answers 0 throughout: right on the erroneous items whose first step is already wrong.
+* ``always_last_step``: answers n-1 throughout (what a reply boxing every index is read as: the last box counts):
+  right on the erroneous items whose only wrong step is the last.
 * ``uniform_step``: per item, one of -1, 0, ..., n-1 (n the item's steps), each with probability 1 / (n + 1).
 
 The accuracies are means of independent per-item hits, so their expectations are means of the hit probabilities.
@@ -26,7 +28,7 @@ import numpy as np
 
 from critic_tasks.protocols.processbench.records import NO_ERROR
 
-CRITICS = ("always_no_error", "always_first_step", "uniform_step")
+CRITICS = ("always_no_error", "always_first_step", "always_last_step", "uniform_step")
 
 
 def _hit_probabilities(critic: str, doc: dict) -> float:
@@ -35,6 +37,8 @@ def _hit_probabilities(critic: str, doc: dict) -> float:
         return float(label == NO_ERROR)
     if critic == "always_first_step":
         return float(label == 0)
+    if critic == "always_last_step":
+        return float(label == n_steps - 1)
     if critic == "uniform_step":
         return 1.0 / (n_steps + 1)
     raise ValueError(f"unknown chance critic {critic!r}; expected one of {', '.join(CRITICS)}")
@@ -115,7 +119,7 @@ def canned_replies(docs: Sequence[dict], rng: random.Random) -> dict[str, list[s
     """``critic_tasks.chance``'s canned critics in ProcessBench's answer form, one reply per document: ``constant``
     always -1 (``always_no_error``), ``always_first`` step 0 (``always_first_step``), ``random`` a uniform step
     over -1..n-1 drawn from ``rng`` (``uniform_step``), ``every_label`` every index -1..n-1 boxed in one reply (the
-    last box is read: the last step)."""
+    last box is read: the last step, ``always_last_step``)."""
     return {"constant": [f"\\boxed{{{NO_ERROR}}}" for _ in docs],
             "always_first": ["\\boxed{0}" for _ in docs],
             "random": [f"\\boxed{{{rng.randrange(NO_ERROR, d['n_steps'])}}}" for d in docs],
