@@ -770,3 +770,11 @@ def test_a_run_says_each_of_our_warnings_once(no_model_load, monkeypatch, caplog
     with caplog.at_level(logging.WARNING, logger="critic_tasks"):
         ours.warning("critic_tasks: another")  # after the run: said again
     assert [r.getMessage() for r in caplog.records].count("critic_tasks: another") == 2
+
+
+def test_the_demo_loads_a_local_data_folder_before_the_model(no_model_load, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", str(tmp_path))  # empty
+    assert cli.main(["demo", "--tasks", "critic_feedback_chat"]) == 2
+    assert one_line(capsys) == (f"critic-eval: data error: {tmp_path}/obj_dev_data/chat_feedback_correction.json: file "
+                                "not found (expected the opencompass/CriticBench layout)")
+    assert no_model_load == []

@@ -768,6 +768,8 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
     print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
     check_demo_tasks(tasks)
+    # the data the demo reads (its sample, or CRITICBENCH_DATA_DIR's copy), loaded before the model is
+    check_local_data(expand(t.strip() for t in tasks if t.strip()), None if read_raw(DATA_DIR_ENV) else "sample")
     if max_gen_toks < 1:
         raise ConfigError(f"demo: --max_gen_toks {max_gen_toks}: give a budget of 1 token or more (default 32)")
     check_output_path(output_path)
