@@ -44,6 +44,7 @@ from critic_tasks.core.metrics import pairwise
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.protocols.criticbench import scoring as criticbench_scoring
 from critic_tasks.protocols.critiquellm import scoring as critiquellm_scoring
+from critic_tasks.protocols.judgebench import scoring as judgebench_scoring
 
 CANNED = ("constant", "always_first", "random", "every_label", "injection", "unparseable")
 SEED = 20240527
@@ -96,7 +97,7 @@ def _length_ratings(dimension, docs) -> dict[str, list[str]]:
 
 
 def _verdict_form(dimension: registry.TaskKind) -> str:
-    return "[[{}]]" if dimension.protocol == "critiquellm" else "Decision: {}"
+    return "[[{}]]" if dimension.protocol in ("critiquellm", "judgebench") else "Decision: {}"
 
 
 def _rating_replies(dimension, docs, rng) -> dict[str, list[str]]:
@@ -109,9 +110,15 @@ def _rating_replies(dimension, docs, rng) -> dict[str, list[str]]:
 
 def _verdict_replies(dimension, docs, rng) -> dict[str, list[str]]:
     form = _verdict_form(dimension)
-    return {"constant": [form.format("C")] * len(docs), "always_first": [form.format("A")] * len(docs),
-            "random": [form.format(rng.choice("ABC")) for _ in docs],
-            "every_label": ["\n".join(form.format(v) for v in "ABC")] * len(docs)}
+    # JudgeBench's verdicts are Arena-Hard labels: A -> A>B, B -> B>A, C (a tie) -> A=B
+    labels = judgebench_scoring.VERDICT_LABELS if dimension.protocol == "judgebench" else {v: v for v in "ABC"}
+
+    def say(verdict: str) -> str:
+        return form.format(labels[verdict])
+
+    return {"constant": [say("C")] * len(docs), "always_first": [say("A")] * len(docs),
+            "random": [say(rng.choice("ABC")) for _ in docs],
+            "every_label": ["\n".join(say(v) for v in "ABC")] * len(docs)}
 
 
 def _stubbed(code: str, value: str) -> str:
@@ -165,7 +172,7 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
         out = _correction_replies(dimension, docs, rng)
     elif dimension.scorer in ("judge", "aiu_judge"):
         out = _free_text_replies(dimension, docs, rng)
-    elif dimension.data_dimension in ("comparison", "alignbench_pairwise"):
+    elif dimension.data_dimension in ("comparison", "alignbench_pairwise", "judgebench"):
         out = _verdict_replies(dimension, docs, rng)
     else:
         out = _rating_replies(dimension, docs, rng)
@@ -187,7 +194,8 @@ _VERDICTS = ("A", "B", "C")
 
 def _labelled(docs: Sequence[dict], dimension: registry.TaskKind) -> bool:
     keys = {"feedback": "feedback_score", "meta": "meta_feedback_score", "comparison": "preference",
-            "alignbench_pointwise": "human_score", "alignbench_pairwise": "preference"}
+            "alignbench_pointwise": "human_score", "alignbench_pairwise": "preference",
+            "judgebench": "preference"}
     key = keys.get(dimension.data_dimension)
     return key is None or any(d.get(key) is not None for d in docs)
 
@@ -244,7 +252,9 @@ def _outcomes(critic: str, lengths: tuple[int, int], tie_share: Fraction) -> lis
 def _pair_rules(dimension: registry.TaskKind, docs: Sequence[dict]) -> dict:
     """Each headline rate of a comparison as its per-pair rule (forward, reverse, gold) -> counted: the rules of
     ``core.metrics.pairwise`` and ``agreement``, which the task's metrics average over pairs."""
-    if dimension.data_dimension == "alignbench_pairwise":
+    if dimension.data_dimension == "judgebench":  # the authors' pair score (inconsistency: lower is better, no floor)
+        rules = {"accuracy": judgebench_scoring.pair_correct}
+    elif dimension.data_dimension == "alignbench_pairwise":
         rules = {"agreement": lambda f, r, g: pairwise.pair_consistent(f, r) and f == g,
                  "consistency": lambda f, r, g: pairwise.pair_consistent(f, r)}
     else:
@@ -282,7 +292,7 @@ def _chance(dimension: registry.TaskKind, docs: Sequence[dict], values: dict) ->
     chance: dict[str, float] = {}
     by: dict[str, str] = {}
     floors: dict[str, dict[str, float]] = {}
-    if dimension.data_dimension in ("comparison", "alignbench_pairwise"):
+    if dimension.data_dimension in ("comparison", "alignbench_pairwise", "judgebench"):
         floors = expected_pairwise(dimension, docs)
         for key in next(iter(floors.values()), {}):
             best = max(floors, key=lambda critic: floors[critic][key])  # FLOOR_CRITICS order breaks ties
@@ -342,7 +352,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     quiet.setLevel(logging.ERROR)  # a constant critic's "Spearman undefined, reported 0" is the expected outcome here
     try:
         replies_by_critic = canned_replies(dimension, docs, seed)
-        if dimension.scorer == "parse" and dimension.data_dimension not in ("comparison", "alignbench_pairwise"):
+        if dimension.scorer == "parse" and dimension.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench"):
             replies_by_critic.update(_length_ratings(dimension, docs))
         for name, replies in replies_by_critic.items():
             records = engine.score(dimension, docs, [[r] for r in replies], context)

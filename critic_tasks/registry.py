@@ -47,6 +47,9 @@ from critic_tasks.protocols.critiquellm import data as cq_data
 from critic_tasks.protocols.critiquellm import prompts as cq_prompts
 from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
+from critic_tasks.protocols.judgebench import data as jb_data
+from critic_tasks.protocols.judgebench import prompts as jb_prompts
+from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
 from critic_tasks.protocols.metacritique import prompts as mc_prompts
 from critic_tasks.protocols.revision import data as rv_data
@@ -232,6 +235,14 @@ RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
               Metric("parse_rate", "preference"), Metric("variant", "preference", scale="text"),
               *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
+# JudgeBench: the authors' pair score per category (the pair's source) and overall; inconsistency beside it.
+JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
+              *_breakdown("judgebench", "accuracy", "source", tuple(jb_data.SOURCES)),
+              Metric("inconsistency", "judgebench", when="scored", higher_is_better=False),
+              Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench"),
+              Metric("pairs", "judgebench", when="scored", scale="count"))
+# The judge works the question out before comparing (the authors allow 4096 tokens; --gen_kwargs raises ours).
+JUDGEBENCH_BUDGET = 1024
 # CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating, so a budget that ends inside the
 # explanation loses the rating: room for a long one (the paper states no budget); the short variant needs far less.
 CRITIQUELLM_BUDGET = 1024
@@ -297,6 +308,10 @@ PROTOCOLS = {p.name: p for p in (
              load_docs=mc_data.load_task_docs, options=("data_dir",), prompt=mc_prompts.critic_prompt,
              target=mc_prompts.gold_text, record=None,  # the AIU judge filter makes the records
              data_env=mc_data.DATA_DIR_ENV, source=mc_data.REPO),
+    Protocol("judgebench", "JudgeBench (Tan et al. 2024)", "arXiv:2410.12784",
+             load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category"),
+             prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
+             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -337,6 +352,10 @@ TASK_KINDS = {d.name: d for d in (
     TaskKind("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
              ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
              "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
+    TaskKind("judgebench", "judgebench", jb_data.DIMENSION, "obj", "parse", JUDGEBENCH,
+             ("accuracy", "inconsistency", "parse_rate"),
+             "pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders",
+             max_gen_toks=JUDGEBENCH_BUDGET),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
     # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
@@ -397,7 +416,7 @@ def _catalogue() -> list[Task]:
     tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
-    return tasks + _other_protocols() + _revision_tasks()
+    return tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks()
 
 
 def _other_protocols() -> list[Task]:
@@ -427,6 +446,14 @@ def _revision_tasks() -> list[Task]:
     return tasks
 
 
+def _judgebench_tasks() -> list[Task]:
+    """JudgeBench over all pairs and one task per category (the response set: ``--metadata '{"split": ...}'``)."""
+    tasks = [Task("critic_judgebench", "judgebench", section="critic_judgebench", options=(("category", "all"),))]
+    tasks += [Task(f"critic_judgebench_{c}", "judgebench", tags=("critic_judgebench_per_category",),
+                   section="critic_judgebench", options=(("category", c),)) for c in jb_data.SOURCES]
+    return tasks
+
+
 TASKS: dict[str, Task] = {t.name: t for t in _catalogue()}
 
 GROUPS = {g.name: g for g in (
@@ -441,7 +468,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub", "critic_correction_empty_sub",
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
-            "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility")
+            "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

@@ -20,6 +20,7 @@ CATS = ["文本写作", "数学计算", "逻辑推理"]
 def data(tmp_path, monkeypatch):
     """CriticBench: the bundled sample; CritiqueLLM: 8 questions x 4 responses and 12 pairs (3 ties) of our own."""
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
     folder = tmp_path / "critiquellm"
     for mode in ("pointwise", "pairwise"):
         (folder / mode).mkdir(parents=True)
@@ -77,7 +78,7 @@ def test_each_canned_critic_scores_at_or_below_chance(task, executor):
     line = chance.chance_line(task, docs, executor=executor)
     assert not line.skipped, line.skipped
     kind = registry.task(task).kind_spec
-    rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise")
+    rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench")
     length_raters = {"longer", "shorter"} if rating else set()  # raters by length: rating tasks only
     assert set(line.values) == set(chance.CANNED) | length_raters
     assert line.chance, "every objective task's headline has a floor"
@@ -123,7 +124,8 @@ def _by_length(longer: bool):
 BLIND = {"hash_coin": _hash_coin, "longer": _by_length(True), "shorter": _by_length(False),
          "always_first": lambda doc: "A", "always_second": lambda doc: "B", "always_tie": lambda doc: "C"}
 COMPARISONS = [t for t in OBJECTIVE if registry.TASKS[t].kind_spec.data_dimension in ("comparison",
-                                                                                       "alignbench_pairwise")]
+                                                                                       "alignbench_pairwise",
+                                                                                       "judgebench")]
 
 
 @pytest.mark.parametrize("task", COMPARISONS)
@@ -131,7 +133,9 @@ def test_no_content_blind_critic_beats_the_line(task):
     from critic_tasks import engine
 
     kind = registry.TASKS[task].kind_spec
-    form = "[[{}]]" if kind.protocol == "critiquellm" else "Decision: {}"
+    form = "[[{}]]" if kind.protocol in ("critiquellm", "judgebench") else "Decision: {}"
+    # JudgeBench's critic answers with Arena-Hard labels
+    word = {"A": "A>B", "B": "B>A", "C": "A=B"} if kind.protocol == "judgebench" else {v: v for v in "ABC"}
     docs = engine.task_docs(task)
     line = chance.chance_line(task, docs)
     pairs = len({d["pair_id"] for d in docs})
@@ -140,12 +144,13 @@ def test_no_content_blind_critic_beats_the_line(task):
             # one draw of a coin on a few pairs is not its expectation (on our 12 CritiqueLLM pairs it lands 6 of 9
             # untied pairs, 50 where it expects 37.5); the sample's 27 comparison pairs hold it to its line
             continue
-        values, _ = engine.score_task(task, docs, [form.format(critic(d)) for d in docs])
+        values, _ = engine.score_task(task, docs, [form.format(word[critic(d)]) for d in docs])
         for key, floor in line.chance.items():
             assert values[key] <= floor + 1e-9, (task, name, key, values[key], floor)
-    assert set(line.chance) == set(kind.headline) - {"parse_rate"}, "every rate of a comparison has a floor"
+    lower_better = {k for k in kind.headline if not kind.metric(k).higher_is_better}  # JudgeBench's inconsistency
+    assert set(line.chance) == set(kind.headline) - {"parse_rate"} - lower_better, "every rate has a floor"
     # answering the same in both orders needs no reading
-    assert line.chance["consistency"] == 100.0
+    assert line.chance.get("consistency", 100.0) == 100.0
 
 
 def test_the_hash_coin_beats_the_old_random_floor():

@@ -280,3 +280,93 @@ def test_unparseable_replies_are_counted_not_dropped():
     assert len(records) == len(docs)
     assert scoring.parse_rate(records) == 25.0
     assert [r.unparsed_reason for r in records[:4]] == ["", "no_verdict", "ambiguous", "no_verdict"]
+
+
+# ----------------------------------------------------------------------------- registered tasks, chance line, lm-eval
+
+def _sample_rows(split_file: str = GPT_FILE) -> list[dict]:
+    return _rows(data.SAMPLE_DIR / split_file)
+
+
+def test_chance_line_of_the_consistent_coin_and_position_critics(monkeypatch):
+    from critic_tasks import chance
+
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
+    rows = _sample_rows()
+    line = chance.chance_line("critic_judgebench")
+    # a coin per pair naming the same answer in both orders: right on half of the pairs, whatever the labels
+    assert line.floors["coin"]["accuracy"] == 50.0
+    # always the first position: +1 in one order, -1 in the other, never positive
+    assert line.floors["always_first"]["accuracy"] == 0.0 and line.floors["always_tie"]["accuracy"] == 0.0
+    # by length: the longer (shorter) answer named in both orders; equal lengths are a tie, right on no pair
+    gold_longer = sum(len(r["response_A"]) != len(r["response_B"])
+                      and (len(r["response_A"]) > len(r["response_B"])) == (r["label"] == "A>B") for r in rows)
+    gold_shorter = sum(len(r["response_A"]) != len(r["response_B"]) for r in rows) - gold_longer
+    assert line.floors["longer"]["accuracy"] == 100 * gold_longer / len(rows)
+    assert line.floors["shorter"]["accuracy"] == 100 * gold_shorter / len(rows)
+    assert line.chance["accuracy"] == max(50.0, 100 * gold_longer / len(rows), 100 * gold_shorter / len(rows))
+    # the canned always-first critic, run through the scorer: every pair inconsistent, none right
+    assert line.values["always_first"]["inconsistency"] == 100.0 and line.values["always_first"]["accuracy"] == 0.0
+
+
+def _oracle(rows):
+    """Names the labelled answer, except: pair 0's reverse order says a tie, pair 1 answers nothing in the forward
+    order, pair 2 always names position A."""
+    right = {r["response_A"] if r["label"] == "A>B" else r["response_B"] for r in rows}
+    index = {r["response_A"]: i for i, r in enumerate(rows)} | {r["response_B"]: i for i, r in enumerate(rows)}
+
+    def reply(prompt: str) -> str:
+        a = prompt.split("<|The Start of Assistant A's Answer|>\n")[1].split("\n<|The End of Assistant A's Answer|>")[0]
+        b = prompt.split("<|The Start of Assistant B's Answer|>\n")[1].split("\n<|The End of Assistant B's Answer|>")[0]
+        i = index[a]
+        forward = a == rows[i]["response_A"]
+        if i == 0 and not forward:
+            return "They look the same to me. [[A=B]]"
+        if i == 1 and forward:
+            return "I cannot tell."
+        if i == 2:
+            return "My final verdict is: [[A>>B]]"
+        return "My final verdict is: " + ("[[A>B]]" if a in right else "[[B>>A]]" if b in right else "[[A=B]]")
+
+    return reply
+
+
+def test_lm_eval_runs_the_task_on_the_sample_with_the_authors_numbers(monkeypatch):
+    lm_eval = pytest.importorskip("lm_eval")
+    from helpers import scripted_lm
+
+    import critic_tasks
+
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
+    rows = _sample_rows()
+    out = lm_eval.simple_evaluate(model=scripted_lm(_oracle(rows)), tasks=["critic_judgebench"],
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0, log_samples=True)
+    results = out["results"]["critic_judgebench"]
+    assert len(out["samples"]["critic_judgebench"]) == 2 * len(rows)
+    # by hand: pair 0 (+1, tie 0) right; pair 1 (no verdict, +1) right; pair 2 (A twice: +1 -1 = 0) wrong; rest +2
+    correct = [True, True, False] + [True] * (len(rows) - 3)
+    assert results["accuracy,none"] == pytest.approx(100 * sum(correct) / len(rows))
+    assert results["inconsistency,none"] == pytest.approx(100 * 3 / len(rows))
+    assert results["parse_rate,none"] == pytest.approx(100 * (2 * len(rows) - 1) / (2 * len(rows)))
+    by_source = {}
+    for row, ok in zip(rows, correct):
+        by_source.setdefault(data.source_slug(row["source"]), []).append(ok)
+    for slug, flags in by_source.items():
+        assert results[f"accuracy_{slug},none"] == pytest.approx(100 * sum(flags) / len(flags))
+
+
+def test_the_claude_split_and_one_category_through_metadata(monkeypatch):
+    lm_eval = pytest.importorskip("lm_eval")
+    from helpers import scripted_lm
+
+    import critic_tasks
+
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
+    rows = _sample_rows(CLAUDE_FILE)
+    lm = scripted_lm(lambda prompt: "[[B>A]]")
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic_judgebench_math"], bootstrap_iters=0,
+                                  task_manager=critic_tasks.task_manager(metadata={"split": "claude"}))
+    math_rows = [r for r in rows if r["source"] == "livebench-math"]
+    assert len(lm.prompts) == 2 * len(math_rows) and math_rows[0]["question"] in lm.prompts[0]
+    assert out["results"]["critic_judgebench_math"]["accuracy,none"] == 0.0  # always position B: +1 - 1
+    assert out["results"]["critic_judgebench_math"]["inconsistency,none"] == 100.0

@@ -248,6 +248,26 @@ def metacritique_filter(**kwargs):
     return hooks.ScoreFilter(_METACRITIQUE, **kwargs)
 
 
+# pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders
+_JUDGEBENCH = TASK_KINDS["judgebench"]
+
+
+def judgebench_load_docs(**kwargs):
+    return hooks.load_docs(_JUDGEBENCH, **kwargs)
+
+
+def judgebench_doc_to_text(doc):
+    return hooks.doc_to_text(_JUDGEBENCH, doc)
+
+
+def judgebench_doc_to_target(doc):
+    return hooks.doc_to_target(_JUDGEBENCH, doc)
+
+
+def judgebench_process_results(doc, results):
+    return hooks.process_results(_JUDGEBENCH, doc, results)
+
+
 # critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)
 _REVISION_POOL = TASK_KINDS["revision_pool"]
 
@@ -357,6 +377,11 @@ aiu_judge_failed = hooks.aggregation("aiu", "judge_failed")
 aiu_judge_echoed = hooks.aggregation("aiu", "judge_echoed")
 aiu_empty_critiques = hooks.aggregation("aiu", "empty_critiques")
 aiu_judge_deferred = hooks.aggregation("aiu", "judge_deferred")
+judgebench_accuracy = hooks.aggregation("judgebench", "accuracy")
+judgebench_inconsistency = hooks.aggregation("judgebench", "inconsistency")
+judgebench_parse_rate = hooks.aggregation("judgebench", "parse_rate")
+judgebench_tie_rate = hooks.aggregation("judgebench", "tie_rate")
+judgebench_pairs = hooks.aggregation("judgebench", "pairs")
 multicritique_r_obj = hooks.aggregation("multicritique", "r_obj")
 multicritique_r_sub = hooks.aggregation("multicritique", "r_sub")
 multicritique_judge_parse_rate = hooks.aggregation("multicritique", "judge_parse_rate")
