@@ -419,3 +419,11 @@ def test_lm_eval_run_on_the_fixtures_gives_the_hand_computed_numbers(monkeypatch
         assert res["f1,none"] == pytest.approx(expected_f1[subset])
     assert expected_f1["gsm8k"] < 100 and expected_f1["olympiadbench"] == 100
     assert out["results"]["critic_processbench"]["f1,none"] == pytest.approx(sum(expected_f1.values()) / 4)
+
+
+@pytest.mark.parametrize("module", [scoring, chance])
+def test_docstring_examples(module):
+    import doctest
+
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
