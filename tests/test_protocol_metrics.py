@@ -257,7 +257,10 @@ def test_bracket_rating(text, rating):
     assert parse_bracket_rating(text) == rating
 
 
-@pytest.mark.parametrize("text, verdict", [("[[A]]\nbecause", "A"), ("not [[A]] but [[b]]", "B"), ("[[C]]", "C"),
+# a line naming two different markers is an echo of the option list or a hedge, never the verdict (issue 34); a
+# later line still gives one
+@pytest.mark.parametrize("text, verdict", [("[[A]]\nbecause", "A"), ("not [[A]] but [[b]]", None),
+                                           ("not [[A]] but [[b]]\n[[b]]", "B"), ("[[C]]", "C"),
                                            ("A is better", None), ("[[D]]", None)])
 def test_bracket_verdict(text, verdict):
     from critic_tasks.core.parsing import parse_bracket_verdict
