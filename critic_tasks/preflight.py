@@ -39,7 +39,8 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         if "criticbench" in protocols and resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
-        remote.resolve_dir(data_dir, registry.PROTOCOLS[name].data_env)
+        steps = registry.PROTOCOLS[name]
+        remote.resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
     for name in sorted({t.scorer for t in tasks}):  # the judge, revisers, sandbox, CRITIC_REVISION_FAILURE_RULE
         SCORERS[name].check_settings()
     if protocols & VARIANT_PROTOCOLS:

@@ -74,6 +74,8 @@ class Protocol:
     source: str  # where the loader reads the data from (the Hub dataset or paper repository; lm-eval's dataset_path)
     # what a task passes the loader besides the data dimension (default: the task's ``options``)
     task_options: Callable[["Task"], dict] = lambda task: dict(task.options)
+    # the bundled fixtures its data setting selects by the word ``sample`` (None: it has none)
+    sample_dir: Any = None
 
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records
@@ -311,7 +313,7 @@ PROTOCOLS = {p.name: p for p in (
     Protocol("judgebench", "JudgeBench (Tan et al. 2024)", "arXiv:2410.12784",
              load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category"),
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
-             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO),
+             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),

@@ -370,3 +370,14 @@ def test_the_claude_split_and_one_category_through_metadata(monkeypatch):
     assert len(lm.prompts) == 2 * len(math_rows) and math_rows[0]["question"] in lm.prompts[0]
     assert out["results"]["critic_judgebench_math"]["accuracy,none"] == 0.0  # always position B: +1 - 1
     assert out["results"]["critic_judgebench_math"]["inconsistency,none"] == 100.0
+
+
+def test_preflight_accepts_the_bundled_sample_and_refuses_a_missing_folder(monkeypatch, tmp_path):
+    from critic_tasks import preflight, registry
+
+    tasks = [registry.task("critic_judgebench")]
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
+    preflight.check_tasks(tasks)  # the word the setting's message offers is a folder, not a path
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", str(tmp_path / "nope"))
+    with pytest.raises(DataError, match=r"^JUDGEBENCH_DATA_DIR=.*nope: not a directory$"):
+        preflight.check_tasks(tasks)
