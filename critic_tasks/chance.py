@@ -45,6 +45,7 @@ from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.protocols.criticbench import scoring as criticbench_scoring
 from critic_tasks.protocols.critiquellm import scoring as critiquellm_scoring
 from critic_tasks.protocols.judgebench import scoring as judgebench_scoring
+from critic_tasks.protocols.processbench import chance as processbench_chance
 
 CANNED = ("constant", "always_first", "random", "every_label", "injection", "unparseable")
 SEED = 20240527
@@ -172,6 +173,8 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
         out = _correction_replies(dimension, docs, rng)
     elif dimension.scorer in ("judge", "aiu_judge"):
         out = _free_text_replies(dimension, docs, rng)
+    elif dimension.protocol == "processbench":  # an index in \boxed{}: -1, step 0, a uniform step, every index
+        out = processbench_chance.canned_replies(docs, rng)
     elif dimension.data_dimension in ("comparison", "alignbench_pairwise", "judgebench"):
         out = _verdict_replies(dimension, docs, rng)
     else:
@@ -195,7 +198,7 @@ _VERDICTS = ("A", "B", "C")
 def _labelled(docs: Sequence[dict], dimension: registry.TaskKind) -> bool:
     keys = {"feedback": "feedback_score", "meta": "meta_feedback_score", "comparison": "preference",
             "alignbench_pointwise": "human_score", "alignbench_pairwise": "preference",
-            "judgebench": "preference"}
+            "judgebench": "preference", "processbench": "label"}
     key = keys.get(dimension.data_dimension)
     return key is None or any(d.get(key) is not None for d in docs)
 
@@ -292,6 +295,8 @@ def _chance(dimension: registry.TaskKind, docs: Sequence[dict], values: dict) ->
     chance: dict[str, float] = {}
     by: dict[str, str] = {}
     floors: dict[str, dict[str, float]] = {}
+    if dimension.protocol == "processbench":  # exact expectations of always -1, step 0, the last step, a uniform step
+        return processbench_chance.floor_line(docs, dimension.headline)
     if dimension.data_dimension in ("comparison", "alignbench_pairwise", "judgebench"):
         floors = expected_pairwise(dimension, docs)
         for key in next(iter(floors.values()), {}):
@@ -352,7 +357,8 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     quiet.setLevel(logging.ERROR)  # a constant critic's "Spearman undefined, reported 0" is the expected outcome here
     try:
         replies_by_critic = canned_replies(dimension, docs, seed)
-        if dimension.scorer == "parse" and dimension.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench"):
+        if dimension.scorer == "parse" and dimension.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench",
+                                                                            "processbench"):
             replies_by_critic.update(_length_ratings(dimension, docs))
         for name, replies in replies_by_critic.items():
             records = engine.score(dimension, docs, [[r] for r in replies], context)

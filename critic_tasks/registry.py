@@ -52,6 +52,9 @@ from critic_tasks.protocols.judgebench import prompts as jb_prompts
 from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
 from critic_tasks.protocols.metacritique import prompts as mc_prompts
+from critic_tasks.protocols.processbench import data as pb_data
+from critic_tasks.protocols.processbench import prompts as pb_prompts
+from critic_tasks.protocols.processbench import scoring as pb_scoring
 from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 
@@ -84,7 +87,7 @@ class Protocol:
 INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistency", "pass_rate", "judge_score",
                   *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
                   "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro",
-                  "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub")
+                  "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub", "error_accuracy", "correct_accuracy")
 
 
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
@@ -245,6 +248,12 @@ JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               Metric("pairs", "judgebench", when="scored", scale="count"))
 # The judge works the question out before comparing (the authors allow 4096 tokens; --gen_kwargs raises ours).
 JUDGEBENCH_BUDGET = 1024
+# ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
+PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "process", when="scored"),
+           Metric("correct_accuracy", "process", when="scored"), Metric("parse_rate", "process"),
+           Metric("out_of_range", "process", scale="count", higher_is_better=False))
+# The critique walks the steps before its \boxed{} index; run_eval.py allows 8192 tokens (--gen_kwargs raises ours).
+PROCESSBENCH_BUDGET = 1024
 # CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating, so a budget that ends inside the
 # explanation loses the rating: room for a long one (the paper states no budget); the short variant needs far less.
 CRITIQUELLM_BUDGET = 1024
@@ -314,6 +323,10 @@ PROTOCOLS = {p.name: p for p in (
              load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category"),
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
              data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR),
+    Protocol("processbench", "ProcessBench (Zheng et al. 2024)", "arXiv:2412.06559",
+             load_docs=pb_data.load_task_docs, options=("data_dir", "subset"), prompt=pb_prompts.critic_prompt,
+             target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,
+             source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -358,6 +371,10 @@ TASK_KINDS = {d.name: d for d in (
              ("accuracy", "inconsistency", "parse_rate"),
              "pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders",
              max_gen_toks=JUDGEBENCH_BUDGET),
+    TaskKind("processbench", "processbench", pb_data.DIMENSION, "obj", "parse", PROCESS,
+             ("f1", "error_accuracy", "correct_accuracy", "parse_rate"),
+             "find the earliest wrong step of a math solution (\\boxed{index}, -1 if none); F1 of the accuracies on "
+             "erroneous and correct solutions", max_gen_toks=PROCESSBENCH_BUDGET),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
     # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
@@ -418,7 +435,7 @@ def _catalogue() -> list[Task]:
     tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
-    return tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks()
+    return tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks()
 
 
 def _other_protocols() -> list[Task]:
@@ -456,6 +473,12 @@ def _judgebench_tasks() -> list[Task]:
     return tasks
 
 
+def _processbench_tasks() -> list[Task]:
+    """ProcessBench: one task per subset; the group ``critic_processbench`` averages their F1."""
+    return [Task(f"critic_processbench_{s}", "processbench", tags=("critic_processbench_subsets",),
+                 section="critic_processbench", options=(("subset", s),)) for s in pb_data.SUBSETS]
+
+
 TASKS: dict[str, Task] = {t.name: t for t in _catalogue()}
 
 GROUPS = {g.name: g for g in (
@@ -463,6 +486,8 @@ GROUPS = {g.name: g for g in (
           "overall", "the paper's objective overall: unweighted mean of the four dimensions' scores"),
     Group("critic_sub", ("critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub"), "judge_score",
           "overall (judge, 1-10)", "the paper's subjective overall (Table 1): mean of the three judge scores"),
+    Group("critic_processbench", tuple(f"critic_processbench_{s}" for s in pb_data.SUBSETS), "f1", "average F1",
+          "ProcessBench's Avg. F1 (Table 3): the unweighted mean of the four subsets' F1"),
 )}
 
 # The summary table's row blocks, in the paper's dimension order.
@@ -470,7 +495,8 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_feedback_sub", "critic_comparison_sub", "critic_correction_sub", "critic_correction_empty_sub",
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
-            "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench")
+            "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench",
+            "critic_processbench")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

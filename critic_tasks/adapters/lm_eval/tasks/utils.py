@@ -268,6 +268,27 @@ def judgebench_process_results(doc, results):
     return hooks.process_results(_JUDGEBENCH, doc, results)
 
 
+# find the earliest wrong step of a math solution (\boxed{index}, -1 if none); F1 of the accuracies on erroneous and
+# correct solutions
+_PROCESSBENCH = TASK_KINDS["processbench"]
+
+
+def processbench_load_docs(**kwargs):
+    return hooks.load_docs(_PROCESSBENCH, **kwargs)
+
+
+def processbench_doc_to_text(doc):
+    return hooks.doc_to_text(_PROCESSBENCH, doc)
+
+
+def processbench_doc_to_target(doc):
+    return hooks.doc_to_target(_PROCESSBENCH, doc)
+
+
+def processbench_process_results(doc, results):
+    return hooks.process_results(_PROCESSBENCH, doc, results)
+
+
 # critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)
 _REVISION_POOL = TASK_KINDS["revision_pool"]
 
@@ -382,6 +403,11 @@ judgebench_inconsistency = hooks.aggregation("judgebench", "inconsistency")
 judgebench_parse_rate = hooks.aggregation("judgebench", "parse_rate")
 judgebench_tie_rate = hooks.aggregation("judgebench", "tie_rate")
 judgebench_pairs = hooks.aggregation("judgebench", "pairs")
+process_f1 = hooks.aggregation("process", "f1")
+process_error_accuracy = hooks.aggregation("process", "error_accuracy")
+process_correct_accuracy = hooks.aggregation("process", "correct_accuracy")
+process_parse_rate = hooks.aggregation("process", "parse_rate")
+process_out_of_range = hooks.aggregation("process", "out_of_range")
 multicritique_r_obj = hooks.aggregation("multicritique", "r_obj")
 multicritique_r_sub = hooks.aggregation("multicritique", "r_sub")
 multicritique_judge_parse_rate = hooks.aggregation("multicritique", "judge_parse_rate")
