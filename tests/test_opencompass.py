@@ -66,7 +66,7 @@ def _env(tmp_path, **extra) -> dict:
     return {**env, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": "sample",
             "CRITIQUELLM_DATA_DIR": str(SHARED / "data" / "critiquellm"),
             "METACRITIQUE_DATA_DIR": str(SHARED / "data" / "metacritique"), "JUDGEBENCH_DATA_DIR": "sample",
-            "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
+            "PROCESSBENCH_DATA_DIR": "sample", "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
 
 
 def _critic_eval(oc_bin, args, env, cwd, timeout=1500):
@@ -109,7 +109,8 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
                          capture_output=True, text=True, env=env, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     theirs = json.loads(out.read_text(encoding="utf-8"))
-    for key in ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR", "JUDGEBENCH_DATA_DIR"):
+    for key in ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR", "JUDGEBENCH_DATA_DIR",
+                "PROCESSBENCH_DATA_DIR"):
         monkeypatch.setenv(key, env[key])
     ours = _lm_eval_messages(tasks)
     assert set(theirs) == set(ours) == set(tasks)

@@ -387,17 +387,13 @@ def test_intervals_contain_the_value_and_collapse_without_variation():
     assert scoring.process_interval(records[:0], "f1", settings) is None
 
 
-# ----------------------------------------------------------------------------- through lm-eval, once registered
+# ----------------------------------------------------------------------------- through lm-eval
 
 
 @pytest.mark.slow  # lm-eval's task index takes ~20 s to build
 def test_lm_eval_run_on_the_fixtures_gives_the_hand_computed_numbers(monkeypatch):
     """A scripted critic through lm-eval on our fixtures: right on every erroneous item, no box on the first correct
     item of gsm8k and math, -1 on the others; the numbers are counted here by hand."""
-    from critic_tasks import registry
-
-    if "critic_processbench_gsm8k" not in registry.TASKS:
-        pytest.skip("critic_processbench is not registered yet (docs/protocols/processbench.md)")
     lm_eval = pytest.importorskip("lm_eval")
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
     docs = {s: data.load_task_docs(s, data_dir="sample") for s in data.SUBSETS}
