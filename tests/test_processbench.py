@@ -423,3 +423,17 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_offline_scorer_opencompass_uses_gives_run_evals_numbers():
+    """``engine.score_task`` (OpenCompass's evaluator, ``critic-eval score``) on the registered task: the authors'
+    numbers, the parse rate and an interval around F1."""
+    from critic_tasks import engine
+
+    docs = released("math")
+    replies = [our_reply(d, i + 1) for i, d in enumerate(docs)]
+    values, records = engine.score_task("critic_processbench_math", docs, replies)
+    acc1, acc2, f1 = authors_numbers(docs, [authors_prediction(r) for r in replies])
+    assert (values["error_accuracy"], values["correct_accuracy"], values["f1"]) == pytest.approx((acc1, acc2, f1))
+    assert len(records) == len(docs) and values["parse_rate"] < 100
+    assert values["f1_ci_low"] <= values["f1"] <= values["f1_ci_high"]
