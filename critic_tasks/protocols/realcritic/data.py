@@ -1,0 +1,94 @@
+"""Load RealCritic's eight tasks into flat documents, one per item.
+
+Source of truth is the paper repository ``tangzhy/RealCritic`` on GitHub: ``data/mix_data/<task>/test.jsonl``
+(read by its ``data_loader.load_data(task, "test", data_dir="data/mix_data")``), one JSON object a line:
+
+    idx             the item's index in the task
+    question        the question (the multiple-choice tasks list their options in it)
+    gt              the gold final answer (an option letter for arc-challenge, gpqa and mmlu_stem)
+    reasoning       one model's solution: the text the critic critiques
+    pred            the final answer that solution reached
+    previous_score  [bool]: whether ``pred`` was graded right (the authors' grader)
+    model           the model that wrote the solution
+
+Other fields (``gt_cot``, ``choices``, ``type``, ...) differ per task and are kept only where named here.
+``REALCRITIC_DATA_DIR`` (or ``data_dir``) names a local checkout of the repository (or its ``data/mix_data``
+folder); ``sample`` selects the small fixtures of ours shipped in the package; unset, each file is downloaded once
+from the repository. A missing or mistyped field is one DataError naming the file, the line's item and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.protocols import remote
+from critic_tasks.protocols.remote import field
+
+REPO = "tangzhy/RealCritic"
+REPO_URL = f"https://raw.githubusercontent.com/{REPO}/main"
+DATA_DIR_ENV = "REALCRITIC_DATA_DIR"
+SAMPLE_DIR = Path(__file__).parent / "sample_data"
+TASKS = ("arc-challenge", "college_math", "gpqa", "gsm8k", "math", "minerva_math", "mmlu_stem", "olympiadbench")
+# graded by the option letter (the authors' grader: a gold in A-E matches choice_answer_clean of the reply)
+MULTIPLE_CHOICE = frozenset({"arc-challenge", "gpqa", "mmlu_stem"})
+OPTION_LETTERS = ("A", "B", "C", "D", "E")
+MIX_DATA = Path("data") / "mix_data"
+
+
+def task_file(task: str) -> Path:
+    """The task's file relative to the repository root."""
+    return MIX_DATA / task / "test.jsonl"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
+    """The local root to read from (``sample``: the bundled fixtures), or None for the repository's files."""
+    return remote.resolve_dir(data_dir, DATA_DIR_ENV, default="repo", named={"sample": SAMPLE_DIR})
+
+
+def locate_task(task: str, data_dir: str | os.PathLike | None = None) -> Path:
+    if task not in TASKS:
+        raise ConfigError(f"realcritic task {task!r}: expected one of {', '.join(TASKS)}")
+    relpath = task_file(task)
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        return remote.fetch(f"{REPO_URL}/{relpath.as_posix()}", "realcritic", relpath.as_posix(), DATA_DIR_ENV)
+    for candidate in (root / relpath, root / task / "test.jsonl"):
+        if candidate.is_file():
+            return candidate
+    raise DataError(f"{root / relpath}: file not found (expected {relpath} under {root}, a checkout of {REPO}, "
+                    f"or {task}/test.jsonl under its data/mix_data folder)")
+
+
+def to_doc(row: dict, task: str, where: str, line: int) -> dict:
+    previous = field(row, "previous_score", where, (list,))
+    if not previous or not isinstance(previous[0], bool):
+        raise DataError(f"{where}: field 'previous_score' should be a list starting with a bool, got {previous!r}")
+    gold = str(field(row, "gt", where, (str, int, float))).strip()
+    if not gold:
+        raise DataError(f"{where}: field 'gt' is empty")
+    if task in MULTIPLE_CHOICE and gold not in OPTION_LETTERS:
+        raise DataError(f"{where}: field 'gt' should be an option letter ({'/'.join(OPTION_LETTERS)}) for the "
+                        f"multiple-choice task {task}, got {gold!r}")
+    model = row.get("model")
+    return {"task": task, "dimension": task, "idx": field(row, "idx", where, (int,)), "line": line,
+            "question": field(row, "question", where), "gold": gold, "solution": field(row, "reasoning", where),
+            "solution_answer": str(field(row, "pred", where, (str, int, float))),
+            "prior_correct": previous[0], "solution_model": model if isinstance(model, str) else "",
+            "multiple_choice": task in MULTIPLE_CHOICE}
+
+
+def load_task_docs(dimension: str, data_dir: str | os.PathLike | None = None, **_ignored) -> list[dict]:
+    """The documents of one RealCritic task (``dimension``: one of TASKS), in file order."""
+    path = locate_task(dimension, data_dir)
+    docs = [to_doc(row, dimension, where, n) for n, where, row in iter_jsonl(path)]
+    if not docs:
+        raise DataError(f"{path}: no items (a truncated copy?)")
+    seen: dict[int, int] = {}
+    for doc in docs:
+        if doc["idx"] in seen:
+            raise DataError(f"{path}:{doc['line']}: field 'idx' {doc['idx']} repeats line {seen[doc['idx']]}")
+        seen[doc["idx"]] = doc["line"]
+    return docs

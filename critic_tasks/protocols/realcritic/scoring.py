@@ -1,0 +1,209 @@
+"""RealCritic scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
+
+Reading the corrected answer: the content of the reply's last ``\\boxed{...}`` (balanced braces), as the authors'
+answer extraction reads it (Qwen2.5-Math's ``extract_answer``). No box, or an empty one, is no answer. For the
+multiple-choice tasks the box must name one option letter: a box that is just a letter (``B``, ``(b)``,
+``\\text{B}``), else the capital letters A-E standing alone in it — one distinct letter is the answer, none is
+``no_option``, two different ones are ``ambiguous`` (the authors' ``choice_answer_clean`` takes the last of them;
+we refuse to pick for a critic that named two). An unread answer is graded wrong and counted in ``parse_rate``,
+never dropped.
+
+Grading: the multiple-choice tasks compare the letter with the gold letter; the others compare the answer with the
+gold by ``core.answers.answers_match`` (a numeric gold as a number, any other as an expression by math-verify,
+bounded in time) where the authors use their ``grader.math_equal`` (sympy / latex2sympy). A gold math-verify
+cannot read is matched by its text only (``grade``) and counted in ``unreadable_golds``.
+
+Metrics (the authors' ``evaluate.py``: ``acc`` and ``critic_information``), per task, and over several tasks the
+unweighted mean of the per-task values (the paper's average column):
+
+    accuracy            = 100 * mean over items [corrected answer == gold]
+    correct_to_incorrect = 100 * #(solution right, corrected answer wrong) / #(solution right)   (broken)
+    incorrect_to_correct = 100 * #(solution wrong, corrected answer right) / #(solution wrong)   (fixed)
+    solution_accuracy   = 100 * mean over items [solution right]          (the file's previous_score: the baseline)
+    parse_rate          = 100 * mean over replies [an answer was read]
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from critic_tasks.core.answers import answers_match
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.records import rate
+from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
+from critic_tasks.protocols.realcritic.records import RealCriticRecord
+
+_BOX = "\\boxed{"
+_LONE_LETTER = re.compile(r"(?<![A-Za-z\\])([A-E])(?![A-Za-z])")
+_WRAPPERS = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*|[{}()\[\]\s.:$]")
+
+
+def last_boxed(reply: str | None) -> str | None:
+    """The content of the last ``\\boxed{...}`` whose braces close, or None.
+
+    >>> last_boxed(r"so \\boxed{1} then \\boxed{\\frac{1}{2}}."), last_boxed(r"\\boxed{3"), last_boxed(None)
+    ('\\\\frac{1}{2}', None, None)
+    """
+    if not isinstance(reply, str):
+        return None
+    found, start = None, reply.find(_BOX)
+    while start != -1:
+        depth, j = 1, start + len(_BOX)
+        while j < len(reply) and depth:
+            depth += {"{": 1, "}": -1}.get(reply[j], 0)
+            j += 1
+        if depth == 0:
+            found = reply[start + len(_BOX): j - 1]
+        start = reply.find(_BOX, j)
+    return found
+
+
+def option_letter(content: str) -> tuple[str | None, str]:
+    """(the option letter a box names or None, why not: ``no_option`` | ``ambiguous`` | "").
+
+    >>> option_letter("(b)"), option_letter(r"\\text{C}"), option_letter("C) guanine"), option_letter("A or B")
+    (('B', ''), ('C', ''), ('C', ''), (None, 'ambiguous'))
+    """
+    bare = _WRAPPERS.sub("", content)
+    if len(bare) == 1 and bare.upper() in OPTION_LETTERS:
+        return bare.upper(), ""
+    letters = set(_LONE_LETTER.findall(content))
+    if len(letters) > 1:
+        return None, "ambiguous"
+    return (letters.pop(), "") if letters else (None, "no_option")
+
+
+def read_answer(reply, multiple_choice: bool) -> tuple[str | None, str]:
+    """(the corrected final answer or None, why not: ``no_boxed`` | ``empty`` | ``no_option`` | ``ambiguous``)."""
+    content = last_boxed(reply)
+    if content is None:
+        return None, "no_boxed"
+    if not content.strip():
+        return None, "empty"
+    return option_letter(content) if multiple_choice else (content.strip(), "")
+
+
+def _same_text(answer: str, gold: str) -> bool:
+    return re.sub(r"\s+", "", answer).lower() == re.sub(r"\s+", "", gold).lower()
+
+
+def grade(answer: str | None, doc: dict) -> tuple[bool, bool]:
+    """(the corrected answer equals the document's gold, the gold could be read as an answer). A gold math-verify
+    cannot read (a few released golds are whole derivations) is matched only by its text, the first rule of the
+    authors' ``math_equal`` (case and spaces aside): strict, never a free pass, and counted (``unreadable_golds``)."""
+    if doc["multiple_choice"]:
+        return answer == doc["gold"], True
+    try:
+        return (answer is not None and answers_match(answer, doc["gold"])), True
+    except ValueError:
+        return answer is not None and _same_text(answer, doc["gold"]), False
+
+
+def record(doc: dict, reply) -> RealCriticRecord:
+    """``reply``: the critic's text (a list of samples: the first is read; one turn asks once)."""
+    text = reply[0] if isinstance(reply, (list, tuple)) and reply else reply
+    answer, reason = read_answer(text, doc["multiple_choice"])
+    correct, gold_readable = grade(answer, doc)
+    return RealCriticRecord(domain=doc["task"], item_id=str(doc["idx"]), answer=answer, parsed=answer is not None,
+                            correct=correct, prior_correct=doc["prior_correct"], unparsed_reason=reason,
+                            gold_readable=gold_readable)
+
+
+def gold_text(doc: dict) -> str:
+    return doc["gold"]
+
+
+# ----------------------------------------------------------------------------- metrics
+
+def _by_task(records: Sequence[RealCriticRecord]) -> dict[str, list[RealCriticRecord]]:
+    tasks: dict[str, list[RealCriticRecord]] = {}
+    for r in records:
+        tasks.setdefault(r.domain, []).append(r)
+    return tasks
+
+
+def _macro(records, per_task: Callable[[list[RealCriticRecord]], float | None]) -> float | None:
+    values = [v for v in (per_task(rs) for rs in _by_task(records).values()) if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _transition(records: list[RealCriticRecord], prior: bool) -> float | None:
+    shown = [r for r in records if r.prior_correct == prior]
+    return rate(r.correct != prior for r in shown) if shown else None
+
+
+def accuracy(records: Sequence[RealCriticRecord]) -> float | None:
+    """RealCritic accuracy (Tang et al. 2025, Section 3; ``evaluate.py``'s ``acc``): 100 * the share of items whose
+    corrected final answer equals the gold; over several tasks the unweighted mean of the tasks' accuracies (the
+    paper's average). An unread answer is wrong. None without records."""
+    return _macro(records, lambda rs: rate(r.correct for r in rs))
+
+
+def correct_to_incorrect(records: Sequence[RealCriticRecord]) -> float | None:
+    """100 * #(solution right, corrected answer wrong) / #(solution right): how often the critic broke a right
+    solution (``evaluate.py``'s ``correct_to_incorrect_ratio``); mean over tasks; None without a right solution."""
+    return _macro(records, lambda rs: _transition(rs, True))
+
+
+def incorrect_to_correct(records: Sequence[RealCriticRecord]) -> float | None:
+    """100 * #(solution wrong, corrected answer right) / #(solution wrong): how often the critic fixed a wrong
+    solution (``evaluate.py``'s ``incorrect_to_correct_ratio``); mean over tasks; None without a wrong solution."""
+    return _macro(records, lambda rs: _transition(rs, False))
+
+
+def solution_accuracy(records: Sequence[RealCriticRecord]) -> float | None:
+    """100 * the share of items whose shown solution was right (the file's ``previous_score``): the accuracy
+    before the critique, the line a critic must beat; mean over tasks."""
+    return _macro(records, lambda rs: rate(r.prior_correct for r in rs))
+
+
+def unreadable_golds(records: Sequence[RealCriticRecord]) -> float:
+    """How many items' golds math-verify could not read (matched by their text only; see ``grade``)."""
+    return float(sum(not r.gold_readable for r in records))
+
+
+def parse_rate(records: Sequence[RealCriticRecord]) -> float:
+    """100 * the share of replies from which a corrected answer was read."""
+    return rate(r.parsed for r in records)
+
+
+# Each (family, base) a registry metric names: its one value over the records a key accepts (None: absent).
+METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
+    ("realcritic", "accuracy"): accuracy,
+    ("realcritic", "correct_to_incorrect"): correct_to_incorrect,
+    ("realcritic", "incorrect_to_correct"): incorrect_to_correct,
+    ("realcritic", "solution_accuracy"): solution_accuracy,
+    ("realcritic", "parse_rate"): parse_rate,
+    ("realcritic", "unreadable_golds"): unreadable_golds,
+}
+
+
+def realcritic_metrics(records: Sequence) -> dict[str, float]:
+    out = {base: fn(records) for (_, base), fn in METRICS.items()}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"realcritic": realcritic_metrics}
+
+
+def realcritic_interval(records: Sequence[RealCriticRecord], base: str,
+                        settings: BootstrapSettings) -> tuple[float, float] | None:
+    """``accuracy`` / ``correct_to_incorrect`` / ``incorrect_to_correct``: percentile bootstrap over items,
+    resampled within each task (strata), of the unweighted mean of the tasks' values
+    (``core.metrics.bootstrap.mean_interval``)."""
+    if base == "accuracy":
+        chosen = list(records)
+    elif base in ("correct_to_incorrect", "incorrect_to_correct"):
+        chosen = [r for r in records if r.prior_correct == (base == "correct_to_incorrect")]
+    else:
+        return None
+    if not chosen:
+        return None
+    flip = base != "accuracy"
+    values = [100.0 * ((r.correct != r.prior_correct) if flip else r.correct) for r in chosen]
+    return mean_interval(values, [r.domain for r in chosen], settings)
+
+
+# family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
+INTERVALS: dict[str, Callable] = {"realcritic": realcritic_interval}
