@@ -206,8 +206,9 @@ def _too_wild(text: str) -> bool:
     if deepest > _MV_MAX_DEPTH:
         return True
     exponents = re.findall(r"(?:\^|\*\*)\s*\{?\s*([^{}\s^*]+)", text)
-    if len(exponents) > 1 and re.search(r"(?:\^|\*\*)\s*\{?[^}]*(?:\^|\*\*)", text):
-        return True  # a tower: 9^{9^{9}}
+    # a tower of numbers: 9^{9^{9}}, 9^9^9, 2**3**4 (two powers side by side, s^2+\omega^2, are no tower)
+    if len(exponents) > 1 and re.search(r"\d\s*(?:\^|\*\*)\s*\{?\s*\d+\s*(?:\^|\*\*)", text):
+        return True
     return (any(re.fullmatch(r"[-+]?\d{4,}(?:\.\d+)?", e) for e in exponents)  # 10^{1000} and above
             or bool(re.search(r"\d{3,}\s*!", text)))  # 1000!
 

@@ -40,6 +40,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(`gsm8k.json`, ...), or `sample` for the bundled sample; unset: the Hub"),
     Setting("JUDGEBENCH_DATA_DIR", "", "path", "a local copy of JudgeBench's pair files (the repository's "
             "`data/*.jsonl`), or `sample` for the bundled sample; unset: the Hub (ScalerLab/JudgeBench)"),
+    Setting("REALCRITIC_DATA_DIR", "", "path", "a local checkout of tangzhy/RealCritic (or its `data/mix_data` "
+            "folder), or `sample` for the bundled sample; unset: the repository's files"),
     Setting("METACRITIQUE_DATA_DIR", "", "path", "a local copy of MetaCritique's benchmark and annotation files; "
             "unset: the paper repository's files"),
     Setting("CRITICBENCH_TOOLKIT_DIR", "", "path", "a checkout of the CriticEval toolkit (the leaderboard protocol "

@@ -35,7 +35,7 @@ from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
 from critic_tasks.protocols.realcritic.records import RealCriticRecord
 
 _BOX = "\\boxed{"
-_LONE_LETTER = re.compile(r"(?<![A-Za-z\\])([A-E])(?![A-Za-z])")
+_LONE_LETTER = re.compile(r"(?<![\w\\])([A-E])(?!\w)")
 _WRAPPERS = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\s*|[{}()\[\]\s.:$]")
 
 

@@ -1,0 +1,245 @@
+"""RealCritic (issue 37): the loader against the released mix_data files, the authors' ``evaluate.py`` arithmetic
+re-done by hand, our grader against the recorded ``previous_score`` (each difference from the authors' grader
+documented), and the reading of adversarial replies on hand-made data."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.core.records import Record
+from critic_tasks.protocols.realcritic import data, prompts, scoring
+from critic_tasks.protocols.realcritic.records import RealCriticRecord
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcritic"
+needs_shared = pytest.mark.skipif(not (SHARED / "data" / "mix_data").is_dir(),
+                                  reason=f"{SHARED} (the shared data) is absent")
+TASKS = ("arc-challenge", "college_math", "gpqa", "gsm8k", "math", "minerva_math", "mmlu_stem", "olympiadbench")
+NO_ANSWER = "I cannot tell what the answer is."  # no box and no number: no answer for us or for the authors
+
+
+def _rows(task: str, root: Path = SHARED) -> list[dict]:
+    path = root / "data" / "mix_data" / task / "test.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _authors_evaluate(previous: list[bool], scores: list[bool]) -> dict:
+    """evaluate.py's numbers for one prediction per item, by hand: acc rounded to one decimal, and the
+    critic_information ratios (0 where the denominator is 0)."""
+    n = len(scores)
+    right = sum(previous)
+    wrong = n - right
+    c2i = sum(1 for p, s in zip(previous, scores) if p and not s)
+    i2c = sum(1 for p, s in zip(previous, scores) if not p and s)
+    return {"acc": round(100 * sum(scores) / n, 1),
+            "correct_to_incorrect_ratio": c2i / right * 100 if right else 0,
+            "incorrect_to_correct_ratio": i2c / wrong * 100 if wrong else 0}
+
+
+# ----------------------------------------------------------------------------- the released files
+
+@needs_shared
+@pytest.mark.parametrize("task", TASKS)
+def test_loader_reads_each_released_task_item_by_item(task):
+    rows = _rows(task)
+    docs = data.load_task_docs(task, SHARED)
+    assert len(docs) == len(rows) > 150
+    for doc, row in zip(docs, rows):
+        assert (doc["idx"], doc["gold"], doc["solution"], doc["solution_answer"], doc["prior_correct"]) == (
+            row["idx"], str(row["gt"]).strip(), row["reasoning"], str(row["pred"]), row["previous_score"][0])
+        assert doc["multiple_choice"] == (task in ("arc-challenge", "gpqa", "mmlu_stem"))
+        assert doc["question"] in prompts.critic_prompt(doc) and doc["solution"] in prompts.critic_prompt(doc)
+    # the folder of the tasks (data/mix_data) is accepted as the root as well
+    assert [d["idx"] for d in data.load_task_docs(task, SHARED / "data" / "mix_data")] == [r["idx"] for r in rows]
+
+
+@needs_shared
+def test_solution_accuracy_is_the_mean_of_the_released_previous_scores_per_task_and_averaged():
+    per_task, records = {}, []
+    for task in TASKS:
+        rows = _rows(task)
+        per_task[task] = 100 * sum(r["previous_score"][0] for r in rows) / len(rows)
+        task_records = [scoring.record(doc, NO_ANSWER) for doc in data.load_task_docs(task, SHARED)]
+        assert scoring.solution_accuracy(task_records) == pytest.approx(per_task[task])
+        # every reply unread: accuracy 0, every right solution broken, none fixed, all counted as unparsed
+        assert scoring.accuracy(task_records) == 0.0 and scoring.parse_rate(task_records) == 0.0
+        assert scoring.correct_to_incorrect(task_records) == 100.0
+        assert scoring.incorrect_to_correct(task_records) == 0.0
+        records += task_records
+    assert scoring.solution_accuracy(records) == pytest.approx(sum(per_task.values()) / len(TASKS))
+
+
+@needs_shared
+@pytest.mark.parametrize("task", TASKS)
+def test_accuracy_and_the_broken_and_fixed_rates_are_evaluate_py_arithmetic(task):
+    """A scripted critic boxes the gold on a fixed pattern of items and gives no answer on the rest; the authors'
+    evaluate.py numbers are computed by hand from those known outcomes and the file's previous_score."""
+    rows = _rows(task)[:24]
+    docs = data.load_task_docs(task, SHARED)[:24]
+    intended = [(i % 3 == 0) != (i % 4 == 1) for i in range(len(rows))]
+    replies = [f"The solution is checked.\n\\boxed{{{row['gt']}}}" if ok else NO_ANSWER
+               for row, ok in zip(rows, intended)]
+    records = [scoring.record(doc, reply) for doc, reply in zip(docs, replies)]
+    assert [r.answer is not None for r in records] == intended
+    assert [r.correct for r in records] == intended
+    authors = _authors_evaluate([r["previous_score"][0] for r in rows], intended)
+    assert round(scoring.accuracy(records), 1) == authors["acc"]
+    assert scoring.correct_to_incorrect(records) == pytest.approx(authors["correct_to_incorrect_ratio"])
+    assert scoring.incorrect_to_correct(records) == pytest.approx(authors["incorrect_to_correct_ratio"])
+    assert scoring.parse_rate(records) == pytest.approx(100 * sum(intended) / len(intended))
+
+
+# Recorded solutions of the released files, graded by us as their final answer boxed, against the file's
+# previous_score (the authors' grader.math_equal): (task, idx, theirs, ours).
+AGREEING = [
+    ("minerva_math", 96, True, True),    # s^2+\omega^2 = s^{2}+\omega^{2}: two powers are no power tower
+    ("college_math", 88, True, True),    # -5x^4+14x^3-1 = -5x^{4}+14x^{3}-1
+    ("gpqa", 20, False, False),          # \boxed{C2v} (a point group) names no option, gold C
+    ("gsm8k", 0, True, True),
+]
+DIFFERING = [
+    # the authors' math_equal also accepts the gold divided or multiplied by 100 (a percentage): 1 "is" 100
+    ("olympiadbench", 35, True, False),
+    # the authors' numbers are equal within a relative 1e-4; integers are exact for us: 98730 != 98721
+    ("olympiadbench", 153, True, False),
+    # the authors' grader reads "1,3" with its comma stripped as 13; for us it is the set {1, 3}
+    ("olympiadbench", 149, True, False),
+    # math-verify compares sets of answers regardless of order; the authors' grader compares them in order
+    ("college_math", 85, False, True),
+    # math-verify reads no expression in E_1 / E_{1} (subscripted E), and the two texts differ by their braces
+    ("minerva_math", 206, True, False),
+]
+
+
+@needs_shared
+@pytest.mark.parametrize("task, idx, theirs, ours", AGREEING + DIFFERING)
+def test_recorded_solutions_are_graded_as_documented_against_the_authors_previous_score(task, idx, theirs, ours):
+    doc = next(d for d in data.load_task_docs(task, SHARED) if d["idx"] == idx)
+    assert doc["prior_correct"] is theirs
+    assert scoring.record(doc, f"\\boxed{{{doc['solution_answer']}}}").correct is ours
+
+
+@pytest.mark.slow
+@needs_shared
+def test_our_grader_agrees_with_the_recorded_previous_score_on_most_solutions():
+    """Every recorded solution's answer, boxed, graded by us against the file's previous_score: the agreement per
+    task (measured: arc-challenge, gpqa, gsm8k, math, mmlu_stem agree on all but gpqa's C2v, which agrees too;
+    the differences are of the kinds listed in DIFFERING and in docs/protocols/realcritic.md)."""
+    for task in TASKS:
+        docs = data.load_task_docs(task, SHARED)
+        agree = [scoring.record(d, f"\\boxed{{{d['solution_answer']}}}").correct == d["prior_correct"] for d in docs]
+        floor = 1.0 if task in ("arc-challenge", "gpqa", "gsm8k", "math", "mmlu_stem") else 0.85
+        assert sum(agree) / len(agree) >= floor, (task, len(agree) - sum(agree))
+
+
+# ----------------------------------------------------------------------------- hand-made data
+
+def _doc(multiple_choice=False, gold="\\frac{2}{3}", prior=True, task="math", idx=0):
+    return {"task": task, "idx": idx, "gold": gold, "multiple_choice": multiple_choice, "prior_correct": prior,
+            "question": "q", "solution": "s"}
+
+
+@pytest.mark.parametrize("reply, answer, reason", [
+    ("so \\boxed{3} no, \\boxed{\\frac{2}{3}}", "\\frac{2}{3}", ""),
+    ("no box: the answer is 2/3", None, "no_boxed"),
+    ("\\boxed{  }", None, "empty"),
+    ("\\boxed{\\frac{2}{3}", None, "no_boxed"),  # unclosed
+    (None, None, "no_boxed"),
+    (["\\boxed{1}", "\\boxed{2}"], "1", ""),      # a list of samples: the first
+    ([], None, "no_boxed"),
+    (12, None, "no_boxed"),
+])
+def test_the_last_closed_box_is_the_answer_and_anything_else_is_a_counted_failure(reply, answer, reason):
+    r = scoring.record(_doc(), reply)
+    assert (r.answer, r.unparsed_reason, r.parsed) == (answer, reason, answer is not None)
+
+
+@pytest.mark.parametrize("box, letter, reason", [
+    ("B", "B", ""), ("(b)", "B", ""), ("\\text{C}", "C", ""), ("C) guanine", "C", ""), ("D.", "D", ""),
+    ("A or B", None, "ambiguous"), ("guanine", None, "no_option"), ("C2v", None, "no_option"), ("F", None, "no_option"),
+])
+def test_a_multiple_choice_box_must_name_one_option_letter(box, letter, reason):
+    r = scoring.record(_doc(multiple_choice=True, gold="C", task="gpqa"), f"\\boxed{{{box}}}")
+    assert (r.answer, r.unparsed_reason, r.correct) == (letter, reason, letter == "C")
+
+
+def test_metrics_on_hand_made_records_per_task_and_their_unweighted_mean():
+    def rec(task, prior, correct, parsed=True):
+        return RealCriticRecord(domain=task, prior_correct=prior, correct=correct, parsed=parsed)
+    # task a: 4 items, 2 right solutions (one broken), 2 wrong (one fixed); task b: 2 items, both right, kept
+    records = [rec("a", True, True), rec("a", True, False), rec("a", False, True), rec("a", False, False, False),
+               rec("b", True, True), rec("b", True, True)]
+    assert scoring.accuracy(records) == pytest.approx((50 + 100) / 2)
+    assert scoring.correct_to_incorrect(records) == pytest.approx((50 + 0) / 2)
+    assert scoring.incorrect_to_correct(records) == pytest.approx(50.0)  # task b has no wrong solution: left out
+    assert scoring.solution_accuracy(records) == pytest.approx((50 + 100) / 2)
+    assert scoring.parse_rate(records) == pytest.approx(100 * 5 / 6)
+    assert scoring.accuracy([]) is None and scoring.incorrect_to_correct(records[4:]) is None
+    assert scoring.realcritic_metrics(records)["accuracy"] == pytest.approx(75.0)
+    settings = BootstrapSettings(resamples=200, seed=1)
+    low, high = scoring.realcritic_interval(records, "accuracy", settings)
+    assert 0 <= low <= 75.0 <= high <= 100
+    assert scoring.realcritic_interval(records[4:], "accuracy", settings) == (100.0, 100.0)
+    assert scoring.realcritic_interval(records, "parse_rate", settings) is None
+
+
+def test_an_unreadable_gold_is_matched_by_its_text_only_and_counted():
+    gold = "No. It is not closed under scalar multiplication"  # prose: math-verify reads no answer in it
+    doc = _doc(gold=gold, task="college_math")
+    assert scoring.record(doc, f"\\boxed{{{gold.upper()}}}").correct
+    wrong = scoring.record(doc, "\\boxed{No}")
+    assert not wrong.correct and not wrong.gold_readable
+    assert scoring.unreadable_golds([wrong, scoring.record(_doc(), "\\boxed{1}")]) == 1.0
+
+
+def test_the_record_survives_its_logged_form():
+    r = scoring.record(_doc(), "\\boxed{\\frac{4}{6}}")
+    assert r.correct and Record.from_dict(json.loads(json.dumps(r.as_dict()))) == r
+
+
+# ----------------------------------------------------------------------------- loader on our fixtures
+
+def test_the_sample_fixtures_load_by_name_and_by_setting(monkeypatch):
+    for task in TASKS:
+        assert len(data.load_task_docs(task, "sample")) == 2
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    docs = data.load_task_docs("gsm8k")
+    records = [scoring.record(d, f"\\boxed{{{d['gold']}}}") for d in docs]
+    assert [r.correct for r in records] == [True, True] and scoring.incorrect_to_correct(records) == 100.0
+
+
+def _write(tmp_path, task, rows):
+    folder = tmp_path / "data" / "mix_data" / task
+    folder.mkdir(parents=True)
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder / "test.jsonl"
+
+
+GOOD = {"idx": 0, "question": "q", "gt": "5", "reasoning": "r", "pred": "4", "previous_score": [False]}
+
+
+@pytest.mark.parametrize("task, change, message", [
+    ("gsm8k", {"gt": None}, r"test.jsonl:1: missing field 'gt'"),
+    ("gsm8k", {"reasoning": 3}, r"test.jsonl:1: field 'reasoning' should be str"),
+    ("gsm8k", {"previous_score": []}, r"test.jsonl:1: field 'previous_score' should be a list starting with a bool"),
+    ("gpqa", {"gt": "5"}, r"test.jsonl:1: field 'gt' should be an option letter"),
+])
+def test_bad_rows_are_one_error_naming_the_file_line_and_field(tmp_path, task, change, message):
+    path = _write(tmp_path, task, [{**GOOD, **change}])
+    with pytest.raises(DataError, match=re.escape(str(path.parent)) + ".*" + message):
+        data.load_task_docs(task, tmp_path)
+
+
+def test_a_repeated_idx_an_unknown_task_and_a_missing_file_are_refused(tmp_path):
+    _write(tmp_path, "gsm8k", [GOOD, GOOD])
+    with pytest.raises(DataError, match=r"test.jsonl:2: field 'idx' 0 repeats line 1"):
+        data.load_task_docs("gsm8k", tmp_path)
+    with pytest.raises(ConfigError, match="realcritic task 'gsm9k'"):
+        data.load_task_docs("gsm9k", tmp_path)
+    with pytest.raises(DataError, match=r"math/test.jsonl: file not found"):
+        data.load_task_docs("math", tmp_path)
