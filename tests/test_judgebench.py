@@ -35,12 +35,13 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _authors(rows: list[dict], prefix: str | None = None) -> tuple[float, float]:
+def _authors(rows: list[dict], prefix: str | None = None) -> tuple[float, float, float]:
     """utils/metrics.py's compute_final_metrics(reverse_order=True), re-done by hand on the recorded decisions:
-    (100 * n_correct / n_pairs, 100 * n_inconsistent / n_pairs)."""
+    (100 * n_correct / n_pairs, 100 * n_inconsistent / n_pairs, and the inconsistency with a missing decision
+    counted as inconsistent, ours)."""
     flip = {"A>B": "B>A", "B>A": "A>B"}
     chosen = [r for r in rows if prefix is None or r["source"].startswith(prefix)]
-    n_correct = n_inconsistent = 0
+    n_correct = n_inconsistent = n_unsure = 0
     for row in chosen:
         first, second = row["judgments"]
         d1 = first["decision"] if first is not None else None
@@ -48,6 +49,7 @@ def _authors(rows: list[dict], prefix: str | None = None) -> tuple[float, float]
         d2 = flip.get(d2, d2)
         if d1 != d2:
             n_inconsistent += 1
+        n_unsure += d1 is None or d2 is None or d1 != d2
         counter = 0
         for d in (d1, d2):
             if d == row["label"]:
@@ -55,7 +57,7 @@ def _authors(rows: list[dict], prefix: str | None = None) -> tuple[float, float]
             elif d == flip[row["label"]]:
                 counter -= 1
         n_correct += counter > 0
-    return 100 * n_correct / len(chosen), 100 * n_inconsistent / len(chosen)
+    return 100 * n_correct / len(chosen), 100 * n_inconsistent / len(chosen), 100 * n_unsure / len(chosen)
 
 
 def _records_from_raw(split: str, rows: list[dict]) -> list[JudgeBenchRecord]:
@@ -73,12 +75,14 @@ def test_released_judges_rescored_from_raw_replies_equal_the_authors_metrics(nam
     rows = _rows(SHARED / "outputs" / filename)
     records = _records_from_raw(split, rows)
     for slug, prefix in PREFIXES.items():
-        want_accuracy, want_inconsistency = _authors(rows, prefix)
+        want_accuracy, _, want_inconsistency = _authors(rows, prefix)
         assert scoring.accuracy(records, slug) == want_accuracy, (name, slug)
         assert scoring.inconsistency(records, slug) == want_inconsistency, (name, slug)
-    want_accuracy, want_inconsistency = _authors(rows)
+    want_accuracy, authors_inconsistency, want_inconsistency = _authors(rows)
     assert scoring.accuracy(records) == want_accuracy
     assert scoring.METRICS[("judgebench", "inconsistency")](records) == want_inconsistency
+    if scoring.parse_rate(records) == 100.0:  # every reply decided: the authors' own n_inconsistent
+        assert want_inconsistency == authors_inconsistency
     # every raw reply reads as the decision the authors recorded for it (unread ones: None on both sides)
     recorded = {(r["pair_id"], order): j["decision"] for r in rows for order, j in zip(("forward", "reverse"), r["judgments"])}
     read = {(r.pair_id, r.order): scoring.VERDICT_LABELS.get(r.verdict) for r in records}
@@ -103,7 +107,7 @@ def test_reward_model_outputs_scored_from_their_scores_equal_the_authors_metrics
     for slug, prefix in PREFIXES.items():
         assert scoring.accuracy(records, slug) == _authors(rows, prefix)[0]
     assert scoring.accuracy(records) == _authors(rows)[0]
-    assert scoring.inconsistency(records) == _authors(rows)[1]
+    assert scoring.inconsistency(records) == _authors(rows)[1] == _authors(rows)[2]  # reward models always decide
 
 
 @needs_shared
@@ -162,8 +166,8 @@ def test_accuracy_inconsistency_and_parse_rate_on_hand_made_pairs():
     assert scoring.accuracy(records) == 50.0
     flipped = {"A": "B", "B": "A", "C": "C", None: None}
     want_inconsistent = sum(f != flipped[r] for f, r, _, _ in SCORES)
-    assert want_inconsistent == 5  # (A,A) (A,C) (C,B) (None,B) (B,None)
-    assert scoring.inconsistency(records) == 50.0
+    assert want_inconsistent == 5  # (A,A) (A,C) (C,B) (None,B) (B,None); and (None,None): no verdict at all
+    assert scoring.inconsistency(records) == 60.0
     assert scoring.parse_rate(records) == 100 * 16 / 20
     assert scoring.tie_rate(records) == 100 * 4 / 20
     assert scoring.pair_count(records) == 10.0

@@ -11,12 +11,15 @@ label, f the forward verdict and r the reverse verdict flipped back to the forwa
 
     pair score     s = sum over v in (f, r) of  +1 if v == g,  -1 if v == swap(g),  0 otherwise (tie, no verdict)
     accuracy       = 100 * mean over pairs [ s > 0 ]
-    inconsistency  = 100 * mean over pairs [ f != r ]     (no verdict counts as a value: two missing ones agree)
+    inconsistency  = 100 * mean over pairs asked both ways [ f or r missing, or f != r ]
 
 So a pair is right when one order names the correct answer and the other does not contradict it (a tie or no
 verdict). With one order per pair (``orders="single"``, the authors' ``--single_game``) s > 0 is exactly "the
 verdict equals the label", the authors' single-order accuracy, and inconsistency is undefined (None). A pair
-whose other order is missing from the records counts that order as no verdict.
+whose other order is missing from the records counts that order as no verdict. The authors compute but do not
+report ``n_inconsistent`` (f != r with a missing verdict a value of its own, so two missing verdicts agree); ours
+counts a missing verdict as inconsistent, so that a critic cannot look consistent by answering nothing. Where every
+reply has a verdict the two are equal.
 """
 
 from __future__ import annotations
@@ -89,8 +92,12 @@ def pair_correct(forward: str | None, reverse: str | None, gold: str) -> bool:
 
 
 def pair_inconsistent(forward: str | None, reverse: str | None) -> bool:
-    """The two orders disagree once the reverse one is flipped back (the authors' ``n_inconsistent``)."""
-    return forward != swap_verdict(reverse)
+    """An order without a verdict, or two verdicts that disagree once the reverse one is flipped back.
+
+    >>> pair_inconsistent("A", "B"), pair_inconsistent("C", "C"), pair_inconsistent("A", "A"), pair_inconsistent(None, None)
+    (False, False, True, True)
+    """
+    return forward is None or reverse is None or forward != swap_verdict(reverse)
 
 
 def pairs(records: Sequence[JudgeBenchRecord]) -> list[dict]:
@@ -127,9 +134,9 @@ def accuracy(records: Sequence[JudgeBenchRecord], source: str | None = None) -> 
 
 
 def inconsistency(records: Sequence[JudgeBenchRecord], source: str | None = None) -> float | None:
-    """100 * the share of pairs asked in both orders whose two verdicts disagree once the reverse one is flipped
-    back (the authors' ``n_inconsistent / n_pairs``; an unread verdict is a value of its own). None: no pair was
-    asked in both orders."""
+    """100 * the share of pairs asked in both orders that lack a verdict in either order or whose two verdicts
+    disagree once the reverse one is flipped back (Tan et al. 2024's position-consistency check; their code's
+    ``n_inconsistent`` where every reply has a verdict). None: no pair was asked in both orders."""
     flags = inconsistent_flags(records, source)
     return rate(flags) if flags else None
 
