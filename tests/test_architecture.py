@@ -71,6 +71,19 @@ def test_core_runs_without_any_harness():
     assert len(names) > 30  # the check covered the tree, not an empty list
 
 
+def test_no_arrow_back_up_into_the_adapters_or_the_cli():
+    """Only the adapters and the CLI import an adapter; only the CLI (and ``python -m``) imports the CLI: the core,
+    the protocols, the registry, the engine, the chance lines and the reports read neither (the package's facade,
+    ``task_manager()`` / ``tasks_dir()``, and the generator sit at the top with them) (reports once reached
+    into adapters/lm_eval/ranks.py for the rank rows, which now live in core/rank_rows.py)."""
+    above = ("critic_tasks.adapters", "critic_tasks.cli")
+    entry_points = ("critic_tasks", "critic_tasks.generate")  # the package's facade and the generator: the top too
+    offenders = sorted(f"{m} -> {i}" for m, imps in IMPORTS.items() for i in imps
+                       if not m.startswith(above) and m not in entry_points and i.startswith(above))
+    assert offenders == []
+    assert any(i.startswith("critic_tasks.core.rank_rows") for i in IMPORTS["critic_tasks.reports.results"])
+
+
 def _cycles(edges) -> list:
     """The cycles of the directed graph ``edges`` ((from, to) pairs), each as the nodes on it (first repeated)."""
     graph: dict[str, set[str]] = {}

@@ -11,7 +11,7 @@ summarizer's, the demo's); an lm-eval run's do not (an interval is no lm-eval me
 aggregations return, one value per key), and ``sample_intervals`` computes them as the file is read, from the
 per-document rows lm-eval logged beside it with ``--log_samples`` (``samples_<task>_<time>.jsonl``, the time of
 ``results_<time>.json``): under each metric key, the record ``process_results`` returned, in document order as the
-aggregation saw them (``ranks.in_doc_order``), through ``engine.metric_interval`` with the CRITIC_CI_* settings of
+aggregation saw them (``rank_rows.in_doc_order``), through ``engine.metric_interval`` with the CRITIC_CI_* settings of
 the reading process (``settings_from_env``: the defaults unless set). Without a samples file, no interval (the tables
 say so once: ``tables.interval_note``).
 
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval.ranks import in_doc_order, row_of
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.metrics.bootstrap import settings_from_env
+from critic_tasks.core.rank_rows import in_doc_order, row_of
 from critic_tasks.core.records import RECORD_TYPES, Record
 
 
@@ -100,7 +100,7 @@ def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, 
     """``{"<key>_ci_low,none": low, "<key>_ci_high,none": high}`` for ``task``'s interval keys (or those of ``keys``,
     metric keys), from lm-eval's logged samples: ``(where, sample)`` pairs in the order lm-eval logged them (a file's
     lines; under a data-parallel run, rank by rank), each holding under a metric key what ``process_results`` returned
-    for that document. The rows of a key, put in document order (``ranks.in_doc_order``), are the records the
+    for that document. The rows of a key, put in document order (``rank_rows.in_doc_order``), are the records the
     aggregation of that key saw; the interval is ``engine.metric_interval`` over them, as ``kind_metrics`` takes it.
     ``settings``: CRITIC_CI_* (``settings_from_env``) unless given; disabled: no intervals."""
     from critic_tasks.engine import metric_interval
