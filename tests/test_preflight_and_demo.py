@@ -339,3 +339,14 @@ def test_demo_prints_no_avoidable_noise(smollm2_model_args_fast, monkeypatch, ca
     bars = [part for part in re.split(r"[\r\n]", err) if re.search(r"\d+%\|", part)]
     assert bars and not [b for b in bars if re.match(r"\s*\d+%\|", b)], bars
     assert any(b.startswith("building prompts:") for b in bars)
+
+
+def test_preflight_names_each_asked_protocols_own_data_setting(monkeypatch, capsys):
+    """The ok line told every protocol's user to set CRITICBENCH_DATA_DIR and called its source 'the Hub
+    (reachable)', which only CriticBench's probe checks: each protocol asked now names its own setting and source."""
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.delenv("PROCESSBENCH_DATA_DIR", raising=False)
+    assert cli.main(["preflight", "--tasks", "critic_feedback,critic_processbench_gsm8k"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line == ("critic-eval preflight: ok (2 critic task(s): settings and executor checked; data sample; data from "
+                    "Qwen/ProcessBench (read when the tasks load; set PROCESSBENCH_DATA_DIR for a local copy))")

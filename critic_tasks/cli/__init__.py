@@ -119,6 +119,7 @@ PREFLIGHT_USAGE = ("usage: critic-eval preflight --tasks TASKS [--metadata '{...
 def _preflight(argv: list[str]) -> int:
     """Plain ``lm_eval`` builds the tasks (where our settings are checked) only after loading the model; this runs
     the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
+    from critic_tasks import registry
     from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
     from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import check_hub_data, expand
@@ -150,9 +151,15 @@ def _preflight(argv: list[str]) -> int:
         print(f"critic-eval preflight: note: {note}")
     # the Hub must answer now (or, offline, hold the files)
     check_hub_data(tasks, metadata.get("data_dir"), metadata.get("items_file"))
-    local = metadata.get("data_dir") or read_raw("CRITICBENCH_DATA_DIR")  # set but empty: refused below
-    data = (f"data {local}" if local not in (None, "", "hub")
-            else "data from the Hub (reachable; set CRITICBENCH_DATA_DIR for a local copy)")
+    sources = []  # each asked protocol's data: its own setting names the local copy (CriticBench's, JudgeBench's...)
+    for steps in {registry.PROTOCOLS[t.kind_spec.protocol].data_env: registry.PROTOCOLS[t.kind_spec.protocol]
+                  for t in tasks}.values():
+        local = metadata.get("data_dir") or read_raw(steps.data_env)
+        # only CriticBench's Hub copy is probed above (check_hub_data); the others' sources are read when loaded
+        probed = "reachable; " if steps.data_env == "CRITICBENCH_DATA_DIR" else "read when the tasks load; "
+        sources.append(f"data {local}" if local not in (None, "", "hub")
+                       else f"data from {steps.source} ({probed}set {steps.data_env} for a local copy)")
+    data = "; ".join(sources)
     print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")
     return 0
 
