@@ -46,6 +46,7 @@ from critic_tasks.protocols.criticbench import scoring as criticbench_scoring
 from critic_tasks.protocols.critiquellm import scoring as critiquellm_scoring
 from critic_tasks.protocols.judgebench import scoring as judgebench_scoring
 from critic_tasks.protocols.processbench import chance as processbench_chance
+from critic_tasks.protocols.realcritic import chance as realcritic_chance
 
 CANNED = ("constant", "always_first", "random", "every_label", "injection", "unparseable")
 SEED = 20240527
@@ -175,6 +176,8 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
         out = _free_text_replies(dimension, docs, rng)
     elif dimension.protocol == "processbench":  # an index in \boxed{}: -1, step 0, a uniform step, every index
         out = processbench_chance.canned_replies(docs, rng)
+    elif dimension.protocol == "realcritic":  # a boxed answer: the solution's own, a constant, random, every option
+        out = realcritic_chance.canned_replies(docs, rng)
     elif dimension.data_dimension in ("comparison", "alignbench_pairwise", "judgebench"):
         out = _verdict_replies(dimension, docs, rng)
     else:
@@ -297,6 +300,8 @@ def _chance(dimension: registry.TaskKind, docs: Sequence[dict], values: dict) ->
     floors: dict[str, dict[str, float]] = {}
     if dimension.protocol == "processbench":  # exact expectations of always -1, step 0, the last step, a uniform step
         return processbench_chance.floor_line(docs, dimension.headline)
+    if dimension.protocol == "realcritic":  # the best deterministic content-blind critic (the solution accepted, ...)
+        return realcritic_chance.floor_line(docs, values, dimension.headline)
     if dimension.data_dimension in ("comparison", "alignbench_pairwise", "judgebench"):
         floors = expected_pairwise(dimension, docs)
         for key in next(iter(floors.values()), {}):
@@ -358,7 +363,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     try:
         replies_by_critic = canned_replies(dimension, docs, seed)
         if dimension.scorer == "parse" and dimension.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench",
-                                                                            "processbench"):
+                                                                            "processbench", "realcritic"):
             replies_by_critic.update(_length_ratings(dimension, docs))
         for name, replies in replies_by_critic.items():
             records = engine.score(dimension, docs, [[r] for r in replies], context)

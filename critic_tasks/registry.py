@@ -55,6 +55,9 @@ from critic_tasks.protocols.metacritique import prompts as mc_prompts
 from critic_tasks.protocols.processbench import data as pb_data
 from critic_tasks.protocols.processbench import prompts as pb_prompts
 from critic_tasks.protocols.processbench import scoring as pb_scoring
+from critic_tasks.protocols.realcritic import data as rc_data
+from critic_tasks.protocols.realcritic import prompts as rc_prompts
+from critic_tasks.protocols.realcritic import scoring as rc_scoring
 from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 
@@ -254,6 +257,15 @@ PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "pro
            Metric("out_of_range", "process", scale="count", higher_is_better=False))
 # The critique walks the steps before its \boxed{} index; run_eval.py allows 8192 tokens (--gen_kwargs raises ours).
 PROCESSBENCH_BUDGET = 1024
+# RealCritic, per task: accuracy of the corrected answers, how often a right solution was broken and a wrong one fixed
+# (the group averages the tasks' accuracies, the paper's average).
+REALCRITIC = (Metric("accuracy", "realcritic", when="scored"),
+              Metric("correct_to_incorrect", "realcritic", when="scored", higher_is_better=False),
+              Metric("incorrect_to_correct", "realcritic", when="scored"),
+              Metric("solution_accuracy", "realcritic", when="scored"), Metric("parse_rate", "realcritic"),
+              Metric("unreadable_golds", "realcritic", scale="count", higher_is_better=False))
+# The critique walks the solution's steps before its corrected \boxed{} answer (--gen_kwargs raises ours).
+REALCRITIC_BUDGET = 1024
 # CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating, so a budget that ends inside the
 # explanation loses the rating: room for a long one (the paper states no budget); the short variant needs far less.
 CRITIQUELLM_BUDGET = 1024
@@ -327,6 +339,10 @@ PROTOCOLS = {p.name: p for p in (
              load_docs=pb_data.load_task_docs, options=("data_dir", "subset"), prompt=pb_prompts.critic_prompt,
              target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,
              source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR),
+    Protocol("realcritic", "RealCritic (Tang et al. 2025)", "arXiv:2501.14492",
+             load_docs=rc_data.load_task_docs, options=("data_dir", "subset"), prompt=rc_prompts.critic_prompt,
+             target=rc_scoring.gold_text, record=rc_scoring.record, data_env=rc_data.DATA_DIR_ENV,
+             source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -375,6 +391,10 @@ TASK_KINDS = {d.name: d for d in (
              ("f1", "error_accuracy", "correct_accuracy", "parse_rate"),
              "find the earliest wrong step of a math solution (\\boxed{index}, -1 if none); F1 of the accuracies on "
              "erroneous and correct solutions", max_gen_toks=PROCESSBENCH_BUDGET),
+    TaskKind("realcritic", "realcritic", rc_data.DIMENSION, "obj", "parse", REALCRITIC,
+             ("accuracy", "correct_to_incorrect", "incorrect_to_correct", "parse_rate"),
+             "critique a solution and give the corrected final answer (\\boxed{}); accuracy of the corrected answers",
+             max_gen_toks=REALCRITIC_BUDGET),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
     # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
@@ -435,7 +455,7 @@ def _catalogue() -> list[Task]:
     tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
-    return tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks()
+    return tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks() + _realcritic_tasks()
 
 
 def _other_protocols() -> list[Task]:
@@ -479,6 +499,12 @@ def _processbench_tasks() -> list[Task]:
                  section="critic_processbench", options=(("subset", s),)) for s in pb_data.SUBSETS]
 
 
+def _realcritic_tasks() -> list[Task]:
+    """RealCritic: one task per benchmark; the group ``critic_realcritic`` averages their accuracy."""
+    return [Task(f"critic_realcritic_{t.replace('-', '_')}", "realcritic", tags=("critic_realcritic_tasks",),
+                 section="critic_realcritic", options=(("subset", t),)) for t in rc_data.TASKS]
+
+
 TASKS: dict[str, Task] = {t.name: t for t in _catalogue()}
 
 GROUPS = {g.name: g for g in (
@@ -488,6 +514,8 @@ GROUPS = {g.name: g for g in (
           "overall (judge, 1-10)", "the paper's subjective overall (Table 1): mean of the three judge scores"),
     Group("critic_processbench", tuple(f"critic_processbench_{s}" for s in pb_data.SUBSETS), "f1", "average F1",
           "ProcessBench's Avg. F1 (Table 3): the unweighted mean of the four subsets' F1"),
+    Group("critic_realcritic", tuple(f"critic_realcritic_{t.replace('-', '_')}" for t in rc_data.TASKS), "accuracy",
+          "average accuracy", "RealCritic's average: the unweighted mean of the eight tasks' corrected-answer accuracy"),
 )}
 
 # The summary table's row blocks, in the paper's dimension order.
@@ -496,7 +524,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench",
-            "critic_processbench")
+            "critic_processbench", "critic_realcritic")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

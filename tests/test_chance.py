@@ -22,6 +22,7 @@ def data(tmp_path, monkeypatch):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
     folder = tmp_path / "critiquellm"
     for mode in ("pointwise", "pairwise"):
         (folder / mode).mkdir(parents=True)
@@ -80,7 +81,7 @@ def test_each_canned_critic_scores_at_or_below_chance(task, executor):
     assert not line.skipped, line.skipped
     kind = registry.task(task).kind_spec
     rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench",
-                                                                    "processbench")
+                                                                    "processbench", "realcritic")
     length_raters = {"longer", "shorter"} if rating else set()  # raters by length: rating tasks only
     assert set(line.values) == set(chance.CANNED) | length_raters
     assert line.chance, "every objective task's headline has a floor"

@@ -9,7 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import scripted_lm
 
+import critic_tasks
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.core.records import Record
@@ -243,3 +245,74 @@ def test_a_repeated_idx_an_unknown_task_and_a_missing_file_are_refused(tmp_path)
         data.load_task_docs("gsm9k", tmp_path)
     with pytest.raises(DataError, match=r"math/test.jsonl: file not found"):
         data.load_task_docs("math", tmp_path)
+
+
+# ----------------------------------------------------------------------------- registered tasks
+
+def _sample_critic(docs):
+    """Boxes the gold on every item except each task's first, where it boxes the solution's own answer."""
+    first = {ds[0]["solution"] for ds in docs.values()}
+
+    def critic(prompt):
+        doc = next(d for ds in docs.values() for d in ds if d["solution"] in prompt)
+        return f"Checked.\n\\boxed{{{doc['solution_answer'] if doc['solution'] in first else doc['gold']}}}"
+    return critic
+
+
+def _expected(ds):
+    """By hand: the first item keeps the solution's (recorded) grade, the second is right."""
+    first, second = ds
+    correct = [first["prior_correct"], True]
+    right = [d for d in ds if d["prior_correct"]]
+    wrong = [d for d in ds if not d["prior_correct"]]
+    broken = sum(1 for d, c in zip(ds, correct) if d["prior_correct"] and not c)
+    fixed = sum(1 for d, c in zip(ds, correct) if not d["prior_correct"] and c)
+    return (100 * sum(correct) / 2, 100 * broken / len(right) if right else None,
+            100 * fixed / len(wrong) if wrong else None)
+
+
+def test_the_offline_scorer_on_a_registered_task_gives_the_hand_computed_numbers():
+    from critic_tasks import engine
+
+    docs = {t: data.load_task_docs("realcritic", "sample", subset=t) for t in TASKS}
+    critic = _sample_critic(docs)
+    for task, ds in docs.items():
+        values, records = engine.score_task(f"critic_realcritic_{task.replace('-', '_')}", ds,
+                                            [critic(prompts.critic_prompt(d)) for d in ds])
+        accuracy, broken, fixed = _expected(ds)
+        assert len(records) == 2 and values["accuracy"] == pytest.approx(accuracy) and values["parse_rate"] == 100
+        assert values.get("correct_to_incorrect") == broken and values.get("incorrect_to_correct") == fixed
+
+
+@pytest.mark.slow  # lm-eval's task index takes ~20 s to build
+def test_lm_eval_run_of_the_group_on_the_fixtures_gives_the_hand_computed_numbers(monkeypatch):
+    lm_eval = pytest.importorskip("lm_eval")
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    docs = {t: data.load_task_docs("realcritic", "sample", subset=t) for t in TASKS}
+    out = lm_eval.simple_evaluate(model=scripted_lm(_sample_critic(docs)), tasks=["critic_realcritic"],
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+    accuracies = []
+    for task, ds in docs.items():
+        accuracy, _, _ = _expected(ds)
+        accuracies.append(accuracy)
+        res = out["results"][f"critic_realcritic_{task.replace('-', '_')}"]
+        assert res["accuracy,none"] == pytest.approx(accuracy) and res["parse_rate,none"] == 100.0
+    assert out["results"]["critic_realcritic"]["accuracy,none"] == pytest.approx(sum(accuracies) / len(TASKS))
+
+
+def test_the_chance_floor_is_the_solution_accepted_or_a_random_letters_expectation(monkeypatch):
+    from critic_tasks import chance
+
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    # gsm8k fixtures: one right solution, one wrong: accepting both scores 50, fixes none; a random integer 0..100
+    # hits the golds 21 and 17 with 1/101 each
+    line = chance.chance_line("critic_realcritic_gsm8k")
+    assert line.chance["accuracy"] == 50.0 and line.chance_by["accuracy"] == "the solution accepted"
+    assert line.chance["incorrect_to_correct"] == pytest.approx(100 / 101)
+    assert line.values["always_first"]["correct_to_incorrect"] == 0.0
+    assert line.values["every_label"]["accuracy"] == 0.0 and line.values["unparseable"]["parse_rate"] == 0.0
+    # arc-challenge fixtures (options A-D, one right solution of two): accepting scores 50 and fixes none; a random
+    # letter is expected to score 25 and to fix 25
+    line = chance.chance_line("critic_realcritic_arc_challenge")
+    assert line.chance["accuracy"] == 50.0
+    assert line.chance["incorrect_to_correct"] == 25.0 and line.chance_by["incorrect_to_correct"] == "random (expected)"

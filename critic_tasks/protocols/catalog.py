@@ -18,15 +18,16 @@ from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import scoring as mc_scoring
 from critic_tasks.protocols.processbench import scoring as pb_scoring
+from critic_tasks.protocols.realcritic import scoring as rc_scoring
 from critic_tasks.protocols.revision import scoring as rv_scoring
 
 FAMILIES: dict[str, Callable] = {**cb_scoring.FAMILIES, **cq_scoring.FAMILIES, **mc_scoring.FAMILIES,
                                  **rv_scoring.FAMILIES, **jb_scoring.FAMILIES,
-                                 **pb_scoring.FAMILIES}
+                                 **pb_scoring.FAMILIES, **rc_scoring.FAMILIES}
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
 INTERVALS: dict[str, Callable] = {**cb_scoring.INTERVALS, **cq_scoring.INTERVALS, **mc_scoring.INTERVALS,
                                   **rv_scoring.INTERVALS, **jb_scoring.INTERVALS,
-                                  **pb_scoring.INTERVALS}
+                                  **pb_scoring.INTERVALS, **rc_scoring.INTERVALS}
 
 
 def _said(metric: Callable[[Sequence[Record]], Any]) -> Callable[[Sequence[Record]], Any]:
@@ -45,7 +46,7 @@ def _said(metric: Callable[[Sequence[Record]], Any]) -> Callable[[Sequence[Recor
 METRICS: dict[tuple[str, str], Callable[[Sequence[Record]], Any]] = {
     key: _said(fn) if key[1] == "identical_samples" else fn
     for key, fn in {**cb_scoring.METRICS, **cq_scoring.METRICS, **mc_scoring.METRICS, **rv_scoring.METRICS,
-                    **jb_scoring.METRICS, **pb_scoring.METRICS}.items()}
+                    **jb_scoring.METRICS, **pb_scoring.METRICS, **rc_scoring.METRICS}.items()}
 
 
 def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:

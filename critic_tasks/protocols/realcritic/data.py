@@ -36,6 +36,7 @@ TASKS = ("arc-challenge", "college_math", "gpqa", "gsm8k", "math", "minerva_math
 MULTIPLE_CHOICE = frozenset({"arc-challenge", "gpqa", "mmlu_stem"})
 OPTION_LETTERS = ("A", "B", "C", "D", "E")
 MIX_DATA = Path("data") / "mix_data"
+DIMENSION = "realcritic"  # the data dimension of every document (one task kind); the task is the option ``subset``
 
 
 def task_file(task: str) -> Path:
@@ -73,17 +74,30 @@ def to_doc(row: dict, task: str, where: str, line: int) -> dict:
         raise DataError(f"{where}: field 'gt' should be an option letter ({'/'.join(OPTION_LETTERS)}) for the "
                         f"multiple-choice task {task}, got {gold!r}")
     model = row.get("model")
-    return {"task": task, "dimension": task, "idx": field(row, "idx", where, (int,)), "line": line,
+    return {"task": task, "dimension": DIMENSION, "idx": field(row, "idx", where, (int,)), "line": line,
             "question": field(row, "question", where), "gold": gold, "solution": field(row, "reasoning", where),
             "solution_answer": str(field(row, "pred", where, (str, int, float))),
             "prior_correct": previous[0], "solution_model": model if isinstance(model, str) else "",
             "multiple_choice": task in MULTIPLE_CHOICE}
 
 
-def load_task_docs(dimension: str, data_dir: str | os.PathLike | None = None, **_ignored) -> list[dict]:
-    """The documents of one RealCritic task (``dimension``: one of TASKS), in file order."""
-    path = locate_task(dimension, data_dir)
-    docs = [to_doc(row, dimension, where, n) for n, where, row in iter_jsonl(path)]
+def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | None = None, subset: str | None = None,
+                   **_ignored) -> list[dict]:
+    """The documents of one RealCritic task, in file order: ``dimension`` "realcritic" with the ``subset`` option
+    (one of TASKS), or the task's name as ``dimension``."""
+    if dimension != DIMENSION:
+        if subset not in (None, dimension):
+            raise ConfigError(f"realcritic: dimension {dimension!r} and subset {subset!r} disagree")
+        subset = dimension
+    if subset is None:
+        raise ConfigError(f"realcritic: no task given (the task option 'subset': {', '.join(TASKS)})")
+    return load_task(subset, data_dir)
+
+
+def load_task(task: str, data_dir: str | os.PathLike | None = None) -> list[dict]:
+    """The documents of one RealCritic task (one of TASKS), in file order."""
+    path = locate_task(task, data_dir)
+    docs = [to_doc(row, task, where, n) for n, where, row in iter_jsonl(path)]
     if not docs:
         raise DataError(f"{path}: no items (a truncated copy?)")
     seen: dict[int, int] = {}

@@ -289,6 +289,26 @@ def processbench_process_results(doc, results):
     return hooks.process_results(_PROCESSBENCH, doc, results)
 
 
+# critique a solution and give the corrected final answer (\boxed{}); accuracy of the corrected answers
+_REALCRITIC = TASK_KINDS["realcritic"]
+
+
+def realcritic_load_docs(**kwargs):
+    return hooks.load_docs(_REALCRITIC, **kwargs)
+
+
+def realcritic_doc_to_text(doc):
+    return hooks.doc_to_text(_REALCRITIC, doc)
+
+
+def realcritic_doc_to_target(doc):
+    return hooks.doc_to_target(_REALCRITIC, doc)
+
+
+def realcritic_process_results(doc, results):
+    return hooks.process_results(_REALCRITIC, doc, results)
+
+
 # critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)
 _REVISION_POOL = TASK_KINDS["revision_pool"]
 
@@ -408,6 +428,12 @@ process_error_accuracy = hooks.aggregation("process", "error_accuracy")
 process_correct_accuracy = hooks.aggregation("process", "correct_accuracy")
 process_parse_rate = hooks.aggregation("process", "parse_rate")
 process_out_of_range = hooks.aggregation("process", "out_of_range")
+realcritic_accuracy = hooks.aggregation("realcritic", "accuracy")
+realcritic_correct_to_incorrect = hooks.aggregation("realcritic", "correct_to_incorrect")
+realcritic_incorrect_to_correct = hooks.aggregation("realcritic", "incorrect_to_correct")
+realcritic_solution_accuracy = hooks.aggregation("realcritic", "solution_accuracy")
+realcritic_parse_rate = hooks.aggregation("realcritic", "parse_rate")
+realcritic_unreadable_golds = hooks.aggregation("realcritic", "unreadable_golds")
 multicritique_r_obj = hooks.aggregation("multicritique", "r_obj")
 multicritique_r_sub = hooks.aggregation("multicritique", "r_sub")
 multicritique_judge_parse_rate = hooks.aggregation("multicritique", "judge_parse_rate")
