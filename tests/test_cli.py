@@ -29,7 +29,8 @@ def test_tasks_lists_every_registered_task_group_and_tag(capsys):
         "critic_correction_sub_per_domain", "critic_correction_empty_sub_per_domain", "critic_critiquellm",
         "critic_self_per_domain", "critic_correction_self_per_domain", "critic_correction_self_sub_per_domain",
         "critic_self_feedback_per_domain",
-        "critic_revision", "critic_revision_pool_per_domain", "critic_utility_per_domain"}
+        "critic_revision", "critic_revision_pool_per_domain", "critic_utility_per_domain",
+        "critic_judgebench_per_category", "critic_processbench_subsets", "critic_realcritic_tasks"}
 
 
 @pytest.mark.slow
