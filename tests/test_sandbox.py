@@ -916,7 +916,10 @@ AS_ANOTHER_USER = r'''
 import json, os, sys
 from critic_tasks.sandbox.executor import Pair, SandboxExecutor
 REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
-LOOKS = ("import os\nseen = sorted(n for n in os.listdir('/tmp') if n != os.path.basename(os.getcwd()))\n"
+# what an item finds in /tmp besides its own work folder and, for an interpreter under /tmp (a CI clone's venv),
+# the read-only folder of the view that holds it
+LOOKS = ("import os, sys\nview = {p.split('/')[2] for p in (sys.executable, sys.prefix) if p.startswith('/tmp/')}\n"
+         "seen = sorted(n for n in os.listdir('/tmp') if n != os.path.basename(os.getcwd()) and n not in view)\n"
          "open('/tmp/left-by-an-item', 'w').write('x')\nprint(seen, os.getuid(), flush=True)\n")
 KILLS = "import os, signal\nos.kill(-1, signal.SIGKILL)\n"
 WAITS = "import sys\nsys.stdin.read()\nprint('tested', file=sys.stderr)\n"
