@@ -66,7 +66,8 @@ def _env(tmp_path, **extra) -> dict:
     return {**env, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": "sample",
             "CRITIQUELLM_DATA_DIR": str(SHARED / "data" / "critiquellm"),
             "METACRITIQUE_DATA_DIR": str(SHARED / "data" / "metacritique"), "JUDGEBENCH_DATA_DIR": "sample",
-            "PROCESSBENCH_DATA_DIR": "sample", "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
+            "PROCESSBENCH_DATA_DIR": "sample", "REALCRITIC_DATA_DIR": "sample",
+            "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
 
 
 def _critic_eval(oc_bin, args, env, cwd, timeout=1500):
@@ -110,7 +111,7 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
     assert run.returncode == 0, run.stderr[-3000:]
     theirs = json.loads(out.read_text(encoding="utf-8"))
     for key in ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR", "JUDGEBENCH_DATA_DIR",
-                "PROCESSBENCH_DATA_DIR"):
+                "PROCESSBENCH_DATA_DIR", "REALCRITIC_DATA_DIR"):
         monkeypatch.setenv(key, env[key])
     ours = _lm_eval_messages(tasks)
     assert set(theirs) == set(ours) == set(tasks)
@@ -126,7 +127,7 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
 # The same model, items and budget through both harnesses: the demo model as a HF folder, greedy, batch 1. Objective
 # tasks, a judge-scored one (the llama.cpp server judges) and a CritiqueLLM one (its first rows as a data folder).
 PARITY_TASKS = ["critic_feedback_chat", "critic_meta_chat", "critic_comparison_chat", "critic_feedback_sub_chat",
-                "critic_alignbench_ref"]
+                "critic_alignbench_ref", "critic_judgebench_math", "critic_processbench_gsm8k", "critic_realcritic_gsm8k"]
 PARITY_BUDGET = 32
 ALIGNBENCH_ROWS = 4
 
