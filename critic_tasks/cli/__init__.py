@@ -27,6 +27,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "summary": "print the dimension table of a saved lm-eval results JSON",
     "report": "several runs side by side with intervals: Markdown; CSV, HTML and charts with -o DIR",
     "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
+    "compare": "is critic B better than A? each metric's paired difference B - A with its interval and p-value",
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset; "
              "--predictions_only: what needs no labels",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
@@ -90,7 +91,7 @@ def _main(argv: list[str] | None) -> int:
                         "lm-eval-config": _lm_eval_config, "tasks": _tasks, "demo": _demo, "summary": _summary, "score": _score,
                         "judge": judge.judge_command, "rescore": rescore.rescore_command, "revise": revise.revise_command,
                         "calibrate-judge": judge.calibrate_command, "report": reports.report_command,
-                        "check": reports.check_command, "preflight": _preflight,
+                        "check": reports.check_command, "compare": reports.compare_command, "preflight": _preflight,
                         "metacritique-score": protocols.score_command,
                         "metacritique-calibrate": protocols.calibrate_command}
             return commands[argv[0]](argv[1:])

@@ -152,3 +152,28 @@ def report_command(argv: list[str]) -> int:
                               f"{err.filename or args.output_dir})") from None
         print(f"\nwrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     return 0
+
+
+COMPARE = ("is critic B better than A? For every metric both runs report on the same items (lm-eval --log_samples "
+           "rows beside both results files): B - A with a paired bootstrap interval (the same items resampled for "
+           "both runs, the metric recomputed) and a p-value (McNemar's exact test for 0/1 outcomes, else a paired "
+           "permutation test); CRITIC_CI_RESAMPLES / _LEVEL / _SEED set the resamples")
+
+
+def compare_command(argv: list[str]) -> int:
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+    from critic_tasks.reports.compare import compare_runs, format_comparisons
+
+    parser = argparse.ArgumentParser(prog="critic-eval compare", description=COMPARE + ". Exit 2: the runs' items "
+                                     "differ, or a bad --metric.")
+    parser.add_argument("run_a", type=Path, help="run A: a results file or an lm-eval --output_path directory")
+    parser.add_argument("run_b", type=Path, help="run B: the same; the differences are B - A")
+    parser.add_argument("--metric", action="append", default=[], metavar="TASK.METRIC",
+                        help="compare this metric only (repeatable); default: every metric with an interval both "
+                        "runs report")
+    args = parser.parse_args(argv)
+    run_a, run_b = _one_run(args.run_a, "run A"), _one_run(args.run_b, "run B")
+    settings = settings_from_env()
+    comparisons = compare_runs(run_a, run_b, args.metric, settings)
+    print(format_comparisons(comparisons, run_a.label, run_b.label, settings.level))
+    return 0

@@ -1,0 +1,419 @@
+"""Is critic B better than critic A? Paired differences of two runs' metrics, item by item, with an interval and a
+p-value (``critic-eval compare``).
+
+Two runs scored on the same items are correlated: an item both critics find hard pulls both values down. Two
+separate intervals ignore that and overlap even when B wins on nearly every item; the paired interval resamples the
+*same* items for both runs, so what the two runs share cancels out of the difference.
+
+Reading: each run is a results file with lm-eval's ``--log_samples`` rows beside it (``results.samples_file``);
+under each metric key a row holds the record ``process_results`` returned for that document (as
+``results.logged_intervals`` reads them). The two runs' documents are paired by ``doc_id`` and the document itself
+(lm-eval's ``doc_hash``, else the logged ``doc``); a document in one run only, or a ``doc_id`` whose documents differ,
+is refused (``ItemMismatch``): a paired comparison needs the same items.
+
+The unit resampled and swapped is the one the metric's own interval resamples (``INTERVALS`` of
+``protocols.catalog``): a comparison pair with both of its orders (``pair_id``) for the pairwise families, a question
+for CritiqueLLM's text-level correlations, else a document; resampled within the same strata as that interval
+(CriticBench's corrections and judge scores, RealCritic and the revision protocols' r_obj / r_sub by domain,
+ProcessBench's F1 by subset and class). Each resample recomputes the metric itself (``catalog.metric_value``) on the
+drawn units' records for both runs, so correlations and domain means are recomputed, not approximated; a unit drawn
+twice enters twice (its ``pair_id`` / ``question`` / ``item`` told apart by the copy, so the metric's own grouping
+sees two units).
+
+The pure functions below (``paired_bootstrap``, ``paired_permutation``, ``mcnemar``) take the statistic as a
+function of drawn unit positions, and know nothing of records or harnesses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Hashable, Sequence
+
+import numpy as np
+
+from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, percentile_interval, resample_indices
+from critic_tasks.core.rank_rows import row_of
+from critic_tasks.core.records import RECORD_TYPES, Record
+from critic_tasks.protocols import catalog
+
+# families whose interval resamples comparison pairs (both orders together), and CritiqueLLM's per-question one
+PAIR_FAMILIES = ("pairwise", "preference", "judgebench")
+QUESTION_FAMILIES = ("rating",)
+RELABELLED = ("pair_id", "question", "item")  # the fields a metric groups by: a unit drawn twice counts twice
+TOLERANCE = 1e-9  # a resampled |difference| this close to the observed one counts as reaching it
+
+
+# ----------------------------------------------------------------------------- the pure statistics
+
+
+def stacked_indices(strata: Sequence[Hashable], resamples: int, seed: int) -> np.ndarray:
+    """The (B, n) unit positions of B paired resamples: ``numpy.random.default_rng(seed)``; each stratum (sorted by
+    its text) draws its own n_s positions with replacement, ``rng.integers(0, n_s, (B, n_s))``, in turn
+    (``bootstrap.resample_indices``), the blocks side by side."""
+    blocks = resample_indices(strata, resamples, np.random.default_rng(seed))
+    return np.concatenate(blocks, axis=1)
+
+
+def paired_bootstrap(difference: Callable[[np.ndarray], float | None], strata: Sequence[Hashable],
+                     settings: BootstrapSettings) -> tuple[float, float] | None:
+    """The paired percentile bootstrap interval of a difference B - A (Efron & Tibshirani 1993, *An Introduction to
+    the Bootstrap*, ch. 13 and 16.4, the two-sample paired case):
+
+        idx_b      = stacked_indices(strata)[b]          the same units drawn for both runs   (b = 1..B)
+        d*_b       = theta(B's units idx_b) - theta(A's units idx_b)   the metric recomputed on each side
+        interval   = the (1 - level)/2 and (1 + level)/2 quantiles of d*  (numpy's linear quantile)
+
+    ``difference(idx)``: d for the drawn positions ``idx`` (None where a side has no value: left out). None when
+    no resample has a value.
+
+    >>> values = np.array([1.0, 2.0, 3.0])
+    >>> paired_bootstrap(lambda idx: float(values[idx].mean() - values[idx].mean()), [0, 0, 0],
+    ...                  BootstrapSettings(resamples=20))
+    (0.0, 0.0)
+    """
+    idx = stacked_indices(strata, settings.resamples, settings.seed)
+    replicates = [d for d in (difference(row) for row in idx) if d is not None]
+    return percentile_interval(np.array(replicates), settings.level) if replicates else None
+
+
+def paired_permutation(difference: Callable[[np.ndarray], float | None], n: int, resamples: int,
+                       seed: int) -> float:
+    """The two-sided p-value of a paired permutation test (Fisher 1935, *The Design of Experiments*, sec. 21; Good
+    2005, *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3.2): under "A and B are exchangeable", each
+    unit's two runs may swap their records. ``difference(swap)``: B - A with the units where ``swap`` is True
+    swapped, the metric recomputed on each side.
+
+        swap_p     = rng.integers(0, 2, (P, n)) as booleans, rng = numpy.random.default_rng(seed)   (p = 1..P)
+        p-value    = (1 + #{p : |d(swap_p)| >= |d_observed| - 1e-9}) / (1 + P)
+
+    (the observed assignment counted among the permutations, so p is never 0; Phipson & Smyth 2010). Identical runs:
+    every swap gives the observed 0, p = 1.
+
+    >>> paired_permutation(lambda swap: 0.0, 5, 99, 0)
+    1.0
+    """
+    observed = difference(np.zeros(n, dtype=bool))
+    if observed is None:
+        return math.nan
+    masks = np.random.default_rng(seed).integers(0, 2, size=(resamples, n)).astype(bool)
+    reached = 0
+    for mask in masks:
+        d = difference(mask)
+        reached += d is not None and abs(d) >= abs(observed) - TOLERANCE
+    return (1 + reached) / (1 + resamples)
+
+
+def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> tuple[float, int, int]:
+    """McNemar's exact test of paired 0/1 outcomes (McNemar 1947, Psychometrika 12:153; the exact form: the
+    discordant units are binomial under the null, Agresti 2013, *Categorical Data Analysis*, 11.1.4):
+
+        n01 = #{A wrong, B right},  n10 = #{A right, B wrong}
+        p   = two-sided exact binomial test of n01 successes in n01 + n10 trials at 1/2  (scipy.stats.binomtest);
+              1 when no unit is discordant
+
+    Returns (p, n01, n10).
+
+    >>> mcnemar([True, True, False], [True, True, False])
+    (1.0, 0, 0)
+    >>> round(mcnemar([False] * 10, [True] * 10)[0], 6)  # 10 of 10 discordant units favour B: 2 / 2**10
+    0.001953
+    """
+    from scipy.stats import binomtest
+
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} outcomes of A vs {len(b)} of B")
+    n01 = sum(1 for x, y in zip(a, b) if not x and y)
+    n10 = sum(1 for x, y in zip(a, b) if x and not y)
+    if n01 + n10 == 0:
+        return 1.0, 0, 0
+    return float(binomtest(n01, n01 + n10, 0.5).pvalue), n01, n10
+
+
+# ----------------------------------------------------------------------------- two runs' records, paired
+
+
+class ItemMismatch(DataError):
+    """The two runs of a task were not scored on the same items."""
+
+
+@dataclass
+class Logged:
+    """One run's samples of one task: per document, its identity and its record under each metric key."""
+
+    identity: dict  # doc_id -> the document's identity (doc_hash, else the doc as JSON)
+    records: dict  # doc_id -> {key: Record}
+
+
+def read_logged(path: Path, task: str) -> Logged:
+    """The records a task's lm-eval samples file logged (the "none" filter's rows, as the results were computed)."""
+    keys = {m.key for m in registry.TASKS[task].kind_spec.metrics if not m.ci}
+    logged = Logged({}, {})
+    for _, where, sample in iter_jsonl(path, "an lm-eval --log_samples file"):
+        if sample.get("filter", "none") != "none":
+            continue
+        if "doc_id" not in sample:
+            raise DataError(f"{where}: no doc_id (an lm-eval samples row names its document)")
+        doc_id = sample["doc_id"]
+        doc = sample.get("doc_hash") or json.dumps(sample.get("doc"), sort_keys=True, default=str)
+        logged.identity[doc_id] = doc
+        held = logged.records.setdefault(doc_id, {})
+        for key in keys & sample.keys():
+            row = row_of(sample[key])
+            if row is None:
+                continue
+            if not (isinstance(row, dict) and row.get("kind") in RECORD_TYPES):
+                raise DataError(f"{where}: {task}.{key} = {json.dumps(row, default=str)[:80]}: not a critic_tasks "
+                                "record (an lm-eval samples file of this task holds one under each metric key)")
+            held[key] = Record.from_dict(row)
+    return logged
+
+
+def check_same_items(task: str, a: Logged, b: Logged) -> None:
+    """One ``ItemMismatch`` line naming the task and how many items differ, unless both runs hold the same
+    documents under the same doc_ids."""
+    only_a = a.identity.keys() - b.identity.keys()
+    only_b = b.identity.keys() - a.identity.keys()
+    changed = [d for d in a.identity.keys() & b.identity.keys() if a.identity[d] != b.identity[d]]
+    if only_a or only_b or changed:
+        n = len(only_a) + len(only_b) + len(changed)
+        raise ItemMismatch(f"compare: {task}: {n} item(s) differ between the runs ({len(only_a)} only in A, "
+                           f"{len(only_b)} only in B, {len(changed)} with a different document under the same "
+                           "doc_id); a paired comparison needs both runs scored on the same items")
+
+
+def unit_of(family: str, record: Record, doc_id) -> str:
+    """The unit a record's metric resamples: its pair, its question, or its document."""
+    if family in PAIR_FAMILIES and getattr(record, "pair_id", ""):
+        return f"pair {record.pair_id}"
+    if family in QUESTION_FAMILIES and getattr(record, "question", ""):
+        return f"question {record.question}"
+    return f"doc {doc_id}"
+
+
+def stratum_of(family: str, base: str, record: Record) -> str:
+    """The stratum the metric's interval resamples a unit within ('' for none)."""
+    if family in ("correction", "judge", "realcritic") or (family in ("multicritique", "rco")
+                                                           and base in ("r_obj", "r_sub")):
+        return record.domain
+    if family == "processbench" and base in ("f1", "average_f1"):
+        return f"{record.domain}\x00{int(bool(getattr(record, 'erroneous', False)))}"
+    return ""
+
+
+@dataclass
+class Units:
+    """A metric's units, paired: the records each run holds for unit i (``a[i]``, ``b[i]``), and its stratum."""
+
+    names: list[str]
+    a: list[list[Record]]
+    b: list[list[Record]]
+    strata: list[str]
+
+
+def paired_units(metric: registry.Metric, a: Logged, b: Logged) -> Units:
+    """Each document's records under ``metric.key`` (those the metric accepts) gathered into the units its interval
+    resamples, in the units' sorted order; a unit neither run holds a record of is left out."""
+    per_unit: dict[str, tuple[list, list, str]] = {}
+    for doc_id in sorted(a.identity, key=str):
+        ra, rb = a.records[doc_id].get(metric.key), b.records[doc_id].get(metric.key)
+        ra = ra if ra is not None and metric.accepts(ra) else None
+        rb = rb if rb is not None and metric.accepts(rb) else None
+        either = ra or rb
+        if either is None:
+            continue
+        name = unit_of(metric.family, either, doc_id)
+        held = per_unit.setdefault(name, ([], [], stratum_of(metric.family, metric.base, either)))
+        if ra is not None:
+            held[0].append(ra)
+        if rb is not None:
+            held[1].append(rb)
+    names = sorted(per_unit)
+    return Units(names, [per_unit[n][0] for n in names], [per_unit[n][1] for n in names],
+                 [per_unit[n][2] for n in names])
+
+
+class Recompute:
+    """The metric over drawn units: each unit's records, a unit's k-th copy in one draw relabelled (``RELABELLED``
+    fields + ``#k``) so that the metric's grouping by pair, question or item counts it again."""
+
+    def __init__(self, metric: registry.Metric, units: Units):
+        self.metric, self.units = metric, units
+        self._copies: dict[tuple[int, int, int], list[Record]] = {}
+
+    def _records(self, side: int, unit: int, copy: int) -> list[Record]:
+        held = (self.units.a, self.units.b)[side][unit]
+        if copy == 0:
+            return held
+        found = self._copies.get((side, unit, copy))
+        if found is None:
+            found = self._copies[(side, unit, copy)] = [
+                dataclasses.replace(r, **{f: f"{getattr(r, f)}#{copy}" for f in RELABELLED
+                                          if isinstance(getattr(r, f, None), str) and getattr(r, f)})
+                for r in held]
+        return found
+
+    def value(self, side: int, units: Sequence[int]) -> float | None:
+        seen: dict[int, int] = {}
+        records = []
+        for u in units:
+            copy = seen[u] = seen.get(u, -1) + 1
+            records += self._records(side, int(u), copy)
+        if not records:
+            return None
+        value = catalog.metric_value(self.metric.family, self.metric.base, records)
+        return None if value is None else float(value)
+
+    def difference(self, units: Sequence[int]) -> float | None:
+        a, b = self.value(0, units), self.value(1, units)
+        return None if a is None or b is None else b - a
+
+    def swapped_difference(self, swap: np.ndarray) -> float | None:
+        """B - A with each unit where ``swap`` holds giving its A records to B and its B records to A."""
+        if not swap.any():
+            return self.difference(range(len(self.units.names)))
+        a = [r for i, s in enumerate(swap) for r in (self.units.b if s else self.units.a)[i]]
+        b = [r for i, s in enumerate(swap) for r in (self.units.a if s else self.units.b)[i]]
+        va = catalog.metric_value(self.metric.family, self.metric.base, a) if a else None
+        vb = catalog.metric_value(self.metric.family, self.metric.base, b) if b else None
+        return None if va is None or vb is None else float(vb) - float(va)
+
+    def binary_outcomes(self) -> tuple[list[bool], list[bool]] | None:
+        """Each unit's own value as a 0/1 outcome, when the metric is the plain mean of them x100 (an accuracy, a
+        pass rate of one sample per item, a consistency): then McNemar's test applies; else None."""
+        sides = []
+        for side in (0, 1):
+            values = [self.value(side, [i]) for i in range(len(self.units.names))]
+            if not values or any(v not in (0.0, 100.0) for v in values):
+                return None
+            whole = self.value(side, range(len(values)))
+            if whole is None or abs(whole - sum(values) / len(values)) > 1e-6:
+                return None
+            sides.append([v == 100.0 for v in values])
+        return sides[0], sides[1]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    task: str
+    key: str
+    a: float
+    b: float
+    interval: tuple[float, float] | None
+    p_value: float
+    test: str  # "McNemar (n01 B-only right, n10 A-only right)" | "permutation"
+    units: int
+    unit: str  # what a unit is: pairs, questions, items
+
+    @property
+    def difference(self) -> float:
+        return self.b - self.a
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The metric functions' log lines (a Spearman of one item, a constant side) silenced while resamples and single
+    units are recomputed: they are about a draw, not about either run (the runs' own values are computed aloud)."""
+    logger = logging.getLogger("critic_tasks")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
+def compare_metric(task: str, metric: registry.Metric, a: Logged, b: Logged,
+                   settings: BootstrapSettings) -> Comparison | None:
+    """B - A of one metric with its paired interval and p-value (None when a run has no value on these items)."""
+    units = paired_units(metric, a, b)
+    if not units.names:
+        return None
+    recompute = Recompute(metric, units)
+    everything = range(len(units.names))
+    va, vb = recompute.value(0, everything), recompute.value(1, everything)
+    if va is None or vb is None:
+        return None
+    with _quiet():
+        interval = paired_bootstrap(recompute.difference, units.strata, settings)
+        outcomes = recompute.binary_outcomes()
+        if outcomes is not None:
+            p, n01, n10 = mcnemar(*outcomes)
+            test = f"McNemar ({n01} only B, {n10} only A)"
+        else:
+            p = paired_permutation(recompute.swapped_difference, len(units.names), settings.resamples, settings.seed)
+            test = "permutation"
+    unit = units.names[0].split(" ", 1)[0]
+    return Comparison(task, metric.key, va, vb, interval, p, test, len(units.names),
+                      {"pair": "pairs", "question": "questions", "doc": "items"}[unit])
+
+
+def comparable_metrics(task: str) -> list[registry.Metric]:
+    """The metrics of a task with a declared interval (a per-item resampling unit): the ones compared."""
+    kind = registry.TASKS[task].kind_spec
+    return [kind.metric(m.key.removesuffix("_ci_low")) for m in kind.metrics if m.ci == "low"]
+
+
+def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSettings | None = None
+                 ) -> list[Comparison]:
+    """Every metric both runs (``results.Run``) report with samples files beside them, or those ``names``
+    (``task.metric``) only; refuses mismatched items (``ItemMismatch``) and a name no such metric has."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+    from critic_tasks.reports.results import samples_file
+
+    settings = settings_from_env() if settings is None else settings
+    available: dict[str, tuple[Path, Path]] = {}
+    for task in registry.TASKS:
+        if task in run_a.results and task in run_b.results:
+            fa, fb = samples_file(run_a.path, task), samples_file(run_b.path, task)
+            if fa is not None and fb is not None:
+                available[task] = (fa, fb)
+    known = {f"{t}.{m.key}": (t, m) for t in available for m in comparable_metrics(t)
+             if run_a.value(t, m.key) is not None and run_b.value(t, m.key) is not None}
+    for name in names:
+        if name not in known:
+            listed = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "") if known else "none"
+            raise ConfigError(f"--metric {name}: not a metric both runs report with per-item rows (lm-eval "
+                              f"--log_samples files beside both results files); these are: {listed}")
+    chosen = [known[n] for n in names] if names else list(known.values())
+    if not chosen:
+        raise ConfigError("compare: no metric both runs report with per-item rows: run both with lm-eval "
+                          "--log_samples (samples_<task>_<time>.jsonl beside results_<time>.json)")
+    logged: dict[str, tuple[Logged, Logged]] = {}
+    out = []
+    for task, metric in chosen:
+        if task not in logged:
+            la, lb = (read_logged(f, task) for f in available[task])
+            check_same_items(task, la, lb)
+            logged[task] = (la, lb)
+        found = compare_metric(task, metric, *logged[task], settings)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def format_comparisons(comparisons: Sequence[Comparison], label_a: str, label_b: str, level: float) -> str:
+    """The Markdown table: each metric's A, B, B - A, its paired interval, the p-value and its test."""
+    lines = [f"Paired comparison: difference = B - A (A: {label_a}; B: {label_b}); {level:.0%} paired bootstrap "
+             "interval; p-value: McNemar's exact test for 0/1 outcomes, else a paired permutation test",
+             "",
+             "| metric | A | B | B − A | interval | p | test | units |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in comparisons:
+        interval = f"[{_number(c.interval[0])}, {_number(c.interval[1])}]" if c.interval else "—"
+        p = "—" if math.isnan(c.p_value) else f"{c.p_value:.3g}"
+        lines.append(f"| {c.task}.{c.key} | {_number(c.a)} | {_number(c.b)} | {c.difference:+.2f} | {interval} | {p} "
+                     f"| {c.test} | {c.units} {c.unit} |")
+    return "\n".join(lines)
