@@ -253,3 +253,17 @@ def test_an_unknown_metric_is_refused_in_one_line(tmp_path, capsys):
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--metric", "critic_feedback.nope"]) == 2
     line = one_line(capsys)
     assert "--metric critic_feedback.nope" in line and "critic_feedback.spearman" in line
+
+
+def test_report_paired_adds_the_section(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CRITIC_CI_RESAMPLES", "40")  # the section's numbers are checked above; here: that it is there
+    a, b, _, _ = _runs(tmp_path)
+    assert cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--paired"]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("## Paired comparison"):]
+    (row,) = [line for line in section.splitlines() if line.startswith("| critic_comparison.accuracy |")]
+    difference = _pair_flags(b["critic_comparison"]).mean() - _pair_flags(a["critic_comparison"]).mean()
+    assert row.split("|")[-2].strip().startswith(f"{difference:.2f} [")  # the last cell: B − A [its interval]
+    assert f"| {_pair_flags(a['critic_comparison']).mean():.2f} | {_pair_flags(b['critic_comparison']).mean():.2f} |" in row
+    assert cli.main(["report", str(tmp_path / "a"), "--paired"]) == 2
+    assert "--paired compares two runs" in one_line(capsys)

@@ -120,6 +120,9 @@ def report_command(argv: list[str]) -> int:
                         "label, injection, unparseable) scored on the task's data by its own scorer, next to the "
                         "runs (reads the data as a run does: CRITICBENCH_DATA_DIR, CRITIQUELLM_DATA_DIR; runs the "
                         "sandbox for corrections; judge-scored tasks need CRITIC_JUDGE_MODEL)")
+    parser.add_argument("--paired", action="store_true",
+                        help="with exactly two runs: a 'Paired comparison' section, B - A of every metric both runs "
+                        "report on the same items (as `critic-eval compare`; needs their --log_samples files)")
     parser.add_argument("--title", default="critic-tasks report")
     args = parser.parse_args(argv)
     if args.output_dir and importlib.util.find_spec("matplotlib") is None:  # the charts' only dependency
@@ -142,7 +145,18 @@ def report_command(argv: list[str]) -> int:
         # after each call's retries)
         check_tasks([registry.TASKS[t] for t in tasks])
         lines = [chance.chance_line(t) for t in tasks]
-    built = report.build(runs, args.leaderboard, lines)
+    extra = []
+    if args.paired:
+        from critic_tasks.core.metrics.bootstrap import settings_from_env
+        from critic_tasks.reports.compare import compare_runs, comparison_table
+
+        if len(runs) != 2:
+            raise ConfigError(f"report --paired compares two runs; these paths hold {len(runs)} "
+                              f"({', '.join(r.label for r in runs)})")
+        settings = settings_from_env()
+        extra = [comparison_table(compare_runs(*runs, settings=settings), runs[0].label, runs[1].label,
+                                  settings.level)]
+    built = report.build(runs, args.leaderboard, lines, extra)
     print(report.to_markdown(built, args.title))
     if args.output_dir:
         try:

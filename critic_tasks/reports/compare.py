@@ -417,3 +417,15 @@ def format_comparisons(comparisons: Sequence[Comparison], label_a: str, label_b:
         lines.append(f"| {c.task}.{c.key} | {_number(c.a)} | {_number(c.b)} | {c.difference:+.2f} | {interval} | {p} "
                      f"| {c.test} | {c.units} {c.unit} |")
     return "\n".join(lines)
+
+
+def comparison_table(comparisons: Sequence[Comparison], label_a: str, label_b: str, level: float):
+    """The same as a ``report.Table`` ("Paired comparison", `critic-eval report --paired`): A, B, and B - A with its
+    paired interval; the p-value and its test beside the metric's name."""
+    from critic_tasks.reports.report import Cell, Table
+
+    rows = [([f"{c.task}.{c.key}", "n/a" if math.isnan(c.p_value) else f"{c.p_value:.3g}", c.test],
+             [Cell(c.a), Cell(c.b), Cell(c.difference, c.interval)]) for c in comparisons]
+    note = (f"B − A (A: {label_a}; B: {label_b}), the same items resampled for both runs ({level:.0%} paired "
+            "bootstrap interval); p: McNemar's exact test for 0/1 outcomes, else a paired permutation test")
+    return Table("paired_comparison", "Paired comparison", ["metric", "p", "test"], ["A", "B", "B − A"], rows, note)

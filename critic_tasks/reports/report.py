@@ -221,7 +221,9 @@ def _chance_tables(runs: list[Run], lines) -> list[Table]:
     return tables
 
 
-def build(runs: list[Run], leaderboards=(), chance_lines=()) -> Report:
+def build(runs: list[Run], leaderboards=(), chance_lines=(), extra_tables=()) -> Report:
+    """``extra_tables``: tables built elsewhere, shown after the runs' own (`report --paired`: the paired
+    comparison of two runs, ``compare.comparison_table``)."""
     heatmap: dict = {}
     tables = _overviews(runs)
     tables += _chance_tables(runs, chance_lines)
@@ -229,6 +231,7 @@ def build(runs: list[Run], leaderboards=(), chance_lines=()) -> Report:
     tables += _per_domain(runs, heatmap)
     tables += _breakdowns(runs)
     tables.append(_headlines(runs))
+    tables += list(extra_tables)
     return Report(runs, tables, heatmap)
 
 
