@@ -65,12 +65,13 @@ def _correction(seed):
             for d in DOMAINS]
 
 
-def _doc(task, i):
-    """The logged document: the same document in both runs under the same doc_id (its hash, as lm-eval logs it)."""
-    return {"doc_hash": f"{task}-{i}"}
+def _doc(task, i, variant):
+    """The logged document, the same in both runs under the same doc_id but for the prompt variant each run chose
+    (a run setting the loaders write into the document), and lm-eval's hash of it."""
+    return {"doc": {"item_index": i, "task": task, "variant": variant}, "doc_hash": f"{task}-{i}-{variant}"}
 
 
-def _write_run(folder, seed, drop=None):
+def _write_run(folder, seed, drop=None, variant="paper"):
     """An lm-eval output folder: results_<time>.json and a samples file per task (``drop``: a doc_id left out)."""
     folder.mkdir(parents=True, exist_ok=True)
     runs = {"critic_feedback": (_feedback(seed), ["spearman", "score"]),
@@ -82,7 +83,7 @@ def _write_run(folder, seed, drop=None):
                "config": {"model_args": f"pretrained=critic-{seed}"}}
     (folder / f"results_{TIME}.json").write_text(json.dumps(results))
     for task, (rows, keys) in runs.items():
-        lines = [{**_line(i, row, keys), **_doc(task, i)} for i, row in enumerate(rows) if i != drop]
+        lines = [{**_line(i, row, keys), **_doc(task, i, variant)} for i, row in enumerate(rows) if i != drop]
         (folder / f"samples_{task}_{TIME}.jsonl").write_text("".join(json.dumps(s) + "\n" for s in lines))
     return {task: rows for task, (rows, _) in runs.items()}
 
@@ -178,7 +179,7 @@ def _correction_reference(a, b):
 
 def _runs(tmp_path, seed_b=2, drop=None):
     a = _write_run(tmp_path / "a", seed=1)
-    b = _write_run(tmp_path / "b", seed=seed_b, drop=drop)
+    b = _write_run(tmp_path / "b", seed=seed_b, drop=drop, variant="short")  # two prompt variants: the same items
     (run_a,), (run_b,) = load_runs(tmp_path / "a"), load_runs(tmp_path / "b")
     return a, b, run_a, run_b
 
@@ -241,7 +242,7 @@ def test_a_changed_document_under_the_same_doc_id_is_refused(tmp_path, capsys):
     _runs(tmp_path, seed_b=1)
     path = tmp_path / "b" / f"samples_critic_comparison_{TIME}.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    rows[0]["doc_hash"] = "another document"
+    rows[0]["doc"]["item_index"] = 99  # another document under doc_id 0
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
                      "--metric", "critic_comparison.accuracy"]) == 2

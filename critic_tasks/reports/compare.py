@@ -8,8 +8,8 @@ separate intervals ignore that and overlap even when B wins on nearly every item
 Reading: each run is a results file with lm-eval's ``--log_samples`` rows beside it (``results.samples_file``);
 under each metric key a row holds the record ``process_results`` returned for that document (as
 ``results.logged_intervals`` reads them). The two runs' documents are paired by ``doc_id`` and the document itself
-(lm-eval's ``doc_hash``, else the logged ``doc``); a document in one run only, or a ``doc_id`` whose documents differ,
-is refused (``ItemMismatch``): a paired comparison needs the same items.
+(the logged ``doc`` but for what a run's settings write into it, ``document_identity``); a document in one run only,
+or a ``doc_id`` whose documents differ, is refused (``ItemMismatch``): a paired comparison needs the same items.
 
 The unit resampled and swapped is the one the metric's own interval resamples (``INTERVALS`` of
 ``protocols.catalog``): a comparison pair with both of its orders (``pair_id``) for the pairwise families, a question
@@ -153,6 +153,20 @@ class Logged:
     records: dict  # doc_id -> {key: Record}
 
 
+# what a run's settings write into its documents (the prompt variant, the revision failure rule, the toolkit
+# protocol and the prompt it composes): two runs differing only there were asked about the same items
+RUN_SETTING_FIELDS = ("variant", "failure_rule", "protocol", "prompt")
+
+
+def document_identity(sample: dict) -> str:
+    """What tells a logged document from another: the logged ``doc`` without ``RUN_SETTING_FIELDS`` (so that two
+    prompt variants compare), else lm-eval's ``doc_hash``."""
+    doc = sample.get("doc")
+    if isinstance(doc, dict):
+        return json.dumps({k: v for k, v in doc.items() if k not in RUN_SETTING_FIELDS}, sort_keys=True, default=str)
+    return str(sample.get("doc_hash", ""))
+
+
 def read_logged(path: Path, task: str) -> Logged:
     """The records a task's lm-eval samples file logged (the "none" filter's rows, as the results were computed)."""
     keys = {m.key for m in registry.TASKS[task].kind_spec.metrics if not m.ci}
@@ -163,8 +177,7 @@ def read_logged(path: Path, task: str) -> Logged:
         if "doc_id" not in sample:
             raise DataError(f"{where}: no doc_id (an lm-eval samples row names its document)")
         doc_id = sample["doc_id"]
-        doc = sample.get("doc_hash") or json.dumps(sample.get("doc"), sort_keys=True, default=str)
-        logged.identity[doc_id] = doc
+        logged.identity[doc_id] = document_identity(sample)
         held = logged.records.setdefault(doc_id, {})
         for key in keys & sample.keys():
             row = row_of(sample[key])
