@@ -268,3 +268,31 @@ def test_report_paired_adds_the_section(tmp_path, capsys, monkeypatch):
     assert f"| {_pair_flags(a['critic_comparison']).mean():.2f} | {_pair_flags(b['critic_comparison']).mean():.2f} |" in row
     assert cli.main(["report", str(tmp_path / "a"), "--paired"]) == 2
     assert "--paired compares two runs" in one_line(capsys)
+
+
+def _rewrite(path, change):
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(change(r)) + "\n" for r in rows))
+
+
+def test_rows_of_a_data_parallel_run_pair_with_a_plain_one(tmp_path):
+    """lm-eval under two ranks logs each value wrapped with its rank (``rank_rows.every_key``): unwrapped and paired
+    by doc_id, the same numbers as the plain rows."""
+    a, b, run_a, run_b = _runs(tmp_path)
+    reference = _feedback_reference(a["critic_feedback"], b["critic_feedback"])
+    _rewrite(tmp_path / "b" / f"samples_critic_feedback_{TIME}.jsonl",
+             lambda r: {**r, **{k: {"critic_rank": r["doc_id"] % 2, "world": 2, "row": r[k]} for k in r["metrics"]}})
+    (got,) = compare_runs(run_a, run_b, ["critic_feedback.spearman"], settings=SETTINGS)
+    difference, interval, p = reference
+    assert got.difference == pytest.approx(difference, abs=1e-9)
+    assert got.interval == pytest.approx(interval, abs=1e-9) and got.p_value == pytest.approx(p, abs=1e-12)
+
+
+def test_a_row_that_is_no_record_is_one_line(tmp_path, capsys):
+    _runs(tmp_path)
+    _rewrite(tmp_path / "b" / f"samples_critic_comparison_{TIME}.jsonl",
+             lambda r: {**r, "accuracy": "the critic's reply"} if r["doc_id"] == 4 else r)
+    assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                     "--metric", "critic_comparison.accuracy"]) == 2
+    line = one_line(capsys)
+    assert f"samples_critic_comparison_{TIME}.jsonl:5" in line and "not a critic_tasks record" in line
