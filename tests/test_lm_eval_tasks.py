@@ -52,7 +52,8 @@ def test_generated_utils_binds_every_name_the_yaml_files_use():
 def test_every_task_yaml_loads(manager):
     # lm-eval skips a YAML that fails to parse without an error; make that loud here.
     groups = ["critic", "critic_sub"]
-    yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml") if p.stem not in groups
+    yaml_tasks = sorted(p.stem for p in Path(critic_tasks.tasks_dir()).glob("critic_*.yaml")
+                        if p.stem not in registry.GROUPS
                         and registry.TASKS[p.stem].kind_spec.protocol == "criticbench")  # other protocols: their own tests
     # objective: 3 dimensions x (all + 9 domains + test), correction x (all + empty + 2x4 domains + sampled + test);
     # subjective: feedback and comparison x (all + 9 domains), correction and correction_empty x (all + 5 text domains);

@@ -340,8 +340,14 @@ def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path
     assert cli.main(["summary", str(path)]) == 0
     table = capsys.readouterr().out
     assert any(line.split()[:3] == ["critic", "overall", f"{score:.2f}"] for line in table.splitlines()), table
-    assert cli.main(["check", str(path), "--min", f"critic.score={score - 1:.2f}"]) == 0
-    assert cli.main(["check", str(path), "--min", f"critic.score={score + 1:.2f}"]) == 1
+    # the tiny judge fails to grade some items; the gate says so unless told to allow them
+    entries = ours["results"] if "results" in ours else ours[MODEL]
+    judge_failed = sum(v.get("judge_failed,none", 0) or 0 for v in entries.values() if isinstance(v, dict))
+    at_least = ["check", str(path), "--min", f"critic.score={score - 1:.2f}"]
+    assert cli.main(at_least) == (1 if judge_failed else 0)
+    assert ("judge_failed" in capsys.readouterr().out) == bool(judge_failed)
+    assert cli.main(at_least + ["--allow-judge-failures"]) == 0
+    assert cli.main(["check", str(path), "--min", f"critic.score={score + 1:.2f}", "--allow-judge-failures"]) == 1
     assert cli.main(["report", str(path), "-o", str(tmp_path / "report")]) == 0
     assert (tmp_path / "report" / "report.html").is_file()
     assert MODEL in (tmp_path / "report" / "report.md").read_text()
@@ -587,10 +593,12 @@ def _readme_command(start: str, needle: str, page: str = "README.md") -> str:
 def test_docs_plain_opencompass_command_runs_as_printed_on_a_cpu(oc_bin, smollm2_folder, tmp_path):
     """OpenCompass's own command, as docs/opencompass.md prints it for a CPU (the demo model's folder where the
     page's previous line writes it), with the OpenCompass environment's commands on the PATH."""
-    command = _readme_command("opencompass --config-dir", "--hf-num-gpus 0", "docs/opencompass.md")
+    command = _readme_command("CRITICBENCH_DATA_DIR=sample opencompass --config-dir", "--hf-num-gpus 0",
+                              "docs/opencompass.md")
     assert "--hf-path smollm2-hf" in command, command
     (tmp_path / "smollm2-hf").symlink_to(smollm2_folder)
     env = _env(tmp_path)
+    del env["CRITICBENCH_DATA_DIR"]  # the page's command says it
     env["PATH"] = os.pathsep.join([str(oc_bin), env["PATH"]])
     out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=1500)
     assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])

@@ -43,7 +43,8 @@ def _run(tmp: Path, name: str, nproc: int, judge_url: str, cache: str, model_arg
            "CRITICBENCH_DATA_DIR": "sample", "ACCELERATE_USE_CPU": "1",
            "CRITIC_JUDGE_BACKEND": "openai", "CRITIC_JUDGE_MODEL": "stub", "CRITIC_JUDGE_BASE_URL": judge_url,
            "CRITIC_JUDGE_API_KEY": "not-a-key", "CRITIC_JUDGE_CACHE": str(out / "judge.sqlite"),  # each run asks
-           "CRITIC_EXECUTOR": "counting", "CRITIC_TEST_EXEC_LOG": str(out / "exec.log")}
+           "CRITIC_EXECUTOR": "counting", "CRITIC_TEST_EXEC_LOG": str(out / "exec.log"),
+           "LMEVAL_LOG_LEVEL": "INFO"}  # lm-eval's "Requests remaining" line (critic-eval shows its warnings only)
     launch = ([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "--master_addr",
                "127.0.0.1", "--master_port", str(free_port())] if nproc > 1 else [sys.executable])
     argv = [*launch, str(REPO / "tests" / "ranks_run.py"), "--model", "hf-ranks", "--model_args",

@@ -239,7 +239,8 @@ def test_predictions_only_reads_an_opencompass_run(tmp_path, monkeypatch):
 
 # the released DeepSeek-67B-Chat predictions (read in place from ../shared): hand loops with our own regexes, on
 # files where these simple rules and the package's parser agree (checked when this test was written)
-HAND_VERDICT = re.compile(r"Decision\s*:\s*\**\s*\(?([ABC])(?![A-Za-z])")
+# a reply that echoes the options ("Decision: A/B/C.") decides nothing (issue 34: it used to read as A)
+HAND_VERDICT = re.compile(r"Decision\s*:\s*\**\s*\(?([ABC])(?![A-Za-z/])")
 HAND_LIKERT = re.compile(r"Decision\s*:\s*\**\s*([1-7])(?![\d.])")
 
 
