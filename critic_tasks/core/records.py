@@ -295,6 +295,18 @@ RECORD_TYPES: dict[str, type[Record]] = {
 _FIELDS = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in RECORD_TYPES.values()}
 
 
+def register_record(cls: type[Record]) -> type[Record]:
+    """Add a protocol's record class to ``RECORD_TYPES`` under its ``kind`` (usable as a class decorator), so that
+    ``Record.from_dict`` reads it back from logged samples like the core kinds: a protocol package registers its
+    own kind instead of the core importing every protocol. A second class under a known kind is an error."""
+    known = RECORD_TYPES.get(cls.kind)
+    if known is not None and known is not cls:
+        raise RuntimeError(f"record kind {cls.kind!r} is registered twice ({known.__module__}, {cls.__module__})")
+    RECORD_TYPES[cls.kind] = cls
+    _FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    return cls
+
+
 def canonical(records) -> list:
     """Records in a fixed order (by their fields' text, in field order), so that a bootstrap interval depends on the
     records and the seed, not on the order a harness hands them over (lm-eval and the offline scorer differ)."""

@@ -9,7 +9,6 @@ it back from logged samples like the core kinds.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from critic_tasks.core import records as core_records
@@ -38,14 +37,4 @@ class JudgeBenchRecord(Record):
         return self.gold is not None
 
 
-def _register(cls: type[Record]) -> None:
-    # The core keeps one table of record kinds; a protocol package adds its own kind to it instead of the core
-    # importing every protocol (which would make core depend on protocols).
-    known = core_records.RECORD_TYPES.get(cls.kind)
-    if known is not None and known is not cls:
-        raise RuntimeError(f"record kind {cls.kind!r} is registered twice ({known.__module__}, {cls.__module__})")
-    core_records.RECORD_TYPES[cls.kind] = cls
-    core_records._FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
-
-
-_register(JudgeBenchRecord)
+core_records.register_record(JudgeBenchRecord)

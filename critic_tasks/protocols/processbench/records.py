@@ -6,7 +6,6 @@ Registered in ``core.records.RECORD_TYPES`` under its ``kind`` when this module 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from critic_tasks.core import records as core_records
@@ -56,14 +55,4 @@ class ProcessStepRecord(Record):
         return self.pred is not None and NO_ERROR <= self.pred < self.n_steps
 
 
-def _register(cls: type[Record]) -> None:
-    # The core keeps one table of record kinds; a protocol package adds its own kind to it instead of the core
-    # importing every protocol (which would make core depend on protocols).
-    known = core_records.RECORD_TYPES.get(cls.kind)
-    if known is not None and known is not cls:
-        raise RuntimeError(f"record kind {cls.kind!r} is registered twice ({known.__module__}, {cls.__module__})")
-    core_records.RECORD_TYPES[cls.kind] = cls
-    core_records._FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
-
-
-_register(ProcessStepRecord)
+core_records.register_record(ProcessStepRecord)
