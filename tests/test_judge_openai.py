@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -208,8 +209,10 @@ def test_identity_is_recorded_and_key_never_stored(settings):
         s = settings(stub, api_key="sk-secret-123")
         results = run(PROMPTS[:2], s)
     identity = judge_identity(s)
-    assert identity == {"backend": "openai", "model": "stub-judge", "base_url": stub.base_url,
-                        "temperature": 0.0, "max_tokens": 1024, "prompt_version": PROMPT_VERSION}
+    assert re.fullmatch(r"[0-9a-f]{64}", identity["template_sha256"])  # the templates' hash: test_judge_fingerprint
+    assert {k: v for k, v in identity.items() if k != "template_sha256"} == {
+        "backend": "openai", "model": "stub-judge", "base_url": stub.base_url, "temperature": 0.0, "max_tokens": 1024,
+        "prompt_version": PROMPT_VERSION}
     assert len(results) == 2
     rows = cache_rows(s.cache)
     assert len(rows) == 2 and all(json.loads(ident) == identity for _, ident, _ in rows)

@@ -1,11 +1,14 @@
 """``critic-eval judge`` and ``critic-eval calibrate-judge``.
 
     critic-eval judge OUTPUT_PATH [--model gpt-4-1106-preview --base_url ...]   # score saved generations
+    critic-eval judge OUTPUT_PATH --canary 20                                # re-ask 20 cached prompts: drift?
     critic-eval calibrate-judge [--domains chat,qa]                          # judge vs humans on meta-feedback
 
 ``judge`` reads lm-eval's ``--log_samples`` files (``samples_<task>_<time>.jsonl``) of the subjective
 tasks, judges every generation through the same cached, concurrent judge as an in-run evaluation, and
-prints/writes the same metrics. Flags override the CRITIC_JUDGE_* environment variables.
+prints/writes the same metrics, with each task's judge fingerprint (``llm.canary.fingerprint``). ``--canary N``
+judges nothing new: it re-asks N of the run's cached judge prompts without the cache and says how many grades
+changed (``llm.canary``). Flags override the CRITIC_JUDGE_* environment variables.
 """
 
 from __future__ import annotations
@@ -115,18 +118,26 @@ def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
 
 def judge_command(argv: list[str]) -> int:
     from critic_tasks.engine import SCORERS, Context, kind_metrics, score
+    from critic_tasks.llm.canary import fingerprint
     from critic_tasks.protocols.criticbench.judge import judge_identity
 
     parser = saved_samples_parser("critic-eval judge", "Judge saved subjective generations.",
                                   "some items could not be judged (failed calls, replies without a score)")
+    parser.add_argument("--canary", type=int, metavar="N",
+                        help="judge nothing new: re-ask N of the run's cached judge prompts (the first N by cache "
+                             "key), bypassing the cache, and report how many grades changed")
     args = parser.parse_args(argv)
     settings = _settings(args, ask_endpoint=False)
     files = find_sample_files(args.path)  # a wrong folder is said before the judge is asked
+    if args.canary is not None and args.canary < 1:
+        raise ConfigError(f"--canary {args.canary}: expected a number of cached judge prompts >= 1")
     from critic_tasks.llm.backends.openai_compatible import check_endpoints
 
     check_endpoints(settings)
+    if args.canary is not None:
+        return _canary(args, settings, files)
 
-    results, failed, n_items = {}, {}, 0
+    results, failed, n_items, fingerprints = {}, {}, 0, {}
     for task, path in files.items():
         scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or not scorer.judged:
@@ -140,13 +151,14 @@ def judge_command(argv: list[str]) -> int:
         records = score(kind, docs, [[p] for p in predictions], Context(judge=settings, progress=not args.no_progress))
         results[task] = kind_metrics(kind, records)  # the registry's keys and intervals, as a live run's
         failed[task] = [{"item": r.item, "error": r.error} for r in records if scorer.failed(r)]
+        fingerprints[task] = fingerprint(scorer.identity(settings), [r.judge_served for r in records])
     if not results:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")
     members = JUDGED_GROUP.members
     overall = [results[t][JUDGED_GROUP.metric] for t in members if JUDGED_GROUP.metric in results.get(t, {})]
     if len(overall) == len(members):
         results[JUDGED_GROUP.name] = {JUDGED_GROUP.metric: sum(overall) / len(overall)}
-    report = {"results": results, "failed": failed, "judge": judge_identity(settings)}
+    report = {"results": results, "failed": failed, "judge": judge_identity(settings), "fingerprint": fingerprints}
     if args.output:
         args.output.write_text(json.dumps(report, indent=2))
     print(format_judge_table(results))
@@ -162,6 +174,38 @@ def judge_command(argv: list[str]) -> int:
         return 1
     return 0
 
+
+def _canary(args, settings, files: dict[str, Path]) -> int:
+    """``--canary N``: which of N cached grades of the run the judge now gives differently (exit 0 either way)."""
+    from critic_tasks.engine import SCORERS
+    from critic_tasks.llm.canary import canary
+    from critic_tasks.protocols.criticbench import judge as cb_judge
+    from critic_tasks.protocols.metacritique import judge as mc_judge
+
+    probe_builders = {"judge": cb_judge.canary_probes, "aiu_judge": mc_judge.canary_probes}
+    probes = []
+    for task, path in files.items():
+        scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
+        if scorer is None or scorer.name not in probe_builders:
+            continue
+        docs, predictions = read_samples(path)
+        probes += probe_builders[scorer.name](task, docs, predictions)
+    if not probes:
+        raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")
+    report = canary(probes, settings, args.canary, progress=not args.no_progress)
+    print(f"canary: {len(report.changed)} of {report.compared} grades changed (judge {settings.model!r}, "
+          f"{report.asked} cached prompts re-asked without the cache)")
+    for change in report.changed:
+        served = ""
+        if change.served_before != change.served_after:  # the server names another model or build: say so
+            served = f" (served by {change.served_before or 'unreported'}, now {change.served_after or 'unreported'})"
+        print(f"  {change.label}: {change.before} -> {change.after}{served}")
+    for label, error in report.failed:  # no fresh reply: neither changed nor kept, and said
+        print(f"  {label}: the judge did not answer ({error})", file=sys.stderr)
+    if args.output:
+        args.output.write_text(json.dumps({"canary": report.as_dict(), "judge": cb_judge.judge_identity(settings)},
+                                          indent=2))
+    return 0
 
 
 def calibrate_command(argv: list[str]) -> int:

@@ -84,6 +84,8 @@ class VerdictRecord(Record):
     gold: str | None = None  # the gold verdict of the *forward* order
     difficulty: str | None = None
     rule: str = "paper"  # whose comparison rule gives the headline score: "paper" or "toolkit"
+    # characters of the responses this order shows as A and B (the judge-bias line length_bias; None: not kept)
+    lengths: tuple[int, int] | None = None
 
     @property
     def scored(self) -> bool:
@@ -147,6 +149,9 @@ class JudgedRecord(Record):
     # whose rule an ungraded item (``score`` None) follows in the metrics: "" ours, counted at the scale's minimum;
     # "toolkit" the released toolkit's (CRITICBENCH_PROTOCOL=toolkit), left out as its evaluators leave it out
     rule: str = ""
+    # what the judge's server said answered (its ``model``, ``system_fingerprint``; None: it said nothing); no metric
+    # reads it, so two records differing only here are equal
+    judge_served: dict | None = field(default=None, compare=False)
 
     @property
     def scored(self) -> bool:
@@ -195,6 +200,8 @@ class PreferenceRecord(Record):
     gold: str | None = None  # the human preference for the *forward* order
     category: str = ""
     variant: str = ""  # the prompt variant the critic was asked with
+    # characters of the responses this order shows as A and B (the judge-bias line length_bias; None: not kept)
+    lengths: tuple[int, int] | None = None
 
     @property
     def scored(self) -> bool:
@@ -220,6 +227,9 @@ class AIURecord(Record):
     is_deferred: bool = False
     extraction_text: str | None = None  # the judge's reply to the extraction step, for inspection
     echoed: int = 0  # verdicts counted False: the judge's line for the unit only repeated the critique's (issue 27)
+    # what the judge's server said answered its calls for this critique (``model``, ``system_fingerprint``: one
+    # value, or the sorted distinct values where its calls differ; None: it said nothing); no metric reads it
+    judge_served: dict | None = field(default=None, compare=False)
 
     @property
     def scored(self) -> bool:
@@ -322,6 +332,7 @@ JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, t
 SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
     "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
     "correlation": ((-100.0, 100.0), "a x100 correlation"),
+    "difference": ((-100.0, 100.0), "a x100 difference of two rates"),  # the judge-bias line length_bias
     "judge": (JUDGE_SCALE, "a 1-10 judge score"),
     "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
     "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)

@@ -1,7 +1,9 @@
 """The persistent reply cache every model call goes through: cache-first, nothing asked twice, nothing lost.
 
-sqlite in WAL mode, one row per reply, keyed by sha256(identity of the model and prompt version, prompt). Each
-reply is written the moment it arrives, so a killed run resumes where it stopped and a rerun makes no calls.
+sqlite in WAL mode, one row per reply, keyed by sha256(identity of the model, its sampling settings, the prompt
+version and template hash, prompt). Each reply is written the moment it arrives, so a killed run resumes where it
+stopped and a rerun makes no calls. A row also keeps what the server said answered (``served``: its ``model`` and
+``system_fingerprint``), so a grade read from the cache still names the model behind it.
 """
 
 from __future__ import annotations
@@ -56,31 +58,53 @@ class ReplyCache:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; fsync at checkpoints
             db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
-                       "text TEXT NOT NULL, created REAL NOT NULL)")
+                       "text TEXT NOT NULL, created REAL NOT NULL, served TEXT)")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
+            if "served" not in columns:  # a cache written before replies kept who served them: its rows say none
+                try:
+                    db.execute("ALTER TABLE replies ADD COLUMN served TEXT")
+                except sqlite3.OperationalError as err:  # another process added it first
+                    if "duplicate column" not in str(err):
+                        raise
         except sqlite3.Error:
             db.close()
             raise
         return db
 
     def get_many(self, keys: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
+        """key -> cached reply text, for the keys that have one."""
+        return {key: text for key, (text, _) in self.get_entries(keys).items()}
+
+    def get_entries(self, keys: list[str]) -> dict[str, tuple[str, dict | None]]:
+        """key -> (cached reply text, what the server said answered or None), for the keys that have one."""
+        found: dict[str, tuple[str, dict | None]] = {}
         unique = list(dict.fromkeys(keys))
         with self._lock:
             for start in range(0, len(unique), 500):  # stay under sqlite's bound-parameter limit
                 chunk = unique[start : start + 500]
                 rows = self._db.execute(
-                    f"SELECT key, text FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                    f"SELECT key, text, served FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk
                 )
-                found.update(rows)
+                found.update((key, (text, _served(served))) for key, text, served in rows)
         return found
 
-    def put(self, key: str, identity: dict, text: str) -> None:
+    def put(self, key: str, identity: dict, text: str, served: dict | None = None) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
-                (key, json.dumps(identity, sort_keys=True), text, time.time()),
+                "INSERT OR REPLACE INTO replies (key, identity, text, created, served) VALUES (?, ?, ?, ?, ?)",
+                (key, json.dumps(identity, sort_keys=True), text, time.time(),
+                 None if served is None else json.dumps(served, sort_keys=True)),
             )
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _served(value: str | None) -> dict | None:
+    """A row's ``served`` column back as a dict; a value that is not one (written by hand, say) reads as none."""
+    try:
+        served = json.loads(value) if value else None
+    except ValueError:
+        return None
+    return served if isinstance(served, dict) else None

@@ -7,7 +7,7 @@ as each reply arrives so the caller can persist it at once (a killed run then lo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 
@@ -15,6 +15,9 @@ from typing import Callable, Protocol
 class Reply:
     text: str | None
     error: str | None = None
+    # what the server said answered (an OpenAI-compatible reply's ``model`` and ``system_fingerprint``), when it
+    # said: the judge's fingerprint beside its grade, so a server that swapped the model behind a name shows
+    served: dict | None = field(default=None, compare=False)
 
 
 OnResult = Callable[[int, Reply], None]

@@ -121,12 +121,14 @@ class _Endpoint:
         self.down_until = 0.0
         self.served = 0
 
-    async def chat(self, payload: dict) -> str:
+    async def chat(self, payload: dict) -> Reply:
         """One chat completion through the SDK's public call (``chat.completions.create``; openai raises its own
         errors for a timeout, a dropped connection or a 4xx/5xx status), read from the raw response: the reply's
-        text is all we keep, so the body is parsed as JSON once rather than also built into typed objects."""
+        text and what the server says answered are all we keep, so the body is parsed as JSON once rather than
+        also built into typed objects."""
         raw = await self.client.chat.completions.with_raw_response.create(**payload)
-        return json.loads(raw.content)["choices"][0]["message"]["content"] or ""
+        body = json.loads(raw.content)
+        return Reply(body["choices"][0]["message"]["content"] or "", served=served_by(body))
 
 
 class _Pool:
@@ -222,15 +224,15 @@ class OpenAIBackend:
             return backoff_delay(state.attempt_number - 1, s.backoff_base, s.backoff_max,
                                  getattr(failure, "retry_after", None))
 
-        async def once() -> str:
+        async def once() -> Reply:
             tried: set = set()
             while True:  # one try: the next endpoint at once when one fails transiently, until all have
                 endpoint = pool.pick(tried)
                 endpoint.outstanding += 1
                 try:
-                    text = await endpoint.chat(self._payload(prompt))
+                    reply = await endpoint.chat(self._payload(prompt))
                     endpoint.served += 1
-                    return text
+                    return reply
                 except Exception as exc:  # classified; tenacity retries the transient ones
                     failure = _failure(exc)
                     if failure.endpoint_down:
@@ -246,13 +248,23 @@ class OpenAIBackend:
             async for attempt in AsyncRetrying(stop=stop_after_attempt(s.max_tries), wait=wait, reraise=False,
                                                retry=retry_if_exception(lambda e: isinstance(e, _Failure) and e.transient)):
                 with attempt:
-                    return Reply(await once())
+                    return await once()
         except RetryError as err:
             last = err.last_attempt.exception()
             return Reply(None, f"gave up after {s.max_tries} tries; last error: {last.message}")
         except _Failure as failure:  # not transient: no point trying again
             return Reply(None, failure.message)
         return Reply(None, "no attempt made")  # unreachable: max_tries >= 1
+
+
+SERVED_FIELDS = ("model", "system_fingerprint")  # what an OpenAI-compatible reply says about who answered
+
+
+def served_by(body: dict) -> dict | None:
+    """The reply's ``model`` and ``system_fingerprint`` where the server gives them (the OpenAI API gives both,
+    vLLM and llama.cpp the model), as short strings; None when it gives neither."""
+    served = {name: body[name][:200] for name in SERVED_FIELDS if isinstance(body.get(name), str) and body[name]}
+    return served or None
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -15,8 +15,9 @@ the judge write, it can never do better than the lowest grade by making the judg
 
 from __future__ import annotations
 
+import functools
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from critic_tasks.core.columns import item_label
@@ -25,7 +26,8 @@ from critic_tasks.core.quoting import blocks
 from critic_tasks.core.records import JudgedRecord
 from critic_tasks.core.settings import read_flag
 from critic_tasks.llm import LLMSettings, complete
-from critic_tasks.llm.client import identity
+from critic_tasks.llm.canary import Probe
+from critic_tasks.llm.client import identity, template_sha256
 from critic_tasks.protocols.criticbench.judge_prompts import (
     LOWEST,
     PROMPT_VERSION,
@@ -54,9 +56,32 @@ def retry_enabled() -> bool:
     return read_flag(RETRY_ENV)
 
 
+# Every field a judge prompt shows, as its own name: the templates' text before filling (``template_text``).
+_PLACEHOLDER_FIELDS = ("article", "question", "unit_test", "generation", "exec_rest", "feedback", "correction",
+                       "generation_a", "generation_b", "exec_rest_a", "exec_rest_b", "sub_feedback")
+
+
+@functools.lru_cache(maxsize=1)
+def template_text() -> str:
+    """The judge's templates before filling: each prompt built from a document whose fields hold their own names
+    (``{question}``...), once with every optional section and once with none, and the retry reminder. Any change
+    of wording, section or fencing changes it; the documents' contents do not."""
+    full = {name: "{" + name + "}" for name in _PLACEHOLDER_FIELDS}
+    bare = {**{name: full[name] for name in ("question", "generation", "feedback", "correction", "generation_a",
+                                             "generation_b", "sub_feedback")}, "with_feedback": False}
+    return "\x00".join([build(doc, "{prediction}") for build in JUDGE_PROMPTS.values() for doc in (full, bare)]
+                       + [RETRY_NOTE])
+
+
+def template_hash() -> str:
+    """sha256 of ``template_text``: part of the judge's identity, so of every cache key and logged sample."""
+    return template_sha256(template_text())
+
+
 def judge_identity(settings: LLMSettings) -> dict:
-    """What determined the grades (model, decoding, prompt version): recorded with every judged result."""
-    return identity(settings, PROMPT_VERSION)
+    """What determined the grades (model, sampling settings, prompt version, template hash): recorded with every
+    judged result and hashed into the cache key."""
+    return identity(settings, PROMPT_VERSION, template_hash())
 
 
 def judge_prompt(doc: dict, prediction: str | None) -> str:
@@ -78,16 +103,23 @@ class Grade:
     cached: bool
     echoed: bool = False  # no grade of the judge's own, one the graded text states echoed: ``score`` is LOWEST
     retried: bool = False  # the first reply had no grade and the prompt was asked again (``CRITIC_JUDGE_RETRY``)
+    served: dict | None = field(default=None, compare=False)  # what the server said answered (model, fingerprint)
+
+
+def read_grade(prompt: str, own: str | None, text: str | None) -> tuple[float | None, bool]:
+    """(score, echoed) of a judge's reply to ``prompt`` grading ``own``: how every reply is read."""
+    score = parse_grade(text, quoted=blocks(prompt))  # an echo of the graded text is never the grade
+    return grade_or_echo(score, text, [own], LOWEST)
 
 
 def _grades(prompts: Sequence[str], graded: Sequence[str | None], settings: LLMSettings,
             progress: bool) -> list[Grade]:
     out = []
-    for prompt, own, c in zip(prompts, graded, complete(list(prompts), settings, PROMPT_VERSION, progress=progress)):
-        score = parse_grade(c.text, quoted=blocks(prompt))  # an echo of the graded text is never the grade
-        score, echoed = grade_or_echo(score, c.text, [own], LOWEST)
+    replies = complete(list(prompts), settings, PROMPT_VERSION, progress=progress, template_hash=template_hash())
+    for prompt, own, c in zip(prompts, graded, replies):
+        score, echoed = read_grade(prompt, own, c.text)
         error = c.error if c.text is None else None if score is not None else PARSE_ERROR
-        out.append(Grade(score, c.text, error, c.cached, echoed=echoed))
+        out.append(Grade(score, c.text, error, c.cached, echoed=echoed, served=c.served))
     return out
 
 
@@ -133,8 +165,23 @@ def judge_docs(docs: Sequence[dict], predictions: Sequence[str | None], settings
             log.warning("critic_tasks: judge on %s: %s", where, ECHO_NOTE)
         records.append(JudgedRecord(domain=doc["domain"], group=judge_group(doc), score=g.score, error=g.error,
                                     cached=g.cached, judge_text=g.text, item=where, echoed=g.echoed,
-                                    rule="toolkit" if doc.get("protocol") == "toolkit" else ""))
+                                    rule="toolkit" if doc.get("protocol") == "toolkit" else "", judge_served=g.served))
     return records
+
+
+def canary_probes(task: str, docs: Sequence[dict], predictions: Sequence[str | None]) -> list[Probe]:
+    """Each item's judge prompt as a ``llm.canary.Probe``, read into its grade as ``grade_prompts`` reads it (the
+    first ask; a ``CRITIC_JUDGE_RETRY`` re-ask is another prompt)."""
+    probes = []
+    for doc, prediction in zip(docs, predictions):
+        prompt = judge_prompt(doc, prediction)
+        read = functools.partial(_score_only, prompt, prediction or "")
+        probes.append(Probe(f"{task} {item_label(doc)}", prompt, PROMPT_VERSION, template_hash(), read))
+    return probes
+
+
+def _score_only(prompt: str, own: str, text: str) -> float | None:
+    return read_grade(prompt, own, text)[0]
 
 
 def deferred_record(doc: dict) -> JudgedRecord:

@@ -13,6 +13,7 @@ judge failure (its recall verdicts are still asked, and kept in the record and t
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Sequence
 
@@ -20,7 +21,8 @@ from critic_tasks.core.columns import item_label
 from critic_tasks.core.parsing import echoed_units, parse_numbered_units, parse_numbered_verdicts
 from critic_tasks.core.records import AIURecord
 from critic_tasks.llm import LLMSettings, complete
-from critic_tasks.llm.client import identity
+from critic_tasks.llm.canary import Probe
+from critic_tasks.llm.client import Completion, identity, template_sha256
 from critic_tasks.protocols.metacritique.judge_prompts import (
     PROMPT_VERSION,
     extraction_prompt,
@@ -37,8 +39,20 @@ def judge_settings(**overrides) -> LLMSettings:
     return LLMSettings.from_env("judge", **overrides)
 
 
+@functools.lru_cache(maxsize=1)
+def template_hash() -> str:
+    """sha256 of the three steps' templates before filling: each prompt built from fields that hold their own names
+    (``{critique}``...), so a change of wording or fencing changes it and the documents' contents do not."""
+    doc = {"question": "{question}", "response": "{response}", "reference_answer": "{reference_answer}",
+           "reference_aius": ["{reference_unit}"]}
+    return template_sha256(extraction_prompt("{critique}"), precision_prompt(doc, ["{unit}"]),
+                           recall_prompt(doc, "{critique}"))
+
+
 def judge_identity(settings: LLMSettings) -> dict:
-    return identity(settings, PROMPT_VERSION)
+    """What determined the verdicts (model, sampling settings, prompt version, template hash): recorded with every
+    judged result and hashed into the cache key."""
+    return identity(settings, PROMPT_VERSION, template_hash())
 
 
 
@@ -64,15 +78,21 @@ def verdict_batches(settings: LLMSettings, precision_jobs: Sequence[tuple[dict, 
 
     Returns (precision, recall, extra completions): one (verdicts, error, cached, echoed) per job, verdicts one per
     unit (None: unreadable), echoed the units counted False because the reply only echoed the critic's text."""
+    return _verdict_batches(settings, precision_jobs, recall_jobs, progress, extra)[:3]
+
+
+def _verdict_batches(settings: LLMSettings, precision_jobs, recall_jobs, progress: bool = True, extra=()):
+    """``verdict_batches`` and, last, the precision and recall completions (what the server said answered)."""
     prompts = [precision_prompt(d, u) for d, u in precision_jobs] + [recall_prompt(d, c) for d, c in recall_jobs]
     prompts += list(extra)
     sizes = [len(u) for _, u in precision_jobs] + [len(d["reference_aius"]) for d, _ in recall_jobs]
     # the critic's text each prompt shows: its extracted units (precision), its critique (recall)
     theirs = [[numbered(u)] for _, u in precision_jobs] + [[c] for _, c in recall_jobs]
-    done = complete(prompts, settings, PROMPT_VERSION, progress=progress) if prompts else []
+    done = complete(prompts, settings, PROMPT_VERSION, progress=progress, template_hash=template_hash()) \
+        if prompts else []
     judged = [_verdicts(c, n, q) for c, n, q in zip(done, sizes, theirs)]
     n_p = len(precision_jobs)
-    return judged[:n_p], judged[n_p:], done[len(sizes):]
+    return judged[:n_p], judged[n_p:], done[len(sizes):], done[:n_p], done[n_p:len(sizes)]
 
 
 def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], settings: LLMSettings | None = None,
@@ -84,8 +104,8 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
     texts = [(c or "").strip() for c in critiques]
     todo = [i for i, t in enumerate(texts) if t]
     # batch 1: extraction (step 1) and recall (step 3, which needs only the critique's text), concurrently
-    _, recall, extracted = verdict_batches(settings, [], [(docs[i], texts[i]) for i in todo], progress,
-                                           extra=[extraction_prompt(texts[i]) for i in todo])
+    _, recall, extracted, _, recall_done = _verdict_batches(settings, [], [(docs[i], texts[i]) for i in todo],
+                                                           progress, extra=[extraction_prompt(texts[i]) for i in todo])
     units: dict[int, list[str] | None] = {i: [] for i, t in enumerate(texts) if not t}
     errors: dict[int, str] = {}
     for i, c in zip(todo, extracted):
@@ -94,9 +114,13 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
             errors[i] = c.error or EXTRACT_ERROR
     # batch 2: precision (step 2) on the extracted units
     with_units = [i for i in todo if units[i]]
-    precision, _, _ = verdict_batches(settings, [(docs[i], units[i]) for i in with_units], [], progress)
+    precision, _, _, precision_done, _ = _verdict_batches(settings, [(docs[i], units[i]) for i in with_units], [],
+                                                         progress)
     p_by, r_by = dict(zip(with_units, precision)), dict(zip(todo, recall))
     x_by = dict(zip(todo, extracted))
+    calls: dict[int, list[Completion]] = {i: [x_by[i], c] for i, c in zip(todo, recall_done)}
+    for i, c in zip(with_units, precision_done):
+        calls[i].append(c)
     records = []
     for i, doc in enumerate(docs):
         aius = units[i]
@@ -108,7 +132,8 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
         rec = AIURecord(domain="metacritique", item=item_label(doc), aius=tuple(aius or ()),
                         n_aius=None if aius is None else len(aius), precision=tuple(p), recall=tuple(r), error=error,
                         cached=(x is None or x.cached) and p_cached and r_cached,
-                        extraction_text=None if x is None else x.text, echoed=p_echo + r_echo)
+                        extraction_text=None if x is None else x.text, echoed=p_echo + r_echo,
+                        judge_served=merged_served(calls.get(i, [])))
         if p_echo + r_echo:
             log.warning("critic_tasks: metacritique judge on %s: %d verdict(s) the judge only echoed from the critique "
                         "counted False", rec.item, p_echo + r_echo)
@@ -116,6 +141,42 @@ def judge_critiques(docs: Sequence[dict], critiques: Sequence[str | None], setti
             log.warning("critic_tasks: metacritique judge on %s: %s", rec.item, error)
         records.append(rec)
     return records
+
+
+def merged_served(completions: Sequence[Completion]) -> dict | None:
+    """What the server said answered a critique's calls: per field its one value, or the sorted distinct values
+    where the calls differ (a model swapped mid-run shows); None when no call's reply said."""
+    values: dict[str, set] = {}
+    for c in completions:
+        for name, value in (c.served or {}).items():
+            values.setdefault(name, set()).add(value)
+    return {name: next(iter(v)) if len(v) == 1 else sorted(v) for name, v in values.items()} or None
+
+
+def canary_probes(task: str, docs: Sequence[dict], critiques: Sequence[str | None]) -> list:
+    """The prompts of each critique that its text alone determines, as ``llm.canary.Probe``s: the extraction (read
+    into its list of units) and the recall check (read into its verdicts). Precision prompts are built from the
+    extracted units, so a changed extraction already shows."""
+    probes = []
+    for doc, critique in zip(docs, critiques):
+        text = (critique or "").strip()
+        if not text:  # an empty critique is never asked
+            continue
+        label = f"{task} {item_label(doc)}"
+        probes.append(Probe(f"{label} (extraction)", extraction_prompt(text), PROMPT_VERSION, template_hash(),
+                            _units))
+        probes.append(Probe(f"{label} (recall)", recall_prompt(doc, text), PROMPT_VERSION, template_hash(),
+                            functools.partial(_recall_verdicts, len(doc["reference_aius"]), text)))
+    return probes
+
+
+def _units(text: str) -> tuple | None:
+    units = parse_numbered_units(text)
+    return None if units is None else tuple(units)
+
+
+def _recall_verdicts(n: int, critique: str, text: str) -> tuple:
+    return _verdicts(Completion(text, None, True), n, [critique])[0]
 
 
 def deferred_record(doc: dict) -> AIURecord:
