@@ -39,8 +39,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
         if "criticbench" in protocols and resolve_protocol(protocol) == "toolkit":
             load_toolkit(toolkit_dir)
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
-        steps = registry.PROTOCOLS[name]
-        remote.resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
+        _local_root(registry.PROTOCOLS[name], data_dir)
     for name in sorted({t.scorer for t in tasks}):  # the judge, revisers, sandbox, CRITIC_REVISION_FAILURE_RULE
         SCORERS[name].check_settings()
     if protocols & VARIANT_PROTOCOLS:
@@ -59,9 +58,13 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
 def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
     """A local CriticBench copy (``CRITICBENCH_DATA_DIR`` or the ``data_dir`` metadata, ``sample`` included) holds
     every file the ``tasks`` read, each item with the fields they need: the tasks' documents are loaded, as the run
-    will load them, and the first problem is raised (one ``DataError`` naming the file and field). The Hub's copy is
-    not loaded here (``check_hub_data`` asks whether it can be reached). Only before a run (``critic-eval`` and
-    ``critic-eval preflight``), not when lm-eval builds each task."""
+    will load them, and the first problem is raised (one ``DataError`` naming the file and field). So do local
+    copies of JudgeBench, ProcessBench and RealCritic (their own ``*_DATA_DIR``). The Hub's copy is not loaded here
+    (``check_hub_data`` asks whether it can be reached). Only before a run (``critic-eval`` and ``critic-eval
+    preflight``), not when lm-eval builds each task."""
+    tasks = list(tasks)
+    others = _checked_sources(tasks)  # JudgeBench, ProcessBench, RealCritic: the same promise for their local copies
+    _load_documents([t for t in others if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)], data_dir)
     if resolve_data_dir(data_dir) is None:
         return
     seen = set()
@@ -77,6 +80,46 @@ def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None
         load_task_docs(spec.data_dimension, t.split, list(t.domains), data_dir, fmt=spec.fmt, protocol="ours")
 
 
+def _local_root(steps: registry.Protocol, data_dir):
+    """The local copy a protocol's tasks read (``data_dir``, else its own setting; ``sample``: its fixtures), or None
+    for the published copy: resolved as its loader resolves it (``remote.resolve_dir``)."""
+    return remote.resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
+
+
+def _load_documents(tasks: Iterable[registry.Task], data_dir) -> None:
+    """Each task's documents, loaded as the run will load them (its loader, its task options, ``data_dir``); the
+    first problem is the loader's one DataError naming the file and field. Tasks reading the same files (the
+    per-category JudgeBench tasks) are loaded once."""
+    seen = set()
+    for t in tasks:
+        steps = registry.PROTOCOLS[t.kind_spec.protocol]
+        options = steps.task_options(t)
+        key = (steps.name, t.kind_spec.data_dimension, tuple(sorted(options.items())))
+        if key not in seen:
+            seen.add(key)
+            steps.load_docs(t.kind_spec.data_dimension, data_dir=data_dir, **options)
+
+
+def _published_probe(protocol: str):
+    """The published copy's check of JudgeBench / ProcessBench / RealCritic (``check_published``: one call within a
+    few seconds, online), or None for a protocol whose source is read only when its tasks load."""
+    from critic_tasks.protocols.judgebench import data as judgebench
+    from critic_tasks.protocols.processbench import data as processbench
+    from critic_tasks.protocols.realcritic import data as realcritic
+
+    return {"judgebench": judgebench.check_published, "processbench": processbench.check_published,
+            "realcritic": realcritic.check_published}.get(protocol)
+
+
+def checks_source(protocol: str) -> bool:
+    """Whether ``check_local_data`` / ``check_hub_data`` check this protocol's data (beyond CriticBench's)."""
+    return _published_probe(protocol) is not None
+
+
+def _checked_sources(tasks: Iterable[registry.Task]) -> list[registry.Task]:
+    return [t for t in tasks if checks_source(t.kind_spec.protocol)]
+
+
 def _on_criticbench(protocols: Iterable[str]) -> set[str]:
     """The protocols reading CriticBench's files (criticbench itself, and the revision protocols' items)."""
     return {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
@@ -86,10 +129,26 @@ def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, 
     """CriticBench from the Hub (no local copy set) for ``tasks``: the Hub answers now, or, offline, its cache holds
     the files; else lm-eval would load the model first, then retry the Hub for a minute. A revision task given the
     user's own ``items_file`` reads that file, not CriticBench: nothing to reach for it."""
+    tasks = list(tasks)
     protocols = (t.kind_spec.protocol for t in tasks
                  if not (items_file and "items_file" in registry.PROTOCOLS[t.kind_spec.protocol].options))
     if _on_criticbench(protocols) and resolve_data_dir(data_dir) is None:
         check_hub()
+    # JudgeBench, ProcessBench, RealCritic from their published copies: offline, loaded from the cache as the run
+    # will (nothing is downloaded offline, so this is quick); online, one call each
+    published = [t for t in _checked_sources(tasks) if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)
+                 is None]
+    if published and hub_offline():
+        _load_documents(published, data_dir)
+    for protocol in sorted({t.kind_spec.protocol for t in published} if not hub_offline() else ()):
+        _published_probe(protocol)()
+
+
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE``, as huggingface_hub reads it (the switch our every loader obeys)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 def known_names() -> list[str]:

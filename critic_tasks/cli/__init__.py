@@ -54,10 +54,23 @@ def usage() -> str:
     lines += ["", "Anything else runs lm-eval with the critic tasks on its path; every lm_eval flag passes through:",
               "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
               "  critic-eval run --help      lm-eval's own flags",
-              "", "Data: CRITICBENCH_DATA_DIR (a local copy of the dataset, or 'sample'), CRITIQUELLM_DATA_DIR,",
-              "METACRITIQUE_DATA_DIR; judge: CRITIC_JUDGE_*; revisers: CRITIC_REVISER_* (CRITIC_REVISERS: a pool);",
-              "code execution: CRITIC_EXECUTOR. See the README."]
+              "", *data_settings_lines(),
+              "judge: CRITIC_JUDGE_*; revisers: CRITIC_REVISER_* (CRITIC_REVISERS: a pool); code execution:",
+              "CRITIC_EXECUTOR. See the README; `critic-eval preflight --tasks ...` checks them before a run."]
     return "\n".join(lines)
+
+
+def data_settings_lines(width: int = 110) -> list[str]:
+    """Every protocol's data setting (from the registry, so a new benchmark's is listed), wrapped for the help."""
+    import textwrap
+
+    from critic_tasks import registry
+
+    envs = dict.fromkeys(p.data_env for p in registry.PROTOCOLS.values())
+    with_sample = {p.data_env for p in registry.PROTOCOLS.values() if p.sample_dir} | {"CRITICBENCH_DATA_DIR"}
+    text = ("Data (a local copy each; unset: the Hub or the paper's repository): "
+            + ", ".join(f"{env}{' (or sample)' if env in with_sample else ''}" for env in envs) + ";")
+    return textwrap.wrap(text, width)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +136,7 @@ def _preflight(argv: list[str]) -> int:
     from critic_tasks import registry
     from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
     from critic_tasks.llm.settings import LLMSettings
-    from critic_tasks.preflight import check_hub_data, expand
+    from critic_tasks.preflight import check_hub_data, checks_source, expand, hub_offline
 
     if any(a in ("-h", "--help") for a in argv):
         print(PREFLIGHT_USAGE)
@@ -156,9 +169,11 @@ def _preflight(argv: list[str]) -> int:
     for steps in {registry.PROTOCOLS[t.kind_spec.protocol].data_env: registry.PROTOCOLS[t.kind_spec.protocol]
                   for t in tasks}.values():
         local = metadata.get("data_dir") or read_raw(steps.data_env)
-        # only CriticBench's Hub copy is probed above (check_hub_data); the others' sources are read when loaded
-        probed = "reachable; " if steps.data_env == "CRITICBENCH_DATA_DIR" else "read when the tasks load; "
-        sources.append(f"data {local}" if local not in (None, "", "hub")
+        # CriticBench's, JudgeBench's, ProcessBench's and RealCritic's data were checked above (a local copy loaded;
+        # the published one reachable, or offline, in the cache); the others' sources are read when the tasks load
+        checked = steps.data_env == "CRITICBENCH_DATA_DIR" or checks_source(steps.name)
+        probed = ("in the local cache; " if hub_offline() else "reachable; ") if checked else "read when the tasks load; "
+        sources.append(f"data {local}{' (loaded)' if checked else ''}" if local not in (None, "")
                        else f"data from {steps.source} ({probed}set {steps.data_env} for a local copy)")
     data = "; ".join(sources)
     print(f"critic-eval preflight: ok ({len(tasks)} critic task(s): settings and executor checked; {data})")

@@ -22,16 +22,18 @@ from critic_tasks.core.settings import read_raw
 def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo",
                 named: dict[str, Path] | None = None) -> Path | None:
     """The local root: ``value`` if given, else ``$env``; a name of ``named`` (CriticBench's ``sample``) is its
-    folder; None for the published copy (``default``: 'repo', the paper's repository; 'hub', the Hugging Face Hub;
-    or unset)."""
+    folder; None for the published copy (unset; ``default`` only words where that is: 'repo', the paper's
+    repository; 'hub', the Hugging Face Hub). Every protocol resolves alike, so ``critic-eval preflight`` (which
+    resolves each protocol's setting here) and the run agree on every value; a word that is none of the documented
+    ones ('hub', 'repo') is a folder that is not there."""
     named = named or {}
     given = value not in (None, "")
     value = value if given else read_raw(env)
     if not given and value is not None and not value.strip():  # `X_DATA_DIR=`: a path left out, not the default
-        where = "the Hub" if default == "hub" else "the repository's own"
-        raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}, "
-                        + "".join(f"{n!r}, " for n in named) + f"or {default!r} (or unset it) for {where}")
-    if value is None or value == default:  # only the word the message offers ('repo' is no CriticBench folder)
+        where = "the Hub" if default == "hub" else "the repository's own files"
+        raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}"
+                        + "".join(f", {n!r} for the bundled {n}" for n in named) + f", or unset it for {where}")
+    if value is None:
         return None
     if value in named:
         return named[value]
@@ -67,6 +69,19 @@ def locate(relpath: str, data_dir, env: str, url: str, protocol: str) -> Path:
     if not path.is_file():
         raise DataError(f"{path}: file not found (expected {relpath} under {root})")
     return path
+
+
+def check_hub_dataset(repo: str, env: str, filename: str, timeout: float) -> None:
+    """Online, before a run: ``repo`` (a Hub dataset) answers one call within ``timeout`` seconds, else one DataError
+    naming ``env``. Offline it says nothing: the run's own loading from the cache is that check."""
+    from huggingface_hub import constants
+
+    from critic_tasks.core import hub
+
+    answer = hub.probe(repo, filename, timeout, repo_type="dataset", cache_first=False)
+    if answer.state not in ("ok", "offline"):
+        raise DataError(f"the Hub ({constants.ENDPOINT}) cannot be reached for {repo} ({answer.detail}); set {env} "
+                        "to a local copy of the data files, or to 'sample' for the bundled sample")
 
 
 def read_json(path: Path):

@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.protocols import remote
 from critic_tasks.protocols.remote import field, read_jsonl, resolve_dir
 
 HUB_REPO = "ScalerLab/JudgeBench"
@@ -82,10 +83,22 @@ def _download(split: str) -> list[dict]:
 
         return [dict(row) for row in load_dataset(HUB_REPO, split=split)]
     except Exception as err:  # network, offline mode, a missing split: one message for all
+        from huggingface_hub import constants
+
+        if constants.HF_HUB_OFFLINE:
+            raise DataError(f"HF_HUB_OFFLINE is set and hf://datasets/{HUB_REPO} (split {split!r}) is not in the local "
+                            f"cache; set {DATA_DIR_ENV} to a local copy of the data files, or to 'sample' for the "
+                            "bundled sample") from None
         first = str(err).splitlines()[0] if str(err) else ""
         raise DataError(f"hf://datasets/{HUB_REPO} split {split!r}: could not be read from the Hub "
                         f"({type(err).__name__}: {first}). Set {DATA_DIR_ENV} to a local copy of the data files, "
                         f"or to 'sample' for the bundled sample.") from None
+
+
+def check_published(timeout: float = 5.0) -> None:
+    """Online, before a run: the Hub answers one call for the dataset within ``timeout`` seconds (offline, the
+    run's own loading from the cache is the check). One DataError naming the fix if not."""
+    remote.check_hub_dataset(HUB_REPO, DATA_DIR_ENV, "README.md", timeout)
 
 
 def to_pair(row: dict, where: str, split: str, index: int, source_file: str) -> dict:

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.protocols import remote
 from critic_tasks.protocols.processbench.records import NO_ERROR
 from critic_tasks.protocols.remote import field, read_json, resolve_dir
 
@@ -52,24 +53,37 @@ def locate(subset: str, data_dir: str | os.PathLike | None = None) -> Path:
     for candidate in (root / name, root / "dataset" / name):
         if candidate.is_file():
             return candidate
-    present = sorted(s for s in SUBSETS if (root / f"{s}.json").is_file() or (root / "dataset" / f"{s}.json").is_file())
-    if present:  # a partial copy (the shared one has no omnimath): the subset exists, its local file does not
-        raise DataError(f"{root / name}: the local copy has no {subset} subset (it holds {', '.join(present)}); add "
-                        f"{name} from the Hub's {HUB_REPO}, or unset {DATA_DIR_ENV} to read it from the Hub")
+    for folder in (root, root / "dataset"):  # a partial copy (the shared one has no omnimath): name the file where
+        present = [s for s in SUBSETS if (folder / f"{s}.json").is_file()]  # its siblings are, so it can be added
+        if present:
+            tasks = ",".join(f"critic_processbench_{s}" for s in present)
+            raise DataError(f"{folder / name}: file not found (this copy holds only {', '.join(present)}); add "
+                            f"{name} there from the Hub's {HUB_REPO}, unset {DATA_DIR_ENV} to read every subset from "
+                            f"the Hub, or ask only for the subsets it holds (--tasks {tasks})")
     raise DataError(f"{root / name}: file not found (expected {', '.join(subset_file(s) for s in SUBSETS)} under "
                     f"{root}, the layout of the Hub's {HUB_REPO})")
 
 
 def _download(name: str) -> Path:
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import constants, hf_hub_download
 
     try:
         return Path(hf_hub_download(HUB_REPO, name, repo_type="dataset"))
     except Exception as err:  # network, offline mode, a missing file: one message for all
+        if constants.HF_HUB_OFFLINE:
+            raise DataError(f"HF_HUB_OFFLINE is set and hf://datasets/{HUB_REPO}/{name} is not in the local Hub cache "
+                            f"({constants.HF_HUB_CACHE}); set {DATA_DIR_ENV} to a local copy of the dataset, or to "
+                            "'sample' for the bundled sample") from None
         first = str(err).splitlines()[0] if str(err) else ""
         raise DataError(f"hf://datasets/{HUB_REPO}/{name}: could not be read from the Hub ({type(err).__name__}: "
                         f"{first}). Set {DATA_DIR_ENV} to a local copy of the dataset, or to 'sample' for the "
                         f"bundled sample.") from None
+
+
+def check_published(timeout: float = 5.0) -> None:
+    """Online, before a run: the Hub answers one call for the dataset within ``timeout`` seconds (offline, the
+    run's own loading from the cache is the check). One DataError naming the fix if not."""
+    remote.check_hub_dataset(HUB_REPO, DATA_DIR_ENV, subset_file(SUBSETS[0]), timeout)
 
 
 def _steps(item: dict, where: str) -> list[str]:

@@ -20,10 +20,12 @@ from the repository. A missing or mistyped field is one DataError naming the fil
 from __future__ import annotations
 
 import os
+import urllib.request
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
+from critic_tasks.core.paths import cache_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.remote import field
 
@@ -55,12 +57,43 @@ def locate_task(task: str, data_dir: str | os.PathLike | None = None) -> Path:
     relpath = task_file(task)
     root = resolve_data_dir(data_dir)
     if root is None:
-        return remote.fetch(f"{REPO_URL}/{relpath.as_posix()}", "realcritic", relpath.as_posix(), DATA_DIR_ENV)
+        return _download(relpath)
     for candidate in (root / relpath, root / task / "test.jsonl"):
         if candidate.is_file():
             return candidate
     raise DataError(f"{root / relpath}: file not found (expected {relpath} under {root}, a checkout of {REPO}, "
                     f"or {task}/test.jsonl under its data/mix_data folder)")
+
+
+ADVICE = f"set {DATA_DIR_ENV} to a local checkout of {REPO}, or to 'sample' for the bundled sample"
+
+
+def _download(relpath: Path) -> Path:
+    """The repository's file, downloaded once into our cache; offline (``HF_HUB_OFFLINE``, the switch every other
+    loader of ours obeys) only from that cache."""
+    from huggingface_hub import constants
+
+    cached = cache_dir("realcritic", relpath.as_posix())
+    if constants.HF_HUB_OFFLINE and not cached.is_file():
+        raise DataError(f"HF_HUB_OFFLINE is set and {REPO}'s {relpath.as_posix()} is not in the local cache "
+                        f"({cached}); {ADVICE}")
+    try:
+        return remote.fetch(f"{REPO_URL}/{relpath.as_posix()}", "realcritic", relpath.as_posix(), DATA_DIR_ENV)
+    except DataError as err:  # fetch's own advice names no bundled sample
+        raise DataError(f"{str(err).rsplit('; set ', 1)[0]}; {ADVICE}") from None
+
+
+def check_published(timeout: float = 5.0) -> None:
+    """Online, before a run: every task file is in our cache, or the repository answers one request within
+    ``timeout`` seconds. One DataError naming the fix if not."""
+    if all(cache_dir("realcritic", task_file(t).as_posix()).is_file() for t in TASKS):
+        return
+    url = f"{REPO_URL}/{task_file(TASKS[0]).as_posix()}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
+            pass
+    except Exception as err:  # offline, 404, proxy: one message for all
+        raise DataError(f"{url}: cannot be reached ({type(err).__name__}: {err}); {ADVICE}") from None
 
 
 def to_doc(row: dict, task: str, where: str, line: int) -> dict:
