@@ -27,7 +27,6 @@ from typing import Callable
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import private, ranks
 from critic_tasks.core.columns import check_one_type_per_field
-from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import Record
 from critic_tasks.core.settings import read_setting
 from critic_tasks.engine import SCORERS, Scorer
@@ -85,8 +84,6 @@ def load_docs(kind: registry.TaskKind, **kwargs):
     _quiet_expected_count_warnings()
     # Settings this task's scoring needs are checked now, while the task is built: before any generation.
     SCORERS[kind.scorer].check_settings()
-    # CRITIC_CI_* checked before any generation too: read with the --log_samples rows (reports.results)
-    settings_from_env()
     steps = kind.steps
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
