@@ -11,10 +11,19 @@ from critic_tasks.reports.results import (  # noqa: F401  (has_critic_tasks: re-
     missing_intervals,
 )
 
-SCALE_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10; [low, high]: 95 % bootstrap "
-              "interval. For scale, the published "
-              "CriticEval leaderboard (test split): GPT-4-turbo feedback 63.54, comparison 57.33, correction 69.67, "
-              "meta-feedback 62.90, overall 72.55.")
+SCALE_ONLY_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10; [low, high]: 95 % "
+                   "bootstrap interval.")
+LEADERBOARD_NOTE = ("For scale, the published CriticEval leaderboard (test split): GPT-4-turbo feedback 63.54, "
+                    "comparison 57.33, correction 69.67, meta-feedback 62.90, overall 72.55.")
+SCALE_NOTE = f"{SCALE_ONLY_NOTE} {LEADERBOARD_NOTE}"
+
+
+def scale_note(*results: dict) -> str:
+    """The scale line under a table of ``results`` (task -> metrics), with CriticEval's leaderboard only where a
+    CriticEval task is among them: JudgeBench's or RealCritic's numbers are on no scale of that leaderboard."""
+    criticeval = any(registry.TASKS[name].kind_spec.protocol == "criticbench"
+                     for one in results for name in one if name in registry.TASKS)
+    return SCALE_NOTE if criticeval else SCALE_ONLY_NOTE
 
 
 INTERVAL_NOTE = ("Values without [low, high]: no interval in these results (an lm-eval run gets them from its "
