@@ -86,8 +86,9 @@ class Protocol:
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records
 # by the family's interval function, ``catalog.INTERVALS``): correlations, accuracies, agreement, pass rates, judge
-# scores, AIU precision / recall / F1.
+# scores, AIU precision / recall / F1, the judge-bias lines (``BIAS_LINES``).
 INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistency", "pass_rate", "judge_score",
+                  "inconsistency", "first_position", "length_bias",
                   *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
                   "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro",
                   "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub", "error_accuracy", "correct_accuracy")
@@ -200,11 +201,20 @@ def _likert(qualities) -> tuple[Metric, ...]:
             *_breakdown("likert", "spearman", "quality", qualities, scale="correlation"))
 
 
+def _bias_lines(family: str) -> tuple[Metric, ...]:
+    """A pairwise task's judge-bias lines beside its position consistency (``core.metrics.bias``): the share of A/B
+    verdicts naming the first-shown response (50: no slot preference), and the share choosing the longer response
+    minus the labels' share on the same verdicts (0: as often as the labels). Neither is better higher; the
+    direction declared is the usual worry's (a first slot or a longer response favoured)."""
+    return (Metric("first_position", family, higher_is_better=False),
+            Metric("length_bias", family, when="scored", higher_is_better=False, scale="difference"))
+
+
 PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
             *_breakdown("pairwise", "accuracy", "difficulty", DIFFICULTIES),
             *_breakdown("pairwise", "accuracy_loose", "difficulty", DIFFICULTIES),
             Metric("consistency", "pairwise"), Metric("score", "pairwise", when="scored"),
-            Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"))
+            Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"), *_bias_lines("pairwise"))
 
 CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
               Metric("score", "correction", when="scored", valid_only=True),
@@ -242,13 +252,13 @@ RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", 
 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
               Metric("parse_rate", "preference"), Metric("variant", "preference", scale="text"),
-              *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS))
+              *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS), *_bias_lines("preference"))
 # JudgeBench: the authors' pair score per category (the pair's source) and overall; inconsistency beside it.
 JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               *_breakdown("judgebench", "accuracy", "source", tuple(jb_data.SOURCES)),
               Metric("inconsistency", "judgebench", when="scored", higher_is_better=False),
               Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench"),
-              Metric("pairs", "judgebench", when="scored", scale="count"))
+              Metric("pairs", "judgebench", when="scored", scale="count"), *_bias_lines("judgebench"))
 # The judge works the question out before comparing (the authors allow 4096 tokens; --gen_kwargs raises ours).
 JUDGEBENCH_BUDGET = 1024
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
@@ -414,6 +424,13 @@ TASK_KINDS = {d.name: d for d in (
              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
 )}
+
+# The judge-bias lines of each pairwise kind (``core.metrics.bias``), which ``summary`` and ``report`` show under
+# their own heading: its position-consistency key (CriticEval's and CritiqueLLM's ``consistency``, JudgeBench's
+# ``inconsistency`` = 100 minus it), the first-position rate and the length bias.
+BIAS_LINES = {"comparison": ("consistency", "first_position", "length_bias"),
+              "alignbench_pairwise": ("consistency", "first_position", "length_bias"),
+              "judgebench": ("inconsistency", "first_position", "length_bias")}
 
 
 def _variants(root: str, dimension: str, domains: tuple[str, ...], per_domain_tag: str, **options) -> list[Task]:

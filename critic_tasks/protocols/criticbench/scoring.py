@@ -9,7 +9,8 @@ families below compute them, all on the paper's x100 scale (shares included):
   were undefined and reported as 0). An unparseable reply takes the scale midpoint (4): never dropped.
 * ``pairwise`` (comparison): ``accuracy`` (paper's rule), ``accuracy_loose`` (toolkit's), ``accuracy_<difficulty>``,
   ``accuracy_loose_<difficulty>``,
-  ``consistency``, ``score`` = accuracy, ``parse_rate``, ``labels_available``.
+  ``consistency``, ``score`` = accuracy, ``parse_rate``, ``labels_available``, and the judge-bias lines
+  ``first_position`` and ``length_bias`` (``core.metrics.bias``; ``consistency`` is the third).
 * ``correction``: ``pass_rate`` (unweighted mean of the domains' pass rates, as the paper), ``pass_rate_<quality>``,
   ``score`` = pass_rate, ``parse_rate``, ``truncated`` (share of revisions cut off by the token budget),
   ``isolation`` (the sandbox layer that ran the programs: a name, ``none`` when nothing ran), ``invalid_items``
@@ -41,7 +42,7 @@ import logging
 from collections import defaultdict
 from typing import Callable, Optional, Sequence
 
-from critic_tasks.core.metrics import likert_score, pairwise_metrics, pass_at_k, spearman_x100
+from critic_tasks.core.metrics import bias, likert_score, pairwise_metrics, pass_at_k, spearman_x100
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import parse_likert, parse_verdict
@@ -91,7 +92,8 @@ def verdict_record(doc: dict, text: str | None) -> VerdictRecord:
     verdict = toolkit.parse_verdict(text) if _toolkit(doc) else parse_verdict(text)
     return VerdictRecord(domain=doc["domain"], pair_id=doc["pair_id"], order=doc["order"], verdict=verdict,
                          parsed=verdict is not None, gold=doc.get("preference"), difficulty=doc["difficulty"],
-                         rule="toolkit" if _toolkit(doc) else "paper")
+                         rule="toolkit" if _toolkit(doc) else "paper",
+                         lengths=bias.response_lengths(doc.get("generation_a"), doc.get("generation_b")))
 
 
 def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> CorrectionRecord:
@@ -233,8 +235,9 @@ def correction_pass_rate(records: Sequence[CorrectionRecord]) -> float:
 
 
 def correction_isolation(records: Sequence[CorrectionRecord]) -> str:
-    """Which sandbox layer ran the programs (a string: recorded in the results beside the numbers it vouches for)."""
-    return "+".join(sorted({layer for r in records for layer in r.isolation})) or "none"
+    """Which sandbox layer ran the programs (a string: recorded in the results beside the numbers it vouches for);
+    "no program ran" where none did (math items, unparsed replies): not "none", which read as "no sandbox"."""
+    return "+".join(sorted({layer for r in records for layer in r.isolation})) or "no program ran"
 
 
 def correction_identical(records: Sequence[CorrectionRecord]) -> float | None:
@@ -345,6 +348,9 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("pairwise", "accuracy"): _labelled_rate("accuracy"),
     ("pairwise", "accuracy_loose"): _labelled_rate("accuracy_loose"),
     ("pairwise", "score"): pairwise_score,
+    # judge-bias lines (core.metrics.bias): the share of A/B verdicts naming the first-shown response; the share
+    # choosing the longer response minus the labels' share on the same verdicts
+    **{("pairwise", base): bias.line(base) for base in bias.BASES},
     ("correction", "parse_rate"): lambda records: rate(p for r in records for p in r.parsed),
     ("correction", "truncated"): lambda records: rate(t for r in records for t in r.truncated),
     ("correction", "invalid_items"): lambda records: float(len(records) - len(_valid(records))),
@@ -385,8 +391,10 @@ _PAIR_RULES = {"accuracy": pair_correct, "accuracy_loose": pair_correct_loose}
 
 
 def pairwise_interval(records: Sequence[VerdictRecord], base: str, settings: BootstrapSettings) -> Interval:
-    """``accuracy`` / ``accuracy_loose`` / ``consistency`` / ``score``: pairs resampled (both orders together), in
-    pair-id order."""
+    """``accuracy`` / ``accuracy_loose`` / ``consistency`` / ``score`` / the bias lines (``first_position``,
+    ``length_bias``): pairs resampled (both orders together), in pair-id order."""
+    if base in bias.BASES:
+        return bias.bias_interval(base, records, settings)
     forward, reverse, gold, _ = _pairs(records)
     if base == "consistency":
         flags = list(map(pair_consistent, forward, reverse))

@@ -13,14 +13,16 @@
   ends the reply), the first for ``short`` (the rating opens it). ``variant``: the variant, recorded beside the
   numbers.
 * ``preference`` (pairwise): ``agreement`` and ``consistency`` over pairs asked in both orders (the paper's rule,
-  ``core.metrics.agreement``), ``agreement_<category>``, ``parse_rate`` (share of the 2N replies with a verdict).
+  ``core.metrics.agreement``), ``agreement_<category>``, ``parse_rate`` (share of the 2N replies with a verdict),
+  and the judge-bias lines ``first_position`` and ``length_bias`` (``core.metrics.bias``; ``consistency`` is the
+  third).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from critic_tasks.core.metrics import agreement_metrics, system_level, text_level
+from critic_tasks.core.metrics import agreement_metrics, bias, system_level, text_level
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
@@ -51,7 +53,8 @@ def preference_record(doc: dict, reply) -> PreferenceRecord:
     verdict = parse_bracket_verdict(text, first=variant == variants.SHORT)
     return PreferenceRecord(domain=doc["category_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
                             verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
-                            category=doc["category_slug"], variant=variant)
+                            category=doc["category_slug"], variant=variant,
+                            lengths=bias.response_lengths(doc.get("response_a"), doc.get("response_b")))
 
 
 def record(doc: dict, reply) -> Record:
@@ -111,6 +114,8 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("preference", "variant"): lambda records: variants.recorded(r.variant for r in records),
     ("preference", "agreement"): lambda records: _preference_pairs(records)["agreement"],
     ("preference", "consistency"): lambda records: _preference_pairs(records)["consistency"],
+    # judge-bias lines (core.metrics.bias): first-position rate, longer-response preference beyond the labels'
+    **{("preference", base): bias.line(base) for base in bias.BASES},
 }
 
 
@@ -145,7 +150,10 @@ def rating_interval(records: Sequence[RatingRecord], base: str, settings: Bootst
 
 
 def preference_interval(records: Sequence[PreferenceRecord], base: str, settings: BootstrapSettings) -> tuple | None:
-    """``agreement`` / ``consistency``: pairs resampled (both orders together), in pair-id order."""
+    """``agreement`` / ``consistency`` / the bias lines (``first_position``, ``length_bias``): pairs resampled (both
+    orders together), in pair-id order."""
+    if base in bias.BASES:
+        return bias.bias_interval(base, records, settings)
     if base not in ("agreement", "consistency"):
         return None
     pairs: dict[str, dict] = {}

@@ -31,6 +31,8 @@ class JudgeBenchRecord(Record):
     gold: str | None = None
     source: str = ""
     unparsed_reason: str = ""
+    # characters of the answers this order shows as A and B (the judge-bias line length_bias; None: not kept)
+    lengths: tuple[int, int] | None = None
 
     @property
     def scored(self) -> bool:

@@ -19,7 +19,8 @@ verdict equals the label", the authors' single-order accuracy, and inconsistency
 whose other order is missing from the records counts that order as no verdict. The authors compute but do not
 report ``n_inconsistent`` (f != r with a missing verdict a value of its own, so two missing verdicts agree); ours
 counts a missing verdict as inconsistent, so that a critic cannot look consistent by answering nothing. Where every
-reply has a verdict the two are equal.
+reply has a verdict the two are equal. ``inconsistency`` is one of the three judge-bias lines; the other two,
+``first_position`` and ``length_bias``, are ``core.metrics.bias``'s.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import rate
@@ -62,7 +64,8 @@ def record(doc: dict, reply) -> JudgeBenchRecord:
     verdict, reason = parse_verdict(text)
     return JudgeBenchRecord(domain=doc["source_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
                             verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
-                            source=doc["source_slug"], unparsed_reason=reason)
+                            source=doc["source_slug"], unparsed_reason=reason,
+                            lengths=bias.response_lengths(doc.get("response_a"), doc.get("response_b")))
 
 
 def gold_text(doc: dict) -> str:
@@ -164,6 +167,9 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("judgebench", "parse_rate"): parse_rate,
     ("judgebench", "tie_rate"): tie_rate,
     ("judgebench", "pairs"): pair_count,
+    # judge-bias lines (core.metrics.bias): first-position rate, longer-response preference beyond the labels'
+    # (``inconsistency`` is the third: 100 minus position consistency)
+    **{("judgebench", base): bias.line(base) for base in bias.BASES},
 }
 
 
@@ -177,8 +183,11 @@ FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"judgebench": jud
 
 def judgebench_interval(records: Sequence[JudgeBenchRecord], base: str,
                         settings: BootstrapSettings) -> tuple[float, float] | None:
-    """``accuracy`` / ``accuracy_<category>`` / ``inconsistency``: percentile bootstrap over pairs (both orders
-    of a pair resampled together, ``core.metrics.bootstrap.mean_interval``), in pair-id order."""
+    """``accuracy`` / ``accuracy_<category>`` / ``inconsistency`` / the bias lines (``first_position``,
+    ``length_bias``: ``core.metrics.bias``): percentile bootstrap over pairs (both orders of a pair resampled
+    together, ``core.metrics.bootstrap.mean_interval``), in pair-id order."""
+    if base in bias.BASES:
+        return bias.bias_interval(base, records, settings)
     name, _, slug = base.partition("_")
     source = slug or None
     if name == "accuracy" and (source is None or source in SOURCES):
