@@ -20,7 +20,7 @@ from pathlib import Path
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import is_setting_set, read_raw, read_setting
 from critic_tasks.reports.results import read_result_sets, unshown_runs_note
-from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, interval_note
+from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, interval_note, scale_note
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
@@ -237,7 +237,7 @@ def _demo(argv: list[str]) -> int:
     parser.add_argument("--batch_size", default="8")
     parser.add_argument("--output_path", default=None, help="also write lm-eval's results JSON here")
     args = parser.parse_args(argv)
-    from critic_tasks.adapters.lm_eval.runner import ResultsNotWritten, run_demo
+    from critic_tasks.adapters.lm_eval.runner import ResultsNotWritten, demo_budget_hint, run_demo
 
     try:
         results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv)
@@ -248,7 +248,10 @@ def _demo(argv: list[str]) -> int:
         print(err, file=sys.stderr)
         return 1
     print(format_table(results))
-    print(SCALE_NOTE)
+    print(scale_note(results))
+    hint = demo_budget_hint(results, args.max_gen_toks)
+    if hint:
+        print(hint)
     return 0
 
 
@@ -265,7 +268,7 @@ def _summary(argv: list[str]) -> int:
         if model is not None:
             print(f"{model}:")
         print(format_table(results))
-    print(SCALE_NOTE)
+    print(scale_note(*(results for _, results in sets)))
     note = interval_note(*(results for _, results in sets))
     if note:
         print(note)

@@ -778,9 +778,12 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     folder = resume.model_folder("hf", model_args)
     cache = os.path.join(folder, resume.PREFIX) if folder else None
     cached_before = resume.cached_count(cache) if cache else 0
+    count = demo_generations(tasks)
     print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
-          f"{', '.join(tasks)} on the CPU, up to {max_gen_toks} tokens a reply (the critic group: 141 generations, about "
-          "3 minutes on 2 idle cores, several times that on busy ones; lm-eval's first time estimates run high). "
+          f"{', '.join(tasks)} on the CPU, up to {max_gen_toks} tokens a reply ("
+          + (f"{count} generations; " if count else "")
+          + "the critic group's 141 take about 3 minutes on 2 idle cores at 32 tokens, several times that on busy "
+          "ones; lm-eval's first time estimates run high). "
           + (f"Generations are kept as they finish in {folder}: Ctrl-C, then the same command, resumes." if folder
              else ""), file=sys.stderr, flush=True)
     import lm_eval
@@ -837,6 +840,40 @@ def check_demo_tasks(tasks: list[str]) -> None:
             raise ConfigError(f"demo: {shown}: scored by {role}, and none is set ({setting}); the demo keeps no "
                               "samples to score later, so the generations would be thrown away: set one, or run "
                               "the objective tasks (the default, critic)")
+
+
+def demo_generations(tasks: list[str]) -> int | None:
+    """How many replies the demo's ``tasks`` ask for (each document of the bundled sample, times its repeats), or
+    None where a task reads other data (``CRITICBENCH_DATA_DIR`` set) or its documents cannot be counted here."""
+    from critic_tasks.engine import task_docs
+
+    if read_raw(DATA_DIR_ENV):
+        return None
+    try:
+        return sum(len(task_docs(t.name, data_dir="sample")) * t.repeats
+                   for t in expand(n.strip() for n in tasks if n.strip()))
+    except (ConfigError, DataError):  # the run says it in its own words
+        return None
+
+
+def demo_budget_hint(results: dict, max_gen_toks: int) -> str | None:
+    """One line for the tasks of a demo's ``results`` (task -> metrics) that mostly went unparsed at a reply budget
+    under their own (``TaskKind.max_gen_toks``): their answer comes after the reasoning, which a short budget cuts
+    off (JudgeBench's verdict, ProcessBench's step index, a correction)."""
+    from critic_tasks import registry
+
+    short = {}
+    for name, metrics in results.items():
+        task = registry.TASKS.get(name)
+        rate = metrics.get("parse_rate,none", metrics.get("parse_rate")) if isinstance(metrics, dict) else None
+        if task and isinstance(rate, (int, float)) and rate < 50 and max_gen_toks < task.kind_spec.max_gen_toks:
+            short[name] = task.kind_spec.max_gen_toks
+    if not short:
+        return None
+    budget = max(short.values())
+    return (f"critic-eval demo: {', '.join(short)}: most replies unparsed at {max_gen_toks} tokens a reply: the "
+            f"answer comes after the reasoning, and these tasks give {budget} tokens; for their real numbers: "
+            f"critic-eval demo --tasks {','.join(short)} --max_gen_toks {budget} (slower on a CPU)")
 
 
 class _DemoSettingsWarning(logging.Filter):
