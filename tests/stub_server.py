@@ -29,6 +29,7 @@ class StubServer:
         self.headers: list[dict] = []
         self.bodies: list[dict] = []
         self.in_flight = self.max_in_flight = 0
+        self.reply_fields: dict = {}  # extra top-level fields of every reply (``model``, ``system_fingerprint``)
         self.hang = threading.Event()
         self.got_request = threading.Condition()
         self._lock = threading.Lock()
@@ -79,7 +80,8 @@ class StubServer:
                     if kind == "sleep":
                         time.sleep(action[1])
                     text = action[-1]
-                    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+                    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+                             **stub.reply_fields}
                     if self._send(200, reply):
                         with stub._lock:
                             stub.answered.append(prompt)
