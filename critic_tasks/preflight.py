@@ -82,7 +82,11 @@ def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None
 
 def _local_root(steps: registry.Protocol, data_dir):
     """The local copy a protocol's tasks read (``data_dir``, else its own setting; ``sample``: its fixtures), or None
-    for the published copy: resolved as its loader resolves it (``remote.resolve_dir``)."""
+    for the published copy: resolved by its loader's own function where it has one (the same words in its
+    messages), else as every loader resolves (``remote.resolve_dir``)."""
+    module = _source_modules().get(steps.name)
+    if module is not None:
+        return module.resolve_data_dir(data_dir)
     return remote.resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
 
 
@@ -100,20 +104,20 @@ def _load_documents(tasks: Iterable[registry.Task], data_dir) -> None:
             steps.load_docs(t.kind_spec.data_dimension, data_dir=data_dir, **options)
 
 
-def _published_probe(protocol: str):
-    """The published copy's check of JudgeBench / ProcessBench / RealCritic (``check_published``: one call within a
-    few seconds, online), or None for a protocol whose source is read only when its tasks load."""
+def _source_modules() -> dict:
+    """The data modules of the protocols whose data a preflight checks beyond CriticBench's: each has
+    ``resolve_data_dir(data_dir)`` (its local copy, or None) and ``check_published(timeout)`` (online: its published
+    copy answers one call within a few seconds)."""
     from critic_tasks.protocols.judgebench import data as judgebench
     from critic_tasks.protocols.processbench import data as processbench
     from critic_tasks.protocols.realcritic import data as realcritic
 
-    return {"judgebench": judgebench.check_published, "processbench": processbench.check_published,
-            "realcritic": realcritic.check_published}.get(protocol)
+    return {"judgebench": judgebench, "processbench": processbench, "realcritic": realcritic}
 
 
 def checks_source(protocol: str) -> bool:
     """Whether ``check_local_data`` / ``check_hub_data`` check this protocol's data (beyond CriticBench's)."""
-    return _published_probe(protocol) is not None
+    return protocol in _source_modules()
 
 
 def _checked_sources(tasks: Iterable[registry.Task]) -> list[registry.Task]:
@@ -141,7 +145,7 @@ def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, 
     if published and hub_offline():
         _load_documents(published, data_dir)
     for protocol in sorted({t.kind_spec.protocol for t in published} if not hub_offline() else ()):
-        _published_probe(protocol)()
+        _source_modules()[protocol].check_published()
 
 
 def hub_offline() -> bool:
