@@ -193,8 +193,9 @@ def _canary(args, settings, files: dict[str, Path]) -> int:
     if not probes:
         raise ValueError(f"{args.path}: no subjective (critic_*_sub) generations in these samples")
     report = canary(probes, settings, args.canary, progress=not args.no_progress)
+    unanswered = f"; {len(report.failed)} not answered" if report.failed else ""
     print(f"canary: {len(report.changed)} of {report.compared} grades changed (judge {settings.model!r}, "
-          f"{report.asked} cached prompts re-asked without the cache)")
+          f"{report.asked} cached prompts re-asked without the cache{unanswered})")
     for change in report.changed:
         served = ""
         if change.served_before != change.served_after:  # the server names another model or build: say so
