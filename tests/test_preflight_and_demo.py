@@ -59,7 +59,7 @@ def test_empty_data_dir_is_not_the_hub(no_model_load, monkeypatch, capsys):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "")
     assert cli.main(["preflight", "--tasks", "critic_feedback_chat"]) == 2
     assert one_line(capsys) == ("critic-eval: data error: CRITICBENCH_DATA_DIR is set but empty; give a local copy of "
-                                "the dataset, 'sample', or 'hub' (or unset it) for the Hub")
+                                "the dataset, 'sample' for the bundled sample, or unset it for the Hub")
     assert cli.main(["--model", "dummy", "--tasks", "critic_feedback_chat"]) == 2
     assert "CRITICBENCH_DATA_DIR is set but empty" in one_line(capsys) and no_model_load == []
     monkeypatch.setenv("METACRITIQUE_DATA_DIR", " ")
@@ -344,9 +344,16 @@ def test_demo_prints_no_avoidable_noise(smollm2_model_args_fast, monkeypatch, ca
 def test_preflight_names_each_asked_protocols_own_data_setting(monkeypatch, capsys):
     """The ok line told every protocol's user to set CRITICBENCH_DATA_DIR and called its source 'the Hub
     (reachable)', which only CriticBench's probe checks: each protocol asked now names its own setting and source."""
+    from huggingface_hub import constants
+
+    from critic_tasks.protocols.processbench import data as processbench
+
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
     monkeypatch.delenv("PROCESSBENCH_DATA_DIR", raising=False)
+    # online, the Hub answering (ProcessBench's published copy is probed now: tests/test_new_benchmarks_preflight.py)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(processbench, "check_published", lambda timeout=5.0: None)
     assert cli.main(["preflight", "--tasks", "critic_feedback,critic_processbench_gsm8k"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert line == ("critic-eval preflight: ok (2 critic task(s): settings and executor checked; data sample; data from "
-                    "Qwen/ProcessBench (read when the tasks load; set PROCESSBENCH_DATA_DIR for a local copy))")
+    assert line == ("critic-eval preflight: ok (2 critic task(s): settings and executor checked; data sample (loaded); "
+                    "data from Qwen/ProcessBench (reachable; set PROCESSBENCH_DATA_DIR for a local copy))")
