@@ -10,6 +10,8 @@ Tables, in order (each only where some run has its data):
 * per domain: each task with per-domain variants, its first headline metric per domain (a row per domain, a column
   per run);
 * per quality / difficulty / group: each task's breakdown metrics;
+* the judge-bias lines of each pairwise task (``registry.BIAS_LINES``: position consistency, first-position rate,
+  length bias);
 * every task's headline metrics (the other protocols' and variants' tables included).
 
 Rendered as Markdown (the terminal and ``report.md``), CSV (``report.csv``: one line per cell with its interval) and
@@ -36,7 +38,7 @@ from critic_tasks.protocols.criticbench.leaderboard import (
     read_leaderboard,
 )
 from critic_tasks.reports.results import Run, invalid_note
-from critic_tasks.reports.tables import format_value, interval_note
+from critic_tasks.reports.tables import BIAS_NOTE, format_value, interval_note
 
 
 @dataclass
@@ -170,6 +172,16 @@ def _breakdowns(runs: list[Run]) -> list[Table]:
     return tables
 
 
+def _bias(runs: list[Run]) -> list[Table]:
+    """One table of every pairwise task's judge-bias lines (``registry.BIAS_LINES``), a column per run."""
+    rows = []
+    for task in registry.TASKS.values():
+        if _present(runs, task.name):
+            rows += [([task.name, key], [_cell(run, task.name, key) for run in runs])
+                     for key in registry.BIAS_LINES.get(task.kind, ())]
+    return [Table("bias", "Judge-bias lines", ["task", "line"], [r.label for r in runs], rows, BIAS_NOTE)] if rows else []
+
+
 def _headlines(runs: list[Run]) -> Table:
     rows = []
     tasks = [t for t in registry.TASKS.values() if _present(runs, t.name)]
@@ -230,6 +242,7 @@ def build(runs: list[Run], leaderboards=(), chance_lines=(), extra_tables=()) ->
     tables += [_leaderboard_table(read_leaderboard(p), runs) for p in leaderboards]
     tables += _per_domain(runs, heatmap)
     tables += _breakdowns(runs)
+    tables += _bias(runs)
     tables.append(_headlines(runs))
     tables += list(extra_tables)
     return Report(runs, tables, heatmap)

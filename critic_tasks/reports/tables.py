@@ -70,15 +70,38 @@ def _note(metrics: dict, key: str, value: float | None) -> str:
     return ""
 
 
+BIAS_NOTE = ("Judge-bias lines (docs/reports.md): consistency = pairs whose verdict is kept when the order swaps "
+             "(JudgeBench: inconsistency = 100 minus it); first_position = share of A/B verdicts naming the response "
+             "shown first (50: no slot preference); length_bias = share of A/B verdicts choosing the longer response "
+             "minus the labels' share on the same verdicts (0: as often as the labels).")
+
+
+def _in_order(results: dict) -> list:
+    """The registered critic tasks of ``results`` in the paper's dimension order."""
+    known = [registry.TASKS[t] for t in results if t in registry.TASKS]
+    return sorted(known, key=lambda t: (registry.SECTIONS.index(t.section), t.name))
+
+
+def format_bias_table(results: dict) -> str:
+    """The judge-bias lines of each pairwise task in ``results`` (``registry.BIAS_LINES``), each with its interval,
+    under their own heading and with the note saying how to read them; "" where ``results`` has no pairwise task."""
+    rows = [("task", "bias line", "value")]
+    for task in _in_order(results):
+        for key in registry.BIAS_LINES.get(task.kind, ()):
+            value = _value(results[task.name], key)
+            rows.append((task.name, key, format_value(value, _interval(results[task.name], key))))
+    return f"Judge-bias lines\n{render_rows(rows)}\n{BIAS_NOTE}" if len(rows) > 1 else ""
+
+
 def format_table(results: dict) -> str:
-    """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last.
+    """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last;
+    below it, where a pairwise task is present, its judge-bias lines (``format_bias_table``).
 
     Only registered critic tasks are shown; a value that is absent reads ``n/a``, with a note saying why; a value with
     a bootstrap interval is followed by it (``45.20 [41.10, 49.30]``); a rate that left unchecked items out says how
     many (``invalid_items``)."""
     rows = [("task", "metric", "value", "note")]
-    known = [registry.TASKS[t] for t in results if t in registry.TASKS]
-    for task in sorted(known, key=lambda t: (registry.SECTIONS.index(t.section), t.name)):
+    for task in _in_order(results):
         for key in task.headline_keys():
             value = _value(results[task.name], key)
             notes = (_note(results[task.name], key, value), invalid_note(invalid_items(results, task.name, key)))
@@ -89,7 +112,8 @@ def format_table(results: dict) -> str:
         if overall is not None:
             rows.append((group.name, group.label, format_value(overall, group_interval(results, group)),
                          invalid_note(invalid_items(results, group.name, group.metric))))
-    return render_rows(rows)
+    bias = format_bias_table(results)
+    return render_rows(rows) + (f"\n\n{bias}" if bias else "")
 
 
 def format_judge_table(results: dict) -> str:
