@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import cli_without_services, one_line
+from helpers import cli_without_services
 
 from critic_tasks import cli
 from critic_tasks.core.errors import DataError
