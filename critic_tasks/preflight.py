@@ -55,7 +55,8 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
                 raise DataError(error)
 
 
-def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None) -> None:
+def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None, metadata: dict | None = None
+                     ) -> None:
     """A local CriticBench copy (``CRITICBENCH_DATA_DIR`` or the ``data_dir`` metadata, ``sample`` included) holds
     every file the ``tasks`` read, each item with the fields they need: the tasks' documents are loaded, as the run
     will load them, and the first problem is raised (one ``DataError`` naming the file and field). So do local
@@ -64,7 +65,8 @@ def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None
     preflight``), not when lm-eval builds each task."""
     tasks = list(tasks)
     others = _checked_sources(tasks)  # JudgeBench, ProcessBench, RealCritic: the same promise for their local copies
-    _load_documents([t for t in others if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)], data_dir)
+    _load_documents([t for t in others if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)], data_dir,
+                    metadata)
     if resolve_data_dir(data_dir) is None:
         return
     seen = set()
@@ -90,14 +92,16 @@ def _local_root(steps: registry.Protocol, data_dir):
     return remote.resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
 
 
-def _load_documents(tasks: Iterable[registry.Task], data_dir) -> None:
+def _load_documents(tasks: Iterable[registry.Task], data_dir, metadata: dict | None = None) -> None:
     """Each task's documents, loaded as the run will load them (its loader, its task options, ``data_dir``); the
     first problem is the loader's one DataError naming the file and field. Tasks reading the same files (the
-    per-category JudgeBench tasks) are loaded once."""
+    per-category JudgeBench tasks) are loaded once. ``metadata``: the run's ``--metadata`` (JudgeBench's ``split``
+    reaches the loader as in the run; the task's own options win, as lm-eval's dataset_kwargs do)."""
     seen = set()
     for t in tasks:
         steps = registry.PROTOCOLS[t.kind_spec.protocol]
-        options = steps.task_options(t)
+        given = {k: v for k, v in (metadata or {}).items() if k in steps.options and k != "data_dir"}
+        options = {**given, **steps.task_options(t)}
         key = (steps.name, t.kind_spec.data_dimension, tuple(sorted(options.items())))
         if key not in seen:
             seen.add(key)
@@ -129,7 +133,8 @@ def _on_criticbench(protocols: Iterable[str]) -> set[str]:
     return {p for p in protocols if registry.PROTOCOLS[p].data_env == DATA_DIR_ENV}
 
 
-def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, items_file: str | None = None) -> None:
+def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, items_file: str | None = None,
+                   metadata: dict | None = None) -> None:
     """CriticBench from the Hub (no local copy set) for ``tasks``: the Hub answers now, or, offline, its cache holds
     the files; else lm-eval would load the model first, then retry the Hub for a minute. A revision task given the
     user's own ``items_file`` reads that file, not CriticBench: nothing to reach for it."""
@@ -143,7 +148,7 @@ def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, 
     published = [t for t in _checked_sources(tasks) if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)
                  is None]
     if published and hub_offline():
-        _load_documents(published, data_dir)
+        _load_documents(published, data_dir, metadata)
     for protocol in sorted({t.kind_spec.protocol for t in published} if not hub_offline() else ()):
         _source_modules()[protocol].check_published()
 

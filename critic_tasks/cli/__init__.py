@@ -164,7 +164,7 @@ def _preflight(argv: list[str]) -> int:
     for note in notes:
         print(f"critic-eval preflight: note: {note}")
     # the Hub must answer now (or, offline, hold the files)
-    check_hub_data(tasks, metadata.get("data_dir"), metadata.get("items_file"))
+    check_hub_data(tasks, metadata.get("data_dir"), metadata.get("items_file"), metadata)
     sources = []  # each asked protocol's data: its own setting names the local copy (CriticBench's, JudgeBench's...)
     for steps in {registry.PROTOCOLS[t.kind_spec.protocol].data_env: registry.PROTOCOLS[t.kind_spec.protocol]
                   for t in tasks}.values():

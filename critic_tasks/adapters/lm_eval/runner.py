@@ -421,7 +421,7 @@ def point_to_intervals(argv: list[str]) -> int:
 def check_data_reachable(argv: list[str]) -> None:
     """CriticBench from the Hub (no local copy set): reachable now (``preflight.check_hub_data``)."""
     metadata = _metadata(argv)
-    check_hub_data(_tasks(argv), metadata.get("data_dir"), metadata.get("items_file"))
+    check_hub_data(_tasks(argv), metadata.get("data_dir"), metadata.get("items_file"), metadata)
 
 
 def check_hub_model(argv: list[str]) -> None:
@@ -628,7 +628,7 @@ def preflight(argv: list[str]) -> None:
         limit = math.nan  # lm-eval reports a malformed --limit itself
     tasks = _tasks(argv)
     check_tasks(tasks, limit=None if math.isnan(limit) else limit, **options)
-    check_local_data(tasks, options["data_dir"])  # the files and fields the run will read, before the model loads
+    check_local_data(tasks, options["data_dir"], metadata)  # the files and fields the run will read, before the model loads
 
 
 def _looks_local(value: str) -> bool:
