@@ -35,6 +35,7 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.records import SCALES as SCALES
 from critic_tasks.core.records import Metric, Record
 from critic_tasks.protocols.catalog import INTERVALS
+from critic_tasks.protocols.criticbench import chance as cb_chance
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import loading as cb_loading
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
@@ -43,18 +44,22 @@ from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 from critic_tasks.protocols.criticbench.self_feedback import FEEDBACK_SOURCES, STAGE1_TASK
+from critic_tasks.protocols.critiquellm import chance as cq_chance
 from critic_tasks.protocols.critiquellm import data as cq_data
 from critic_tasks.protocols.critiquellm import prompts as cq_prompts
 from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
+from critic_tasks.protocols.judgebench import chance as jb_chance
 from critic_tasks.protocols.judgebench import data as jb_data
 from critic_tasks.protocols.judgebench import prompts as jb_prompts
 from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
 from critic_tasks.protocols.metacritique import prompts as mc_prompts
+from critic_tasks.protocols.processbench import chance as pb_chance
 from critic_tasks.protocols.processbench import data as pb_data
 from critic_tasks.protocols.processbench import prompts as pb_prompts
 from critic_tasks.protocols.processbench import scoring as pb_scoring
+from critic_tasks.protocols.realcritic import chance as rc_chance
 from critic_tasks.protocols.realcritic import data as rc_data
 from critic_tasks.protocols.realcritic import prompts as rc_prompts
 from critic_tasks.protocols.realcritic import scoring as rc_scoring
@@ -82,6 +87,10 @@ class Protocol:
     task_options: Callable[["Task"], dict] = lambda task: dict(task.options)
     # the bundled fixtures its data setting selects by the word ``sample`` (None: it has none)
     sample_dir: Any = None
+    # its canned critics and floors for ``critic_tasks.chance`` (a module of the protocol's package with
+    # ``labelled(kind, docs)``, ``replies(kind, docs, rng)``, ``floor(kind, docs, values)``); None: its tasks have
+    # no line of their own (judge-scored ones get the orchestration's canned critiques)
+    chance: Any = None
 
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records
@@ -115,6 +124,8 @@ class TaskKind:
     headline: tuple[str, ...]  # what the summary table shows, in order
     about: str  # what the model is asked, in a few words
     max_gen_toks: int = 512  # the reply budget (greedy); revisions, whole programs included, get more
+    pairwise: bool = False  # a verdict on a pair asked in both orders (its chance floor and bias lines are pairwise)
+    scored: bool = True  # False: a stage whose replies feed another task (SAvg's stage 1), no score of its own
     # its protocol's steps (``PROTOCOLS[protocol]``: loader, prompt, gold text, parser), held by the kind so that a
     # hook bound to the kind reaches them without a lookup
     steps: Protocol = field(init=False, repr=False, compare=False)
@@ -332,11 +343,12 @@ PROTOCOLS = {p.name: p for p in (
              options=("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
                       "feedback_source", "self_feedback"),
              prompt=cb_prompts.critic_prompt, target=cb_scoring.gold_text, record=cb_scoring.record,
-             data_env=cb_data.DATA_DIR_ENV, source=cb_data.HUB_REPO, task_options=_criticbench_options),
+             data_env=cb_data.DATA_DIR_ENV, source=cb_data.HUB_REPO, task_options=_criticbench_options,
+             chance=cb_chance),
     Protocol("critiquellm", "CritiqueLLM on AlignBench (Ke et al. 2023)", "arXiv:2311.18702",
              load_docs=cq_data.load_task_docs, options=("reference", "data_dir", "variant"),
              prompt=cq_prompts.critic_prompt, target=cq_scoring.gold_text, record=cq_scoring.record,
-             data_env=cq_data.DATA_DIR_ENV, source=cq_data.REPO),
+             data_env=cq_data.DATA_DIR_ENV, source=cq_data.REPO, chance=cq_chance),
     Protocol("metacritique", "MetaCritique (Sun et al. 2024)", "arXiv:2401.04518",
              load_docs=mc_data.load_task_docs, options=("data_dir",), prompt=mc_prompts.critic_prompt,
              target=mc_prompts.gold_text, record=None,  # the AIU judge filter makes the records
@@ -344,15 +356,15 @@ PROTOCOLS = {p.name: p for p in (
     Protocol("judgebench", "JudgeBench (Tan et al. 2024)", "arXiv:2410.12784",
              load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category"),
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
-             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR),
+             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR, chance=jb_chance),
     Protocol("processbench", "ProcessBench (Zheng et al. 2024)", "arXiv:2412.06559",
              load_docs=pb_data.load_task_docs, options=("data_dir", "subset"), prompt=pb_prompts.critic_prompt,
              target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,
-             source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR),
+             source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR, chance=pb_chance),
     Protocol("realcritic", "RealCritic (Tang et al. 2025)", "arXiv:2501.14492",
              load_docs=rc_data.load_task_docs, options=("data_dir", "subset"), prompt=rc_prompts.critic_prompt,
              target=rc_scoring.gold_text, record=rc_scoring.record, data_env=rc_data.DATA_DIR_ENV,
-             source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR),
+             source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR, chance=rc_chance),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -366,7 +378,7 @@ TASK_KINDS = {d.name: d for d in (
              "feedback: rate one response 1-7; Spearman with human scores"),
     TaskKind("comparison", "criticbench", "comparison", "obj", "parse", PAIRWISE,
              ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
-             "comparison: pick the better of two responses, asked in both orders"),
+             "comparison: pick the better of two responses, asked in both orders", pairwise=True),
     TaskKind("meta", "criticbench", "meta", "obj", "parse", _likert(MAIN_QUALITIES), _LIKERT_HEADLINE,
              "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores"),
     TaskKind("correction", "criticbench", "correction", "obj", "sandbox", CORRECTION,
@@ -381,7 +393,7 @@ TASK_KINDS = {d.name: d for d in (
              _JUDGE_HEADLINE, "revision of a text response, graded 1-10 by a judge against the human one"),
     TaskKind("self_feedback", "criticbench", "self_feedback", "obj", "parse", SELF_FEEDBACK, ("parse_rate",),
              "SAvg stage 1: free-text feedback on each correction item, kept for critic_correction_self[_sub] "
-             "(not scored; parse_rate = non-empty)"),
+             "(not scored; parse_rate = non-empty)", scored=False),
     TaskKind("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
              ("text_pearson", "text_spearman", "text_kendall", "system_pearson", "parse_rate"),
              "rate one AlignBench response 1-10 ([[x]]); correlation with human scores",
@@ -389,14 +401,14 @@ TASK_KINDS = {d.name: d for d in (
     TaskKind("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", PREFERENCE,
              ("agreement", "consistency", "parse_rate"),
              "pick the better of two AlignBench responses ([[A]]/[[B]]), asked in both orders; agreement with humans",
-             max_gen_toks=CRITIQUELLM_BUDGET),
+             max_gen_toks=CRITIQUELLM_BUDGET, pairwise=True),
     TaskKind("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
              ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
              "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
     TaskKind("judgebench", "judgebench", jb_data.DIMENSION, "obj", "parse", JUDGEBENCH,
              ("accuracy", "inconsistency", "parse_rate"),
              "pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders",
-             max_gen_toks=JUDGEBENCH_BUDGET),
+             max_gen_toks=JUDGEBENCH_BUDGET, pairwise=True),
     TaskKind("processbench", "processbench", pb_data.DIMENSION, "obj", "parse", PROCESS,
              ("f1", "error_accuracy", "correct_accuracy", "parse_rate"),
              "find the earliest wrong step of a math solution (\\boxed{index}, -1 if none); F1 of the accuracies on "

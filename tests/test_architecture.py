@@ -235,3 +235,18 @@ def test_the_trace_a_reader_follows_is_documented_and_short(task):
     else:
         assert found["extra"] == [["med", "high"], [["failed"], ["passed"]]]
         assert found["value"] == 50.0  # one domain, one of its two items passes
+
+
+def test_the_orchestration_names_no_protocol():
+    """A new protocol is its own package plus registry entries: the chance lines, the engine and the lm-eval hooks
+    never compare against a protocol's name or one of its data dimensions (string constants in their code)."""
+    import ast as _ast
+
+    from critic_tasks import registry
+
+    names = set(registry.PROTOCOLS) | {k.data_dimension for k in registry.TASK_KINDS.values()}
+    for path in ("critic_tasks/chance.py", "critic_tasks/engine.py", "critic_tasks/adapters/lm_eval/hooks.py"):
+        tree = _ast.parse((REPO / path).read_text(encoding="utf-8"))
+        compared = [c.value for node in _ast.walk(tree) if isinstance(node, _ast.Compare)
+                    for c in _ast.walk(node) if isinstance(c, _ast.Constant) and c.value in names]
+        assert not compared, f"{path} branches on protocol / dimension names: {compared}"

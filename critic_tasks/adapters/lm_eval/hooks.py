@@ -177,7 +177,8 @@ def _scored_or_rescued(scorer: Scorer, kind: registry.TaskKind, resps, docs, sco
     except Exception as err:
         folder = Path(read_setting(RESCUE_DIR_ENV)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        task = f"critic_{kind.data_dimension}{'_sub' if kind.fmt == 'sub' and kind.protocol == 'criticbench' else ''}"
+        # the kind's first task names the file (``critic-eval judge / revise / rescore`` read the kind from it)
+        task = next(t.name for t in registry.TASKS.values() if t.kind == kind.name)
         path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for i, (doc, resp) in enumerate(zip(docs, resps)):

@@ -124,3 +124,18 @@ def canned_replies(docs: Sequence[dict], rng: random.Random) -> dict[str, list[s
             "always_first": ["\\boxed{0}" for _ in docs],
             "random": [f"\\boxed{{{rng.randrange(NO_ERROR, d['n_steps'])}}}" for d in docs],
             "every_label": [" ".join(f"\\boxed{{{i}}}" for i in range(NO_ERROR, d["n_steps"])) for d in docs]}
+
+
+# ``critic_tasks.chance``'s three steps for a protocol (``registry.Protocol.chance``)
+
+
+def labelled(kind, docs: Sequence[dict]) -> bool:
+    return any(d.get("label") is not None for d in docs)
+
+
+def replies(kind, docs: Sequence[dict], rng: random.Random) -> dict[str, list[str]]:
+    return canned_replies(docs, rng)
+
+
+def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
+    return floor_line(docs, kind.headline)

@@ -65,3 +65,18 @@ def floor_line(docs: Sequence[dict], values: dict[str, dict], headline: Sequence
             best = max(ran, key=ran.__getitem__)  # DETERMINISTIC order breaks ties
             chance[key], by[key] = ran[best], {"always_first": "the solution accepted"}.get(best, best)
     return chance, by, {"random": expected}
+
+
+# ``critic_tasks.chance``'s three steps for a protocol (``registry.Protocol.chance``)
+
+
+def labelled(kind, docs: Sequence[dict]) -> bool:
+    return True  # every item has its gold answer
+
+
+def replies(kind, docs: Sequence[dict], rng: random.Random) -> dict[str, list[str]]:
+    return canned_replies(docs, rng)
+
+
+def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
+    return floor_line(docs, values, kind.headline)

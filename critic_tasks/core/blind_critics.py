@@ -1,0 +1,157 @@
+"""Critics that read nothing, in the answer shapes several protocols share: ratings on a scale, verdicts on a pair.
+
+The chance line of a task (``critic_tasks.chance``) is what such critics score; a protocol's own chance module
+(``protocols/<name>/chance.py``, named by its ``registry.Protocol``) builds its critics' replies and floor from the
+pieces here, so that the orchestration never asks which protocol it is looking at.
+
+* Canned replies: ``rating_replies`` (the midpoint, the bottom, a seeded random value, every value in one reply),
+  ``length_ratings`` (the longer / shorter the rated text, the higher the rating: content-blind, not label-blind),
+  ``verdict_replies`` (a tie, A, a seeded random verdict, every verdict in one reply).
+* The comparison floor, exactly: ``FLOOR_CRITICS`` (each a distribution over a pair's (forward, reverse) verdicts),
+  ``shown_pairs`` (each pair once, with its two responses' lengths), ``expected_pairwise`` (each critic's expected
+  rate per rule, in fractions), ``best_of`` (the floor and the critic that sets it).
+* The rating floor: ``rating_floor`` (0 for a correlation, 50 for its (x + 100) / 2 score, unless rating by length
+  does better on the task's data).
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Callable, Sequence
+
+Rule = Callable[[str | None, str | None, str | None], bool]  # (forward verdict, reverse verdict, gold) -> counted
+
+
+# ----------------------------------------------------------------------------- canned replies
+
+
+def rating_replies(form: str, low: int, high: int, n: int, rng: random.Random) -> dict[str, list[str]]:
+    """``constant`` (the scale's midpoint), ``always_first`` (its bottom), ``random`` (a uniform value from ``rng``)
+    and ``every_label`` (every value of the scale in one reply), each written as ``form.format(value)``."""
+    mid = (low + high) // 2
+    return {"constant": [form.format(mid)] * n, "always_first": [form.format(low)] * n,
+            "random": [form.format(rng.randint(low, high)) for _ in range(n)],
+            "every_label": ["\n".join(form.format(v) for v in range(low, high + 1))] * n}
+
+
+def length_ratings(form: str, low: int, high: int, texts: Sequence[str]) -> dict[str, list[str]]:
+    """Two raters that read nothing but length: the longer the rated text, the higher (``longer``) or the lower
+    (``shorter``) the rating, spread over the whole scale by the rank of its length among the distinct lengths."""
+    lengths = [len(t) for t in texts]
+    distinct = sorted(set(lengths))
+    rank = {n: i / max(1, len(distinct) - 1) for i, n in enumerate(distinct)}
+    longer = [round(low + rank[n] * (high - low)) for n in lengths]
+    return {"longer": [form.format(v) for v in longer], "shorter": [form.format(low + high - v) for v in longer]}
+
+
+def verdict_replies(say: Callable[[str], str], n: int, rng: random.Random) -> dict[str, list[str]]:
+    """``constant`` (a tie), ``always_first`` (A), ``random`` (a uniform verdict from ``rng``), ``every_label``
+    (every verdict in one reply); ``say`` writes a verdict of the house alphabet (A, B, C = tie) as the protocol's
+    parser reads it."""
+    return {"constant": [say("C")] * n, "always_first": [say("A")] * n,
+            "random": [say(rng.choice("ABC")) for _ in range(n)],
+            "every_label": ["\n".join(say(v) for v in "ABC")] * n}
+
+
+# ----------------------------------------------------------------------------- the comparison floor
+
+# The content-blind critics whose best *expected* score is the floor of a comparison metric. Each sees a prompt at a
+# time, never which order it is in, and reads nothing of quality: per pair, a distribution over (forward verdict,
+# reverse verdict). A stateless critic can still answer the same in both orders by hashing the two texts, so the
+# consistent ones are fair game.
+FLOOR_CRITICS = ("coin", "label_prior", "always_tie", "always_first", "always_second", "longer", "shorter",
+                 "uniform", "label_prior_each_order")
+_VERDICTS = ("A", "B", "C")
+
+
+def shown_pairs(docs: Sequence[dict], shown: Callable[[dict], tuple[str, str]]) -> list[dict]:
+    """Each pair once (by ``pair_id``): its forward-order gold (``preference``), which orders it was asked in
+    (``order``), and its two responses' lengths (response 1 is the one the forward order shows as A; ``shown``: a
+    document's two responses as its prompt shows them, A then B)."""
+    pairs: dict = {}
+    for d in docs:
+        order = d.get("order", "forward")
+        a, b = shown(d)
+        first, second = (a, b) if order == "forward" else (b, a)
+        pair = pairs.setdefault(str(d.get("pair_id")), {"gold": d.get("preference"), "orders": set(),
+                                                        "lengths": (len(first), len(second))})
+        pair["orders"].add(order)
+    return list(pairs.values())
+
+
+def _outcomes(critic: str, lengths: tuple[int, int], tie_share: Fraction) -> list[tuple[Fraction, str, str]]:
+    """``critic``'s (probability, forward verdict, reverse verdict) on one pair. A consistent critic's content
+    verdict (response 1 / response 2 / tie) reads A / B / C forward and B / A / C reversed. The label prior is the
+    gold verdicts' share over every prompt shown: a tie ``tie_share``, A and B alike (a pair is asked both ways)."""
+    certain = Fraction(1)
+    one, two, tie = (certain, "A", "B"), (certain, "B", "A"), (certain, "C", "C")
+    side = (1 - tie_share) / 2
+    prior = {"A": side, "B": side, "C": tie_share}
+    if critic == "coin":
+        return [(Fraction(1, 2), "A", "B"), (Fraction(1, 2), "B", "A")]
+    if critic == "label_prior":
+        return [(side, "A", "B"), (side, "B", "A"), (tie_share, "C", "C")]
+    if critic == "always_tie":
+        return [tie]
+    if critic in ("always_first", "always_second"):
+        verdict = "A" if critic == "always_first" else "B"
+        return [(certain, verdict, verdict)]
+    if critic in ("longer", "shorter"):
+        first, second = lengths if critic == "longer" else (-lengths[0], -lengths[1])
+        return [one if first > second else two if second > first else tie]  # equal lengths: a tie
+    if critic == "uniform":
+        return [(Fraction(1, 9), f, r) for f in _VERDICTS for r in _VERDICTS]
+    if critic == "label_prior_each_order":
+        return [(prior[f] * prior[r], f, r) for f in _VERDICTS for r in _VERDICTS]
+    raise ValueError(f"unknown floor critic {critic!r}")
+
+
+def expected_pairwise(pairs: Sequence[dict], rules: dict[str, Rule]) -> dict[str, dict[str, float]]:
+    """Each floor critic's expected score x100 on each rate (``rules``: the per-pair rule a metric averages over
+    pairs), exactly: the rates are means over pairs, so the expectation is the mean over pairs of each outcome's
+    probability times the pair's rule (in fractions: a floor of 100 is 100, not 100 plus a rounding error). A pair
+    asked in one order only has no verdict for the other (as the scorer counts it)."""
+    tie_share = Fraction(sum(p["gold"] == "C" for p in pairs), max(1, sum(p["gold"] is not None for p in pairs)))
+    out: dict[str, dict[str, float]] = {}
+    for critic in FLOOR_CRITICS:
+        totals = dict.fromkeys(rules, Fraction(0))
+        for pair in pairs:
+            for prob, forward, reverse in _outcomes(critic, pair["lengths"], tie_share):
+                forward = forward if "forward" in pair["orders"] else None
+                reverse = reverse if "reverse" in pair["orders"] else None
+                for key, rule in rules.items():
+                    totals[key] += prob * bool(rule(forward, reverse, pair["gold"]))
+        out[critic] = {key: float(100 * total / max(1, len(pairs))) for key, total in totals.items()}
+    return out
+
+
+def best_of(floors: dict[str, dict[str, float]]) -> tuple[dict[str, float], dict[str, str]]:
+    """Per metric, the best expected value among the critics and the critic that sets it (the critics' order
+    breaks ties)."""
+    chance: dict[str, float] = {}
+    by: dict[str, str] = {}
+    for key in next(iter(floors.values()), {}):
+        best = max(floors, key=lambda critic: floors[critic][key])
+        chance[key], by[key] = floors[best][key], best
+    return chance, by
+
+
+# ----------------------------------------------------------------------------- the rating floor
+
+
+def rating_floor(keys: Sequence[str], values: dict[str, dict[str, float]]) -> tuple[dict, dict]:
+    """The floor of each correlation key in ``keys`` (``spearman``, ``text_*`` / ``system_*``, and ``score`` =
+    (x + 100) / 2): a rating that reads nothing is independent of the labels, so its expected correlation is 0
+    (every permutation of its ratings is as likely; a constant one's is 0 by the metric's convention), 50 on the
+    score; a rating by length alone (``values["longer"]`` / ``["shorter"]``, run through the scorer) reads no
+    content either, and scores what it scores."""
+    chance: dict[str, float] = {}
+    by: dict[str, str] = {}
+    for key in keys:
+        chance[key] = 50.0 if key == "score" else 0.0
+        by[key] = "any rating independent of the labels"
+        for rater in ("longer", "shorter"):
+            if values.get(rater, {}).get(key) is not None and values[rater][key] > chance[key]:
+                chance[key], by[key] = values[rater][key], f"rating by length ({rater} rated higher)"
+    return chance, by
