@@ -67,22 +67,23 @@ def test_happy_path_scores_headers_and_payload(settings):
         assert body["messages"] in [[{"role": "user", "content": p}] for p in PROMPTS[:3]]
 
 
-def test_requests_go_through_the_sdks_public_chat_completions_call(settings, monkeypatch):
-    """Every request is one ``client.chat.completions.create`` of the openai SDK (its public call; on 36a32e3 the
+def test_requests_go_through_the_sdks_documented_post(settings, monkeypatch):
+    """Every request is one ``client.post("/chat/completions", ...)`` of the openai SDK (documented; on 36a32e3 the
     backend POSTed on the SDK's private ``_client`` and never called it), with our payload: a ChatPrompt's system
     part as the system message, a plain prompt as one user message, greedy, our reply budget."""
-    from openai.resources.chat.completions import AsyncCompletions
+    from openai import AsyncOpenAI
 
     from critic_tasks.llm.chat import ChatPrompt
 
     calls = []
-    original = AsyncCompletions.create
+    original = AsyncOpenAI.post
 
-    async def recording(self, **kwargs):
-        calls.append({k: kwargs[k] for k in ("model", "messages", "temperature", "max_tokens")})
-        return await original(self, **kwargs)
+    async def recording(self, path, **kwargs):
+        assert path == "/chat/completions"
+        calls.append({k: kwargs["body"][k] for k in ("model", "messages", "temperature", "max_tokens")})
+        return await original(self, path, **kwargs)
 
-    monkeypatch.setattr(AsyncCompletions, "create", recording)
+    monkeypatch.setattr(AsyncOpenAI, "post", recording)
     prompts = [ChatPrompt("Grade strictly.", "the answer: 4"), "judge this: 55"]
     with StubServer(lambda n, p: ("ok", f"Score: {len(p) % 9 + 1}")) as stub:
         replies = get_backend(settings(stub, cache=None, max_tokens=77)).generate(prompts, progress=False)

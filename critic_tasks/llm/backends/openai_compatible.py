@@ -1,6 +1,6 @@
 """Chat completions from any OpenAI-compatible endpoint (the OpenAI API, ``vllm serve``, llama.cpp's server).
 
-Each request is one call of the openai SDK's public ``client.chat.completions.with_raw_response.create`` on its async
+Each request is one call of the openai SDK's documented ``client.post("/chat/completions", ...)`` on its async
 client (the SDK's own retries off; its aiohttp transport where installed), so the request, its headers and the errors
 raised are the SDK's own. ``tenacity`` decides what is retried: connection failures, timeouts, 408/409/425/429, any
 5xx and a 200 whose body cannot be read, with exponential backoff and jitter, honouring a server's Retry-After. Every
@@ -122,12 +122,13 @@ class _Endpoint:
         self.served = 0
 
     async def chat(self, payload: dict) -> Reply:
-        """One chat completion through the SDK's public call (``chat.completions.create``; openai raises its own
-        errors for a timeout, a dropped connection or a 4xx/5xx status), read from the raw response: the reply's
-        text and what the server says answered are all we keep, so the body is parsed as JSON once rather than
-        also built into typed objects."""
-        raw = await self.client.chat.completions.with_raw_response.create(**payload)
-        body = json.loads(raw.content)
+        """One chat completion through the SDK's documented ``client.post`` (the same request machinery as
+        ``chat.completions.create``: its headers, retries off, and its own errors for a timeout, a dropped
+        connection or a 4xx/5xx status) with the body as bytes: the reply's text and what the server says answered
+        are all we keep, so the body is parsed as JSON once. ``create`` costs ~0.5 ms more CPU a request (it
+        transforms the parameters against its typed schema and wraps the raw response; benchmarks/README.md)."""
+        content = await self.client.post("/chat/completions", body=payload, cast_to=bytes)
+        body = json.loads(content)
         return Reply(body["choices"][0]["message"]["content"] or "", served=served_by(body))
 
 
