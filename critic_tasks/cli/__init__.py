@@ -235,11 +235,27 @@ def _demo(argv: list[str]) -> int:
     parser.add_argument("--max_gen_toks", type=int, default=32,
                         help="generation budget per item (the tasks default to 512; the demo keeps it short)")
     parser.add_argument("--batch_size", default="8")
-    parser.add_argument("--output_path", default=None, help="also write lm-eval's results JSON here")
+    parser.add_argument("--output_path", default=None, help="also write lm-eval's results JSON here (with --paired: "
+                        "a folder, getting both runs and their report)")
+    parser.add_argument("--paired", action="store_true",
+                        help="run the tasks twice, replies sampled with two seeds, and show the paired comparison "
+                        "of the two runs (`critic-eval compare`): how far two runs of one critic differ by chance "
+                        "alone; twice the time of the demo")
+    parser.add_argument("--seeds", default=None, metavar="A,B",
+                        help="with --paired: the two runs' seeds (default 1,2)")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="with --paired: the sampling temperature (default 0.7)")
     args = parser.parse_args(argv)
     from critic_tasks.adapters.lm_eval.runner import ResultsNotWritten, demo_budget_hint, run_demo
 
+    if not args.paired:
+        for flag in ("seeds", "temperature"):
+            if getattr(args, flag) is not None:
+                raise ConfigError(f"demo: --{flag} sets the sampling of --paired's two runs (the demo itself decodes "
+                                  f"greedily): add --paired, or drop --{flag}")
     try:
+        if args.paired:
+            return _paired_demo(args, argv)
         results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv)
     except KeyboardInterrupt as stop:  # run_demo says what it kept
         print(stop.args[0] if stop.args else "critic-eval: interrupted", file=sys.stderr)
@@ -252,6 +268,60 @@ def _demo(argv: list[str]) -> int:
     hint = demo_budget_hint(results, args.max_gen_toks)
     if hint:
         print(hint)
+    return 0
+
+
+PAIRED_READING = ("Reading it: both runs are one critic, sampled twice; a difference whose interval covers 0 (and a "
+                  "large p) is what chance alone gives. Two critics compared the same way (`critic-eval compare A B`) "
+                  "differ for real where the interval excludes 0.")
+
+
+def parse_seeds(text: str) -> tuple[int, int]:
+    """``--seeds A,B``: two whole numbers."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ConfigError(f"demo --paired: --seeds {text}: give two whole numbers >= 0, comma-separated, e.g. "
+                          "--seeds 1,2")
+    return int(parts[0]), int(parts[1])
+
+
+def _paired_demo(args, argv: list[str]) -> int:
+    """`critic-eval demo --paired`: each run's table, then their paired comparison, what each run cost, and with
+    --output_path the files written and the report command that rebuilds them."""
+    from critic_tasks.adapters.lm_eval.runner import (
+        PAIRED_SEEDS,
+        PAIRED_TEMPERATURE,
+        demo_budget_hint,
+        paired_run_label,
+        run_paired_demo,
+    )
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+    from critic_tasks.reports.compare import format_comparisons
+
+    seeds = parse_seeds(args.seeds) if args.seeds is not None else PAIRED_SEEDS
+    temperature = PAIRED_TEMPERATURE if args.temperature is None else args.temperature
+    paired = run_paired_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, seeds,
+                             temperature, argv)
+    labels = [paired_run_label(seed, temperature) for seed in paired.seeds]
+    for label, one in zip(labels, paired.passes):
+        print(f"{label}:")
+        print(format_table(one.results["results"]))
+    print(scale_note(*(one.results["results"] for one in paired.passes)))
+    hint = demo_budget_hint(paired.passes[0].results["results"], args.max_gen_toks)
+    if hint:
+        print(hint)
+    print()
+    if paired.comparisons:
+        print(format_comparisons(paired.comparisons, labels[0], labels[1], settings_from_env().level))
+        print(PAIRED_READING)
+    else:
+        print("Paired comparison: no metric with an interval has a value in both runs (intervals off: CRITIC_CI=off?)")
+    for label, one in zip(labels, paired.passes):
+        print(f"cost: {label}: {one.cost()}")
+    if paired.written:
+        folder = paired.written[0].parent.parent
+        print(f"\nwrote both runs and their report to {folder}; the report again: critic-eval report "
+              f"{folder / f'seed-{paired.seeds[0]}'} {folder / f'seed-{paired.seeds[1]}'} --paired -o {folder / 'report'}")
     return 0
 
 

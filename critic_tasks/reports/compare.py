@@ -33,7 +33,7 @@ import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -169,9 +169,15 @@ def document_identity(sample: dict) -> str:
 
 def read_logged(path: Path, task: str) -> Logged:
     """The records a task's lm-eval samples file logged (the "none" filter's rows, as the results were computed)."""
+    return logged_rows(task, ((where, sample) for _, where, sample in iter_jsonl(path, "an lm-eval --log_samples file")))
+
+
+def logged_rows(task: str, samples: Iterable[tuple[str, dict]]) -> Logged:
+    """The records of a task's logged rows: ``(where, sample)`` pairs, a samples file's lines or the rows lm-eval
+    returns in memory (``simple_evaluate(..., log_samples=True)["samples"][task]``, as the demo holds them)."""
     keys = {m.key for m in registry.TASKS[task].kind_spec.metrics if not m.ci}
     logged = Logged({}, {})
-    for _, where, sample in iter_jsonl(path, "an lm-eval --log_samples file"):
+    for where, sample in samples:
         if sample.get("filter", "none") != "none":
             continue
         if "doc_id" not in sample:
@@ -410,6 +416,29 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
         found = compare_metric(task, metric, *logged[task], settings)
         if found is not None:
             out.append(found)
+    return out
+
+
+def compare_samples(samples_a: dict[str, list[dict]], samples_b: dict[str, list[dict]],
+                    settings: BootstrapSettings | None = None) -> list[Comparison]:
+    """``compare_runs`` on rows held in memory (the demo's two seeded runs): ``samples_*`` map each task to the rows
+    lm-eval logged for it (``simple_evaluate(..., log_samples=True)["samples"]``). Every metric with an interval of
+    every critic task both hold, compared as `critic-eval compare` compares the files of the same runs; mismatched
+    items are refused (``ItemMismatch``)."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+
+    settings = settings_from_env() if settings is None else settings
+    out = []
+    for task in registry.TASKS:
+        if task not in samples_a or task not in samples_b:
+            continue
+        a, b = (logged_rows(task, ((f"run {side}, {task} row {n}", row) for n, row in enumerate(rows, 1)))
+                for side, rows in (("A", samples_a[task]), ("B", samples_b[task])))
+        check_same_items(task, a, b)
+        for metric in comparable_metrics(task):
+            found = compare_metric(task, metric, a, b, settings)
+            if found is not None:
+                out.append(found)
     return out
 
 

@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir
@@ -767,46 +768,211 @@ def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: 
     """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
     generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
     print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
+    _check_demo(tasks, max_gen_toks)
+    check_output_path(output_path)
+    check_model_backend(["--model", "hf"])
+    model_args, folder = _demo_model()
+    cache = os.path.join(folder, resume.PREFIX) if folder else None
+    _announce_demo(tasks, max_gen_toks, folder, "")
+    results = _demo_pass(model_args, tasks, batch_size, {"max_gen_toks": max_gen_toks}, cache, argv).results
+    if output_path:
+        try:
+            Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
+        except OSError as err:
+            raise ResultsNotWritten(f"critic-eval demo: the results were not written to {output_path} "
+                                    f"({err.strerror or err}); the generations are kept in {folder}: the same "
+                                    "command with a writable --output_path reprints them at once") from None
+    return results["results"]
+
+
+PAIRED_SEEDS = (1, 2)
+PAIRED_TEMPERATURE = 0.7  # sampled replies that still read like the greedy ones; two seeds then differ by chance
+
+
+@dataclass
+class DemoPass:
+    """One lm-eval run of the demo: its whole ``simple_evaluate`` return (``results``, ``samples``, ``config``)
+    with our intervals added, and what it cost: the replies it needed, how many the request cache already held,
+    and its time."""
+
+    results: dict
+    replies: int | None  # None: not countable here (CRITICBENCH_DATA_DIR's data)
+    from_cache: int | None
+    seconds: float
+
+    def cost(self) -> str:
+        if self.replies is None or self.from_cache is None:
+            counted = "its replies"
+        else:
+            counted = f"{self.replies} replies ({self.from_cache} from the request cache, " \
+                      f"{self.replies - self.from_cache} generated)"
+        return f"{counted} in {_duration(self.seconds)}"
+
+
+@dataclass
+class PairedDemo:
+    """``critic-eval demo --paired``: the tasks run twice, sampled with two seeds, and their paired comparison."""
+
+    seeds: tuple[int, int]
+    temperature: float
+    passes: tuple[DemoPass, DemoPass]
+    comparisons: list
+    written: list[Path]  # with --output_path: both runs' files and the report's
+
+
+def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
+                    seeds: tuple[int, int] = PAIRED_SEEDS, temperature: float = PAIRED_TEMPERATURE,
+                    argv: list[str] | None = None) -> PairedDemo:
+    """The demo twice, each reply sampled (``do_sample``, ``temperature``) under lm-eval's seeds set to
+    ``seeds[0]``, then ``seeds[1]``, and the paired comparison of the two (``compare.compare_samples`` on the rows
+    each run logged, in memory). Each seed's replies are kept in a request cache of their own (lm-eval's cache key
+    holds the prompt and the generation settings, not the seed): a rerun reuses both, and the default demo's greedy
+    replies are never mixed with sampled ones. ``output_path``: a folder getting ``seed-A/`` and ``seed-B/`` (each a
+    results file and its samples files, as lm-eval writes them) and ``report/`` (`critic-eval report seed-A seed-B
+    --paired`: Markdown, CSV, HTML)."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+    from critic_tasks.reports.compare import compare_samples
+
+    _check_demo(tasks, max_gen_toks)
+    check_paired_settings(seeds, temperature)
+    if output_path and Path(output_path).suffix == ".json":
+        raise ConfigError(f"demo --paired: --output_path {output_path}: give a folder (it gets both runs, seed-"
+                          f"{seeds[0]}/ and seed-{seeds[1]}/, and the report)")
+    check_output_path(output_path)
+    check_model_backend(["--model", "hf"])
+    model_args, folder = _demo_model()
+    _announce_demo(tasks, max_gen_toks, folder, f"twice, sampled at temperature {temperature:g} with seeds "
+                   f"{seeds[0]} and {seeds[1]}, ")
+    gen_kwargs = {"max_gen_toks": max_gen_toks, "do_sample": True, "temperature": temperature}
+    passes = []
+    for seed in seeds:
+        cache = os.path.join(folder, f"{resume.PREFIX}-seed{seed}") if folder else None
+        one = _demo_pass(model_args, tasks, batch_size, gen_kwargs, cache, argv, seed)
+        print(f"critic-eval demo: seed {seed}: {one.cost()}", file=sys.stderr, flush=True)
+        passes.append(one)
+    settings = settings_from_env()
+    comparisons = compare_samples(passes[0].results.get("samples") or {}, passes[1].results.get("samples") or {},
+                                  settings)
+    paired = PairedDemo(tuple(seeds), temperature, (passes[0], passes[1]), comparisons, [])
+    if output_path:
+        paired.written = _write_paired(Path(output_path).expanduser(), paired, settings.level)
+    return paired
+
+
+def check_paired_settings(seeds: tuple[int, int], temperature: float) -> None:
+    """Two different seeds (the same seed would compare a run with itself) and a positive, finite temperature
+    (0 is greedy decoding: both seeds would give the same replies)."""
+    if len(seeds) != 2 or seeds[0] == seeds[1]:
+        raise ConfigError(f"demo --paired: --seeds {','.join(map(str, seeds))}: give two different seeds, e.g. "
+                          "--seeds 1,2")
+    if any(s < 0 for s in seeds):
+        raise ConfigError(f"demo --paired: --seeds {','.join(map(str, seeds))}: seeds are whole numbers >= 0")
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ConfigError(f"demo --paired: --temperature {temperature:g}: give a sampling temperature above 0 "
+                          f"(0 is greedy: both seeds would give the same replies; default {PAIRED_TEMPERATURE:g})")
+
+
+def paired_run_label(seed: int, temperature: float) -> str:
+    return f"SmolLM2-135M-Instruct seed {seed} (temperature {temperature:g})"
+
+
+def _write_paired(folder: Path, paired: PairedDemo, level: float) -> list[Path]:
+    """Both runs as lm-eval writes a run (``results_<time>.json`` and ``samples_<task>_<time>.jsonl`` side by
+    side, so `critic-eval summary / compare / report` read them), and the report with its paired comparison."""
+    from critic_tasks.reports import report
+    from critic_tasks.reports.compare import comparison_table
+    from critic_tasks.reports.results import load_all
+
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
+    written, run_folders = [], []
+    try:
+        for seed, one in zip(paired.seeds, paired.passes):
+            run_folder = folder / f"seed-{seed}"
+            run_folder.mkdir(parents=True, exist_ok=True)
+            kept = {k: v for k, v in one.results.items() if k != "samples"}
+            kept["model_name"] = paired_run_label(seed, paired.temperature)
+            path = run_folder / f"results_{stamp}.json"
+            path.write_text(json.dumps(kept, indent=2, default=str), encoding="utf-8")
+            written.append(path)
+            for task, rows in (one.results.get("samples") or {}).items():
+                samples = run_folder / f"samples_{task}_{stamp}.jsonl"
+                samples.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
+                written.append(samples)
+            run_folders.append(run_folder)
+        runs = load_all(run_folders)
+        table = comparison_table(paired.comparisons, runs[0].label, runs[1].label, level)
+        built = report.build(runs, extra_tables=[table])
+        title = "critic-eval demo --paired"
+        if importlib.util.find_spec("matplotlib") is not None:
+            written += report.write(built, folder / "report", title)
+        else:  # the charts' only dependency: the report without them
+            (folder / "report").mkdir(exist_ok=True)
+            for name, text in (("report.md", report.to_markdown(built, title)), ("report.csv", report.to_csv(built)),
+                               ("report.html", report.to_html(built, title))):
+                (folder / "report" / name).write_text(text, encoding="utf-8")
+                written.append(folder / "report" / name)
+    except OSError as err:
+        raise ResultsNotWritten(f"critic-eval demo: the paired runs were not written to {folder} "
+                                f"({err.strerror or err}); the generations are kept in the request cache: the same "
+                                "command with a writable --output_path writes them at once") from None
+    return written
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _check_demo(tasks: list[str], max_gen_toks: int) -> None:
     check_demo_tasks(tasks)
     # the data the demo reads (its sample, or CRITICBENCH_DATA_DIR's copy), loaded before the model is
     check_local_data(expand(t.strip() for t in tasks if t.strip()), None if read_raw(DATA_DIR_ENV) else "sample")
     if max_gen_toks < 1:
         raise ConfigError(f"demo: --max_gen_toks {max_gen_toks}: give a budget of 1 token or more (default 32)")
-    check_output_path(output_path)
-    check_model_backend(["--model", "hf"])
+
+
+def _demo_model() -> tuple[str, str | None]:
+    """(the demo model's lm-eval ``--model_args``, its request-cache folder or None with the cache off)."""
     model_args = smollm2_model_args() + ",device=cpu"
-    folder = resume.model_folder("hf", model_args)
-    cache = os.path.join(folder, resume.PREFIX) if folder else None
-    cached_before = resume.cached_count(cache) if cache else 0
+    return model_args, resume.model_folder("hf", model_args)
+
+
+def _announce_demo(tasks: list[str], max_gen_toks: int, folder: str | None, how: str) -> None:
     count = demo_generations(tasks)
     print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
-          f"{', '.join(tasks)} on the CPU, up to {max_gen_toks} tokens a reply ("
-          + (f"{count} generations; " if count else "")
+          f"{', '.join(tasks)} on the CPU, {how}up to {max_gen_toks} tokens a reply ("
+          + (f"{count} generations{' a run' if how else ''}; " if count else "")
           + "the critic group's 141 take about 3 minutes on 2 idle cores at 32 tokens, several times that on busy "
           "ones; lm-eval's first time estimates run high). "
           + (f"Generations are kept as they finish in {folder}: Ctrl-C, then the same command, resumes." if folder
              else ""), file=sys.stderr, flush=True)
+
+
+def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: dict, cache: str | None,
+               argv: list[str] | None, seed: int | None = None) -> DemoPass:
+    """One lm-eval run of the demo, our intervals added to its results from the rows it logged (kept in memory, as
+    a results file's are computed from its samples files); a Ctrl-C raises KeyboardInterrupt with the line to
+    print."""
     import lm_eval
 
+    cached_before = resume.cached_count(cache) if cache else 0
+    started = time.monotonic()
     try:
-        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache)
+        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
     except KeyboardInterrupt:
         pass
     else:
         from critic_tasks.reports.results import logged_intervals
 
+        seconds = time.monotonic() - started
         # intervals are no lm-eval keys: computed from the logged rows (kept in memory here), as a results file's are
         for task, samples in (results.get("samples") or {}).items():
             if task in results["results"]:
                 results["results"][task].update(logged_intervals(task, ((task, s) for s in samples)))
-        if output_path:
-            try:
-                Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
-            except OSError as err:
-                raise ResultsNotWritten(f"critic-eval demo: the results were not written to {output_path} "
-                                        f"({err.strerror or err}); the generations are kept in {folder}: the same "
-                                        "command with a writable --output_path reprints them at once") from None
-        return results["results"]
+        replies = demo_generations(tasks)
+        generated = resume.cached_count(cache) - cached_before if cache else replies
+        from_cache = None if replies is None or generated is None else max(replies - generated, 0)
+        return DemoPass(results, replies, from_cache, seconds)
     gc.collect()
     raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache, cached_before))
 
@@ -884,18 +1050,20 @@ class _DemoSettingsWarning(logging.Filter):
         return "Ensure 'do_sample=True'" not in record.getMessage()
 
 
-def _demo_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
+def _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
     quiet = _DemoSettingsWarning()
     logger = logging.getLogger("lm_eval.evaluator")
     logger.addFilter(quiet)
     try:
         with private.quiet():
-            return _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache)
+            return _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
     finally:
         logger.removeFilter(quiet)
 
 
-def _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache):
+def _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
+    # a sampled pass (demo --paired) sets lm-eval's seeds, torch's among them (what sampling draws from)
+    seeds = {} if seed is None else {"random_seed": seed, "numpy_random_seed": seed, "torch_random_seed": seed}
     return lm_eval.simple_evaluate(
         model="hf",
         model_args=model_args,
@@ -905,7 +1073,8 @@ def _simple_evaluate(lm_eval, model_args, tasks, batch_size, max_gen_toks, cache
         task_manager=task_manager(metadata={} if read_raw(DATA_DIR_ENV) else {"data_dir": "sample"}),
         batch_size=batch_size,
         apply_chat_template=True,
-        gen_kwargs={"max_gen_toks": max_gen_toks},
+        gen_kwargs=dict(gen_kwargs),
         bootstrap_iters=0,
-        log_samples=True,  # the per-document rows the intervals are computed from (run_demo)
+        log_samples=True,  # the per-document rows the intervals (and demo --paired's comparison) are computed from
+        **seeds,
     )
