@@ -19,8 +19,15 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import is_setting_set, read_raw, read_setting
-from critic_tasks.reports.results import read_result_sets, unshown_runs_note
-from critic_tasks.reports.tables import SCALE_NOTE, format_table, format_task_list, interval_note, scale_note
+from critic_tasks.reports.results import read_fingerprints, read_result_sets, unshown_runs_note
+from critic_tasks.reports.tables import (
+    SCALE_NOTE,
+    format_table,
+    format_task_list,
+    interval_note,
+    judge_lines,
+    scale_note,
+)
 
 COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "demo": "run the critic group on the bundled sample with SmolLM2-135M-Instruct (offline, CPU)",
@@ -342,6 +349,8 @@ def _summary(argv: list[str]) -> int:
     note = interval_note(*(results for _, results in sets))
     if note:
         print(note)
+    for line in judge_lines(read_fingerprints(args.results_json)):
+        print(line)
     return 0
 
 

@@ -12,6 +12,7 @@ Tables, in order (each only where some run has its data):
 * per quality / difficulty / group: each task's breakdown metrics;
 * the judge-bias lines of each pairwise task (``registry.BIAS_LINES``: position consistency, first-position rate,
   length bias);
+* the judges of the judge-scored tasks (model, settings, prompt template hash, what the server said answered);
 * every task's headline metrics (the other protocols' and variants' tables included).
 
 Rendered as Markdown (the terminal and ``report.md``), CSV (``report.csv``: one line per cell with its interval) and
@@ -38,7 +39,7 @@ from critic_tasks.protocols.criticbench.leaderboard import (
     read_leaderboard,
 )
 from critic_tasks.reports.results import Run, invalid_note
-from critic_tasks.reports.tables import BIAS_NOTE, format_value, interval_note
+from critic_tasks.reports.tables import BIAS_NOTE, format_value, interval_note, judge_lines
 
 
 @dataclass
@@ -182,6 +183,22 @@ def _bias(runs: list[Run]) -> list[Table]:
     return [Table("bias", "Judge-bias lines", ["task", "line"], [r.label for r in runs], rows, BIAS_NOTE)] if rows else []
 
 
+def _judges(runs: list[Run]) -> list[Table]:
+    """Each run's judge of each judged task (``Run.fingerprints``): the judge's model and settings, its prompt
+    version and template hash, and what the server said answered (``tables.judge_lines``)."""
+    rows = []
+    for run in runs:
+        for line in judge_lines(run.fingerprints):
+            task, _, rest = line.removeprefix("judge of ").partition(": ")
+            judge, _, served = rest.partition("; served by: ")
+            rows.append(([run.label, task, judge, served], []))
+    if not rows:
+        return []
+    return [Table("judges", "Judges", ["run", "task", "judge (backend, temperature), prompt, template", "served by"],
+                  [], rows, "what graded each judge-scored task: the same name with another template hash or served "
+                  "model is another judge (critic-eval judge --canary N re-asks cached prompts)")]
+
+
 def _headlines(runs: list[Run]) -> Table:
     rows = []
     tasks = [t for t in registry.TASKS.values() if _present(runs, t.name)]
@@ -243,6 +260,7 @@ def build(runs: list[Run], leaderboards=(), chance_lines=(), extra_tables=()) ->
     tables += _per_domain(runs, heatmap)
     tables += _breakdowns(runs)
     tables += _bias(runs)
+    tables += _judges(runs)
     tables.append(_headlines(runs))
     tables += list(extra_tables)
     return Report(runs, tables, heatmap)

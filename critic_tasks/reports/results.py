@@ -48,6 +48,7 @@ class Run:
     results: dict  # task -> {"metric,none": value}
     protocol: str = ""  # as recorded in the file ('' when not recorded)
     configs: dict = field(default_factory=dict)
+    fingerprints: dict = field(default_factory=dict)  # judged task -> its judge fingerprint (``judge_fingerprints``)
 
     def value(self, task: str, key: str) -> float | None:
         return metric_value(self.results.get(task, {}), key)
@@ -152,6 +153,92 @@ def sample_intervals(path: Path, results: dict) -> dict:
         check_values(found, {task: computed})
         metrics.update(computed)
     return results
+
+
+JUDGE_FIELDS = ("judge", "judge_served")  # what a judged record names beside its grade (hooks.ScoreFilter)
+
+
+def _judged_record(sample: dict) -> dict | None:
+    """The record a judged task's row holds with its judge's identity: the ScoreFilter's record, which lm-eval logs
+    as its Python repr under ``filtered_resps`` (a dict where the rows are held in memory); None where the row holds
+    none (a deferred item, a row of another shape: nothing to count)."""
+    import ast
+
+    held = sample.get("filtered_resps")
+    while isinstance(held, list) and held:
+        held = held[0]
+    if isinstance(held, str) and held.startswith("{"):
+        try:
+            held = ast.literal_eval(held)  # literals only: the text is never run
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return held if isinstance(held, dict) and isinstance(held.get("judge"), dict) else None
+
+
+def judge_fingerprint(samples) -> dict | None:
+    """A judged task's fingerprint (``llm.canary.fingerprint``) from its logged rows (``(where, sample)`` pairs):
+    the identity its ScoreFilter wrote beside every record (model, sampling settings, prompt version, template
+    hash) and a tally of what the judge's server said answered each record (``judge_served``); None when no row
+    names a judge (judging deferred). A run judges a task with one judge; rows naming another (a copy of rows
+    from another run) are counted under ``other_judges``."""
+    from critic_tasks.llm.canary import fingerprint
+
+    identity, served, others = None, [], 0
+    for _, sample in samples:
+        if sample.get("filter", "none") != "none":
+            continue
+        record = _judged_record(sample)
+        if record is None:
+            continue
+        if identity is None:
+            identity = record["judge"]
+        elif record["judge"] != identity:
+            others += 1
+            continue
+        served.append(record.get("judge_served") if isinstance(record.get("judge_served"), dict) else None)
+    if identity is None:
+        return None
+    found = fingerprint(identity, served)
+    return {**found, "other_judges": others} if others else found
+
+
+def judge_fingerprints(path: Path, results: dict) -> dict:
+    """``{task: fingerprint}`` of every judge-scored task of ``results`` with a samples file beside ``path``
+    (``samples_file``) whose rows name a judge."""
+    from critic_tasks.engine import SCORERS
+
+    out = {}
+    for task in results:
+        if task not in registry.TASKS or not SCORERS[registry.TASKS[task].scorer].judged:
+            continue
+        found = samples_file(path, task)
+        if found is None:
+            continue
+        fingerprint = judge_fingerprint((where, row) for _, where, row in iter_jsonl(found))
+        if fingerprint is not None:
+            out[task] = fingerprint
+    return out
+
+
+def recorded_fingerprints(data, path: Path, results: dict) -> dict:
+    """The judge fingerprints a results file holds (``fingerprint``: critic-eval writes them after a run with
+    judged tasks, `critic-eval judge --output` too), else those its samples files give (a plain lm_eval run)."""
+    held = data.get("fingerprint") if isinstance(data, dict) else None
+    if isinstance(held, dict) and held:
+        return {task: fp for task, fp in held.items() if isinstance(fp, dict)}
+    return judge_fingerprints(path, results)
+
+
+def read_fingerprints(path: Path) -> dict:
+    """The judge fingerprints of the run at ``path`` (a results file, or the newest under an output dir)."""
+    path = Path(path)
+    if path.is_dir():
+        path = newest_results_file(path)
+    data = _read_json(path)
+    if summarizer_models(data) is not None:
+        return {}
+    results = data.get("results", data) if isinstance(data, dict) else {}
+    return recorded_fingerprints(data, path, results if isinstance(results, dict) else {})
 
 
 def missing_intervals(results: dict) -> bool:
@@ -386,7 +473,8 @@ def load_runs(path: Path) -> list[Run]:
     if models is not None:  # the OpenCompass summarizer's file: model -> lm-eval-shaped results
         return [Run(model, path, _checked(path, results)) for model, results in models.items()]
     results = sample_intervals(path, _checked(path, data.get("results", data)))
-    return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {})]
+    return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {},
+                recorded_fingerprints(data, path, results))]
 
 
 def _output_folder(run: Run) -> str:

@@ -162,3 +162,37 @@ LABEL_FREE_NOTE = ("predictions only (no dataset): parse rates and distributions
                    "of the replies; comparison pairs: consistent = reverse verdict is the swap of the forward one, "
                    "first_pos = share of A/B verdicts naming the first-shown response (50 = no slot preference), "
                    "same_pos = pairs answered with the same slot in both orders. Labelled metrics: --data_dir.")
+
+
+def _tally_text(counts) -> str:
+    if not isinstance(counts, dict) or not counts:
+        return ""
+    return ", ".join(f"{name} ({n})" for name, n in sorted(counts.items(), key=lambda kv: (-_count(kv[1]), kv[0])))
+
+
+def _count(n) -> int:
+    return n if isinstance(n, int) and not isinstance(n, bool) else 0
+
+
+def judge_lines(fingerprints: dict) -> list[str]:
+    """One line per judged task of a run's judge fingerprints (``results.judge_fingerprints``): the judge's model
+    and backend, its temperature, the prompt version and the first 12 characters of the template hash, then what
+    the server said answered (its models and system fingerprints, each with its count of replies)."""
+    lines = []
+    for task, found in sorted(fingerprints.items()):
+        judge = found.get("judge") if isinstance(found, dict) else None
+        if not isinstance(judge, dict):
+            continue
+        served = found.get("served") if isinstance(found.get("served"), dict) else {}
+        template = str(judge.get("template_sha256") or "")[:12] or "none recorded"
+        said = [f"model {_tally_text(served.get('model'))}" if _tally_text(served.get("model")) else "",
+                f"system fingerprint {_tally_text(served.get('system_fingerprint'))}"
+                if _tally_text(served.get("system_fingerprint")) else "",
+                f"{_count(served.get('unreported'))} repl(ies) naming neither" if _count(served.get("unreported")) else ""]
+        said = [s for s in said if s]
+        others = _count(found.get("other_judges"))
+        lines.append(f"judge of {task}: {judge.get('model') or '?'} ({judge.get('backend') or '?'}, temperature "
+                     f"{judge.get('temperature', '?')}), prompt {judge.get('prompt_version') or '?'}, template "
+                     f"{template}; served by: {'; '.join(said) or 'not reported'}"
+                     + (f"; {others} row(s) judged by another judge" if others else ""))
+    return lines

@@ -17,16 +17,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.core.settings import read_flag, read_raw
+from critic_tasks.core.settings import read_flag, read_raw, read_setting
 from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks, expand, known_names, unknown_task
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
-from critic_tasks.protocols.criticbench.self_feedback import STAGE1_TASK
-from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALLOW_JUDGE_FAILURES_ENV = "CRITIC_JUDGE_ALLOW_FAILURES"  # as `critic-eval judge --allow_failures`
@@ -70,11 +69,12 @@ def run_cli(argv: list[str]) -> int:
         if not asks_help:
             check_hub_model(rest)
         require_scorer_or_samples(rest)
-        stage1 = self_feedback_stage(rest)
-        if stage1 is not None:  # SAvg without the critic's feedback yet: stage 1 first, same model arguments
-            with stage1 as (stage1_argv, rest):
-                return (_lm_eval(command, stage1_argv) or _lm_eval(command, rest)
-                        or results_written(rest, started) or point_to_intervals(rest))
+        chained = prior_runs(rest)
+        if chained is not None:  # a stage 1 not given yet, or rounds: the earlier runs first, same model arguments
+            with chained as runs:
+                *earlier, rest = runs
+                return (next((rc for run in earlier if (rc := _lm_eval(command, run))), 0) or _lm_eval(command, rest)
+                        or results_written(rest, started) or rounds_summary(runs) or point_to_intervals(rest))
         return _lm_eval(command, rest) or results_written(rest, started) or point_to_intervals(rest)
     except KeyboardInterrupt:
         pass
@@ -388,6 +388,36 @@ def results_written(argv: list[str], since: float) -> int:
     return 1
 
 
+def record_judge_fingerprints(argv: list[str], since: float) -> None:
+    """Each results file this run wrote under ``--output_path`` gets ``fingerprint``: one entry per judge-scored task
+    (``reports.results.judge_fingerprints``, from the samples files beside it: the judge's model, settings, prompt
+    template hash, and what its server said answered), as `critic-eval judge --output` writes them. Nothing without
+    judged tasks or samples; a file that cannot be rewritten keeps its results (one line says so)."""
+    from critic_tasks.reports.results import judge_fingerprints
+
+    output = flag_value(argv, "--output_path", "-o")
+    if not output or not logs_samples(argv) or os.environ.get("RANK", "0") != "0":
+        return
+    target = Path(output).expanduser()
+    files = target.parent.glob(f"{target.stem}_*.json") if target.suffix == ".json" else target.glob("*/results_*.json")
+    for path in files:
+        try:
+            if path.stat().st_mtime < since - 1:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+            results = data.get("results") if isinstance(data, dict) else None
+            found = judge_fingerprints(path, results) if isinstance(results, dict) else {}
+            if not found:
+                continue
+            data["fingerprint"] = found
+            kept = path.with_name(f".{path.name}.tmp")
+            kept.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+            os.replace(kept, path)  # whole or not at all: a reader never sees half a results file
+        except (OSError, ValueError, DataError) as err:
+            print(f"critic-eval: the judge fingerprints were not added to {path} ({err}); `critic-eval summary` reads "
+                  "them from the samples files instead", file=sys.stderr)
+
+
 def logs_samples(argv: list[str]) -> bool:
     return any(a in ("--log_samples", "-s") or a.startswith("--log_samples=") for a in argv)
 
@@ -504,6 +534,7 @@ def each_warning_once():
 def _lm_eval(command: str, rest: list[str]) -> int:
     ours = own_path()  # empty where `critic-eval register-lm-eval` put our tasks in lm-eval's own tree
     unscored: list[str] = []
+    started = time.time()
     try:
         with hooks.unscored_items(unscored), each_warning_once():
             private.cli([command, *rest, *(["--include_path", ours[0]] if ours else [])])
@@ -528,6 +559,8 @@ def _lm_eval(command: str, rest: list[str]) -> int:
         raise
     finally:
         shutdown_vllm_engines()
+    if command == "run":  # whether or not every item was judged: the grades the run holds came from this judge
+        record_judge_fingerprints(rest, started)
     unjudged = len(unscored)
     if unjudged and not read_flag(ALLOW_JUDGE_FAILURES_ENV):
         print(f"critic-eval: {unjudged} item(s) could not be scored by the judge or revisers (failed calls, or replies "
@@ -713,35 +746,122 @@ def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
 
 
 @contextlib.contextmanager
-def _stage1_run(argv: list[str], tasks: list[str], folder: Path | None):
-    """(stage-1 argv, the requested run's argv with ``self_feedback`` set); a temporary folder is removed after."""
-    own = folder is None
-    folder = Path(tempfile.mkdtemp(prefix="critic-self-feedback-")) if own else folder
+def _chained_runs(argv: list[str], steps: list[tuple[list[str], Path | None, dict, Callable[[Path], dict]]]):
+    """The argv of each earlier run, then of the requested run. ``steps``, in order: (its tasks, its folder (None: a
+    temporary one, removed after), the --metadata it adds, folder -> the --metadata it hands every later run)."""
+    temporary: list[Path] = []
     try:
         rest = _without(argv, {"--tasks": True, "-t": True, "--output_path": True, "-o": True, "--log_samples": False,
                                "-s": False})
-        stage1 = [*rest, "--tasks", ",".join(tasks), "--log_samples", "--output_path", str(folder)]
-        yield stage1, [*argv, "--metadata", json.dumps({"self_feedback": str(folder)})]
+        runs, handed = [], {}
+        for tasks, folder, own, hands in steps:
+            if folder is None:
+                folder = Path(tempfile.mkdtemp(prefix="critic-stage-"))
+                temporary.append(folder)
+            metadata = {**handed, **own}
+            runs.append([*rest, *(["--metadata", json.dumps(metadata)] if metadata else []), "--tasks", ",".join(tasks),
+                         "--log_samples", "--output_path", str(folder)])
+            handed.update(hands(folder))
+        yield [*runs, [*argv, "--metadata", json.dumps(handed)]]
     finally:
-        if own:
+        for folder in temporary:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def self_feedback_stage(argv: list[str]):
-    """SAvg in one command: when ``--tasks`` asks for ``critic_correction_self[_sub]`` and no ``self_feedback``
-    is given (``--metadata`` or ``CRITIC_SELF_FEEDBACK``), a context giving the argv of stage 1 (the stage-1 task
-    on the same domains, same model arguments, samples logged into ``<output_path>/self_feedback/<time>/`` or a
-    temporary folder) and of the requested run (``self_feedback`` pointing there); else None. Two lm-eval passes:
-    the model is loaded once for each."""
-    domains = dict.fromkeys(d for t in _tasks(argv) if t.self_feedback for d in t.domains)
-    if not domains or resolve_self_feedback(_metadata(argv).get("self_feedback")):
+def _prior_given(stage, metadata: dict) -> bool:
+    """Stage 1's samples are named: the stage's option in ``--metadata``, or its setting."""
+    return metadata.get(stage.key) not in (None, "") or bool(stage.env and read_setting(stage.env))
+
+
+def _rounds(argv: list[str], tasks) -> int:
+    """``--metadata '{"rounds": N}'``: how many rounds to chain (1 without it); refused where no task has rounds."""
+    from critic_tasks.registry import ROUNDS_KEY
+
+    value = _metadata(argv).get(ROUNDS_KEY)
+    if value in (None, ""):
+        return 1
+    if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
+        raise ConfigError(f"--metadata {ROUNDS_KEY}={value!r}: expected a whole number of rounds, 1 or more")
+    if not any(t.rounds for t in tasks):
+        raise ConfigError(f"--metadata {ROUNDS_KEY}={value}: none of --tasks has rounds (RealCritic's critique tasks "
+                          "do: critic_realcritic, critic_realcritic_self and their tasks)")
+    return int(value)
+
+
+def prior_runs(argv: list[str]):
+    """Two-stage and multi-round tasks in one command; None when ``--tasks`` needs no earlier run.
+
+    A task with a ``prior_stage`` whose samples are not named (its option in ``--metadata``, or its setting): its
+    stage-1 tasks run first (SAvg: ``critic_self_feedback_<domain>``; RealCritic self-critique:
+    ``critic_realcritic_direct_<task>``), samples logged into ``<output_path>/<option>/<time>/`` or a temporary
+    folder, and the requested run gets the option pointing there. ``--metadata '{"rounds": N}'``: the tasks with
+    ``rounds`` run N-1 times first (round k logged into ``<output_path>/rounds/<time>/round_<k>/``), each run and the
+    requested one (round N) reading the previous round's samples (``previous_round``, ``round``). A context giving
+    the argv of every run in order; the model is loaded once for each."""
+    from critic_tasks.registry import PREVIOUS_ROUND_KEY, ROUND_KEY
+
+    tasks = _tasks(argv)
+    metadata = _metadata(argv)
+    pending: dict = {}  # stage -> its stage-1 tasks, in --tasks order
+    for t in tasks:
+        if t.prior_stage is not None and not _prior_given(t.prior_stage, metadata):
+            pending.setdefault(t.prior_stage, {}).update(dict.fromkeys(t.prior_stage.tasks(t)))
+    rounds = _rounds(argv, tasks)
+    if not pending and rounds == 1:
         return None
     output = flag_value(argv, "--output_path", "-o")
     output = str(Path(output).parent) if output and output.endswith(".json") else output  # a results file's folder
-    folder = Path(output) / "self_feedback" / time.strftime("%Y-%m-%dT%H-%M-%S") if output else None
-    print(f"critic-eval: SAvg stage 1: the critic writes its own feedback ({STAGE1_TASK} on {', '.join(domains)}), "
-          f"into {folder or 'a temporary folder'}; then the requested tasks revise with it", file=sys.stderr)
-    return _stage1_run(argv, [f"{STAGE1_TASK}_{d}" for d in domains], folder)
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
+    steps = []
+    for stage, stage_tasks in pending.items():
+        folder = Path(output) / stage.key / stamp if output else None
+        print(f"critic-eval: stage 1: {stage.about} ({', '.join(stage_tasks)}), into {folder or 'a temporary folder'}; "
+              "then the requested tasks use it", file=sys.stderr)
+        steps.append((list(stage_tasks), folder, {}, lambda f, key=stage.key: {key: str(f)}))
+    if rounds > 1:
+        chained = [t.name for t in tasks if t.rounds]
+        print(f"critic-eval: {rounds} rounds of {', '.join(chained)}: rounds 1-{rounds - 1} into "
+              f"{Path(output) / 'rounds' / stamp if output else 'a temporary folder'}, each critiquing the previous "
+              "round's replies; the last is the requested run", file=sys.stderr)
+        for k in range(1, rounds):
+            folder = Path(output) / "rounds" / stamp / f"round_{k}" if output else None
+            own = {ROUND_KEY: 1} if k == 1 else {}  # later rounds get theirs from the round before
+            steps.append((chained, folder, own, lambda f, k=k: {PREVIOUS_ROUND_KEY: str(f), ROUND_KEY: k + 1}))
+    return _chained_runs(argv, steps)
+
+
+self_feedback_stage = prior_runs  # SAvg's name for it
+
+
+def rounds_summary(runs: list[list[str]]) -> int:
+    """After a multi-round run: each round's headline value per task, one line a round, read from the results files
+    of its run (rounds 1..N-1: their folders; N: the requested run). Always 0."""
+    from critic_tasks.registry import ROUND_KEY, TASKS
+
+    lines = []
+    for run in runs:
+        round_no = _metadata(run).get(ROUND_KEY)
+        output = flag_value(run, "--output_path", "-o")
+        if round_no in (None, "") or not output:
+            continue
+        found = sorted(Path(output).expanduser().glob("*/results_*.json"), key=lambda f: f.stat().st_mtime)
+        if not found:
+            continue
+        try:
+            results = json.loads(found[-1].read_text()).get("results", {})
+        except (OSError, ValueError):
+            continue
+        values = []
+        for name, entry in results.items():
+            if name in TASKS and TASKS[name].rounds:
+                key = TASKS[name].headline_keys()[0]
+                value = entry.get(f"{key},none")
+                values.append(f"{name} {key} {value:.1f}" if isinstance(value, (int, float)) else f"{name} {key} -")
+        if values:
+            lines.append(f"round {round_no}: " + ", ".join(values))
+    if lines:
+        print("\ncritic-eval: per round (each round's results are in its own folder):\n  " + "\n  ".join(lines))
+    return 0
 
 
 def _find_cause(err: BaseException | None, kind) -> BaseException | None:
