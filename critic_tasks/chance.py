@@ -100,7 +100,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     if scorer.lm_eval_only:
         line.skipped = f"scored by {dimension.scorer} ({scorer.lm_eval_only}): no canned line outside lm-eval"
         return line
-    if spec.self_feedback or not dimension.scored:
+    if spec.prior_stage is not None or not dimension.scored:
         line.skipped = "a two-stage task: its critique is scored through the stage that uses it"
         return line
     docs = engine.task_docs(task) if docs is None else list(docs)

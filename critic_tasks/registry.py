@@ -43,7 +43,7 @@ from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
-from critic_tasks.protocols.criticbench.self_feedback import FEEDBACK_SOURCES, STAGE1_TASK
+from critic_tasks.protocols.criticbench.self_feedback import FEEDBACK_SOURCES, SELF_FEEDBACK_ENV, STAGE1_TASK
 from critic_tasks.protocols.critiquellm import chance as cq_chance
 from critic_tasks.protocols.critiquellm import data as cq_data
 from critic_tasks.protocols.critiquellm import prompts as cq_prompts
@@ -63,6 +63,7 @@ from critic_tasks.protocols.realcritic import chance as rc_chance
 from critic_tasks.protocols.realcritic import data as rc_data
 from critic_tasks.protocols.realcritic import prompts as rc_prompts
 from critic_tasks.protocols.realcritic import scoring as rc_scoring
+from critic_tasks.protocols.realcritic import stages as rc_stages
 from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 
@@ -139,6 +140,33 @@ class TaskKind:
 
 
 @dataclass(frozen=True)
+class PriorStage:
+    """A task whose documents are made from an earlier run's logged samples (stage 2 of a two-stage mode): the
+    stage-1 tasks, the option (``--metadata`` key) that names their samples, and what ``critic-eval`` says when it
+    runs them first (same model arguments, samples logged into ``<output_path>/<key>/<time>/``)."""
+    prefix: str  # the stage-1 tasks are ``<prefix>_<domain>`` (``per="domain"``) or ``<prefix>_<subset>`` (``per="subset"``)
+    key: str  # the task option / --metadata key naming the stage-1 samples (a samples file or a folder of them)
+    about: str  # what stage 1 gives, e.g. "the critic's own feedback"
+    env: str = ""  # a setting that may name them instead of ``key`` ("": none)
+    per: str = "domain"
+
+    def tasks(self, task: "Task") -> list[str]:
+        """The stage-1 tasks covering ``task``'s items."""
+        if self.per == "domain":
+            return [f"{self.prefix}_{d}" for d in task.domains]
+        return [f"{self.prefix}_{dict(task.options)['subset'].replace('-', '_')}"]
+
+
+# Multi-round critique (``Task.rounds``): the --metadata keys critic-eval sets on each run of the chain.
+ROUNDS_KEY, PREVIOUS_ROUND_KEY, ROUND_KEY = rc_stages.ROUNDS_KEY, rc_stages.PREVIOUS_KEY, rc_stages.ROUND_KEY
+# SAvg: revise with the critic's own feedback (protocols.criticbench.self_feedback).
+SAVG_STAGE = PriorStage(STAGE1_TASK, "self_feedback", "the critic's own feedback", env=SELF_FEEDBACK_ENV)
+# RealCritic self-critique: critique the critic's own direct-CoT solutions (protocols.realcritic.stages).
+REALCRITIC_SELF_STAGE = PriorStage(rc_stages.task_name(rc_stages.DIRECT, "").rstrip("_"), rc_stages.SELF_KEY,
+                                   "the critic's own solutions (direct CoT)", per="subset")
+
+
+@dataclass(frozen=True)
 class Task:
     name: str
     kind: str  # a TaskKind's name
@@ -152,10 +180,18 @@ class Task:
     section: str = ""  # the summary table's row block (default: the dimension's all-domain task)
     headline: tuple[str, ...] = ()  # overrides the dimension's headline keys
     options: tuple[tuple[str, Any], ...] = ()  # other protocols: their loader's options (dataset_kwargs)
+    # its documents need an earlier run's samples (critic-eval runs it first when they are not given); SAvg's tasks
+    # (feedback_source "self") get SAVG_STAGE
+    prior_stage: PriorStage | None = None
+    # multi-round: ``--metadata '{"rounds": N}'`` makes critic-eval chain N runs, round k reading round k-1's samples
+    # through the loader option ``previous_round``
+    rounds: bool = False
 
     def __post_init__(self):
         if self.feedback_source not in FEEDBACK_SOURCES:
             raise ValueError(f"task {self.name}: feedback_source={self.feedback_source!r}, expected one of {FEEDBACK_SOURCES}")
+        if self.feedback_source == "self" and self.prior_stage is None:
+            object.__setattr__(self, "prior_stage", SAVG_STAGE)
 
     @property
     def kind_spec(self) -> TaskKind:
@@ -285,6 +321,8 @@ REALCRITIC = (Metric("accuracy", "realcritic", when="scored"),
               Metric("incorrect_to_correct", "realcritic", when="scored"),
               Metric("solution_accuracy", "realcritic", when="scored"), Metric("parse_rate", "realcritic"),
               Metric("unreadable_golds", "realcritic", scale="count", higher_is_better=False))
+# Direct CoT (the question alone): the accuracy of its answers; the released solution's grade means nothing here.
+REALCRITIC_DIRECT = tuple(m for m in REALCRITIC if m.base in ("accuracy", "parse_rate", "unreadable_golds"))
 # The critique walks the solution's steps before its corrected \boxed{} answer (--gen_kwargs raises ours).
 REALCRITIC_BUDGET = 1024
 # CritiqueLLM's paper prompt asks for an explanation (in Chinese) before the rating, so a budget that ends inside the
@@ -362,7 +400,9 @@ PROTOCOLS = {p.name: p for p in (
              target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,
              source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR, chance=pb_chance),
     Protocol("realcritic", "RealCritic (Tang et al. 2025)", "arXiv:2501.14492",
-             load_docs=rc_data.load_task_docs, options=("data_dir", "subset"), prompt=rc_prompts.critic_prompt,
+             load_docs=rc_stages.load_task_docs,
+             options=("data_dir", "subset", rc_stages.SELF_KEY, rc_stages.PREVIOUS_KEY, rc_stages.ROUND_KEY,
+                      rc_stages.ROUNDS_KEY), prompt=rc_prompts.critic_prompt,
              target=rc_scoring.gold_text, record=rc_scoring.record, data_env=rc_data.DATA_DIR_ENV,
              source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR, chance=rc_chance),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
@@ -417,6 +457,14 @@ TASK_KINDS = {d.name: d for d in (
              ("accuracy", "correct_to_incorrect", "incorrect_to_correct", "parse_rate"),
              "critique a solution and give the corrected final answer (\\boxed{}); accuracy of the corrected answers",
              max_gen_toks=REALCRITIC_BUDGET),
+    TaskKind("realcritic_direct", "realcritic", rc_stages.DIRECT, "obj", "parse", REALCRITIC_DIRECT,
+             ("accuracy", "parse_rate"),
+             "solve the question (\\boxed{} answer): the Direct CoT baseline, and stage 1 of self-critique",
+             max_gen_toks=REALCRITIC_BUDGET),
+    TaskKind("realcritic_self", "realcritic", rc_stages.SELF, "obj", "parse", REALCRITIC,
+             ("accuracy", "solution_accuracy", "correct_to_incorrect", "incorrect_to_correct", "parse_rate"),
+             "critique and correct its own direct-CoT solution (\\boxed{}); accuracy of the corrected answers "
+             "(solution_accuracy: the direct-CoT baseline)", max_gen_toks=REALCRITIC_BUDGET),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
     # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
@@ -529,9 +577,18 @@ def _processbench_tasks() -> list[Task]:
 
 
 def _realcritic_tasks() -> list[Task]:
-    """RealCritic: one task per benchmark; the group ``critic_realcritic`` averages their accuracy."""
-    return [Task(f"critic_realcritic_{t.replace('-', '_')}", "realcritic", tags=("critic_realcritic_tasks",),
-                 section="critic_realcritic", options=(("subset", t),)) for t in rc_data.TASKS]
+    """RealCritic: one task per benchmark and mode (critique the given solution, several rounds with ``rounds``;
+    solve directly; critique the critic's own direct solution); a group per mode averages their accuracy."""
+    return [Task(rc_stages.task_name(dimension, t), kind, tags=(f"{group}_tasks",), section=group,
+                 options=(("subset", t),), rounds=dimension != rc_stages.DIRECT,
+                 prior_stage=REALCRITIC_SELF_STAGE if dimension == rc_stages.SELF else None)
+            for dimension, kind, group in REALCRITIC_MODES for t in rc_data.TASKS]
+
+
+# RealCritic's modes: (data dimension, task kind, group)
+REALCRITIC_MODES = ((rc_stages.CROSS, "realcritic", "critic_realcritic"),
+                    (rc_stages.DIRECT, "realcritic_direct", "critic_realcritic_direct"),
+                    (rc_stages.SELF, "realcritic_self", "critic_realcritic_self"))
 
 
 TASKS: dict[str, Task] = {t.name: t for t in _catalogue()}
@@ -545,6 +602,11 @@ GROUPS = {g.name: g for g in (
           "ProcessBench's Avg. F1 (Table 3): the unweighted mean of the four subsets' F1"),
     Group("critic_realcritic", tuple(f"critic_realcritic_{t.replace('-', '_')}" for t in rc_data.TASKS), "accuracy",
           "average accuracy", "RealCritic's average: the unweighted mean of the eight tasks' corrected-answer accuracy"),
+    Group("critic_realcritic_direct", tuple(rc_stages.task_name(rc_stages.DIRECT, t) for t in rc_data.TASKS),
+          "accuracy", "average accuracy", "RealCritic's Direct CoT baseline: the mean of the eight tasks' accuracy"),
+    Group("critic_realcritic_self", tuple(rc_stages.task_name(rc_stages.SELF, t) for t in rc_data.TASKS),
+          "accuracy", "average accuracy",
+          "RealCritic's self-critique: the mean of the eight tasks' accuracy after critiquing its own solutions"),
 )}
 
 # The summary table's row blocks, in the paper's dimension order.
@@ -553,7 +615,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench",
-            "critic_processbench", "critic_realcritic")
+            "critic_processbench", "critic_realcritic", "critic_realcritic_direct", "critic_realcritic_self")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

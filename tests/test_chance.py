@@ -45,7 +45,7 @@ def data(tmp_path, monkeypatch):
 
 
 OBJECTIVE = [t.name for t in registry.TASKS.values()
-             if t.kind_spec.fmt == "obj" and t.split == "dev" and not t.self_feedback
+             if t.kind_spec.fmt == "obj" and t.split == "dev" and t.prior_stage is None
              and t.kind_spec.data_dimension != "self_feedback"]
 # critic_correction runs every domain's items in the sandbox (~8 s); its per-domain and variant tasks run the same
 # items again: in the second tier
@@ -81,7 +81,8 @@ def test_each_canned_critic_scores_at_or_below_chance(task, executor):
     assert not line.skipped, line.skipped
     kind = registry.task(task).kind_spec
     rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench",
-                                                                    "processbench", "realcritic")
+                                                                    "processbench", "realcritic",
+                                                                    "realcritic_direct")
     length_raters = {"longer", "shorter"} if rating else set()  # raters by length: rating tasks only
     assert set(line.values) == set(chance.CANNED) | length_raters
     assert line.chance, "every objective task's headline has a floor"

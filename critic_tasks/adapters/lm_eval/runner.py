@@ -820,7 +820,8 @@ def prior_runs(argv: list[str]):
         steps.append((list(stage_tasks), folder, {}, lambda f, key=stage.key: {key: str(f)}))
     if rounds > 1:
         chained = [t.name for t in tasks if t.rounds]
-        print(f"critic-eval: {rounds} rounds of {', '.join(chained)}: rounds 1-{rounds - 1} into "
+        earlier = "round 1" if rounds == 2 else f"rounds 1-{rounds - 1}"
+        print(f"critic-eval: {rounds} rounds of {', '.join(chained)}: {earlier} into "
               f"{Path(output) / 'rounds' / stamp if output else 'a temporary folder'}, each critiquing the previous "
               "round's replies; the last is the requested run", file=sys.stderr)
         for k in range(1, rounds):

@@ -30,11 +30,13 @@ CLASSES = (GEN_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR)
 
 def unsupported_reason(task: registry.Task) -> str | None:
     """Why OpenCompass cannot run a task (None: it can). Not the sampled variants: OpenCompass scores each of its
-    ``n`` runs on its own, so no evaluator call sees an item's samples together; not SAvg's two stages (stage 2
-    reads stage 1's lm-eval samples); not the revision protocols (their reviser and judge run in lm-eval's
-    filter, between generation and scoring)."""
+    ``n`` runs on its own, so no evaluator call sees an item's samples together; not the two-stage tasks (SAvg's and
+    RealCritic's self-critique: stage 2 reads stage 1's lm-eval samples); not the revision protocols (their reviser
+    and judge run in lm-eval's filter, between generation and scoring)."""
     if task.self_feedback or task.kind_spec.data_dimension == "self_feedback":
         return "SAvg: stage 2 reads stage 1's lm-eval samples"
+    if task.prior_stage is not None:  # one inference pass: no second stage reading the first one's replies
+        return f"two stages: it reads {task.prior_stage.about} from stage 1's lm-eval samples"
     scorer = SCORERS.get(task.scorer)
     if scorer is not None and scorer.lm_eval_only:
         return scorer.lm_eval_only
@@ -93,7 +95,8 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
 
 def collections() -> dict[str, tuple[list[str], str]]:
     """Dataset collections (``configs/dataset_collections/<name>_gen.py``): name -> (tasks, what it is)."""
-    out = {g.name: (list(g.members), g.about) for g in registry.GROUPS.values()}
+    out = {g.name: (list(g.members), g.about) for g in registry.GROUPS.values()
+           if all(supported(registry.TASKS[m]) for m in g.members)}  # not RealCritic's self-critique (two stages)
     everything = [*registry.GROUPS["critic"].members, *registry.GROUPS["critic_sub"].members, "critic_correction_empty"]
     out["critic_all"] = (everything, "every dimension on all domains: objective, judge-scored and correction "
                                      "without feedback")

@@ -1,7 +1,8 @@
 """RealCritic's chance line: critics that read nothing of the solution's quality, and the floor they set.
 
 Canned critics (``critic_tasks.chance.CANNED``): ``always_first`` accepts the solution (boxes the answer it reached:
-the accuracy before the critique, the paper's baseline), ``constant`` boxes one fixed answer (option A; 0),
+the accuracy before the critique, the paper's baseline; on the direct-CoT tasks, which show none, ``constant``'s
+answer), ``constant`` boxes one fixed answer (option A; 0),
 ``random`` a random option letter or a random integer 0..100, ``every_label`` boxes every option at once (an
 ambiguous box; for the math tasks a list of digits). The floor of ``accuracy`` and ``incorrect_to_correct`` is the
 best of the deterministic ones and of ``random``'s expected value (its run is held to it within its sampling
@@ -14,6 +15,7 @@ import random
 from typing import Sequence
 
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
+from critic_tasks.protocols.realcritic.stages import DIRECT
 
 DETERMINISTIC = ("always_first", "constant", "every_label")
 FLOORED = ("accuracy", "incorrect_to_correct")
@@ -25,8 +27,11 @@ def canned_replies(docs: Sequence[dict], rng: random.Random) -> dict[str, list[s
         return f"I checked the solution.\n\\boxed{{{value}}}"
 
     letters = OPTION_LETTERS[:4]
-    return {"always_first": [boxed(d["solution_answer"]) for d in docs],
-            "constant": [boxed("A" if d["multiple_choice"] else 0) for d in docs],
+    constant = [boxed("A" if d["multiple_choice"] else 0) for d in docs]
+    # direct CoT shows no solution to accept: that critic can only box a fixed answer
+    return {"always_first": [boxed(d["solution_answer"]) if d.get("dimension") != DIRECT else c
+                             for d, c in zip(docs, constant)],
+            "constant": constant,
             "random": [boxed(rng.choice(letters) if d["multiple_choice"] else rng.randint(0, 100)) for d in docs],
             "every_label": [boxed(", ".join(letters) if d["multiple_choice"] else ", ".join(map(str, range(10))))
                             for d in docs]}

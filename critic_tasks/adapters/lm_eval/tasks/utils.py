@@ -309,6 +309,47 @@ def realcritic_process_results(doc, results):
     return hooks.process_results(_REALCRITIC, doc, results)
 
 
+# solve the question (\boxed{} answer): the Direct CoT baseline, and stage 1 of self-critique
+_REALCRITIC_DIRECT = TASK_KINDS["realcritic_direct"]
+
+
+def realcritic_direct_load_docs(**kwargs):
+    return hooks.load_docs(_REALCRITIC_DIRECT, **kwargs)
+
+
+def realcritic_direct_doc_to_text(doc):
+    return hooks.doc_to_text(_REALCRITIC_DIRECT, doc)
+
+
+def realcritic_direct_doc_to_target(doc):
+    return hooks.doc_to_target(_REALCRITIC_DIRECT, doc)
+
+
+def realcritic_direct_process_results(doc, results):
+    return hooks.process_results(_REALCRITIC_DIRECT, doc, results)
+
+
+# critique and correct its own direct-CoT solution (\boxed{}); accuracy of the corrected answers (solution_accuracy:
+# the direct-CoT baseline)
+_REALCRITIC_SELF = TASK_KINDS["realcritic_self"]
+
+
+def realcritic_self_load_docs(**kwargs):
+    return hooks.load_docs(_REALCRITIC_SELF, **kwargs)
+
+
+def realcritic_self_doc_to_text(doc):
+    return hooks.doc_to_text(_REALCRITIC_SELF, doc)
+
+
+def realcritic_self_doc_to_target(doc):
+    return hooks.doc_to_target(_REALCRITIC_SELF, doc)
+
+
+def realcritic_self_process_results(doc, results):
+    return hooks.process_results(_REALCRITIC_SELF, doc, results)
+
+
 # critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)
 _REVISION_POOL = TASK_KINDS["revision_pool"]
 
