@@ -33,10 +33,11 @@ def test_generated_config_tree_in_sync_with_generator():
     files = _generate_configs.render()
     on_disk = {p.relative_to(CONFIG_DIR).as_posix(): p.read_text(encoding="utf-8") for p in CONFIG_DIR.rglob("*.py")}
     assert on_disk == files, "run: python -m critic_tasks.adapters.opencompass.generate"
-    # every task scored from one reply per document: not the sampled ones, not SAvg's two stages, not the revision
-    # protocols (their revisers and judge run in lm-eval's filter)
+    # every task scored from one reply per document: not the sampled ones, not the second stage of a two-stage
+    # task (SAvg, RealCritic's self-critique: a prior stage), not SAvg's stage 1, not the revision protocols (their
+    # revisers and judge run in lm-eval's filter)
     runnable = {t.name for t in registry.TASKS.values() if t.repeats == 1 and t.kind_spec.scorer != "revision"
-                and not t.self_feedback and t.kind_spec.data_dimension != "self_feedback"}
+                and t.prior_stage is None and t.kind_spec.data_dimension != "self_feedback"}
     assert {"critic_alignbench_ref", "critic_alignbench_pairwise_free", "critic_metacritique"} <= runnable
     assert {p[len("datasets/"):-len("_gen.py")] for p in files if p.startswith("datasets/")} == runnable
     assert {"critic", "critic_sub", "critic_all", "critic_critiquellm"} <= set(collections())

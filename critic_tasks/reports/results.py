@@ -222,7 +222,7 @@ def judge_fingerprints(path: Path, results: dict) -> dict:
 
 def recorded_fingerprints(data, path: Path, results: dict) -> dict:
     """The judge fingerprints a results file holds (``fingerprint``: critic-eval writes them after a run with
-    judged tasks, `critic-eval judge --output` too), else those its samples files give (a plain lm_eval run)."""
+    judged tasks, the `--output` file of `critic-eval judge` too), else those its samples files give (a plain lm_eval run)."""
     held = data.get("fingerprint") if isinstance(data, dict) else None
     if isinstance(held, dict) and held:
         return {task: fp for task, fp in held.items() if isinstance(fp, dict)}

@@ -391,7 +391,7 @@ def results_written(argv: list[str], since: float) -> int:
 def record_judge_fingerprints(argv: list[str], since: float) -> None:
     """Each results file this run wrote under ``--output_path`` gets ``fingerprint``: one entry per judge-scored task
     (``reports.results.judge_fingerprints``, from the samples files beside it: the judge's model, settings, prompt
-    template hash, and what its server said answered), as `critic-eval judge --output` writes them. Nothing without
+    template hash, and what its server said answered), as the `--output` file of `critic-eval judge` writes them. Nothing without
     judged tasks or samples; a file that cannot be rewritten keeps its results (one line says so)."""
     from critic_tasks.reports.results import judge_fingerprints
 
