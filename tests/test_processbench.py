@@ -417,6 +417,32 @@ def test_lm_eval_run_on_the_fixtures_gives_the_hand_computed_numbers(monkeypatch
     assert out["results"]["critic_processbench"]["f1,none"] == pytest.approx(sum(expected_f1.values()) / 4)
 
 
+@pytest.mark.slow  # lm-eval's task index takes ~20 s to build
+def test_a_subset_whose_f1_is_undefined_leaves_the_group_mean_not_the_run(monkeypatch, caplog):
+    """Under --limit 2 olympiadbench's two items are both correct solutions: its F1 is undefined (None, null in the
+    results). The group averages the other three instead of lm-eval's mean multiplying None after every generation
+    (the run used to die there); gsm8k's first (correct) item gets no box, so its F1 is 0 and the mean is 200 / 3,
+    not the 50 a None counted as 0 would give."""
+    lm_eval = pytest.importorskip("lm_eval")
+    monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
+    docs = {s: data.load_task_docs(s, data_dir="sample")[:2] for s in data.SUBSETS}
+    assert [d["label"] for d in docs["olympiadbench"]] == [-1, -1]
+    silent = docs["gsm8k"][0]["problem"]
+
+    def critic(prompt):
+        doc = next(d for ds in docs.values() for d in ds if d["problem"] in prompt)
+        return "It all looks fine." if doc["problem"] == silent else f"Checked. \\boxed{{{doc['label']}}}"
+
+    out = lm_eval.simple_evaluate(model=scripted_lm(critic), tasks=["critic_processbench"], limit=2,
+                                  task_manager=critic_tasks.task_manager(), bootstrap_iters=0)
+    results = out["results"]
+    assert results["critic_processbench_olympiadbench"]["f1,none"] is None
+    f1 = {s: results[f"critic_processbench_{s}"]["f1,none"] for s in ("gsm8k", "math", "omnimath")}
+    assert f1 == {"gsm8k": 0.0, "math": 100.0, "omnimath": 100.0}
+    assert results["critic_processbench"]["f1,none"] == pytest.approx(200 / 3)
+    assert "leaves out 1 of its 4 members" in caplog.text
+
+
 @pytest.mark.parametrize("module", [scoring, chance])
 def test_docstring_examples(module):
     import doctest

@@ -87,6 +87,7 @@ def load_docs(kind: registry.TaskKind, **kwargs):
     steps = kind.steps
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
     private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
+    private.install_none_safe_group_mean()  # a group over a member whose value is undefined (None) averages the rest
     docs = steps.load_docs(kind.data_dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     check_one_type_per_field(docs)  # a field mixing types: one line naming file and field, not pyarrow's traceback
     return {"eval": Docs.from_list(docs)}  # rows decoded once, not on every pass

@@ -11,6 +11,10 @@ savings need more, and each is here, nowhere else:
 * **Distinct seeds for repeats.** lm-eval's API models send the k repeats of a sampled request with one seed, so a
   server honouring seeds answers once, k times (``distinct_seeds``); ``install_distinct_seeds`` wraps
   ``TemplateAPI.generate_until`` and reads the model's ``_seed``.
+* **Groups over undefined values.** A metric of ours is None (null in the results) where it is undefined (ProcessBench's
+  F1 of a subset with one class only, under ``--limit``); lm-eval's group mean (``api.metrics.
+  aggregate_subtask_metrics``) multiplies it and the run dies after its generations. ``install_none_safe_group_mean``
+  wraps it: members without a value are left out of the mean (with one warning), a group of none is None.
 * **Quiet output.** ``quiet`` replaces ``lm_eval.evaluator.get_git_commit_hash`` (git's "fatal: not a git
   repository" on the terminal outside a checkout) and labels ``lm_eval.api.task.tqdm``'s bar for the run.
 
@@ -157,6 +161,32 @@ def install_distinct_seeds() -> None:
 
     generate_until._critic_distinct_seeds = True
     TemplateAPI.generate_until = generate_until
+
+
+def none_safe_mean(original):
+    """``original`` (lm-eval's group mean over members' values and sizes) over the members with a value."""
+
+    def aggregate_subtask_metrics(metrics, sizes, weight_by_size=True):
+        kept = [(m, n) for m, n in zip(metrics, sizes) if m is not None]
+        if len(kept) < len(metrics):
+            logging.getLogger("critic_tasks").warning(
+                "critic_tasks: a group's mean leaves out %d of its %d members, whose value is undefined (null in "
+                "the results; e.g. an F1 on items of one class only, as --limit can give)",
+                len(metrics) - len(kept), len(metrics))
+        if not kept:
+            return None
+        return original([m for m, _ in kept], [n for _, n in kept], weight_by_size)
+
+    aggregate_subtask_metrics._critic_none_safe = True
+    return aggregate_subtask_metrics
+
+
+def install_none_safe_group_mean() -> None:
+    """Wrap lm-eval's group mean once (idempotent; ``group.py`` imports it from ``api.metrics`` at each call)."""
+    import lm_eval.api.metrics as metrics
+
+    if not getattr(metrics.aggregate_subtask_metrics, "_critic_none_safe", False):
+        metrics.aggregate_subtask_metrics = none_safe_mean(metrics.aggregate_subtask_metrics)
 
 
 def _quiet_git_commit_hash() -> str | None:
