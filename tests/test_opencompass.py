@@ -29,6 +29,19 @@ OC_BIN = Path(os.environ.get("CRITIC_OPENCOMPASS_VENV", REPO / ".venv-opencompas
 MODEL = "smollm2-llamacpp"
 
 
+def test_the_summarizers_group_mean_leaves_out_an_undefined_member_as_lm_eval_does():
+    """OpenCompass's group rows equal lm-eval's (private.none_safe_mean): a member whose value is undefined (None)
+    is left out of the mean; a group with a member that did not run gets no row."""
+    from critic_tasks.adapters.opencompass.spec import group_results
+
+    members = [f"critic_processbench_{s}" for s in ("gsm8k", "math", "olympiadbench", "omnimath")]
+    per_task = dict(zip(members, [{"f1": 0.0}, {"f1": 100.0}, {"f1": None}, {"f1": 50.0}]))
+    assert group_results(per_task)["critic_processbench"] == {"f1,none": 50.0}  # (0 + 100 + 50) / 3
+    assert group_results(per_task)["critic_processbench_olympiadbench"] == {"f1,none": None}
+    assert "critic_processbench" not in group_results({m: v for m, v in per_task.items() if m != members[0]})
+    assert "critic_processbench" not in group_results({m: {"f1": None} for m in members})
+
+
 def test_generated_config_tree_in_sync_with_generator():
     files = _generate_configs.render()
     on_disk = {p.relative_to(CONFIG_DIR).as_posix(): p.read_text(encoding="utf-8") for p in CONFIG_DIR.rglob("*.py")}

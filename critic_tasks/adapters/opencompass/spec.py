@@ -103,3 +103,17 @@ def collections() -> dict[str, tuple[list[str], str]]:
     out["critic_critiquellm"] = (registry.tags()["critic_critiquellm"], "CritiqueLLM's four AlignBench tasks "
                                  "(pointwise and pairwise, with and without the reference)")
     return out
+
+
+def group_results(per_task: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """lm-eval-shaped results (``{task: {"metric,none": value}}``) with the registry's groups added: a group whose
+    members all ran, the mean of the members' values, leaving out a member whose value is undefined (None), as the
+    lm-eval adapter's group mean does (``private.none_safe_mean``)."""
+    results = {task: {f"{k},none": v for k, v in metrics.items()} for task, metrics in per_task.items()}
+    for group in registry.GROUPS.values():
+        if not all(m in per_task for m in group.members):
+            continue
+        values = [v for m in group.members if isinstance(v := per_task[m].get(group.metric), (int, float))]
+        if values:
+            results[group.name] = {f"{group.metric},none": sum(values) / len(values)}
+    return results

@@ -23,17 +23,8 @@ from opencompass.summarizers import DefaultSummarizer
 from opencompass.summarizers.default import model_abbr_from_cfg_used_in_summarizer
 
 from critic_tasks import registry
+from critic_tasks.adapters.opencompass.spec import group_results
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
-
-
-def group_results(per_task: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """lm-eval-shaped results (``{task: {"metric,none": value}}``) with the registry's groups added."""
-    results = {task: {f"{k},none": v for k, v in metrics.items()} for task, metrics in per_task.items()}
-    for group in registry.GROUPS.values():
-        values = [per_task.get(m, {}).get(group.metric) for m in group.members]
-        if all(isinstance(v, (int, float)) for v in values):
-            results[group.name] = {f"{group.metric},none": sum(values) / len(values)}
-    return results
 
 
 class CriticSummarizer(DefaultSummarizer):
