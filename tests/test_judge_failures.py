@@ -11,12 +11,12 @@ from helpers import InProcessBackend, backend_plugin
 
 from critic_tasks import cli
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.records import AIURecord
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import Reply
 from critic_tasks.protocols.criticbench import data, judge_prompts
 from critic_tasks.protocols.criticbench.judge import judge_docs
 from critic_tasks.protocols.criticbench.scoring import judge_metrics
+from critic_tasks.protocols.metacritique.records import AIURecord
 from critic_tasks.protocols.metacritique.scoring import aiu_metrics
 
 # the critique's injection: a self-assessed grade, and a request for a line after the judge's grade

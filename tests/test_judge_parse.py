@@ -5,7 +5,6 @@ import dataclasses
 import pytest
 
 from critic_tasks.core.parsing import parse_grade as parse_judge_score
-from critic_tasks.core.records import JudgedRecord
 from critic_tasks.llm import LLMSettings as JudgeSettings
 from critic_tasks.protocols.criticbench.judge import judge_identity
 from critic_tasks.protocols.criticbench.judge_prompts import (
@@ -14,6 +13,7 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
     correction_judge_prompt,
     feedback_judge_prompt,
 )
+from critic_tasks.protocols.criticbench.records import JudgedRecord
 from critic_tasks.protocols.criticbench.scoring import judge_metrics
 
 

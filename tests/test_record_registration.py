@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pytest
 
 from critic_tasks.core import records
+from critic_tasks.protocols.criticbench.records import LikertRecord
 
 
 @dataclass(frozen=True)
@@ -36,4 +37,16 @@ def test_a_second_class_under_a_known_kind_is_refused():
 
     with pytest.raises(RuntimeError, match="record kind 'likert' is registered twice"):
         records.register_record(Impostor)
-    assert records.RECORD_TYPES["likert"] is not Impostor
+    assert records.RECORD_TYPES["likert"] is LikertRecord
+
+
+def test_every_record_kind_lives_in_its_protocol_package():
+    """The core declares no protocol's record (issue 35): once the registry is read, each kind a task makes is
+    registered, by a class of a protocol package."""
+    import critic_tasks.registry  # noqa: F401  (imports every protocol, hence their records)
+
+    expected = {"likert", "verdict", "correction", "judged", "feedback_text", "rating", "preference", "aiu",
+                "revision", "judgebench", "process_step", "realcritic"}
+    assert expected <= set(records.RECORD_TYPES)
+    homes = {kind: cls.__module__ for kind, cls in records.RECORD_TYPES.items() if kind in expected}
+    assert all(home.startswith("critic_tasks.protocols.") and home.endswith(".records") for home in homes.values()), homes

@@ -3,11 +3,11 @@ run in the same process (critic-eval's main called again, a notebook, the next t
 
 import logging
 
-from critic_tasks.core.records import LikertRecord
 from critic_tasks.core.run_state import new_run
 from critic_tasks.llm.backends import openai_compatible
 from critic_tasks.llm.settings import LLMSettings
 from critic_tasks.protocols.criticbench import scoring
+from critic_tasks.protocols.criticbench.records import LikertRecord
 from critic_tasks.sandbox import isolation
 
 

@@ -23,7 +23,6 @@ from typing import Sequence
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.parsing import grade_or_echo, parse_grade
 from critic_tasks.core.quoting import blocks
-from critic_tasks.core.records import JudgedRecord
 from critic_tasks.core.settings import read_flag
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.canary import Probe
@@ -36,6 +35,7 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
     correction_judge_prompt,
     feedback_judge_prompt,
 )
+from critic_tasks.protocols.criticbench.records import JudgedRecord
 
 log = logging.getLogger("critic_tasks")
 JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,

@@ -27,8 +27,9 @@ from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
-from critic_tasks.core.records import PreferenceRecord, RatingRecord, Record, all_identical, canonical, rate
+from critic_tasks.core.records import Record, all_identical, canonical, rate
 from critic_tasks.protocols import variants
+from critic_tasks.protocols.critiquellm.records import PreferenceRecord, RatingRecord
 
 RATING_LOW, RATING_HIGH = 1, 10
 UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique

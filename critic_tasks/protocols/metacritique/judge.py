@@ -19,7 +19,6 @@ from typing import Sequence
 
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.parsing import echoed_units, parse_numbered_units, parse_numbered_verdicts
-from critic_tasks.core.records import AIURecord
 from critic_tasks.llm import LLMSettings, complete
 from critic_tasks.llm.canary import Probe
 from critic_tasks.llm.client import Completion, identity, template_sha256
@@ -30,6 +29,7 @@ from critic_tasks.protocols.metacritique.judge_prompts import (
     precision_prompt,
     recall_prompt,
 )
+from critic_tasks.protocols.metacritique.records import AIURecord
 
 log = logging.getLogger("critic_tasks")
 EXTRACT_ERROR = "the judge's AIU extraction listed no numbered unit and did not say None"

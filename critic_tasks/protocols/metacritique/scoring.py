@@ -21,7 +21,8 @@ import numpy as np
 from critic_tasks.core.metrics import precision_recall_f1
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, ratio_replicates
 from critic_tasks.core.metrics.prf import f1
-from critic_tasks.core.records import AIURecord, canonical
+from critic_tasks.core.records import canonical
+from critic_tasks.protocols.metacritique.records import AIURecord
 
 KEYS = ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
 

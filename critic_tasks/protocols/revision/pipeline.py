@@ -37,7 +37,6 @@ from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.parsing import grade_or_echo, parse_bracket_rating, parse_bracket_verdict, parse_grade
 from critic_tasks.core.quoting import blocks
-from critic_tasks.core.records import RevisionRecord
 from critic_tasks.llm import Completion, LLMSettings, complete
 from critic_tasks.llm.cache import ReplyCache
 from critic_tasks.llm.client import identity
@@ -46,6 +45,7 @@ from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 from critic_tasks.protocols.revision import prompts
+from critic_tasks.protocols.revision.records import RevisionRecord
 from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
 from critic_tasks.sandbox import get_executor
 

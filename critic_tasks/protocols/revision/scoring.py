@@ -53,8 +53,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
-from critic_tasks.core.records import RevisionRecord, canonical, domain_mean
+from critic_tasks.core.records import canonical, domain_mean
 from critic_tasks.protocols import variants
+from critic_tasks.protocols.revision.records import RevisionRecord
 
 EXCLUDE = "exclude"
 FILLED_PREFERENCE = {"tie": 0.5, "zero": 0.0}  # what a missing preference verdict counts as, by rule
