@@ -336,3 +336,19 @@ def test_one_command_runs_direct_then_self_critique_then_a_second_round(tmp_path
     first = json.loads(round1.read_text())["results"]["critic_realcritic_self_gsm8k"]
     assert first["solution_accuracy,none"] == 0  # the direct answers (20) were all wrong
     assert "round 1: critic_realcritic_self_gsm8k accuracy 50.0" in capsys.readouterr().out
+
+
+def test_preflight_refuses_a_second_stage_without_its_first_in_one_line(monkeypatch, capsys):
+    """Before a plain lm_eval run: a task with a prior stage (RealCritic's self-critique, CriticBench's SAvg) and no
+    stage-1 samples named is one line naming the --metadata key; with it named, that check passes."""
+    from critic_tasks import cli
+
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    monkeypatch.delenv("CRITIC_SELF_FEEDBACK", raising=False)
+    assert cli.main(["preflight", "--tasks", "critic_realcritic_self_gsm8k"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "critic_realcritic_self_gsm8k: plain lm_eval needs the critic's own solutions" in err
+    assert '"self_solution"' in err
+    assert cli.main(["preflight", "--tasks", "critic_correction_self"]) == 2
+    assert '"self_feedback"' in capsys.readouterr().err

@@ -153,10 +153,11 @@ def _preflight(argv: list[str]) -> int:
                          "critic-eval preflight --tasks critic_feedback_sub [--metadata '{...}']")
     tasks = expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())
     metadata = _metadata(argv)
-    savg = [t.name for t in tasks if t.self_feedback]
-    if savg and not (metadata.get("self_feedback") or is_setting_set("CRITIC_SELF_FEEDBACK")):
-        raise ValueError(f"{', '.join(savg)}: plain lm_eval needs the critic's own feedback from a stage-1 run "
-                         "(--metadata '{\"self_feedback\": \"<its output dir>\"}'); critic-eval runs stage 1 itself")
+    for stage in dict.fromkeys(t.prior_stage for t in tasks if t.prior_stage is not None):
+        waiting = [t.name for t in tasks if t.prior_stage == stage]
+        if not (metadata.get(stage.key) or (stage.env and is_setting_set(stage.env))):
+            raise ValueError(f"{', '.join(waiting)}: plain lm_eval needs {stage.about} from a stage-1 run "
+                             f"(--metadata '{{\"{stage.key}\": \"<its output dir>\"}}'); critic-eval runs stage 1 itself")
     preflight(argv)
     notes = []
     scorers = {t.kind_spec.scorer for t in tasks}
