@@ -181,6 +181,7 @@ def test_the_real_demo_paired_on_one_small_task(smollm2_model_args_fast, monkeyp
     from critic_tasks.adapters.lm_eval import runner
 
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")  # as a user may set it: the bundled sample, still counted
     monkeypatch.setattr(runner, "smollm2_model_args", lambda: smollm2_model_args_fast)
     assert cli.main(["demo", "--paired", "--tasks", "critic_comparison_chat", "--max_gen_toks", "4",
                      "--output_path", str(tmp_path / "out")]) == 0

@@ -61,7 +61,8 @@ def test_report_renders_with_tables_and_charts_and_fetches_nothing(report_dir, t
     page = report_dir / "report.html"
     dom, requested = _chromium(tmp_path, page, "--dump-dom")
     assert requested == []
-    assert dom.count('<table class="results"') == 5  # 2 overviews, per domain, per quality, headline
+    # 2 overviews, per domain, per quality, judge-bias lines (the comparison task's consistency), headline
+    assert dom.count('<table class="results"') == 6
     for table_id in ("table-overview_critic", "table-overview_critic_sub", "table-domains_critic_feedback",
                      "table-breakdown_critic_feedback", "table-headline"):
         assert f'id="{table_id}"' in dom

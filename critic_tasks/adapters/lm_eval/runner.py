@@ -1134,7 +1134,7 @@ def demo_generations(tasks: list[str]) -> int | None:
     None where a task reads other data (``CRITICBENCH_DATA_DIR`` set) or its documents cannot be counted here."""
     from critic_tasks.engine import task_docs
 
-    if read_raw(DATA_DIR_ENV):
+    if (read_raw(DATA_DIR_ENV) or "").strip() not in ("", "sample"):  # "sample": the bundled sample counted here
         return None
     try:
         return sum(len(task_docs(t.name, data_dir="sample")) * t.repeats
