@@ -157,3 +157,28 @@ def with_logged_intervals(out: dict) -> dict:
     for task, samples in out["samples"].items():
         results[task].update(logged_intervals(task, ((task, s) for s in samples)))
     return results
+
+
+_CLI_MODELS: dict = {}  # model name -> the scripted lm its next CLI run gets
+
+
+def scripted_cli_model(name: str, reply):
+    """``scripted_lm(reply)`` under a model name lm-eval's CLI can load (``critic-eval --model name``): registered
+    once per name; each call hands the CLI a fresh scripted lm, returned so a test reads its ``.prompts``."""
+    from lm_eval.api.registry import get_model, register_model
+
+    try:
+        get_model(name)
+    except ValueError:
+        class Scripted(type(scripted_lm(reply))):
+            @classmethod
+            def create_from_arg_string(cls, arg_string, additional_config=None):
+                return _CLI_MODELS[name]
+
+            @classmethod
+            def create_from_arg_obj(cls, arg_dict, additional_config=None):
+                return _CLI_MODELS[name]
+
+        register_model(name)(Scripted)
+    _CLI_MODELS[name] = scripted_lm(reply)
+    return _CLI_MODELS[name]

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from helpers import scripted_lm
+from helpers import scripted_cli_model
 
 from critic_tasks import cli, engine
 from critic_tasks.core.errors import ConfigError, DataError
@@ -300,24 +300,7 @@ def _critic(prompt: str) -> str:
 
 @pytest.mark.slow
 def test_one_command_runs_direct_then_self_critique_then_a_second_round(tmp_path, capsys):
-    from lm_eval.api.registry import get_model, register_model
-
-    try:
-        get_model("critic_scripted_realcritic")
-    except ValueError:
-        base = type(scripted_lm(_critic))
-
-        class Scripted(base):
-            @classmethod
-            def create_from_arg_string(cls, arg_string, additional_config=None):
-                return _CliModel.lm
-
-            @classmethod
-            def create_from_arg_obj(cls, arg_dict, additional_config=None):
-                return _CliModel.lm
-
-        register_model("critic_scripted_realcritic")(Scripted)
-    _CliModel.lm = scripted_lm(_critic)
+    _CliModel.lm = scripted_cli_model("critic_scripted_realcritic", _critic)
     out = tmp_path / "out"
     rc = cli.main(["--model", "critic_scripted_realcritic", "--tasks", "critic_realcritic_self_gsm8k",
                    "--metadata", json.dumps({"data_dir": "sample", "rounds": 2}), "--output_path", str(out),

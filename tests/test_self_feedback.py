@@ -5,7 +5,7 @@ import json
 import re
 
 import pytest
-from helpers import InProcessBackend, backend_plugin, correction_reply, expected_pass, scripted_lm
+from helpers import InProcessBackend, backend_plugin, correction_reply, expected_pass, scripted_cli_model, scripted_lm
 
 import critic_tasks
 from critic_tasks import cli
@@ -225,32 +225,9 @@ class _CliModel:
     lm = None
 
 
-def _register_cli_model():
-    from lm_eval.api.registry import get_model, register_model
-
-    try:
-        return get_model("critic_scripted_savg")
-    except ValueError:
-        pass
-    base = type(scripted_lm(critic))
-
-    class Scripted(base):
-        @classmethod
-        def create_from_arg_string(cls, arg_string, additional_config=None):
-            return _CliModel.lm
-
-        @classmethod
-        def create_from_arg_obj(cls, arg_dict, additional_config=None):
-            return _CliModel.lm
-
-    register_model("critic_scripted_savg")(Scripted)
-    return Scripted
-
-
 @pytest.fixture
 def cli_model():
-    _register_cli_model()
-    _CliModel.lm = scripted_lm(critic)
+    _CliModel.lm = scripted_cli_model("critic_scripted_savg", critic)
     return _CliModel
 
 
