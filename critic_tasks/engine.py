@@ -30,7 +30,6 @@ from critic_tasks.core.settings import read_setting
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
-from critic_tasks.protocols import catalog
 from critic_tasks.protocols.criticbench import judge as cb_judge
 from critic_tasks.protocols.criticbench import offline
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
@@ -57,13 +56,13 @@ class Context:
 
 
 # One step from a key's records to its value (and its interval), shared with lm-eval's aggregations.
-metric_value, metric_interval = catalog.metric_value, catalog.metric_interval
+metric_value, metric_interval = registry.metric_value, registry.metric_interval
 
 
 def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, float]:
     """The registry's metric keys for ``kind``, each over the records its metric accepts (``Metric.accepts``):
     the one route from records to metrics and intervals. lm-eval's aggregations (``hooks.aggregation``: the same
-    ``catalog.METRICS`` function ``metric_value`` calls, over the rows ``process_results`` routed to a key; an lm-eval
+    ``registry.METRICS`` function ``metric_value`` calls, over the rows ``process_results`` routed to a key; an lm-eval
     run's intervals: ``metric_interval``
     over the same rows read back from its samples files, ``reports/results.py``), the OpenCompass evaluator,
     ``critic-eval rescore / judge / revise`` and the chance lines all take it.
@@ -104,14 +103,13 @@ def _role_settings(role: str) -> list[LLMSettings]:
 class Scorer:
     """One way of scoring a task kind's replies, one method per step; the subclasses below override the steps that
     differ. ``batch`` turns a whole task's documents and replies into one record per document: the lm-eval filter
-    of a scorer with ``per_reply`` False runs it between generation and ``process_results``, and ``score`` runs it
-    everywhere else (OpenCompass, ``critic-eval rescore / judge / revise``)."""
+    of a batch scorer (a kind not ``per_reply``) runs it between generation and ``process_results``, and ``score``
+    runs it everywhere else (OpenCompass, ``critic-eval rescore / judge / revise``)."""
 
     name: ClassVar[str]
     about: ClassVar[str]  # how replies become records, in words (the YAML's opening comment)
     command: ClassVar[str]  # the critic-eval subcommand that scores saved generations: rescore | judge | revise
     label: ClassVar[str]  # what a scoring failure's message calls it
-    per_reply: ClassVar[bool] = False  # each reply parsed on its own (lm-eval: in process_results, no filter)
     roles: ClassVar[tuple[str, ...]] = ()  # the models it calls (llm roles): checked before a run, needed to score
     judged: ClassVar[bool] = False  # its grades come from a judge model (CriticBench's 1-10, MetaCritique's AIUs)
     uses_executor: ClassVar[bool] = False  # runs programs in the sandbox
@@ -169,9 +167,8 @@ class Scorer:
 
 
 class Parse(Scorer):
-    name, label, command = "parse", "parse", "rescore"
+    name, label, command = registry.PARSED, "parse", "rescore"
     about = "each reply parsed into a record (a Likert score, a verdict, a rating)"
-    per_reply = True
 
     def batch(self, kind, docs, samples, ctx):
         record = registry.PROTOCOLS[kind.protocol].record

@@ -19,22 +19,23 @@ the generated files in sync.
 * A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
   gold label, turn a reply into a record. Each TaskKind names its protocol, and the adapters call these steps
   instead of branching on protocol names. CriticBench tasks pick a split and domains; the other protocols' tasks
-  pass their loader's ``options`` (CritiqueLLM: ``reference``): ``Protocol.task_options``. The metric families are in
-  ``protocols.catalog``. The registry reads the protocols; the engine (``critic_tasks.engine``) reads both.
+  pass their loader's ``options`` (CritiqueLLM: ``reference``): ``Protocol.task_options``.
+* ``METRICS`` maps each (family, base) to its one function (the protocols' ``scoring.METRICS``); ``metric_value``
+  and ``metric_interval`` compute a key's value and interval. The registry reads the protocols; the engine
+  (``critic_tasks.engine``) reads both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from critic_tasks.core.errors import ConfigError
 
 # Metric (what a results key reports, over which records) lives beside the records it selects, so that routing a
 # record to its keys (lm-eval's process_results) calls nothing here; the registry declares every key with it.
 from critic_tasks.core.records import SCALES as SCALES
-from critic_tasks.core.records import Metric, Record
-from critic_tasks.protocols.catalog import INTERVALS
+from critic_tasks.core.records import Metric, Record, warn_identical
 from critic_tasks.protocols.criticbench import chance as cb_chance
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import loading as cb_loading
@@ -55,6 +56,7 @@ from critic_tasks.protocols.judgebench import prompts as jb_prompts
 from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
 from critic_tasks.protocols.metacritique import prompts as mc_prompts
+from critic_tasks.protocols.metacritique import scoring as mc_scoring
 from critic_tasks.protocols.processbench import chance as pb_chance
 from critic_tasks.protocols.processbench import data as pb_data
 from critic_tasks.protocols.processbench import prompts as pb_prompts
@@ -66,6 +68,48 @@ from critic_tasks.protocols.realcritic import scoring as rc_scoring
 from critic_tasks.protocols.realcritic import stages as rc_stages
 from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
+from critic_tasks.protocols.revision import scoring as rv_scoring
+
+# ----------------------------------------------------------------------------- metric values
+
+_SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring)
+# family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
+INTERVALS: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.INTERVALS.items()}
+
+
+def _said(metric: Callable[[Sequence[Record]], Any]) -> Callable[[Sequence[Record]], Any]:
+    """``identical_samples``, which also says, in one line, when a sampled task's backend did not sample (each key
+    is computed once, so the line is said once)."""
+    def value(records):
+        warn_identical(records)
+        return metric(records)
+
+    value.__name__ = getattr(metric, "__name__", "identical_samples")
+    return value
+
+
+# (family, base) -> its value over the records one key accepts (None: absent, never NaN): each protocol's
+# ``scoring.METRICS``, one function per value. lm-eval's aggregations (``hooks.aggregation``, named in
+# ``adapters/lm_eval/tasks/utils.py``) and ``engine.kind_metrics`` (through ``metric_value``) both take it.
+METRICS: dict[tuple[str, str], Callable[[Sequence[Record]], Any]] = {
+    key: _said(fn) if key[1] == "identical_samples" else fn
+    for scoring in _SCORING for key, fn in scoring.METRICS.items()}
+
+
+def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
+    """``base`` of ``family`` over ``records`` (the records one metric key accepts): ``METRICS``' function."""
+    return METRICS[(family, base)](records)
+
+
+def metric_interval(family: str, base: str, records: Sequence[Record], settings) -> tuple[float, float] | None:
+    """The bootstrap interval of ``base`` of ``family`` over the same records (None: none, e.g. no records)."""
+    return INTERVALS[family](records, base, settings) if records else None
+
+
+# ----------------------------------------------------------------------------- task kinds
+
+# The scorer that parses each reply on its own (``engine.Parse``); every other scorer takes a whole batch in a filter.
+PARSED = "parse"
 
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
 CORRECTION_BUDGET = 1024
@@ -95,7 +139,7 @@ class Protocol:
 
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records
-# by the family's interval function, ``catalog.INTERVALS``): correlations, accuracies, agreement, pass rates, judge
+# by the family's interval function, ``INTERVALS``): correlations, accuracies, agreement, pass rates, judge
 # scores, AIU precision / recall / F1, the judge-bias lines (``BIAS_LINES``).
 INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistency", "pass_rate", "judge_score",
                   "inconsistency", "first_position", "length_bias",
@@ -137,6 +181,12 @@ class TaskKind:
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
+
+    @property
+    def per_reply(self) -> bool:
+        """Each reply parsed on its own by the protocol's parser (``steps.record``, in lm-eval's process_results):
+        no filter, no model called, no program run, so no setting to check before a run."""
+        return self.scorer == PARSED
 
 
 @dataclass(frozen=True)

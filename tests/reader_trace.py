@@ -5,7 +5,7 @@
 Run in a fresh process: lm-eval builds the task (reads the YAML, executes utils.py, loads the documents), makes each
 prompt, filters the replies, makes each document's record and aggregates. A file of ours counts where a function of
 it runs (module bodies run by imports aside: importing is not reading), where the path reads a table of it (a
-module-level name a function that ran loads: ``registry.TASK_KINDS``, ``catalog.METRICS``; a class of ours named
+module-level name a function that ran loads: ``registry.TASK_KINDS``, ``registry.METRICS``; a class of ours named
 there), and where its text is pasted into a program the sandbox runs (a module-level string holding a file of ours
 the package read as text). Prints the files in the order first met, the returns (edges back into a file met earlier)
 and the number with what a test recomputes it from.

@@ -132,12 +132,11 @@ def test_every_route_finds_the_yamls_functions(route, tmp_path):
 
 
 def test_every_metric_value_has_its_own_function():
-    """Each (family, base) a registry key reports is one function of ``catalog.METRICS`` (no family computed whole
+    """Each (family, base) a registry key reports is one function of ``registry.METRICS`` (no family computed whole
     to read one value off), the one lm-eval's aggregation and ``engine.kind_metrics`` call."""
     from critic_tasks import engine, registry
     from critic_tasks.adapters.lm_eval import hooks
-    from critic_tasks.protocols import catalog
 
-    assert set(registry.aggregations()) <= set(catalog.METRICS)
-    assert hooks.aggregation("likert", "spearman").metric is catalog.METRICS[("likert", "spearman")]
-    assert engine.metric_value is catalog.metric_value
+    assert set(registry.aggregations()) <= set(registry.METRICS)
+    assert hooks.aggregation("likert", "spearman").metric is registry.METRICS[("likert", "spearman")]
+    assert engine.metric_value is registry.metric_value

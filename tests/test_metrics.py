@@ -102,7 +102,7 @@ def test_an_undefined_correlation_is_said_by_the_key_that_computes_it(caplog):
     """lm-eval computes each metric key once: the pooled ``spearman`` key and the ``spearman_low`` key (its own pool)
     each say their undefined correlation once; ``score`` and ``spearman_warnings`` read the same values silently, and
     the count holds the pooled and the per-quality one."""
-    from critic_tasks.protocols.catalog import metric_value
+    from critic_tasks.registry import metric_value
 
     pool = [LikertRecord(domain="qa", pred=4.0, parsed=True, gold=float(g), quality="low") for g in (1, 3, 5, 7)]
     with caplog.at_level("WARNING", logger="critic_tasks"):

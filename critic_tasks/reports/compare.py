@@ -11,11 +11,11 @@ under each metric key a row holds the record ``process_results`` returned for th
 (the logged ``doc`` but for what a run's settings write into it, ``document_identity``); a document in one run only,
 or a ``doc_id`` whose documents differ, is refused (``ItemMismatch``): a paired comparison needs the same items.
 
-The unit resampled and swapped is the one the metric's own interval resamples (``INTERVALS`` of
-``protocols.catalog``): a comparison pair with both of its orders (``pair_id``) for the pairwise families, a question
+The unit resampled and swapped is the one the metric's own interval resamples
+(``registry.INTERVALS``): a comparison pair with both of its orders (``pair_id``) for the pairwise families, a question
 for CritiqueLLM's text-level correlations, else a document; resampled within the same strata as that interval
 (CriticBench's corrections and judge scores, RealCritic and the revision protocols' r_obj / r_sub by domain,
-ProcessBench's F1 by subset and class). Each resample recomputes the metric itself (``catalog.metric_value``) on the
+ProcessBench's F1 by subset and class). Each resample recomputes the metric itself (``registry.metric_value``) on the
 drawn units' records for both runs, so correlations and domain means are recomputed, not approximated; a unit drawn
 twice enters twice (its ``pair_id`` / ``question`` / ``item`` told apart by the copy, so the metric's own grouping
 sees two units).
@@ -43,7 +43,6 @@ from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, percentile_interval, resample_indices
 from critic_tasks.core.rank_rows import row_of
 from critic_tasks.core.records import RECORD_TYPES, Record
-from critic_tasks.protocols import catalog
 
 # families whose interval resamples comparison pairs (both orders together), and CritiqueLLM's per-question one
 PAIR_FAMILIES = ("pairwise", "preference", "judgebench")
@@ -288,7 +287,7 @@ class Recompute:
             records += self._records(side, int(u), copy)
         if not records:
             return None
-        value = catalog.metric_value(self.metric.family, self.metric.base, records)
+        value = registry.metric_value(self.metric.family, self.metric.base, records)
         return None if value is None else float(value)
 
     def difference(self, units: Sequence[int]) -> float | None:
@@ -301,8 +300,8 @@ class Recompute:
             return self.difference(range(len(self.units.names)))
         a = [r for i, s in enumerate(swap) for r in (self.units.b if s else self.units.a)[i]]
         b = [r for i, s in enumerate(swap) for r in (self.units.a if s else self.units.b)[i]]
-        va = catalog.metric_value(self.metric.family, self.metric.base, a) if a else None
-        vb = catalog.metric_value(self.metric.family, self.metric.base, b) if b else None
+        va = registry.metric_value(self.metric.family, self.metric.base, a) if a else None
+        vb = registry.metric_value(self.metric.family, self.metric.base, b) if b else None
         return None if va is None or vb is None else float(vb) - float(va)
 
     def binary_outcomes(self) -> tuple[list[bool], list[bool]] | None:

@@ -65,14 +65,14 @@ def _about(task: registry.Task) -> str:
     protocol = registry.PROTOCOLS[kind.protocol]
     scorer = SCORERS[kind.scorer]
     prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
-    if scorer.per_reply:
+    if kind.per_reply:
         parser = f"{protocol.record.__module__.removeprefix('critic_tasks.')}.{protocol.record.__name__}"
         how = f"process_results ({parser}): {scorer.about}"
     else:
         how = (f"filter utils.{hook_name(kind, 'filter')} (engine.{type(scorer).__name__}), then process_results: "
                f"{scorer.about}")
     return (f"# {task.description()}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
-            f"# metrics: the {kind.metrics[0].family} family (protocols/catalog.py METRICS), each over the records it "
+            f"# metrics: the {kind.metrics[0].family} family (registry.py METRICS), each over the records it "
             "accepts\n")
 
 
@@ -89,7 +89,7 @@ def _kind_config(kind: registry.TaskKind) -> dict:
     }
     if kind.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:
         config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": kind.max_gen_toks}
-    if not SCORERS[kind.scorer].per_reply:
+    if not kind.per_reply:
         # not parsed item by item: the whole task is scored at once by the filter (programs run in parallel in the
         # sandbox, judge and reviser calls run concurrently); lm-eval passes the filter its other keys (repeats)
         config["filter_list"] = [{"name": "none", "filter": [{"function": _fn(hook_name(kind, "filter"))}]}]
@@ -104,13 +104,15 @@ def _task_config(task: registry.Task) -> dict:
         config["tag"] = list(task.tags)
     if task.repeats > 1:
         config["repeats"] = task.repeats
-        if not SCORERS[kind.scorer].per_reply:  # the filter keeps repeats replies per item (less data-parallel
+        if not kind.per_reply:  # the filter keeps repeats replies per item (less data-parallel
             config["filter_list"] = [{"name": "none", "filter": [{"function": _fn(hook_name(kind, "filter")),  # padding)
                                                                   "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
+    if task.repeats > 1:  # the loader asks lm-eval's API models for distinct seeds (hooks.load_docs): only here
+        config["metadata"] = {**TEMPLATE["metadata"], "distinct_seeds": True}
     if kind.protocol != "criticbench":
-        if task.repeats > 1 and SCORERS[kind.scorer].per_reply:  # parsed: every sample reaches process_results
+        if task.repeats > 1 and kind.per_reply:  # parsed: every sample reaches process_results
             config["filter_list"] = [{"name": "none", "filter": [{"function": _fn(KEEP_SAMPLES),
                                                                   "repeats": task.repeats}]}]
         config["dataset_kwargs"] = {"dimension": kind.data_dimension, **({"fmt": kind.fmt} if kind.fmt != "obj" else {}),
@@ -176,7 +178,7 @@ def _kind_functions(kind: registry.TaskKind) -> str:
     for hook, params in (("load_docs", "**kwargs"), ("doc_to_text", "doc"), ("doc_to_target", "doc"),
                          ("process_results", "doc, results")):
         text += f"\n\ndef {hook_name(kind, hook)}({params}):\n    return hooks.{hook}({const}, {params})\n"
-    if not SCORERS[kind.scorer].per_reply:  # the whole task scored at once (engine.SCORERS[kind.scorer].batch)
+    if not kind.per_reply:  # the whole task scored at once (engine.SCORERS[kind.scorer].batch)
         text += f"\n\ndef {hook_name(kind, 'filter')}(**kwargs):\n    return hooks.ScoreFilter({const}, **kwargs)\n"
     return text
 
@@ -188,7 +190,7 @@ def render_utils(files: dict[str, str] | None = None) -> str:
     text = UTILS_HEAD + "".join(_kind_functions(k) for k in registry.TASK_KINDS.values())[1:]
     text += f"\n\ndef {KEEP_SAMPLES}(**kwargs):\n    return hooks.KeepSamples(**kwargs)\n"
     # one line each (a def each would triple the time Python takes to compile this file, once per !function tag
-    # where no bytecode is cached): hooks.aggregation(family, base) is the named callable of catalog.METRICS' function
+    # where no bytecode is cached): hooks.aggregation(family, base) is the named callable of registry.METRICS' function
     text += ("\n\n# One aggregation per (family, base): its value over the rows process_results routed to a key\n"
              + "".join(f"{aggregation_name(f, b)} = hooks.aggregation(\"{f}\", \"{b}\")\n"
                        for f, b in registry.aggregations()))

@@ -8,7 +8,7 @@ A thin adapter over the core and the protocols: data loading, prompts, parsing, 
 there. ``process_results`` turns each document's output into a record (the protocol's parser, or the record the
 task's ScoreFilter kept) and hands it to exactly the metric keys that accept it (a ``spearman_low`` key only for
 low-quality items, say), so every aggregation is one metric value over a list of records
-(``catalog.metric_value``), and pooling across domains happens naturally.
+(``registry.metric_value``), and pooling across domains happens naturally.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.records import Record
 from critic_tasks.core.settings import read_setting
 from critic_tasks.engine import SCORERS, Scorer
-from critic_tasks.protocols.catalog import METRICS
 from critic_tasks.sandbox import get_executor
 
 log = logging.getLogger("critic_tasks")
@@ -82,15 +81,21 @@ def load_docs(kind: registry.TaskKind, **kwargs):
     from critic_tasks.adapters.lm_eval.docs import Docs
 
     _quiet_expected_count_warnings()
-    # Settings this task's scoring needs are checked now, while the task is built: before any generation.
-    SCORERS[kind.scorer].check_settings()
+    if not kind.per_reply:  # a parsed kind calls no model and runs no program: nothing to check
+        check_settings(kind)
+    if kwargs.get("distinct_seeds"):  # a task with repeats (its YAML's metadata): each repeat of a sampled request
+        private.install_distinct_seeds()  # asks lm-eval's API models with its own seed, installed before generating
     steps = kind.steps
     # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
-    private.install_distinct_seeds()  # repeats of a sampled request get distinct seeds through lm-eval's API models
-    private.install_none_safe_group_mean()  # a group over a member whose value is undefined (None) averages the rest
     docs = steps.load_docs(kind.data_dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     check_one_type_per_field(docs)  # a field mixing types: one line naming file and field, not pyarrow's traceback
     return {"eval": Docs.from_list(docs)}  # rows decoded once, not on every pass
+
+
+def check_settings(kind: registry.TaskKind) -> None:
+    """The settings a batch-scored kind's scorer needs (judge, revisers, sandbox), checked while lm-eval builds the
+    task: before any generation."""
+    SCORERS[kind.scorer].check_settings()
 
 
 def doc_to_text(kind: registry.TaskKind, doc: dict) -> str:
@@ -107,7 +112,7 @@ def process_results(kind: registry.TaskKind, doc: dict, results: list) -> dict:
     ``reports.results`` reads it back for the intervals). Interval bounds are no lm-eval keys: computed from those
     rows."""
     output = results[0] if results else None
-    if SCORERS[kind.scorer].per_reply:  # the protocol's parser, e.g. protocols.criticbench.scoring.record
+    if kind.per_reply:  # the protocol's parser, e.g. protocols.criticbench.scoring.record
         rec = kind.steps.record(doc, output)
     else:  # the record its ScoreFilter made, as lm-eval hands it on (a one-row list)
         rec = Record.from_dict(output[0])
@@ -135,11 +140,14 @@ def process_group() -> tuple[int, int] | None:
 
 
 def aggregate(metric: Callable[[list[Record]], object], rows: list) -> object:
-    """A metric value (``catalog.METRICS[(family, base)]``, what ``catalog.metric_value`` computes) over the rows
+    """A metric value (``registry.METRICS[(family, base)]``, what ``registry.metric_value`` computes) over the rows
     lm-eval routed to a metric key (``process_results``: the records the key's metric accepts)."""
     if process_group() is not None:  # gathered from several ranks: back in document order
         rows = ranks.in_doc_order(rows)
-    return metric([Record.from_dict(r) for r in rows])  # None (null in the results), never NaN
+    value = metric([Record.from_dict(r) for r in rows])  # None (null in the results), never NaN
+    if value is None:  # lm-eval aggregates every task before its groups: a group over this one averages the rest
+        private.install_none_safe_group_mean()
+    return value
 
 
 class aggregation:  # noqa: N801 (read in utils.py as a function: ``likert_spearman = hooks.aggregation(...)``)
@@ -149,7 +157,7 @@ class aggregation:  # noqa: N801 (read in utils.py as a function: ``likert_spear
     ``likert_spearman = hooks.aggregation('likert', 'spearman')``."""
 
     def __init__(self, family: str, base: str):
-        self.family, self.base, self.metric = family, base, METRICS[(family, base)]
+        self.family, self.base, self.metric = family, base, registry.METRICS[(family, base)]
         self.__name__ = f"{family}_{base}".replace("@", "_at_")
 
     def __call__(self, rows: list) -> object:
