@@ -357,8 +357,8 @@ def _summary(argv: list[str]) -> int:
 
 def _score(argv: list[str]) -> int:
     from critic_tasks.engine import registered
+    from critic_tasks.protocols.criticbench.loading import resolve_protocol
     from critic_tasks.protocols.criticbench.offline import score_predictions
-    from critic_tasks.protocols.criticbench.toolkit import resolve_protocol
 
     parser = argparse.ArgumentParser(prog="critic-eval score", description=COMMANDS["score"] + (
         ": {split}_{domain}_{dimension}_{format}.json files mapping \"0\"..\"N-1\" to origin_prompt / prediction."))

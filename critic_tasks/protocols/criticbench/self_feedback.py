@@ -34,7 +34,6 @@ from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMA
 DIMENSION = "self_feedback"
 STAGE1_TASK = "critic_self_feedback"
 SELF_FEEDBACK_ENV = "CRITIC_SELF_FEEDBACK"
-FEEDBACK_SOURCES = ("annotated", "self")
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>{STAGE1_TASK}(?:_[a-z_]+)?)_(?P<time>\d{{4}}-\d{{2}}-\d{{2}}T[\d\-.]+)\.jsonl$")
 
 

@@ -32,19 +32,8 @@ from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols.criticbench.domains import DOMAINS
 
-PROTOCOL_ENV = "CRITICBENCH_PROTOCOL"
 TOOLKIT_DIR_ENV = "CRITICBENCH_TOOLKIT_DIR"
-PROTOCOLS = ("ours", "toolkit")
 MODES = {"feedback": "feedback", "comparison": "comp_feedback", "meta": "meta_feedback", "correction": "correction"}
-
-
-def resolve_protocol(protocol: str | None = None) -> str:
-    given = protocol not in (None, "")
-    value = (protocol if given else read_setting(PROTOCOL_ENV)).strip()
-    if value not in PROTOCOLS:
-        setting = "protocol" if given else PROTOCOL_ENV
-        raise ConfigError(f"{setting}={value}: unknown protocol; choose one of {', '.join(PROTOCOLS)}")
-    return value
 
 
 @dataclass(frozen=True)
