@@ -10,6 +10,7 @@ judge variables. What OpenCompass reports must equal what the lm-eval path compu
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,10 +67,22 @@ def oc_bin():
 
 @pytest.fixture(scope="session")
 def smollm2_folder(oc_bin, tmp_path_factory):
-    """SmolLM2 as a Hugging Face folder (OpenCompass's tokenizer and HF classes load folders, not GGUF files)."""
-    out = tmp_path_factory.mktemp("models") / "smollm2-hf"
-    subprocess.run([str(oc_bin / "python"), str(REPO / "scripts" / "smollm2_hf.py"), str(out)], check=True,
-                   capture_output=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    """SmolLM2 as a Hugging Face folder (OpenCompass's tokenizer and HF classes load folders, not GGUF files),
+    converted by the OpenCompass environment's transformers (.venv-vllm/smollm2-hf is transformers 5's, whose
+    tokenizer files transformers 4 cannot read), once per test run: xdist's workers share the run's folder."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    out = root / "opencompass-models" / "smollm2-hf"
+    if not (out / "config.json").exists():
+        made = tmp_path_factory.mktemp("models") / "smollm2-hf"
+        subprocess.run([str(oc_bin / "python"), str(REPO / "scripts" / "smollm2_hf.py"), str(made)], check=True,
+                       capture_output=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        out.parent.mkdir(exist_ok=True)
+        try:
+            made.rename(out)  # whole or not at all: the other worker never sees a half-written folder
+        except OSError:  # the other worker's conversion got there first: the same folder
+            shutil.rmtree(made)
     return out
 
 
@@ -143,7 +156,11 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
 PARITY_TASKS = ["critic_feedback_chat", "critic_meta_chat", "critic_comparison_chat", "critic_feedback_sub_chat",
                 "critic_alignbench_ref", "critic_judgebench_math", "critic_processbench_gsm8k", "critic_realcritic_gsm8k"]
 PARITY_BUDGET = 32
-ALIGNBENCH_ROWS = 4
+# the long-prompt tasks on their first rows (most of the generating time): 2 ratings of 2 models with distinct human
+# scores (the Pearsons are defined); ProcessBench's first correct solution and first one with an error (F1 and both
+# accuracies are defined)
+ALIGNBENCH_ROWS = 2
+PROCESSBENCH_ROWS = 2
 
 
 @pytest.fixture(scope="module")
@@ -156,8 +173,15 @@ def parity_runs(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
     (tmp / "critiquellm" / rel).parent.mkdir(parents=True)
     rows = source.read_text(encoding="utf-8").splitlines(keepends=True)[:ALIGNBENCH_ROWS]
     (tmp / "critiquellm" / rel).write_text("".join(rows), encoding="utf-8")
+    from critic_tasks.protocols.processbench.data import SAMPLE_DIR
+
+    solutions = json.loads((SAMPLE_DIR / "gsm8k.json").read_text(encoding="utf-8"))[:PROCESSBENCH_ROWS]
+    assert sorted(s["label"] == -1 for s in solutions) == [False, True]  # label -1: no step is wrong
+    (tmp / "processbench").mkdir()
+    (tmp / "processbench" / "gsm8k.json").write_text(json.dumps(solutions), encoding="utf-8")
     # one judge for both (same settings, same cache): identical critiques get identical grades
-    env = _env(tmp, CRITIQUELLM_DATA_DIR=str(tmp / "critiquellm"), CRITIC_JUDGE_MODEL="smollm2-judge",
+    env = _env(tmp, CRITIQUELLM_DATA_DIR=str(tmp / "critiquellm"), PROCESSBENCH_DATA_DIR=str(tmp / "processbench"),
+               CRITIC_JUDGE_MODEL="smollm2-judge",
                CRITIC_JUDGE_BASE_URL=llama_server, CRITIC_JUDGE_API_KEY="EMPTY", CRITIC_JUDGE_MAX_TOKENS="48")
     oc = _critic_eval(oc_bin, ["--datasets", *(f"{t}_gen" for t in PARITY_TASKS), "--hf-type", "chat",
                                "--hf-path", str(smollm2_folder), "--max-out-len", str(PARITY_BUDGET),
@@ -201,6 +225,9 @@ def test_same_model_items_and_budget_give_the_same_generations_and_numbers(parit
     logs = "".join(Path(p).read_text(encoding="utf-8", errors="replace")
                    for p in glob.glob(str(parity_runs["oc"] / "logs" / "infer" / model / "*.out")))
     assert f"'max_new_tokens': {PARITY_BUDGET}" in logs and "'max_new_tokens': 512" not in logs
+    # critic-eval opencompass scored the datasets in one evaluation process (launch.py), not one each
+    assert len(glob.glob(str(parity_runs["oc"] / "logs" / "eval" / model / "*.out"))) == 1
+    assert f"one evaluation process for the {len(PARITY_TASKS)} datasets" in parity_runs["oc_stderr"]
     [summary] = glob.glob(str(parity_runs["oc"] / "summary" / "critic_summary_*.json"))
     oc_results = json.loads(Path(summary).read_text(encoding="utf-8"))[model]
     [results] = glob.glob(str(parity_runs["lm"] / "**" / "results_*.json"), recursive=True)
@@ -245,9 +272,10 @@ with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_metacritique_gen import critic_metacritique_datasets
     from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
 
-# the other protocols on their first rows (OpenCompass's test_range): 10 ratings, 5 pairs in both orders, 3 critiques
-for d, rows in ((critic_alignbench_ref_datasets, 10), (critic_alignbench_pairwise_free_datasets, 10),
-                (critic_metacritique_datasets, 3)):
+# the other protocols on their first rows (OpenCompass's test_range): 4 ratings of 3 models with 3 distinct human
+# scores (the Pearsons are defined), 2 pairs in both orders, 2 critiques (their long prompts are most of the run's time)
+for d, rows in ((critic_alignbench_ref_datasets, 4), (critic_alignbench_pairwise_free_datasets, 4),
+                (critic_metacritique_datasets, 2)):
     d[0]['reader_cfg']['test_range'] = f'[0:{{rows}}]'
 datasets = [*critic_datasets, *critic_feedback_sub_chat_datasets, *critic_alignbench_ref_datasets,
             *critic_alignbench_pairwise_free_datasets, *critic_metacritique_datasets]
@@ -260,8 +288,8 @@ models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', open
 """ + ONE_EVAL_PROCESS
 
 
-OTHER = {"critic_alignbench_ref": list(range(10)), "critic_alignbench_pairwise_free": list(range(10)),
-         "critic_metacritique": list(range(3))}
+OTHER = {"critic_alignbench_ref": list(range(4)), "critic_alignbench_pairwise_free": list(range(4)),
+         "critic_metacritique": list(range(2))}
 OTHER_ROWS = sum(map(len, OTHER.values()))
 
 
@@ -409,6 +437,8 @@ with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_meta_gen import critic_meta_datasets
     from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
 
+# every fourth meta item (7 of 27, across the domains; a chunk of 4 and one of 3): as many chunks as all 27 give
+critic_meta_datasets[0]['reader_cfg']['test_range'] = '[0:27:4]'
 datasets = [*critic_feedback_chat_datasets, *critic_comparison_chat_datasets, *critic_meta_datasets]
 models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
                tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=4, temperature=0.0,
@@ -654,6 +684,59 @@ def test_tasks_opencompass_cannot_run_are_refused_in_one_line_naming_the_lm_eval
         assert len(lines) == 1 and why in lines[0], lines
         assert lines[0].endswith(f"critic-eval --model hf --model_args pretrained=MODEL --apply_chat_template "
                                  f"--tasks {task}"), lines
+
+
+def test_default_eval_stage_becomes_one_process_for_a_local_one_worker_run():
+    """launch.py's change to OpenCompass's default eval stage (its fill_eval_cfg, stood in for here: it writes a
+    NaivePartitioner of one dataset per task): every dataset in one task where the run is local with one worker;
+    OpenCompass's own partition where the user asked for workers side by side or a cluster."""
+    from argparse import Namespace
+
+    from critic_tasks.adapters.opencompass.launch import one_eval_process
+
+    def opencompass_fill(cfg, args):
+        cfg["eval"] = {"partitioner": {"type": "NaivePartitioner"}, "runner": {"max_num_workers": args.max_num_workers}}
+
+    def filled(datasets, **args):
+        cfg = {"datasets": [{"abbr": f"d{i}"} for i in range(datasets)]}
+        one_eval_process(opencompass_fill)(cfg, Namespace(**{"max_num_workers": 1, "slurm": False, "dlc": False,
+                                                              **args}))
+        return cfg["eval"]["partitioner"]
+
+    assert filled(8) == {"type": "NaivePartitioner", "n": 8}
+    assert filled(1) == {"type": "NaivePartitioner", "n": 1}
+    for own in ({"max_num_workers": 2}, {"slurm": True}, {"dlc": True}):
+        assert filled(8, **own) == {"type": "NaivePartitioner"}, own
+
+
+def test_critic_eval_opencompass_runs_its_environments_opencompass_through_the_launcher(tmp_path, monkeypatch):
+    """With OpenCompass beside it, the wrapper runs it as ``python -m critic_tasks.adapters.opencompass.launch``
+    (one evaluation process); an ``opencompass`` found only on the PATH runs as it is."""
+    from critic_tasks.cli import opencompass as wrapper
+
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.touch()
+    (python.parent / "opencompass").touch()
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    started = []
+
+    def execv(program, args):
+        started.append((program, args))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execv", execv)
+    passed = ["--config-dir", str(CONFIG_DIR), "--datasets", "critic_feedback_gen", "--models", "m",
+              "--summarizer", "critic"]
+    with pytest.raises(SystemExit):
+        wrapper.run_command(["--datasets", "critic_feedback_gen", "--models", "m"])
+    assert started == [(str(python), [str(python), "-m", "critic_tasks.adapters.opencompass.launch", *passed])]
+    (python.parent / "opencompass").unlink()
+    monkeypatch.setattr(shutil, "which", lambda name: "/elsewhere/opencompass" if name == "opencompass" else None)
+    with pytest.raises(SystemExit):
+        wrapper.run_command(["--datasets", "critic_feedback_gen", "--models", "m"])
+    assert started[1] == ("/elsewhere/opencompass", ["/elsewhere/opencompass", *passed])
 
 
 def test_config_dir_command_prints_the_tree(capsys):

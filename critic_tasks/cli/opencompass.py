@@ -4,7 +4,8 @@ The wrapper checks what it can before OpenCompass starts (our dataset names — 
 config file —, the data directory, the judge for judge-scored datasets, the executor), adds ``--config-dir`` and
 ``--summarizer critic`` where they are missing and ``--hf-num-gpus 0`` for an ``--hf-path`` model on a machine
 without a GPU (OpenCompass's local runner asserts otherwise), then replaces itself with the ``opencompass`` command:
-every other flag passes through.
+every other flag passes through. Where OpenCompass is installed in this environment, that command is run through
+``critic_tasks.adapters.opencompass.launch``: one evaluation process for all datasets instead of one per dataset.
 """
 
 from __future__ import annotations
@@ -176,5 +177,7 @@ def run_command(argv: list[str]) -> int:
         raise ConfigError("the opencompass command is not installed here: pip install 'critic-tasks[opencompass]' "
                           "(in an environment of its own: bash scripts/setup.sh --opencompass)")
     sys.stdout.flush()
+    if beside.exists():  # OpenCompass in this environment: its command, with one evaluation process (launch.py)
+        os.execv(sys.executable, [sys.executable, "-m", "critic_tasks.adapters.opencompass.launch", *argv])
     os.execv(program, [program, *argv])
     return 0  # not reached
