@@ -42,8 +42,8 @@ from critic_tasks.protocols.criticbench import loading as cb_loading
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
-from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.loading import FEEDBACK_SOURCES
+from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 from critic_tasks.protocols.criticbench.self_feedback import SELF_FEEDBACK_ENV, STAGE1_TASK
 from critic_tasks.protocols.critiquellm import chance as cq_chance

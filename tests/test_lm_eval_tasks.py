@@ -11,7 +11,7 @@ import critic_tasks
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import generate as _generate_configs
 from critic_tasks.protocols.criticbench import data, prompts
-from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES
+from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES
 from critic_tasks.sandbox import get_executor
 
 lm_eval = pytest.importorskip("lm_eval")

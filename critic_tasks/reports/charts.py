@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from critic_tasks.protocols.criticbench.domains import DOMAIN_NAMES  # noqa: E402
+from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES  # noqa: E402
 
 
 def _png(fig) -> bytes:

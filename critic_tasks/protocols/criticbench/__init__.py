@@ -1,7 +1,7 @@
 """CriticBench / CriticEval (Lan et al. 2024, arXiv:2402.13764): feedback, comparison, meta-feedback, correction.
 
 load (``data``) -> prompt (``prompts``, ``judge_prompts``) -> parse and record (``scoring``, ``correction``,
-``judge``) -> metrics (``scoring.FAMILIES``). The domain table (``domains``) decides every per-domain behaviour.
+``judge``) -> metrics (``scoring.FAMILIES``). The domain table (``prompts.DOMAINS``) decides every per-domain behaviour.
 
 Cite as::
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable
 from critic_tasks.core import hub
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.protocols.criticbench.domains import (
+from critic_tasks.protocols.criticbench.prompts import (
     DOMAINS,
     OBJECTIVE_CORRECTION_DOMAINS,
     TEXT_DOMAINS,

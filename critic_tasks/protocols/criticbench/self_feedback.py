@@ -29,7 +29,7 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols.criticbench import data
-from critic_tasks.protocols.criticbench.domains import OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
+from critic_tasks.protocols.criticbench.prompts import OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
 
 DIMENSION = "self_feedback"
 STAGE1_TASK = "critic_self_feedback"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.settings import read_setting
-from critic_tasks.protocols.criticbench.domains import DOMAINS
+from critic_tasks.protocols.criticbench.prompts import DOMAINS
 
 TOOLKIT_DIR_ENV = "CRITICBENCH_TOOLKIT_DIR"
 MODES = {"feedback": "feedback", "comparison": "comp_feedback", "meta": "meta_feedback", "correction": "correction"}

@@ -36,7 +36,7 @@ from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import toolkit
-from critic_tasks.protocols.criticbench.domains import (
+from critic_tasks.protocols.criticbench.prompts import (
     DOMAINS,
     OBJECTIVE_CORRECTION_DOMAINS,
     TEXT_DOMAINS,

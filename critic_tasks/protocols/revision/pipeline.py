@@ -43,7 +43,7 @@ from critic_tasks.llm.client import identity
 from critic_tasks.llm.settings import pool_env, pool_from_env
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.correction import check_corrections
-from critic_tasks.protocols.criticbench.domains import DOMAINS
+from critic_tasks.protocols.criticbench.prompts import DOMAINS
 from critic_tasks.protocols.revision import prompts
 from critic_tasks.protocols.revision.records import RevisionRecord
 from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates

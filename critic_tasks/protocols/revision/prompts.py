@@ -52,7 +52,7 @@ from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import judge_prompts as cb_judge_prompts
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
 from critic_tasks.protocols.criticbench import toolkit
-from critic_tasks.protocols.criticbench.domains import DOMAINS
+from critic_tasks.protocols.criticbench.prompts import DOMAINS
 
 PROTOCOL_OF = {"revision_pool": "multicritique", "utility": "rco"}  # the data dimension -> its protocol
 

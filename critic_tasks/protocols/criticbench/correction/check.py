@@ -40,7 +40,7 @@ from critic_tasks.protocols.criticbench.correction.programs import (
     item_functions,
     plan_tests,
 )
-from critic_tasks.protocols.criticbench.domains import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
+from critic_tasks.protocols.criticbench.prompts import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.sandbox import Pair, Program, get_executor
 
 DETAIL_CHARS = 200
