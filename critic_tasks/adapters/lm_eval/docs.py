@@ -7,12 +7,17 @@ and a per-column decode, ~0.1 ms a row for our documents of 20-30 fields, about 
 own time. The documents still pass through one Arrow table (``Dataset.from_list``: one type per column, a missing
 field null in every row, as a ``datasets`` loader gives them), read back in one batch (``to_list``); ``Docs`` then
 hands out a fresh copy of each row on every walk, as ``datasets`` does, and the table's ``features``, which lm-eval
-reads for the column names.
+reads for the column names. A table Arrow refuses (a field whose values mix types across documents) stops the run
+with one line naming the file, the items and the field (``core.columns.check_one_type_per_field``), else with
+Arrow's own error: well-formed documents are never walked for it.
 """
 
 from __future__ import annotations
 
 import datasets
+import pyarrow
+
+from critic_tasks.core.columns import check_one_type_per_field
 
 
 class Docs(list):
@@ -25,7 +30,11 @@ class Docs(list):
 
     @classmethod
     def from_list(cls, docs: list[dict]) -> Docs:
-        table = datasets.Dataset.from_list(docs)
+        try:
+            table = datasets.Dataset.from_list(docs)
+        except pyarrow.ArrowException:  # one line naming file and field, not pyarrow's traceback
+            check_one_type_per_field(docs)
+            raise
         return cls(table.to_list(), table.features)
 
     def __iter__(self):
