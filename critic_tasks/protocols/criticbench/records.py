@@ -1,14 +1,35 @@
 """CriticBench's records: a Likert score (feedback, meta-feedback), one order's verdict (comparison), an item's
-revisions checked (correction), a judge's grade (the judge-scored tasks) and SAvg's stage-1 critique.
+revisions checked (correction), a judge's grade (the judge-scored tasks) and SAvg's stage-1 critique; and how a reply
+is read into the first two (``parse_likert``, ``parse_verdict``; the records are made in ``scoring.py``).
 
 Registered in ``core.records.RECORD_TYPES`` under their ``kind`` (``register_record``), so that ``Record.from_dict`` reads
-them back from logged samples."""
+them back from logged samples.
+
+Reading a reply (deterministic, never raising; docs/tasks-and-metrics.md gives the rules per task,
+tests/test_parsing.py holds the cases):
+
+* The paper's marker comes first (``Decision: 5`` for feedback, ``Score: 5`` for
+  meta-feedback, ``Decision: A`` for comparison). Markdown emphasis and a
+  ``/7`` denominator around the value are tolerated. A marker whose value is
+  out of range is a parse failure: the model did answer, just not validly.
+* Without a marker, a score falls back to the last in-range number in the text
+  (the original toolkit's fallback, minus its ``eval``), ignoring numbers that are
+  not scores: ``/7`` and ``out of 7`` denominators, stated scales and ranges
+  ("from 1 to 7", "1-7", "between 1 and 7") and powers ("1.8 x 10^7", "2e7");
+  list enumerators ("5. The ...") and the scale's two ends stated together in any language ("1 ನಿಂದ 7"). A reply
+  that stops mid-sentence (no closing punctuation, no final number: ``core.parsing.looks_cut_off``) was cut off by
+  the token budget: no fallback; a verdict falls back to a bare leading ``A``/``B``/``C``
+  (the toolkit reads the first character of such replies).
+* Anything else returns ``None``; callers count it against ``parse_rate``.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import Record, register_record
 
 
@@ -113,3 +134,87 @@ class FeedbackTextRecord(Record):
 
     kind: ClassVar[str] = "feedback_text"
     parsed: bool = False  # the critique is not empty
+
+
+# ----------------------------------------------------------------------------- reading a reply
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_EMPHASIS = r"[\s*_`'\"]*"
+_DENOMINATOR = re.compile(r"(?:\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?)")
+# Numbers that are part of a stated scale or range, or of a power, are never the score ("I cannot give a score
+# from 1 to 7" is not a 7; "1.8 x 10^7" is not a 7).
+_NOT_A_SCORE = re.compile(
+    r"\b(?:from\s+)?\d+(?:\.\d+)?\s*(?:-|–|—|\bto\b)\s*\d+(?:\.\d+)?"
+    r"|\bbetween\s+\d+(?:\.\d+)?\s+and\s+\d+(?:\.\d+)?"
+    r"|\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+"
+    r"|(?:\^|\*\*)\s*[-+]?\d+(?:\.\d+)?"
+    r"|\d+(?:\.\d+)?[eE][-+]?\d+", re.IGNORECASE)
+# ASCII word characters only: a number right after or before a CJK character ("打5分") is still a number.
+_FALLBACK_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])" + _NUMBER + r"(?![A-Za-z0-9_]|\.\d)")
+_ENUMERATOR = re.compile(r"^(\s*)\d+[.)](?=\s)", re.MULTILINE)
+
+
+def _scale_ends(low: float, high: float) -> re.Pattern:
+    """The scale's two ends close together ("1 to 7", "1 ನಿಂದ 7", "1至7"): a statement of the scale, not a score."""
+    def num(v: float) -> str:
+        return re.escape(str(int(v)) if float(v).is_integer() else str(v)) + r"(?:\.0)?"
+    return re.compile(rf"(?<![\d.]){num(low)}\D{{1,15}}?{num(high)}(?![\d.])")
+
+
+# Models asked in English often answer translate items in Chinese, marker included
+# ("决策：B"); the toolkit counted those as unparsed, we read them.
+_MARKER_WORDS = {"Decision": "Decision|决策|決策|决定|決定", "Score": "Score|评分|評分|分数|分數"}
+
+
+def _marker(name: str) -> re.Pattern:
+    words = _MARKER_WORDS.get(name, re.escape(name))
+    return re.compile(rf"(?:{words}){_EMPHASIS}[:：]{_EMPHASIS}", re.IGNORECASE)
+
+
+SCORE_MARKERS = {name: _marker(name) for name in _MARKER_WORDS}
+
+
+def parse_likert(text: str | None, marker: str = "Decision", low: float = 1, high: float = 7) -> float | None:
+    """Score in ``[low, high]`` from ``text`` or ``None``."""
+    if not text:
+        return None
+    pattern = SCORE_MARKERS.get(marker) or _marker(marker)
+    hit = pattern.search(text)
+    if hit:
+        value = re.match(_NUMBER, text[hit.end():])
+        if value:
+            score = float(value.group(1))
+            return score if low <= score <= high else None
+        # "Decision:" followed by no number: fall through to the fallback
+    if looks_cut_off(text):
+        return None  # cut off mid-sentence: whatever number came last was not the verdict
+    stripped = _NOT_A_SCORE.sub(" ", _DENOMINATOR.sub(" ", text))
+    stripped = _ENUMERATOR.sub(r"\1 ", _scale_ends(low, high).sub(" ", stripped))
+    for value in reversed(_FALLBACK_NUMBER.findall(stripped)):
+        score = float(value)
+        if low <= score <= high:
+            return score
+    return None
+
+
+# an option letter followed by another one ("A/B/C", "A or B", "A、B、C", "A, B, or C"): the option list echoed,
+# no verdict
+_OPTION_LIST = r"(?!\)?\s*(?:/|\||、|或|\bor\b|,\s*\(?(?-i:[ABC])\)?\s*(?:,\s*(?:\bor\b)?|\bor\b|/))\s*\(?(?-i:[ABC])(?![A-Za-z]))"
+_VERDICT_MARKER = re.compile(
+    rf"(?:{_MARKER_WORDS['Decision']}){_EMPHASIS}[:：]{_EMPHASIS}(?:(?:answer|response|option|output)\s+)?\(?([ABC])"
+    rf"(?![A-Za-z]){_OPTION_LIST}",
+    re.IGNORECASE,
+)
+_LEADING_VERDICT = re.compile(rf"^{_EMPHASIS}\(?([ABC])(?![A-Za-z]){_OPTION_LIST}")
+
+
+def parse_verdict(text: str | None) -> str | None:
+    """``"A"``/``"B"``/``"C"`` from a comparison reply, or ``None``. A marker followed by the option list
+    ("Decision: A/B/C", "决策：A/B/C") is an echo of the prompt's format, no verdict: a later marker may give one."""
+    if not text:
+        return None
+    hit = _VERDICT_MARKER.search(text)
+    if hit:
+        return hit.group(1).upper()
+    hit = _LEADING_VERDICT.match(text.strip())
+    return hit.group(1) if hit else None

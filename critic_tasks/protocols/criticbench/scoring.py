@@ -45,7 +45,6 @@ from typing import Callable, Optional, Sequence
 from critic_tasks.core.metrics import bias, likert_score, pairwise_metrics, pass_at_k, spearman_x100
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
-from critic_tasks.core.parsing import parse_likert, parse_verdict
 from critic_tasks.core.records import CheckOutcome, Record, all_identical, canonical, domain_mean, rate
 from critic_tasks.protocols.criticbench import toolkit
 from critic_tasks.protocols.criticbench.judge_prompts import LOWEST
@@ -55,6 +54,8 @@ from critic_tasks.protocols.criticbench.records import (
     JudgedRecord,
     LikertRecord,
     VerdictRecord,
+    parse_likert,
+    parse_verdict,
 )
 
 log = logging.getLogger("critic_tasks")
