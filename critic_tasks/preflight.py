@@ -17,8 +17,13 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.engine import SCORERS
 from critic_tasks.protocols import remote, variants
-from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV, check_hub, resolve_data_dir
-from critic_tasks.protocols.criticbench.loading import load_task_docs, resolve_protocol
+from critic_tasks.protocols.criticbench.data import (
+    DATA_DIR_ENV,
+    check_hub,
+    load_task_docs,
+    resolve_data_dir,
+    resolve_protocol,
+)
 from critic_tasks.protocols.criticbench.self_feedback import missing_feedback
 from critic_tasks.protocols.criticbench.self_feedback import resolve_path as resolve_self_feedback
 from critic_tasks.protocols.criticbench.toolkit import load_toolkit

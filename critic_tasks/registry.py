@@ -38,11 +38,9 @@ from critic_tasks.core.records import SCALES as SCALES
 from critic_tasks.core.records import Metric, Record, warn_identical
 from critic_tasks.protocols.criticbench import chance as cb_chance
 from critic_tasks.protocols.criticbench import data as cb_data
-from critic_tasks.protocols.criticbench import loading as cb_loading
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
-from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES, QUALITIES
-from critic_tasks.protocols.criticbench.loading import FEEDBACK_SOURCES
+from critic_tasks.protocols.criticbench.data import DIFFICULTIES, FEEDBACK_SOURCES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
 from critic_tasks.protocols.criticbench.self_feedback import SELF_FEEDBACK_ENV, STAGE1_TASK
@@ -428,7 +426,7 @@ def _criticbench_options(task: Task) -> dict:
 
 PROTOCOLS = {p.name: p for p in (
     Protocol("criticbench", "CriticBench / CriticEval (Lan et al. 2024)", "arXiv:2402.13764",
-             load_docs=cb_loading.load_task_docs,
+             load_docs=cb_data.load_task_docs,
              options=("split", "domains", "data_dir", "fmt", "with_feedback", "protocol", "toolkit_dir",
                       "feedback_source", "self_feedback"),
              prompt=cb_prompts.critic_prompt, target=cb_scoring.gold_text, record=cb_scoring.record,

@@ -10,7 +10,7 @@ from helpers import scripted_lm, with_logged_intervals
 
 import critic_tasks
 from critic_tasks import cli
-from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.data import load_task_docs
 from critic_tasks.protocols.criticbench.prompts import critic_prompt
 
 lm_eval = pytest.importorskip("lm_eval")

@@ -78,7 +78,7 @@ def test_with_feedback_judge_prompt_keeps_the_critique():
 # ----------------------------------------------------------------------------- SAvg
 
 OWN = re.compile(r"OWN-FEEDBACK <(?P<key>[^>]+)>")
-STAGE1 = {prompts.critic_prompt(d): d for d in savg.stage1_docs("dev", None, "sample")}
+STAGE1 = {prompts.critic_prompt(d): d for d in data.stage1_docs("dev", None, "sample")}
 KEYS = {d["item_key"]: d for d in STAGE1.values()}
 
 
@@ -147,7 +147,7 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     sub = data.load_correction("dev", None, "sample", fmt="sub")
     assert len(lm.prompts) == len(obj) + len(sub)
     for doc in obj + sub:  # each prompt carries its item's own critique, never the annotated one
-        key = savg.item_key(doc)
+        key = data.item_key(doc)
         (prompt,) = [p for p in lm.prompts if f"<{key}>" in p]
         assert f"### Feedback:\nOWN-FEEDBACK <{key}> the response has a flaw.\n" in prompt
         assert doc["feedback"].strip() not in prompt
@@ -158,7 +158,7 @@ def test_stage2_revises_with_the_critics_own_feedback(stage1, monkeypatch):
     # the text domains: the judge grades the revision against the critique the critic itself wrote
     assert len(RecordingJudge.prompts) == len(sub)
     for doc in sub:
-        key = savg.item_key(doc)
+        key = data.item_key(doc)
         (judged,) = [p for p in RecordingJudge.prompts if f"Revised for {key}." in p]
         # the critic's own critique, whole, in its fenced section
         assert re.search(r"### Critique of the original response\n<<<BEGIN \S+ [0-9a-f]{12}>>>\n"

@@ -13,7 +13,7 @@ from toolkit_reference import toolkit_extract, toolkit_option
 import critic_tasks
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.protocols.criticbench import toolkit
-from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.data import load_task_docs
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES
 
 TOOLKIT = SHARED / "data" / "criticeval" / "toolkit"

@@ -26,7 +26,7 @@ from conftest import SHARED
 from test_toolkit_protocol import CHAT_WRAP, NAME, _fields
 
 from critic_tasks.protocols.criticbench import data, toolkit
-from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.data import load_task_docs
 from critic_tasks.protocols.criticbench.prompts import DOMAINS
 
 pytestmark = pytest.mark.slow

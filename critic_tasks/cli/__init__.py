@@ -357,7 +357,7 @@ def _summary(argv: list[str]) -> int:
 
 def _score(argv: list[str]) -> int:
     from critic_tasks.engine import registered
-    from critic_tasks.protocols.criticbench.loading import resolve_protocol
+    from critic_tasks.protocols.criticbench.data import resolve_protocol
     from critic_tasks.protocols.criticbench.offline import score_predictions
 
     parser = argparse.ArgumentParser(prog="critic-eval score", description=COMMANDS["score"] + (

@@ -13,6 +13,12 @@ layout instead; ``data_dir="sample"`` selects the small sample shipped in the
 package. Documents keep the dataset's field names; the nested ``obj``/``sub``
 and ``metadata`` dicts are lifted to the top level, as the toolkit's own loader
 does. Every problem with a file becomes one ``DataError`` naming file and field.
+
+A task's documents (``load_task_docs``): the dataset's items for one dimension, with the protocol's prompts when not
+ours. The default (our prompts, the annotated feedback) reads the data files only; the released toolkit's prompts
+(``toolkit.py``) and SAvg's self-feedback (``self_feedback.py``) are reached on their own paths, decided here where
+their settings are read. SAvg's stage-1 documents are the correction items (``stage1_docs``), keyed by
+``item_key``.
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ from typing import Any, Iterable
 from critic_tasks.core import hub
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.settings import read_setting
+from critic_tasks.protocols.criticbench import self_feedback as savg
 from critic_tasks.protocols.criticbench.prompts import (
     DOMAINS,
     OBJECTIVE_CORRECTION_DOMAINS,
     TEXT_DOMAINS,
     resolve_domains,
 )
+from critic_tasks.protocols.criticbench.toolkit import attach_prompts, load_toolkit
 from critic_tasks.protocols.remote import read_json, resolve_dir
 
 HUB_REPO = "opencompass/CriticBench"
@@ -44,6 +53,9 @@ QUALITIES = ("low", "med", "high", "super-high")
 MAIN_QUALITIES = QUALITIES[:3]
 DIFFICULTIES = ("easy", "hard")  # a pair is easy when its qualities are exactly {low, high}
 VERDICTS = ("A", "B", "C")
+PROTOCOL_ENV = "CRITICBENCH_PROTOCOL"
+PROTOCOLS = ("ours", "toolkit")  # our prompts and parsing, or the released toolkit's (protocols.criticbench.toolkit)
+FEEDBACK_SOURCES = ("annotated", "self")  # correction revises with the dataset's feedback, or the critic's own (SAvg)
 
 
 # ----------------------------------------------------------------------------- files
@@ -335,6 +347,75 @@ def load_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, *
     if dimension not in LOADERS:
         raise ConfigError(f"unknown dimension {dimension!r}; known: {', '.join(LOADERS)}")
     return LOADERS[dimension](split=split, domains=domains, data_dir=data_dir, **kwargs)
+
+
+def item_key(doc: dict) -> str:
+    """``obj_dev_data/math_cot_feedback_correction.json[3]``: the item's file inside the dataset, and its index."""
+    fmt = doc.get("correction_fmt") or doc.get("fmt", "obj")
+    return f"{feedback_file(fmt, doc['split'], doc['domain'])}[{doc['item_index']}]"
+
+
+def stage1_docs(split: str = "dev", domains=None, data_dir=None) -> list[dict]:
+    """The correction items of ``domains`` (math / code from the objective files, the text domains from the
+    subjective ones), as stage-1 documents: the critic writes feedback on each."""
+    wanted = resolve_domains(domains)
+    docs = []
+    for fmt, allowed in (("obj", OBJECTIVE_CORRECTION_DOMAINS), ("sub", TEXT_DOMAINS)):
+        chosen = [d for d in wanted if d in allowed]
+        if chosen:
+            docs += load_correction(split, chosen, data_dir, fmt=fmt)
+    for doc in docs:
+        doc.update(correction_fmt=doc["fmt"], item_key=item_key(doc), dimension=savg.DIMENSION, fmt="obj")
+    return docs
+
+
+# ----------------------------------------------------------------------------- a task's documents
+
+
+# dimensions of their own loaders, besides the dataset's (LOADERS): SAvg's stage 1
+STAGE_LOADERS = {savg.DIMENSION: stage1_docs}
+
+
+def resolve_protocol(protocol: str | None = None) -> str:
+    """``protocol`` as given, else ``CRITICBENCH_PROTOCOL`` (default ``ours``); a ConfigError naming either."""
+    given = protocol not in (None, "")
+    value = (protocol if given else read_setting(PROTOCOL_ENV)).strip()
+    if value not in PROTOCOLS:
+        setting = "protocol" if given else PROTOCOL_ENV
+        raise ConfigError(f"{setting}={value}: unknown protocol; choose one of {', '.join(PROTOCOLS)}")
+    return value
+
+
+def load_task_docs(dimension: str, split: str = "dev", domains=None, data_dir=None, fmt: str = "obj",
+                   with_feedback: bool | None = None, protocol: str | None = None,
+                   toolkit_dir: str | None = None, feedback_source: str = "annotated",
+                   self_feedback: str | None = None) -> list[dict]:
+    """Documents for lm-eval / OpenCompass / offline scoring. ``protocol``: ``ours`` (default; our prompts and
+    parsing) or ``toolkit`` (the released toolkit's, read from ``toolkit_dir``); both fall back to their
+    environment variables (``CRITICBENCH_PROTOCOL``, ``CRITICBENCH_TOOLKIT_DIR``). ``feedback_source="self"``
+    (SAvg): correction items carry the critic's own feedback, read from the stage-1 samples ``self_feedback``
+    names (else ``CRITIC_SELF_FEEDBACK``); ``dimension="self_feedback"`` gives stage 1's documents."""
+    root = resolve_data_dir(data_dir)  # where the files are (the data setting), then how they are asked
+    protocol = resolve_protocol(protocol)
+    if feedback_source not in FEEDBACK_SOURCES:
+        raise ConfigError(f"feedback_source={feedback_source}: expected one of {', '.join(FEEDBACK_SOURCES)}")
+    if protocol == "toolkit" and (dimension in STAGE_LOADERS or feedback_source == "self"):
+        raise ConfigError("the self-feedback tasks (SAvg) use our prompts only: unset CRITICBENCH_PROTOCOL=toolkit "
+                          "(or the 'protocol' metadata) for them")
+    if dimension in STAGE_LOADERS:
+        return STAGE_LOADERS[dimension](split, domains, root)
+    toolkit = load_toolkit(toolkit_dir) if protocol == "toolkit" else None  # a bad checkout fails before loading
+    options = {"fmt": fmt} if dimension != "meta" else {}
+    docs = load_docs(dimension, split, domains, root, keep_raw=toolkit is not None, **options)
+    if feedback_source == "self":
+        task = "critic_correction_self" + ("_sub" if fmt == "sub" else "")
+        savg.apply_self_feedback(docs, [item_key(d) for d in docs], self_feedback, task)
+    if with_feedback is not None:
+        for doc in docs:
+            doc["with_feedback"] = with_feedback
+    if toolkit is not None:
+        attach_prompts(docs, toolkit, with_feedback is not False)
+    return docs
 
 
 def _check_split(split: str) -> None:

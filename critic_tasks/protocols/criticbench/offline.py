@@ -28,7 +28,7 @@ from critic_tasks.core.errors import DataError
 from critic_tasks.core.records import Record
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.correction import check_corrections
-from critic_tasks.protocols.criticbench.loading import load_task_docs
+from critic_tasks.protocols.criticbench.data import load_task_docs
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS
 from critic_tasks.protocols.criticbench.toolkit import MODES
 

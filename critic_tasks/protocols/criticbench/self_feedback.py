@@ -28,33 +28,11 @@ from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.settings import read_setting
-from critic_tasks.protocols.criticbench import data
-from critic_tasks.protocols.criticbench.prompts import OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS, resolve_domains
 
 DIMENSION = "self_feedback"
 STAGE1_TASK = "critic_self_feedback"
 SELF_FEEDBACK_ENV = "CRITIC_SELF_FEEDBACK"
 SAMPLES_FILE = re.compile(rf"^samples_(?P<task>{STAGE1_TASK}(?:_[a-z_]+)?)_(?P<time>\d{{4}}-\d{{2}}-\d{{2}}T[\d\-.]+)\.jsonl$")
-
-
-def item_key(doc: dict) -> str:
-    """``obj_dev_data/math_cot_feedback_correction.json[3]``: the item's file inside the dataset, and its index."""
-    fmt = doc.get("correction_fmt") or doc.get("fmt", "obj")
-    return f"{data.feedback_file(fmt, doc['split'], doc['domain'])}[{doc['item_index']}]"
-
-
-def stage1_docs(split: str = "dev", domains=None, data_dir=None) -> list[dict]:
-    """The correction items of ``domains`` (math / code from the objective files, the text domains from the
-    subjective ones), as stage-1 documents: the critic writes feedback on each."""
-    wanted = resolve_domains(domains)
-    docs = []
-    for fmt, allowed in (("obj", OBJECTIVE_CORRECTION_DOMAINS), ("sub", TEXT_DOMAINS)):
-        chosen = [d for d in wanted if d in allowed]
-        if chosen:
-            docs += data.load_correction(split, chosen, data_dir, fmt=fmt)
-    for doc in docs:
-        doc.update(correction_fmt=doc["fmt"], item_key=item_key(doc), dimension=DIMENSION, fmt="obj")
-    return docs
 
 
 def resolve_path(value: str | os.PathLike | None = None) -> str | None:
@@ -110,8 +88,10 @@ def read_feedback(value: str) -> dict[str, Feedback]:
     return out
 
 
-def apply_self_feedback(docs: list[dict], value: str | None, task: str = "critic_correction_self") -> list[dict]:
-    """Replace each correction document's annotated ``feedback`` with the critic's own (see the module doc).
+def apply_self_feedback(docs: list[dict], keys: list[str], value: str | None,
+                        task: str = "critic_correction_self") -> list[dict]:
+    """Replace each correction document's annotated ``feedback`` with the critic's own (see the module doc), found
+    by the document's key (``keys``, in the same order: ``data.item_key``).
 
     An item stage 1 did not cover keeps no feedback and carries the error in ``self_feedback_error``: the prompt
     for it raises that ``DataError`` (lm-eval builds every prompt of a run before generating anything), so a run
@@ -123,8 +103,7 @@ def apply_self_feedback(docs: list[dict], value: str | None, task: str = "critic
             f"{STAGE1_TASK} with --log_samples --output_path DIR, then pass --metadata '{{\"self_feedback\": \"DIR\"}}' "
             f"(or set {SELF_FEEDBACK_ENV}); critic-eval runs stage 1 for you when neither is set")
     feedback = read_feedback(path)
-    for doc in docs:
-        key = item_key(doc)
+    for doc, key in zip(docs, keys):
         entry = feedback.get(key)
         doc["feedback_source"] = "self"
         if entry is None:
