@@ -11,10 +11,11 @@ Two stages, both inside the harness, where the critic runs:
    ``--metadata``) or ``CRITIC_SELF_FEEDBACK``: a ``samples_critic_self_feedback*.jsonl`` file or a directory
    holding them (the newest file of each stage-1 task is read, as ``critic-eval judge`` does).
 
-Items are matched by a key that does not depend on where the data lives (the dataset file's path inside the
-dataset and the item's index) and checked against the question and response text; an item without feedback, a
-file that is not stage-1 output, or one made from other data stops the run with one ``DataError`` naming the file
-and the item.
+Stage 1's documents and the items' keys come from the loader (``data.stage1_docs``, ``data.item_key``); this module
+reads the critic's feedback back. Items are matched by a key that does not depend on where the data lives (the
+dataset file's path inside the dataset and the item's index) and checked against the question and response text;
+an item without feedback, a file that is not stage-1 output, or one made from other data stops the run with one
+``DataError`` naming the file and the item.
 """
 
 from __future__ import annotations
