@@ -15,8 +15,9 @@ from typing import Iterable
 from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
+from critic_tasks.core.settings import resolve_dir
 from critic_tasks.engine import SCORERS
-from critic_tasks.protocols import remote, variants
+from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.data import (
     DATA_DIR_ENV,
     check_hub,
@@ -90,11 +91,11 @@ def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None
 def _local_root(steps: registry.Protocol, data_dir):
     """The local copy a protocol's tasks read (``data_dir``, else its own setting; ``sample``: its fixtures), or None
     for the published copy: resolved by its loader's own function where it has one (the same words in its
-    messages), else as every loader resolves (``remote.resolve_dir``)."""
+    messages), else as every loader resolves (``core.settings.resolve_dir``)."""
     module = _source_modules().get(steps.name)
     if module is not None:
         return module.resolve_data_dir(data_dir)
-    return remote.resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
+    return resolve_dir(data_dir, steps.data_env, named={"sample": steps.sample_dir} if steps.sample_dir else None)
 
 
 def _load_documents(tasks: Iterable[registry.Task], data_dir, metadata: dict | None = None) -> None:

@@ -3,7 +3,7 @@
 Code reads a variable only through ``read_setting(NAME)`` (``read_flag`` / ``read_number`` for the typed
 ones), never through ``os.environ`` itself, so that one spelling rule holds everywhere: a variable set to the empty
 string (or to spaces) counts as unset and takes its default (``CRITIC_EXECUTOR=`` is the sandbox, in preflight and
-in the run alike); only the data folders (``read_raw``) refuse an empty value. A value of the wrong type is one
+in the run alike); only the data folders (``read_raw``, ``resolve_dir``) refuse an empty value. A value of the wrong type is one
 ``ConfigError`` naming the variable. docs/usage.md's settings table is generated from ``SETTINGS``
 (``markdown_table``; ``tests/test_settings.py`` keeps the two in sync).
 
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping
 
-from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,30 @@ def read_raw(name: str, env: Mapping[str, str] | None = None) -> str | None:
     taken as unset: ``CRITICBENCH_DATA_DIR=`` is a path left out, not a request for the Hub."""
     SETTINGS[name]
     return _env(env).get(name)
+
+
+def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo",
+                named: dict[str, Path] | None = None) -> Path | None:
+    """A data folder setting read (``value`` if given, else ``$env``) as its local root; a name of ``named``
+    (CriticBench's ``sample``) is its folder; None for the published copy (unset; ``default`` only words where that
+    is: 'repo', the paper's repository; 'hub', the Hugging Face Hub). Every protocol resolves alike, so
+    ``critic-eval preflight`` (which resolves each protocol's setting here) and the run agree on every value; a word
+    that is none of the documented ones ('hub', 'repo') is a folder that is not there."""
+    named = named or {}
+    given = value not in (None, "")
+    value = value if given else read_raw(env)
+    if not given and value is not None and not value.strip():  # `X_DATA_DIR=`: a path left out, not the default
+        where = "the Hub" if default == "hub" else "the repository's own files"
+        raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}"
+                        + "".join(f", {n!r} for the bundled {n}" for n in named) + f", or unset it for {where}")
+    if value is None:
+        return None
+    if value in named:
+        return named[value]
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise DataError(f"{'data_dir' if given else env}={value}: not a directory")
+    return root
 
 
 def is_setting_set(name: str, env: Mapping[str, str] | None = None) -> bool:

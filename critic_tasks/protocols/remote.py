@@ -9,38 +9,13 @@ and the raw URL of each file in its repository. A downloaded file is kept under
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from pathlib import Path
 
 from critic_tasks.core.errors import DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.paths import cache_dir
-from critic_tasks.core.settings import read_raw
-
-
-def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo",
-                named: dict[str, Path] | None = None) -> Path | None:
-    """The local root: ``value`` if given, else ``$env``; a name of ``named`` (CriticBench's ``sample``) is its
-    folder; None for the published copy (unset; ``default`` only words where that is: 'repo', the paper's
-    repository; 'hub', the Hugging Face Hub). Every protocol resolves alike, so ``critic-eval preflight`` (which
-    resolves each protocol's setting here) and the run agree on every value; a word that is none of the documented
-    ones ('hub', 'repo') is a folder that is not there."""
-    named = named or {}
-    given = value not in (None, "")
-    value = value if given else read_raw(env)
-    if not given and value is not None and not value.strip():  # `X_DATA_DIR=`: a path left out, not the default
-        where = "the Hub" if default == "hub" else "the repository's own files"
-        raise DataError(f"{env} is set but empty; give a local copy of the {'dataset' if named else 'files'}"
-                        + "".join(f", {n!r} for the bundled {n}" for n in named) + f", or unset it for {where}")
-    if value is None:
-        return None
-    if value in named:
-        return named[value]
-    root = Path(value).expanduser()
-    if not root.is_dir():
-        raise DataError(f"{'data_dir' if given else env}={value}: not a directory")
-    return root
+from critic_tasks.core.settings import resolve_dir
 
 
 def fetch(url: str, protocol: str, relpath: str, env: str) -> Path:

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 from critic_tasks.core import hub
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.core.settings import read_setting
+from critic_tasks.core.settings import read_setting, resolve_dir
 from critic_tasks.protocols.criticbench import self_feedback as savg
 from critic_tasks.protocols.criticbench.prompts import (
     DOMAINS,
@@ -41,7 +41,7 @@ from critic_tasks.protocols.criticbench.prompts import (
     resolve_domains,
 )
 from critic_tasks.protocols.criticbench.toolkit import attach_prompts, load_toolkit
-from critic_tasks.protocols.remote import read_json, resolve_dir
+from critic_tasks.protocols.remote import read_json
 
 HUB_REPO = "opencompass/CriticBench"
 DATA_DIR_ENV = "CRITICBENCH_DATA_DIR"

@@ -29,8 +29,9 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
-from critic_tasks.protocols.remote import field, read_jsonl, resolve_dir
+from critic_tasks.protocols.remote import field, read_jsonl
 
 HUB_REPO = "ScalerLab/JudgeBench"
 DATA_DIR_ENV = "JUDGEBENCH_DATA_DIR"

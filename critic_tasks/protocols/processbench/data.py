@@ -23,9 +23,10 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.processbench.records import NO_ERROR
-from critic_tasks.protocols.remote import field, read_json, resolve_dir
+from critic_tasks.protocols.remote import field, read_json
 
 HUB_REPO = "Qwen/ProcessBench"
 DATA_DIR_ENV = "PROCESSBENCH_DATA_DIR"

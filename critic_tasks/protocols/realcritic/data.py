@@ -26,6 +26,7 @@ from pathlib import Path
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.paths import cache_dir
+from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.remote import field
 
@@ -48,7 +49,7 @@ def task_file(task: str) -> Path:
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     """The local root to read from (``sample``: the bundled fixtures), or None for the repository's files."""
-    return remote.resolve_dir(data_dir, DATA_DIR_ENV, default="repo", named={"sample": SAMPLE_DIR})
+    return resolve_dir(data_dir, DATA_DIR_ENV, default="repo", named={"sample": SAMPLE_DIR})
 
 
 def locate_task(task: str, data_dir: str | os.PathLike | None = None) -> Path:
