@@ -686,7 +686,7 @@ def test_tasks_opencompass_cannot_run_are_refused_in_one_line_naming_the_lm_eval
                                  f"--tasks {task}"), lines
 
 
-def test_default_eval_stage_becomes_one_process_for_a_local_one_worker_run():
+def test_default_eval_stage_becomes_one_process_for_a_local_one_worker_run(capsys):
     """launch.py's change to OpenCompass's default eval stage (its fill_eval_cfg, stood in for here: it writes a
     NaivePartitioner of one dataset per task): every dataset in one task where the run is local with one worker;
     OpenCompass's own partition where the user asked for workers side by side or a cluster."""
@@ -704,9 +704,13 @@ def test_default_eval_stage_becomes_one_process_for_a_local_one_worker_run():
         return cfg["eval"]["partitioner"]
 
     assert filled(8) == {"type": "NaivePartitioner", "n": 8}
+    assert capsys.readouterr().err.splitlines() == [
+        "critic-eval: one evaluation process for the 8 datasets (--max-num-workers N above 1: one per dataset, N at a "
+        "time)"]
     assert filled(1) == {"type": "NaivePartitioner", "n": 1}
     for own in ({"max_num_workers": 2}, {"slurm": True}, {"dlc": True}):
         assert filled(8, **own) == {"type": "NaivePartitioner"}, own
+    assert capsys.readouterr().err == ""  # said only where it changes OpenCompass's default
 
 
 def test_critic_eval_opencompass_runs_its_environments_opencompass_through_the_launcher(tmp_path, monkeypatch):
