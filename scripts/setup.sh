@@ -102,6 +102,23 @@ fi
 . .venv/bin/activate
 step "upgrading pip"
 python -m pip install -q --upgrade pip
+if [ "${1:-}" = "--test" ]; then
+  # A real OpenAI-compatible server for the judge tests: llama-cpp-python[server], compiled from source (~6 minutes
+  # on 2 cores, the longest step), so its wheel is built in the background from here, installed below. Built
+  # portable (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and
+  # 0.3.36's segfault on the first multi-token prompt. LLAVA_BUILD=OFF: the multimodal library is not used by a text
+  # judge. --no-cache-dir: pip's wheel cache would hand back a native build.
+  llama_wheel=""
+  if ! python -c "import llama_cpp.server" >/dev/null 2>&1 \
+     || ! python -c "import llama_cpp, sys; sys.exit('AMX' in llama_cpp.llama_print_system_info().decode())" >/dev/null 2>&1; then
+    step "building llama-cpp-python's wheel in the background (compiles llama.cpp, portable CPU build: ~6 minutes)"
+    llama_wheel=.setup-logs/llama-wheel
+    rm -rf "$llama_wheel"
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" python -m pip wheel -q --no-cache-dir --no-deps \
+      -w "$llama_wheel" "llama-cpp-python==0.3.36" > .setup-logs/llama.log 2>&1 &
+    llama_pid=$!
+  fi
+fi
 # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
 step "installing torch 2.13.0 (CPU build)"
 python -m pip install -q "torch==2.13.0"
@@ -119,17 +136,12 @@ if [ "${1:-}" = "--test" ]; then
     (apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null) \
       || echo "setup: ${missing[*]} not installed; the sandbox falls back / the browser test is skipped"
   fi
-  # A real OpenAI-compatible server for the judge tests (compiles llama.cpp, ~6 minutes). Built portable
-  # (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and 0.3.36's
-  # segfault on the first multi-token prompt. --no-cache-dir: pip's wheel cache would hand back a native build.
-  # LLAVA_BUILD=OFF: the multimodal library (llava / mtmd) is not used by a text judge.
-  if ! python -c "import llama_cpp.server" >/dev/null 2>&1 \
-     || ! python -c "import llama_cpp, sys; sys.exit('AMX' in llama_cpp.llama_print_system_info().decode())" >/dev/null 2>&1; then
-    step "building llama-cpp-python[server] (compiles llama.cpp, portable CPU build: ~6 minutes)"
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" python -m pip install -q --no-cache-dir --force-reinstall --no-deps \
-      "llama-cpp-python==0.3.36" \
-      && python -m pip install -q "llama-cpp-python[server]==0.3.36" \
-      || echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"
+  if [ -n "$llama_wheel" ]; then
+    step "waiting for llama-cpp-python's wheel, then installing llama-cpp-python[server]"
+    { wait "$llama_pid" && python -m pip install -q --force-reinstall --no-deps "$llama_wheel"/llama_cpp_python-*.whl \
+        && python -m pip install -q "llama-cpp-python[server]==0.3.36"; } \
+      || { tail -n 30 .setup-logs/llama.log
+           echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"; }
   fi
   step "waiting for .venv-opencompass and .venv-vllm"
   wait "$opencompass_pid" "$vllm_pid" || true
