@@ -437,8 +437,9 @@ with read_base():
     from critic_tasks.adapters.opencompass.configs.datasets.critic_meta_gen import critic_meta_datasets
     from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
 
-# every fourth meta item (7 of 27, across the domains; a chunk of 4 and one of 3): as many chunks as all 27 give
-critic_meta_datasets[0]['reader_cfg']['test_range'] = '[0:27:4]'
+# the first 9 meta items (3 domains, each quality; a chunk of 5 and one of 4): as many chunks as all 27 give. A range
+# from 0 without a step: OpenCompass caches a dataset's size after its test_range and applies the range again
+critic_meta_datasets[0]['reader_cfg']['test_range'] = '[0:9]'
 datasets = [*critic_feedback_chat_datasets, *critic_comparison_chat_datasets, *critic_meta_datasets]
 models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
                tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=4, temperature=0.0,
