@@ -94,7 +94,7 @@ def test_judge_without_model_is_one_line(monkeypatch, capsys, tmp_path):
 @pytest.mark.parametrize("argv", [["judge", "/nonexistent", "--model", "m"]])
 def test_judge_on_missing_samples(argv, capsys):
     assert cli.main(argv) == 2
-    assert "no lm-eval samples files found" in capsys.readouterr().err
+    assert "/nonexistent: no such file or directory" in capsys.readouterr().err
 
 
 def test_summary_table_orders_dimensions_and_marks_missing_labels():

@@ -76,6 +76,8 @@ def _settings(args, ask_endpoint: bool = True):
 
 def find_sample_files(path: Path) -> dict[str, Path]:
     """Task name -> newest samples file under ``path`` (a file or an lm-eval output directory)."""
+    if not path.exists():  # a mistyped path is not a run without --log_samples: say which it is
+        raise ValueError(f"{path}: no such file or directory")
     files = [path] if path.is_file() else sorted(path.rglob("samples_*.jsonl"))
     newest: dict[str, tuple[str, Path]] = {}
     for f in files:
