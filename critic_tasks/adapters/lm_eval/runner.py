@@ -858,10 +858,10 @@ def rounds_summary(runs: list[list[str]]) -> int:
                 key = TASKS[name].headline_keys()[0]
                 value = entry.get(f"{key},none")
                 values.append(f"{name} {key} {value:.1f}" if isinstance(value, (int, float)) else f"{name} {key} -")
-        if values:
-            lines.append(f"round {round_no}: " + ", ".join(values))
+        if values:  # the file itself: the output folder holds every round, which check and compare refuse
+            lines.append(f"round {round_no}: " + ", ".join(values) + f" ({found[-1]})")
     if lines:
-        print("\ncritic-eval: per round (each round's results are in its own folder):\n  " + "\n  ".join(lines))
+        print("\ncritic-eval: per round (each round's results file):\n  " + "\n  ".join(lines))
     return 0
 
 
