@@ -918,12 +918,14 @@ class DemoPass:
 
     results: dict
     replies: int | None  # None: not countable here (CRITICBENCH_DATA_DIR's data)
-    from_cache: int | None
+    from_cache: int | None  # None: not countable, or no request cache read (the paired demo's sampled replies)
     seconds: float
 
     def cost(self) -> str:
-        if self.replies is None or self.from_cache is None:
+        if self.replies is None:
             counted = "its replies"
+        elif self.from_cache is None:
+            counted = f"{self.replies} replies, all generated"
         else:
             counted = f"{self.replies} replies ({self.from_cache} from the request cache, " \
                       f"{self.replies - self.from_cache} generated)"
@@ -946,9 +948,9 @@ def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output
                     argv: list[str] | None = None) -> PairedDemo:
     """The demo twice, each reply sampled (``do_sample``, ``temperature``) under lm-eval's seeds set to
     ``seeds[0]``, then ``seeds[1]``, and the paired comparison of the two (``compare.compare_samples`` on the rows
-    each run logged, in memory). Each seed's replies are kept in a request cache of their own (lm-eval's cache key
-    holds the prompt and the generation settings, not the seed): a rerun reuses both, and the default demo's greedy
-    replies are never mixed with sampled ones. ``output_path``: a folder getting ``seed-A/`` and ``seed-B/`` (each a
+    each run logged, in memory). No request cache: lm-eval's never answers a sampled request (a cached reply would
+    also shift the random stream of the replies after it), so a rerun generates every reply again; the same seeds
+    give the same replies. ``output_path``: a folder getting ``seed-A/`` and ``seed-B/`` (each a
     results file and its samples files, as lm-eval writes them) and ``report/`` (`critic-eval report seed-A seed-B
     --paired`: Markdown, CSV, HTML)."""
     from critic_tasks.core.metrics.bootstrap import settings_from_env
@@ -961,14 +963,19 @@ def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output
                           f"{seeds[0]}/ and seed-{seeds[1]}/, and the report)")
     check_output_path(output_path)
     check_model_backend(["--model", "hf"])
-    model_args, folder = _demo_model()
-    _announce_demo(tasks, max_gen_toks, folder, f"twice, sampled at temperature {temperature:g} with seeds "
+    model_args, _ = _demo_model()
+    _announce_demo(tasks, max_gen_toks, None, f"twice, sampled at temperature {temperature:g} with seeds "
                    f"{seeds[0]} and {seeds[1]}, ")
     gen_kwargs = {"max_gen_toks": max_gen_toks, "do_sample": True, "temperature": temperature}
     passes = []
     for seed in seeds:
-        cache = os.path.join(folder, f"{resume.PREFIX}-seed{seed}") if folder else None
-        one = _demo_pass(model_args, tasks, batch_size, gen_kwargs, cache, argv, seed)
+        try:
+            one = _demo_pass(model_args, tasks, batch_size, gen_kwargs, None, argv, seed)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt("critic-eval: interrupted; sampled replies are not kept (lm-eval's request cache "
+                                    "answers greedy requests only), so a rerun generates them again: "
+                                    f"{shlex.join(['critic-eval', 'demo', *(argv or [])])}") from None
+        one.from_cache = None  # no cache read: every reply generated
         print(f"critic-eval demo: seed {seed}: {one.cost()}", file=sys.stderr, flush=True)
         passes.append(one)
     settings = settings_from_env()
@@ -1034,8 +1041,9 @@ def _write_paired(folder: Path, paired: PairedDemo, level: float) -> list[Path]:
                 written.append(folder / "report" / name)
     except OSError as err:
         raise ResultsNotWritten(f"critic-eval demo: the paired runs were not written to {folder} "
-                                f"({err.strerror or err}); the generations are kept in the request cache: the same "
-                                "command with a writable --output_path writes them at once") from None
+                                f"({err.strerror or err}); the same command with a writable --output_path runs "
+                                "them again (sampled replies are not cached; the same seeds give the same "
+                                "replies)") from None
     return written
 
 
