@@ -290,3 +290,18 @@ def test_predictions_only_on_the_released_deepseek_files(predictions_dir, tmp_pa
             count = sum(len(rows(n)) for n in names if n.startswith(f"{split}_") and mode in n
                         and not (mode == "_feedback_obj" and ("_comp_" in n or "_meta_" in n)))
             assert stats[f"{split}/{dim}/all"]["replies"] == count, (split, dim)
+
+
+def test_score_leaves_the_callers_logger_level_as_it_found_it(tmp_path, capsys):
+    """`score` quiets our logger while it scores (its table counts the warnings); an in-process caller (a notebook,
+    a test after it) keeps its own level afterwards."""
+    import logging
+
+    logger = logging.getLogger("critic_tasks")
+    before = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        cli.main(["score", str(tmp_path / "no-such-predictions"), "--data_dir", "sample"])
+        assert logger.level == logging.INFO
+    finally:
+        logger.setLevel(before)

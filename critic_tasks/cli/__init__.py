@@ -356,6 +356,17 @@ def _summary(argv: list[str]) -> int:
 
 
 def _score(argv: list[str]) -> int:
+    # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
+    # (the logger's level is restored after: an in-process caller, e.g. a notebook, keeps its warnings)
+    logger = logging.getLogger("critic_tasks")
+    level = logger.level
+    try:
+        return _score_quietly(argv)
+    finally:
+        logger.setLevel(level)
+
+
+def _score_quietly(argv: list[str]) -> int:
     from critic_tasks.engine import registered
     from critic_tasks.protocols.criticbench.data import resolve_protocol
     from critic_tasks.protocols.criticbench.offline import score_predictions
@@ -375,7 +386,6 @@ def _score(argv: list[str]) -> int:
     parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape, plus the "
                         "parsed value of every item) here; with --predictions_only, the statistics")
     args = parser.parse_args(argv)
-    # per-domain and per-quality correlations on few items warn a lot; the table's note column counts them instead
     logging.getLogger("critic_tasks").setLevel(logging.ERROR)
     protocol = resolve_protocol(args.protocol)
     toolkit_dir = args.toolkit_dir or (read_setting("CRITICBENCH_TOOLKIT_DIR") or None if protocol == "toolkit" else None)
