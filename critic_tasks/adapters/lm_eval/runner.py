@@ -975,7 +975,6 @@ def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output
             raise KeyboardInterrupt("critic-eval: interrupted; sampled replies are not kept (lm-eval's request cache "
                                     "answers greedy requests only), so a rerun generates them again: "
                                     f"{shlex.join(['critic-eval', 'demo', *(argv or [])])}") from None
-        one.from_cache = None  # no cache read: every reply generated
         print(f"critic-eval demo: seed {seed}: {one.cost()}", file=sys.stderr, flush=True)
         passes.append(one)
     settings = settings_from_env()
@@ -1099,8 +1098,11 @@ def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: d
             if task in results["results"]:
                 results["results"][task].update(logged_intervals(task, ((task, s) for s in samples)))
         replies = demo_generations(tasks)
-        generated = resume.cached_count(cache) - cached_before if cache else replies
-        from_cache = None if replies is None or generated is None else max(replies - generated, 0)
+        if cache is None:  # no cache read (the cache off, or the paired demo's sampled replies): all generated
+            from_cache = None
+        else:
+            generated = resume.cached_count(cache) - cached_before
+            from_cache = None if replies is None or generated is None else max(replies - generated, 0)
         return DemoPass(results, replies, from_cache, seconds)
     gc.collect()
     raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache, cached_before))
