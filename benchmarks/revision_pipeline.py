@@ -17,7 +17,8 @@ The same work runs two ways:
   on a fresh ``multiprocessing.Pool(2)`` with a fresh connection per request (``judge_throughput.run_toolkit``);
   then the same judge prompts in the same pattern; then the checks one after another as the toolkit's
   ``correction_evaluator`` does: answers inline, each program a plain ``python`` subprocess with the toolkit's
-  import header (``utils/exec.py``: numpy, ``from sympy import *``), 2 s timeout. This side runs in a fresh
+  import header (``utils/exec.py``: numpy, ``from sympy import *``), 2 s timeout (``--toolkit-timeout``: that
+  import alone can pass 2 s on a loaded machine, and the outcomes then differ). This side runs in a fresh
   interpreter of its own (``--toolkit-child``), timed there, as the toolkit runs as its own script.
 
 Reported: items/s for both and the ratio (target >= 5x); the requests a run makes (revisions + judgments) over the
@@ -145,7 +146,7 @@ def judge_jobs(protocol: str, docs: list[dict], first: list[str | None]) -> list
 # ---- the toolkit's pattern ----------------------------------------------------------------------------------
 
 
-def toolkit_check(doc: dict, text: str | None) -> bool | None:
+def toolkit_check(doc: dict, text: str | None, timeout: float = TOOLKIT_TIMEOUT) -> bool | None:
     """correction_evaluator's checks, one at a time: answers inline, code in a plain subprocess (toolkit header)."""
     if not doc["check"] or text is None:
         return None
@@ -159,12 +160,12 @@ def toolkit_check(doc: dict, text: str | None) -> bool | None:
         tf.write(TOOLKIT_HEADER + code.rstrip() + "\n" + doc["unit_test"])
         tf.flush()
         try:
-            return subprocess.run([sys.executable, tf.name], capture_output=True, timeout=TOOLKIT_TIMEOUT).returncode == 0
+            return subprocess.run([sys.executable, tf.name], capture_output=True, timeout=timeout).returncode == 0
         except subprocess.TimeoutExpired:
             return False
 
 
-def run_baseline(protocol, docs, critiques, revisers, judge, url):
+def run_baseline(protocol, docs, critiques, revisers, judge, url, timeout=TOOLKIT_TIMEOUT):
     asks = [prompts.reviser_prompt(d, c) for d, c in zip(docs, critiques)]
     texts = []
     for s in revisers:
@@ -172,7 +173,7 @@ def run_baseline(protocol, docs, critiques, revisers, judge, url):
         texts.append(run_toolkit(url, payloads)[0])
     jobs = judge_jobs(protocol, docs, texts[0])
     verdicts = run_toolkit(url, [OpenAIBackend(judge)._payload(p) for _, _, p in jobs])[0] if jobs else []
-    passed = [[toolkit_check(doc, t[i]) for i, doc in enumerate(docs)] for t in texts]
+    passed = [[toolkit_check(doc, t[i], timeout) for i, doc in enumerate(docs)] for t in texts]
     return outcome_summary(passed, jobs, verdicts), len(asks) * len(revisers) + len(jobs)
 
 
@@ -184,7 +185,8 @@ def _toolkit_child_main():
     docs, critiques = make_items(data["items"])
     revisers, judge = make_settings(data["url"], data["revisers"], data["concurrency"])
     start = time.monotonic()
-    summary, requests = run_baseline(data["protocol"], docs, critiques, revisers, judge, f"{data['url']}/chat/completions")
+    summary, requests = run_baseline(data["protocol"], docs, critiques, revisers, judge, f"{data['url']}/chat/completions",
+                                     data["toolkit_timeout"])
     print(json.dumps({"summary": summary, "requests": requests, "t0": start, "t1": time.monotonic()}))
 
 
@@ -256,6 +258,9 @@ def main():
     ap.add_argument("--concurrency", type=int, default=64, help="our requests in flight (split over the revisers)")
     ap.add_argument("--baseline-items", type=int, default=None, help="run the toolkit pattern on the first N items")
     ap.add_argument("--repeats", type=int, default=1, help="runs of ours (the best and the mean are shown)")
+    ap.add_argument("--toolkit-timeout", type=float, default=TOOLKIT_TIMEOUT,
+                    help="the toolkit side's seconds per program (default: the toolkit's 2 s; its header imports "
+                         "numpy and sympy, which alone can take longer than that on a loaded machine)")
     ap.add_argument("--json", help="also write the numbers here")
     args = ap.parse_args()
     if args.concurrency < args.revisers:
@@ -283,7 +288,8 @@ def main():
 
         latency_server.fetch_stats(url, reset=True)
         child = toolkit_child(["--toolkit-child"], {"url": url, "items": n_base, "revisers": args.revisers,
-                                                    "concurrency": args.concurrency, "protocol": args.protocol},
+                                                    "concurrency": args.concurrency, "protocol": args.protocol,
+                                                    "toolkit_timeout": args.toolkit_timeout},
                               script=os.path.abspath(__file__))
         base_summary, base_wall = child["summary"], child["t1"] - child["t0"]
         base_stats = latency_server.fetch_stats(url)
