@@ -26,7 +26,6 @@ from critic_tasks import registry
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.records import Record
-from critic_tasks.core.settings import read_setting
 from critic_tasks.llm import LLMSettings
 from critic_tasks.llm.backends import check_backend_name
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
@@ -38,8 +37,6 @@ from critic_tasks.protocols.metacritique import judge as mc_judge
 from critic_tasks.protocols.revision import pipeline as revision_pipeline
 from critic_tasks.protocols.revision.data import resolve_failure_rule
 from critic_tasks.sandbox import get_executor
-
-EXECUTOR_ENV = "CRITIC_EXECUTOR"
 
 
 @dataclass(frozen=True)
@@ -134,7 +131,7 @@ class Scorer:
                 check_backend_name(settings)
                 check_endpoints(settings)  # a URL nothing listens on stops the run now
         if self.uses_executor:
-            get_executor(read_setting(EXECUTOR_ENV))
+            get_executor()  # the one CRITIC_EXECUTOR names
 
     def batch(self, kind: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]],
               ctx: Context) -> list[Record]:

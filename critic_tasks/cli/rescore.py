@@ -18,8 +18,7 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, read_all_samples
-from critic_tasks.core.settings import read_setting
-from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, kind_metrics, score
+from critic_tasks.engine import SCORERS, Context, kind_metrics, score
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
 
 
@@ -66,7 +65,7 @@ def rescore_command(argv: list[str]) -> int:
             continue
         if scorer.uses_executor and executor is None:
 
-            executor = get_executor(args.executor or read_setting(EXECUTOR_ENV))
+            executor = get_executor(args.executor)  # None: CRITIC_EXECUTOR's
         print(f"scoring {task}: {len(docs)} items from {path}", file=sys.stderr)
         results[task] = score_samples(docs, generations, executor)[1]
     for group in registry.GROUPS.values():

@@ -19,8 +19,7 @@ import sys
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, judge_overrides, read_samples, saved_samples_parser
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.settings import read_setting
-from critic_tasks.engine import EXECUTOR_ENV, SCORERS, Context, kind_metrics, score
+from critic_tasks.engine import SCORERS, Context, kind_metrics, score
 
 
 def revise_command(argv: list[str]) -> int:
@@ -40,7 +39,7 @@ def revise_command(argv: list[str]) -> int:
     rule = resolve_failure_rule(args.failure_rule) if args.failure_rule is not None else None
     judge = pipeline.judge_settings(**judge_overrides(args))
     revisers = pipeline.reviser_pool()
-    executor = get_executor(args.executor or read_setting(EXECUTOR_ENV))
+    executor = get_executor(args.executor)  # None: CRITIC_EXECUTOR's
 
     results, failed, pass_rates, involved, n_items = {}, {}, {}, {}, 0
     for task, path in find_sample_files(args.path).items():

@@ -36,7 +36,7 @@ import weakref
 from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.settings import read_flag
+from critic_tasks.core.settings import read_flag, read_setting
 from critic_tasks.hookspecs import hookimpl
 from critic_tasks.sandbox.isolation import (
     _UNSHARE,
@@ -68,6 +68,8 @@ from critic_tasks.sandbox.limits import (
     _UidLease,
 )
 from critic_tasks.sandbox.workers import _close_workers, _Worker
+
+EXECUTOR_ENV = "CRITIC_EXECUTOR"  # the executor ``get_executor()`` builds when no name is given
 
 
 @dataclasses.dataclass
@@ -420,10 +422,13 @@ def critic_executor(name: str, options: dict):
     return SandboxExecutor(**options)
 
 
-def get_executor(name: str = "sandbox", **options) -> Executor:
-    """The executor called ``name`` from the plugin manager (built-in ``sandbox``, or one from the entry point)."""
+def get_executor(name: str | None = None, **options) -> Executor:
+    """The executor called ``name`` from the plugin manager (built-in ``sandbox``, or one from the entry point);
+    without a name, the one ``CRITIC_EXECUTOR`` names (default ``sandbox``): the one place that setting is read, so
+    the preflight check, the lm-eval filter, OpenCompass's evaluator and the CLI run the same executor."""
     from critic_tasks.plugins import plugin_manager
 
+    name = name or read_setting(EXECUTOR_ENV)
     pm = plugin_manager()
     executor = pm.hook.critic_executor(name=name, options=options)
     if executor is None:

@@ -282,9 +282,8 @@ class ScoreFilter:
         self.kind, self.scorer = kind, SCORERS[kind.scorer]
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
         # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
-        # generation); the scoring step only runs programs
-        name = kwargs.get("executor") or read_setting("CRITIC_EXECUTOR")
-        self.executor = get_executor(name) if self.scorer.uses_executor else None
+        # generation); the scoring step only runs programs. No ``executor`` option: the one CRITIC_EXECUTOR names
+        self.executor = get_executor(kwargs.get("executor")) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):
         if process_group() is not None:  # no item checked or judged twice under data parallel

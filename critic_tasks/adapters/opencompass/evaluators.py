@@ -18,7 +18,6 @@ from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import DataError
-from critic_tasks.core.settings import read_setting
 from critic_tasks.engine import SCORERS, judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
@@ -43,7 +42,7 @@ class CriticTaskEvaluator(BaseEvaluator):
         judge = require_judge(self.task, self.judge_cfg) if scorer.judged else None
         executor = None
         if scorer.uses_executor:
-            executor = get_executor(self.executor_name or read_setting("CRITIC_EXECUTOR"))
+            executor = get_executor(self.executor_name)  # None: CRITIC_EXECUTOR's
         texts = [p if isinstance(p, str) else None for p in predictions]
         metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)
         details = [{"item": item_label(d), "prediction": t, **r.as_dict()}
