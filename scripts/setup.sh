@@ -107,16 +107,35 @@ if [ "${1:-}" = "--test" ]; then
   # on 2 cores, the longest step), so its wheel is built in the background from here, installed below. Built
   # portable (GGML_NATIVE=OFF): a -march=native build enables llama.cpp's AMX kernels on CPUs that have them, and
   # 0.3.36's segfault on the first multi-token prompt. LLAVA_BUILD=OFF: the multimodal library is not used by a text
-  # judge. --no-cache-dir: pip's wheel cache would hand back a native build.
+  # judge. --no-cache-dir: pip's wheel cache would hand back a native build. The portable wheel is kept in a cache
+  # of our own, keyed by version, build flags and Python (a CI cache: a second set-up on this machine, or a fresh
+  # clone's, installs it in seconds; a new machine builds it); LLAMA_WHEEL_CACHE= (empty) always builds.
   llama_wheel=""
+  llama_flags="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+  llama_cache=${LLAMA_WHEEL_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/critic-tasks/wheels}
+  llama_key="llama-cpp-python-0.3.36-portable-nollava-$(python -c 'import sys; print("cp%d%d" % sys.version_info[:2])')"
   if ! python -c "import llama_cpp.server" >/dev/null 2>&1 \
      || ! python -c "import llama_cpp, sys; sys.exit('AMX' in llama_cpp.llama_print_system_info().decode())" >/dev/null 2>&1; then
-    step "building llama-cpp-python's wheel in the background (compiles llama.cpp, portable CPU build: ~6 minutes)"
     llama_wheel=.setup-logs/llama-wheel
     rm -rf "$llama_wheel"
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" python -m pip wheel -q --no-cache-dir --no-deps \
-      -w "$llama_wheel" "llama-cpp-python==0.3.36" > .setup-logs/llama.log 2>&1 &
-    llama_pid=$!
+    if [ -n "$llama_cache" ] && compgen -G "$llama_cache/$llama_key/llama_cpp_python-*.whl" >/dev/null; then
+      step "llama-cpp-python's portable wheel from the cache ($llama_cache/$llama_key)"
+      cp -r "$llama_cache/$llama_key" "$llama_wheel"
+      echo "from $llama_cache/$llama_key" > .setup-logs/llama.log
+      true & llama_pid=$!
+    else
+      step "building llama-cpp-python's wheel in the background (compiles llama.cpp, portable CPU build: ~6 minutes)"
+      { CMAKE_ARGS="$llama_flags" python -m pip wheel -q --no-cache-dir --no-deps \
+          -w "$llama_wheel" "llama-cpp-python==0.3.36" \
+        && if [ -n "$llama_cache" ]; then  # whole or not at all: copied aside, then renamed into place
+             mkdir -p "$llama_cache" && rm -rf "$llama_cache/$llama_key.part" \
+             && cp -r "$llama_wheel" "$llama_cache/$llama_key.part" && rm -rf "$llama_cache/$llama_key" \
+             && mv "$llama_cache/$llama_key.part" "$llama_cache/$llama_key" \
+             || echo "setup: the wheel was not kept in $llama_cache (it is installed all the same)"
+           fi
+      } > .setup-logs/llama.log 2>&1 &
+      llama_pid=$!
+    fi
   fi
 fi
 # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
@@ -141,6 +160,7 @@ if [ "${1:-}" = "--test" ]; then
     { wait "$llama_pid" && python -m pip install -q --force-reinstall --no-deps "$llama_wheel"/llama_cpp_python-*.whl \
         && python -m pip install -q "llama-cpp-python[server]==0.3.36"; } \
       || { tail -n 30 .setup-logs/llama.log
+           [ -n "$llama_cache" ] && rm -rf "${llama_cache:?}/$llama_key"  # a wheel that did not install is not kept
            echo "setup: llama-cpp-python[server] not installed; real-server judge tests will be skipped"; }
   fi
   step "waiting for .venv-opencompass and .venv-vllm"

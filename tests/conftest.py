@@ -12,6 +12,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Under xdist (CI's slow tier: two workers on two cores) each worker's models get their share of the cores, not one
+# thread per core each: a 32-token generation of the demo model (torch, 1,000-token prompt) beside another worker's
+# run took 15-39 s with torch's 2 threads and 6 s with 1 (threads spinning for a core the other worker holds).
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+THREADS_PER_WORKER = max(1, (os.cpu_count() or 1) // WORKERS)
+if WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(THREADS_PER_WORKER))  # torch, numpy, and the processes started
 # The tests run programs we wrote, not a model's: where bubblewrap cannot run, let the weaker layers run them
 # (the sandbox refuses to without this opt-in; tests/test_sandbox.py checks that refusal).
 from critic_tasks.sandbox.isolation import detect_isolation  # noqa: E402
@@ -81,7 +88,10 @@ def llama_server(tmp_path_factory):
     with open(log, "w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "4096", "--verbose", "False"],
+             "--n_ctx", "4096", "--verbose", "False",
+             # llama.cpp's own thread pool (prompt: one thread per core by default), like OMP_NUM_THREADS above
+             *(["--n_threads", str(THREADS_PER_WORKER), "--n_threads_batch", str(THREADS_PER_WORKER)]
+               if WORKERS > 1 else [])],
             stdout=out, stderr=subprocess.STDOUT,
         )
     base_url = f"http://127.0.0.1:{port}/v1"
