@@ -293,19 +293,43 @@ OTHER = {"critic_alignbench_ref": list(range(4)), "critic_alignbench_pairwise_fr
 OTHER_ROWS = sum(map(len, OTHER.values()))
 
 
+# the bundled CriticBench sample with each file's first rows (its files hold 3-4): every domain, quality mix and
+# file of the collection is still there, at two thirds of the generations (the run's time is the server's)
+API_ROWS_PER_FILE = 2
+
+
+def _first_rows_copy(dest: Path) -> dict[str, int]:
+    """The sample folder with each JSON file cut to its first API_ROWS_PER_FILE items; the rows kept per file kind."""
+    from critic_tasks.protocols.criticbench.data import SAMPLE_DIR
+
+    kept = {"comp": 0, "meta": 0, "single": 0}
+    for path in sorted(SAMPLE_DIR.rglob("*.json")):
+        rows = json.loads(path.read_text(encoding="utf-8"))[:API_ROWS_PER_FILE]
+        out = dest / path.relative_to(SAMPLE_DIR)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+        if path.relative_to(SAMPLE_DIR).parts[0] == "obj_dev_data":
+            kind = ("comp" if path.name.endswith("_comp_feedback.json") else
+                    "meta" if path.parent.name == "meta_feedback_single" else "single")
+            kept[kind] += len(rows)
+    return kept
+
+
 @pytest.fixture(scope="module")
 def api_run(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
-    """One real OpenCompass run: the four objective dimensions (the `critic` collection, 141 generations) and one
-    judge-scored dataset, judged through OpenCompass's OC_JUDGE_* variables by the same llama.cpp server."""
+    """One real OpenCompass run: the four objective dimensions (the `critic` collection, on the sample's first rows)
+    and one judge-scored dataset, judged through OpenCompass's OC_JUDGE_* variables by the same llama.cpp server."""
     tmp = tmp_path_factory.mktemp("oc_api")
+    kept = _first_rows_copy(tmp / "criticbench")
     config = tmp / "eval_critic_api.py"
     config.write_text(EVAL_CONFIG.format(model=MODEL, base_url=llama_server, tokenizer=smollm2_folder))
     env = _env(tmp, OC_JUDGE_MODEL="smollm2-judge", OC_JUDGE_API_BASE=llama_server, OC_JUDGE_API_KEY="EMPTY",
-               CRITIC_JUDGE_MAX_TOKENS="48")
+               CRITIC_JUDGE_MAX_TOKENS="48", CRITICBENCH_DATA_DIR=str(tmp / "criticbench"))
     out = _critic_eval(oc_bin, [str(config), "-w", str(tmp / "out")], env, tmp)
     assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
     run_dir = Path(sorted(glob.glob(str(tmp / "out" / "*")))[-1])
-    return {"dir": run_dir, "stdout": out.stdout, "env": env, "tmp": tmp, "judge_base": llama_server}
+    return {"dir": run_dir, "stdout": out.stdout, "env": env, "tmp": tmp, "judge_base": llama_server, "kept": kept,
+            "data_dir": str(tmp / "criticbench")}
 
 
 def _predictions(run_dir: Path) -> dict[str, str]:
@@ -328,7 +352,8 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     assert set(tasks) | {"critic"} <= set(ours)
 
     replies = _predictions(api_run["dir"])
-    assert len(replies) >= 141 + 5 + OTHER_ROWS
+    kept = api_run["kept"]  # at least: feedback on every single-response row, both orders of each pair, each meta row
+    assert len(replies) >= kept["single"] + 2 * kept["comp"] + kept["meta"] + 5 + OTHER_ROWS
     for key in ("HF_HUB_OFFLINE", "CRITICBENCH_DATA_DIR", "CRITIC_JUDGE_CACHE", "CRITIC_JUDGE_MAX_TOKENS",
                 "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR"):
         monkeypatch.setenv(key, api_run["env"][key])
@@ -399,7 +424,7 @@ def test_summary_report_and_check_read_the_opencompass_results(api_run, tmp_path
 def test_opencompass_result_files_carry_per_item_details(api_run):
     results = json.loads((api_run["dir"] / "results" / MODEL / "critic_comparison.json").read_text())
     details = results["details"]
-    assert len(details) == 54  # 27 pairs, both orders
+    assert len(details) == 2 * api_run["kept"]["comp"] == 2 * 9 * API_ROWS_PER_FILE  # each pair, both orders
     first = details[0] if isinstance(details, list) else details["0"]
     assert {"item", "prediction", "verdict", "parsed"} <= set(first)
     judged = json.loads((api_run["dir"] / "results" / MODEL / "critic_feedback_sub_chat.json").read_text())
@@ -410,7 +435,7 @@ def test_opencompass_result_files_carry_per_item_details(api_run):
 def test_critic_eval_score_rescores_an_opencompass_run(api_run, tmp_path):
     scored = tmp_path / "scored.json"
     pred_dir = api_run["dir"] / "predictions" / MODEL
-    assert cli.main(["score", str(pred_dir), "--data_dir", "sample", "--output", str(scored)]) == 0
+    assert cli.main(["score", str(pred_dir), "--data_dir", api_run["data_dir"], "--output", str(scored)]) == 0
     rescored = json.loads(scored.read_text())
     summary = json.loads(Path(glob.glob(str(api_run["dir"] / "summary" / "critic_summary_*.json"))[0]).read_text())
     for task in registry.GROUPS["critic"].members:
@@ -455,34 +480,50 @@ SPLIT_TASKS = ("critic_feedback_chat", "critic_comparison_chat", "critic_meta")
 
 
 @pytest.mark.slow
-def test_a_run_split_across_two_workers_gives_the_whole_runs_numbers(oc_bin, smollm2_folder, llama_server, tmp_path):
+def test_a_run_split_across_two_workers_gives_the_whole_runs_numbers(oc_bin, smollm2_folder, llama_server, tmp_path,
+                                                                      monkeypatch):
     """Each dataset split into chunks run by two workers (comparison pairs and the Spearman's items land in different
-    chunks): the evaluator scores all of a dataset's chunks together, so the numbers are the one-worker run's."""
-    runs = {}
-    for name, infer, workers in (("split", SPLIT_INFER, "2"), ("whole", "", "1")):
-        config = tmp_path / f"eval_{name}.py"
-        config.write_text(SPLIT_CONFIG.format(model=MODEL, base_url=llama_server, tokenizer=smollm2_folder,
-                                              infer=infer))
-        cwd = tmp_path / name  # its own ./.cache of dataset sizes
-        cwd.mkdir()
-        out = _critic_eval(oc_bin, [str(config), "--max-num-workers", workers, "-w", str(cwd / "out")],
-                           _env(tmp_path), cwd)
-        assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
-        runs[name] = Path(sorted(glob.glob(str(cwd / "out" / "*")))[-1])
-    predictions = {name: run / "predictions" / MODEL for name, run in runs.items()}
+    chunks): the evaluator scores all of a dataset's chunks together, so every number is the one lm-eval computes
+    from the same replies over the whole dataset (a chunk scored alone would give other Spearmans and pair
+    consistencies)."""
+    config = tmp_path / "eval_split.py"
+    config.write_text(SPLIT_CONFIG.format(model=MODEL, base_url=llama_server, tokenizer=smollm2_folder,
+                                          infer=SPLIT_INFER))
+    env = _env(tmp_path)
+    out = _critic_eval(oc_bin, [str(config), "--max-num-workers", "2", "-w", str(tmp_path / "out")], env, tmp_path)
+    assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
+    run = Path(sorted(glob.glob(str(tmp_path / "out" / "*")))[-1])
+    replies, sent = {}, []
     for task in SPLIT_TASKS:
-        chunks = sorted(predictions["split"].glob(f"{task}_[0-9].json"))
+        chunks = sorted((run / "predictions" / MODEL).glob(f"{task}_[0-9].json"))
         assert len(chunks) == 2, task  # really split
-        assert not (predictions["split"] / f"{task}.json").exists()
-        split_replies = [row["prediction"] for c in chunks for row in json.loads(c.read_text()).values()]
-        whole = json.loads((predictions["whole"] / f"{task}.json").read_text())
-        assert split_replies == [whole[str(i)]["prediction"] for i in range(len(whole))], task
-    summaries = {name: json.loads(Path(glob.glob(str(run / "summary" / "critic_summary_*.json"))[0]).read_text())
-                 for name, run in runs.items()}
+        assert not (run / "predictions" / MODEL / f"{task}.json").exists()
+        for chunk in chunks:
+            for row in json.loads(chunk.read_text()).values():
+                sent.append(row["origin_prompt"])
+                replies[row["origin_prompt"]] = row["prediction"]
+    for key in ("HF_HUB_OFFLINE", "CRITICBENCH_DATA_DIR"):
+        monkeypatch.setenv(key, env[key])
+    asked = []
+
+    def reply(prompt):
+        asked.append(prompt)
+        return replies[prompt]
+
+    import lm_eval
+
+    # the meta items the config's test_range keeps (the first 9), the other two datasets whole
+    live = with_logged_intervals(lm_eval.simple_evaluate(
+        model=scripted_lm(reply), tasks=list(SPLIT_TASKS), samples={"critic_meta": list(range(9))},
+        task_manager=critic_tasks.task_manager(), bootstrap_iters=0, log_samples=True))
+    assert sorted(asked) == sorted(sent)  # the chunks together answered every prompt, once
+    [summary] = glob.glob(str(run / "summary" / "critic_summary_*.json"))
+    ours = json.loads(Path(summary).read_text())[MODEL]
     for task in SPLIT_TASKS:
-        split, whole = summaries["split"][MODEL][task], summaries["whole"][MODEL][task]
-        assert split == whole and "parse_rate,none" in whole, task
-    assert "spearman,none" in summaries["whole"][MODEL]["critic_meta"]
+        assert "parse_rate,none" in ours[task], task
+        for key, value in ours[task].items():
+            assert live[task][key] == pytest.approx(value, abs=1e-9), (task, key)
+    assert "spearman,none" in ours["critic_meta"]
 
 
 HF_CONFIG = """\
