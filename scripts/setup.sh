@@ -147,7 +147,7 @@ if [ "${1:-}" = "--test" ]; then
       step "llama-cpp-python's portable wheel from the cache ($llama_cache/$llama_key)"
       cp -r "$llama_cache/$llama_key" "$llama_wheel"
       echo "from $llama_cache/$llama_key" > .setup-logs/llama.log
-      true & llama_pid=$!
+      llama_pid=""  # nothing built in the background
     else
       step "building llama-cpp-python's wheel in the background (compiles llama.cpp, portable CPU build: ~6 minutes)"
       { CMAKE_ARGS="$llama_flags" python -m pip wheel -q --no-cache-dir --no-deps \
@@ -182,7 +182,7 @@ if [ "${1:-}" = "--test" ]; then
   fi
   if [ -n "$llama_wheel" ]; then
     step "waiting for llama-cpp-python's wheel, then installing llama-cpp-python[server]"
-    { wait "$llama_pid" && python -m pip install -q --force-reinstall --no-deps "$llama_wheel"/llama_cpp_python-*.whl \
+    { { [ -z "$llama_pid" ] || wait "$llama_pid"; } && python -m pip install -q --force-reinstall --no-deps "$llama_wheel"/llama_cpp_python-*.whl \
         && python -m pip install -q "llama-cpp-python[server]==0.3.36"; } \
       || { tail -n 30 .setup-logs/llama.log
            [ -n "$llama_cache" ] && rm -rf "${llama_cache:?}/$llama_key"  # a wheel that did not install is not kept
