@@ -115,8 +115,7 @@ class InProcessBackend:
 def backend_plugin(backend_name: str, backend):
     """``backend`` (a class taking the settings) answers for ``CRITIC_*_BACKEND=backend_name`` inside the block, through
     the same plugin hook a third party's package would implement."""
-    from critic_tasks.hookspecs import hookimpl
-    from critic_tasks.plugins import plugin_manager
+    from critic_tasks.hookspecs import hookimpl, plugin_manager
 
     class Plugin:
         @hookimpl

@@ -20,7 +20,7 @@ import sys
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
-from critic_tasks.plugins import plugin_manager
+from critic_tasks.hookspecs import plugin_manager
 from critic_tasks.sandbox.executor import SandboxExecutor, hookimpl
 
 

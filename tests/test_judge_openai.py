@@ -359,8 +359,7 @@ def test_vllm_backend_missing_library_is_a_clear_error(monkeypatch):
 
 def test_third_party_backend_plugin(tmp_path):
     """A plugin (as an entry point would register it) adds a backend; one without on_result still works."""
-    from critic_tasks.hookspecs import hookimpl
-    from critic_tasks.plugins import plugin_manager
+    from critic_tasks.hookspecs import hookimpl, plugin_manager
 
     class EchoBackend:
         def generate(self, prompts, progress=True):

@@ -101,9 +101,8 @@ def test_summary_of_an_output_directory_explains_zeros_and_deferred_judging(tmp_
 @pytest.mark.slow
 def test_late_scoring_failure_saves_generations_and_says_how_to_rescore(monkeypatch, tmp_path, capsys):
     """The judge fails only after all generation (a backend that breaks mid-run): nothing is lost."""
-    from critic_tasks.hookspecs import hookimpl
+    from critic_tasks.hookspecs import hookimpl, plugin_manager
     from critic_tasks.llm.backends import Reply
-    from critic_tasks.plugins import plugin_manager
 
     class BrokenBackend:
         def generate(self, prompts, progress=True, on_result=None):
@@ -146,8 +145,7 @@ def test_late_scoring_failure_saves_generations_and_says_how_to_rescore(monkeypa
 def test_late_sandbox_failure_saves_generations_and_rescore_gives_the_live_numbers(monkeypatch, tmp_path, capsys):
     """The executor breaks after generation: the revisions are saved; `critic-eval rescore` on that file, with a
     working executor, reports what a run that had worked reports."""
-    from critic_tasks.hookspecs import hookimpl
-    from critic_tasks.plugins import plugin_manager
+    from critic_tasks.hookspecs import hookimpl, plugin_manager
     from critic_tasks.sandbox import get_executor
 
     class BrokenExecutor:

@@ -37,7 +37,7 @@ from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.settings import read_flag, read_setting
-from critic_tasks.hookspecs import hookimpl
+from critic_tasks.hookspecs import hookimpl, plugin_manager
 from critic_tasks.sandbox.isolation import (
     _UNSHARE,
     ALLOW_UNISOLATED_ENV,
@@ -426,8 +426,6 @@ def get_executor(name: str | None = None, **options) -> Executor:
     """The executor called ``name`` from the plugin manager (built-in ``sandbox``, or one from the entry point);
     without a name, the one ``CRITIC_EXECUTOR`` names (default ``sandbox``): the one place that setting is read, so
     the preflight check, the lm-eval filter, OpenCompass's evaluator and the CLI run the same executor."""
-    from critic_tasks.plugins import plugin_manager
-
     name = name or read_setting(EXECUTOR_ENV)
     pm = plugin_manager()
     executor = pm.hook.critic_executor(name=name, options=options)

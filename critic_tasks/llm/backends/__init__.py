@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.hookspecs import hookimpl
+from critic_tasks.hookspecs import hookimpl, plugin_manager
 from critic_tasks.llm.backends.base import Backend, OnResult, Reply
 from critic_tasks.llm.settings import LLMSettings, env_prefix
 
@@ -35,8 +35,6 @@ def critic_llm_backend(name: str, settings: LLMSettings):
 
 def check_backend_name(settings: LLMSettings) -> None:
     """Fail on an unknown backend name before anything runs (``get_backend`` would only fail at the first call)."""
-    from critic_tasks.plugins import plugin_manager
-
     if settings.backend in BUILTIN_BACKENDS:
         return
     pm = plugin_manager()
@@ -48,8 +46,6 @@ def check_backend_name(settings: LLMSettings) -> None:
 
 def get_backend(settings: LLMSettings) -> Backend:
     """The backend named by ``settings.backend``, from the first plugin that knows it."""
-    from critic_tasks.plugins import plugin_manager
-
     pm = plugin_manager()
     backend = pm.hook.critic_llm_backend(name=settings.backend, settings=settings)
     if backend is None:
