@@ -20,7 +20,7 @@ from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, percentile_interval
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES
-from critic_tasks.protocols.criticbench.records import CorrectionRecord, JudgedRecord, LikertRecord, VerdictRecord
+from critic_tasks.protocols.criticbench.scoring import CorrectionRecord, JudgedRecord, LikertRecord, VerdictRecord
 
 FEEDBACK = {d: 50 for d in DOMAIN_NAMES} | {"code_exec": 63, "code_not_exec": 41}
 META = {d: 60 for d in DOMAIN_NAMES} | {"math_cot": 72, "math_pot": 72, "summary": 58}

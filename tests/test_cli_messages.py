@@ -783,8 +783,7 @@ def test_the_demo_loads_a_local_data_folder_before_the_model(no_model_load, monk
 def test_isolation_of_items_that_ran_no_program_does_not_read_as_no_sandbox():
     """A correction task whose items ran no program (math answers, unparsed replies) reports that, not "none"
     (which read as "ran without a sandbox"); items that ran programs name the layers."""
-    from critic_tasks.protocols.criticbench.records import CorrectionRecord
-    from critic_tasks.protocols.criticbench.scoring import correction_isolation
+    from critic_tasks.protocols.criticbench.scoring import CorrectionRecord, correction_isolation
 
     math_items = [CorrectionRecord(domain="math_cot", passed=(True,), parsed=(True,)) for _ in range(2)]
     assert correction_isolation(math_items) == "no program ran"

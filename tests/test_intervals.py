@@ -251,7 +251,7 @@ def _draws(n, seed=0, resamples=B):
 
 
 def _aiu_records(n=40, seed=3):
-    from critic_tasks.protocols.metacritique.records import AIURecord
+    from critic_tasks.protocols.metacritique.scoring import AIURecord
 
     rng = np.random.default_rng(seed)
     out = []
@@ -294,8 +294,7 @@ def test_aiu_intervals_equal_hand_loops():
 
 
 def test_preference_agreement_interval_equals_hand_loop():
-    from critic_tasks.protocols.critiquellm.records import PreferenceRecord
-    from critic_tasks.protocols.critiquellm.scoring import preference_interval
+    from critic_tasks.protocols.critiquellm.scoring import PreferenceRecord, preference_interval
 
     rng = np.random.default_rng(5)
     swap = {"A": "B", "B": "A", "C": "C"}
@@ -314,8 +313,7 @@ def test_preference_agreement_interval_equals_hand_loop():
 
 
 def test_text_level_pearson_interval_equals_hand_loop_over_questions():
-    from critic_tasks.protocols.critiquellm.records import RatingRecord
-    from critic_tasks.protocols.critiquellm.scoring import rating_interval
+    from critic_tasks.protocols.critiquellm.scoring import RatingRecord, rating_interval
 
     rng = np.random.default_rng(9)
     records = []
@@ -341,8 +339,7 @@ def test_revision_intervals_equal_hand_loops():
     """RCO's critique utility (a mean over items) and MultiCritique's r_obj (per-reviser pass rates recomputed on
     each resample of items, then averaged over revisers)."""
     from critic_tasks.core.records import canonical
-    from critic_tasks.protocols.revision.records import RevisionRecord
-    from critic_tasks.protocols.revision.scoring import revision_interval
+    from critic_tasks.protocols.revision.scoring import RevisionRecord, revision_interval
 
     rng = np.random.default_rng(11)
     records = []

@@ -13,8 +13,7 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
     correction_judge_prompt,
     feedback_judge_prompt,
 )
-from critic_tasks.protocols.criticbench.records import JudgedRecord
-from critic_tasks.protocols.criticbench.scoring import judge_metrics
+from critic_tasks.protocols.criticbench.scoring import JudgedRecord, judge_metrics
 
 
 @pytest.mark.parametrize("text, expected", [

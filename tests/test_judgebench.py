@@ -12,7 +12,7 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.core.records import Record
 from critic_tasks.protocols.judgebench import data, prompts, scoring
-from critic_tasks.protocols.judgebench.records import JudgeBenchRecord
+from critic_tasks.protocols.judgebench.scoring import JudgeBenchRecord
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "judgebench"
 needs_shared = pytest.mark.skipif(not (SHARED / "outputs").is_dir(), reason=f"{SHARED} (the shared data) is absent")

@@ -7,8 +7,7 @@ from scipy import stats
 
 from critic_tasks.core.metrics.pairwise import pairwise_metrics as comparison_metrics
 from critic_tasks.core.metrics.spearman import likert_score, spearman_x100
-from critic_tasks.protocols.criticbench.records import LikertRecord, VerdictRecord
-from critic_tasks.protocols.criticbench.scoring import likert_metrics
+from critic_tasks.protocols.criticbench.scoring import LikertRecord, VerdictRecord, likert_metrics
 from critic_tasks.protocols.criticbench.scoring import pairwise_family as comparison_pair_metrics
 
 

@@ -6,7 +6,7 @@ import re
 import pytest
 from toolkit_reference import toolkit_extract, toolkit_option
 
-from critic_tasks.protocols.criticbench.records import parse_likert, parse_verdict
+from critic_tasks.protocols.criticbench.scoring import parse_likert, parse_verdict
 
 
 @pytest.mark.parametrize(

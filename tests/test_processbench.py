@@ -25,7 +25,7 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.core.records import Record
 from critic_tasks.protocols.processbench import chance, data, prompts, scoring
-from critic_tasks.protocols.processbench.records import ProcessStepRecord
+from critic_tasks.protocols.processbench.scoring import ProcessStepRecord
 
 PROCESSBENCH = SHARED / "data" / "processbench"
 DATASET = PROCESSBENCH / "dataset"

@@ -14,8 +14,7 @@ from critic_tasks import cli, registry
 from critic_tasks.adapters.lm_eval import hooks
 from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.criticbench import data as cb_data
-from critic_tasks.protocols.revision.records import RevisionRecord
-from critic_tasks.protocols.revision.scoring import multicritique_metrics, per_reviser_pass_rates
+from critic_tasks.protocols.revision.scoring import RevisionRecord, multicritique_metrics, per_reviser_pass_rates
 
 # ----------------------------------------------------------------------------- 1. MultiCritique: per domain
 

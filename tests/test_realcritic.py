@@ -16,7 +16,7 @@ from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.core.records import Record
 from critic_tasks.protocols.realcritic import data, prompts, scoring
-from critic_tasks.protocols.realcritic.records import RealCriticRecord
+from critic_tasks.protocols.realcritic.scoring import RealCriticRecord
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcritic"
 needs_shared = pytest.mark.skipif(not (SHARED / "data" / "mix_data").is_dir(),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import pytest
 
 from critic_tasks.core import records
-from critic_tasks.protocols.criticbench.records import LikertRecord
+from critic_tasks.protocols.criticbench.scoring import LikertRecord
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,11 @@ def test_a_second_class_under_a_known_kind_is_refused():
 
 def test_every_record_kind_lives_in_its_protocol_package():
     """The core declares no protocol's record (issue 35): once the registry is read, each kind a task makes is
-    registered, by a class of a protocol package."""
+    registered, by a class of its protocol package's ``scoring`` module (reply -> record -> metric in one file)."""
     import critic_tasks.registry  # noqa: F401  (imports every protocol, hence their records)
 
     expected = {"likert", "verdict", "correction", "judged", "feedback_text", "rating", "preference", "aiu",
                 "revision", "judgebench", "process_step", "realcritic"}
     assert expected <= set(records.RECORD_TYPES)
     homes = {kind: cls.__module__ for kind, cls in records.RECORD_TYPES.items() if kind in expected}
-    assert all(home.startswith("critic_tasks.protocols.") and home.endswith(".records") for home in homes.values()), homes
+    assert all(home.startswith("critic_tasks.protocols.") and home.endswith(".scoring") for home in homes.values()), homes

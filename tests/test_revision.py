@@ -606,7 +606,7 @@ def test_paper_rco_judges_explain_first_and_the_math_judge_sees_the_reference_an
 
 
 def _rco(prefs, rqs=None, checked=False, passed=(), revised=True, rule="exclude"):
-    from critic_tasks.protocols.revision.records import RevisionRecord
+    from critic_tasks.protocols.revision.scoring import RevisionRecord
 
     return RevisionRecord(domain="d", checked=checked, revisers=("actor",), revisions=("r" if revised else None,),
                           passed=passed, prefs=prefs, rqs=rqs, reviser_failed=0 if revised else 1, failure_rule=rule)
@@ -634,8 +634,7 @@ def test_multicritique_failure_rules_by_hand(rule, r_obj):
     """Two revisers. Checked items: (pass, failed call), (failed call, failed call), (fail, pass); judged: 8, none.
     exclude: reviser 1 passes 1 of 2 revised, reviser 2 1 of 1: R_obj = (50 + 100) / 2 = 75; tie / zero: a missing
     revision fails: 1 of 3 each, 33.33. R_sub = 8 under every rule."""
-    from critic_tasks.protocols.revision.records import RevisionRecord
-    from critic_tasks.protocols.revision.scoring import multicritique_metrics
+    from critic_tasks.protocols.revision.scoring import RevisionRecord, multicritique_metrics
 
     def rec(checked, passed=(None, None), rqs=None):
         return RevisionRecord(domain="d", checked=checked, revisers=("one", "two"), passed=passed, rqs=rqs,

@@ -7,7 +7,7 @@ from critic_tasks.core.run_state import new_run
 from critic_tasks.llm.backends import openai_compatible
 from critic_tasks.llm.settings import LLMSettings
 from critic_tasks.protocols.criticbench import scoring
-from critic_tasks.protocols.criticbench.records import LikertRecord
+from critic_tasks.protocols.criticbench.scoring import LikertRecord
 from critic_tasks.sandbox import isolation
 
 

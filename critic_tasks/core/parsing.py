@@ -1,6 +1,6 @@
 """Model output -> a judge's 1-10 grade / a double-bracket rating or verdict / numbered units and verdicts, and
 whether a reply was cut off by the token budget (``looks_cut_off``). CriticBench's Likert score and comparison
-verdict are read where their records are made (``protocols/criticbench/records.py``).
+verdict are read where their records are made (``protocols/criticbench/scoring.py``).
 
 Rules (deterministic, never raising; tests/test_parsing.py holds the cases):
 

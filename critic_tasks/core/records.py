@@ -72,7 +72,7 @@ class CheckOutcome:
     digest: str = ""  # a fingerprint of the reply (``digest`` below): were an item's k samples one text?
 
 
-# every record kind, by its ``kind``: each protocol's records module adds its own (``register_record``)
+# every record kind, by its ``kind``: each protocol's scoring module adds its own (``register_record``)
 RECORD_TYPES: dict[str, type[Record]] = {}
 _FIELDS: dict[type[Record], frozenset[str]] = {}
 

@@ -35,7 +35,7 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
     correction_judge_prompt,
     feedback_judge_prompt,
 )
-from critic_tasks.protocols.criticbench.records import JudgedRecord
+from critic_tasks.protocols.criticbench.scoring import JudgedRecord
 
 log = logging.getLogger("critic_tasks")
 JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,

@@ -1,5 +1,9 @@
 """CritiqueLLM scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
 
+The records: ``RatingRecord`` (a rating of one AlignBench response) and ``PreferenceRecord`` (one order of a
+pairwise preference), registered in ``core.records.RECORD_TYPES`` under their ``kind`` (``register_record``), so
+that ``Record.from_dict`` reads them back from logged samples.
+
 * ``rating`` (pointwise): the critic's ``[[x]]`` rating (1-10) against ``human_score``. ``text_pearson`` /
   ``text_spearman`` / ``text_kendall``: correlation over the responses to each question, averaged over questions
   (``text_questions`` used; ``text_constant``: of those, questions the critic rated alike throughout, each counted
@@ -20,16 +24,67 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, bias, system_level, text_level
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
-from critic_tasks.core.records import Record, all_identical, canonical, rate
+from critic_tasks.core.records import Record, all_identical, canonical, rate, register_record
 from critic_tasks.protocols import variants
-from critic_tasks.protocols.critiquellm.records import PreferenceRecord, RatingRecord
+
+# ----------------------------------------------------------------------------- records
+
+
+@register_record
+@dataclass(frozen=True)
+class RatingRecord(Record):
+    """A critic's rating of one response against the human score (CritiqueLLM pointwise). With k sampled
+    critiques (self-consistency), ``pred`` is the mean of the parsed ratings and ``samples`` is k."""
+
+    kind: ClassVar[str] = "rating"
+    pred: float = 0.0  # the parsed rating (or the mean of the parsed samples); the failure value when none parsed
+    parsed: bool = False
+    gold: float | None = None
+    question: str = ""  # text-level correlations group the responses to one question
+    model: str = ""  # system-level correlations group by the model that wrote the response
+    category: str = ""
+    samples: int = 1
+    parsed_samples: int = 1
+    identical: bool = False  # k > 1 samples, all the same text: the backend did not sample (``all_identical``)
+    variant: str = ""  # the prompt variant the critic was asked with (protocols.variants)
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
+    @property
+    def n_samples(self) -> int:
+        return self.samples
+
+
+@register_record
+@dataclass(frozen=True)
+class PreferenceRecord(Record):
+    """One order of a pairwise preference (CritiqueLLM pairwise): the verdict A/B/C given for that order."""
+
+    kind: ClassVar[str] = "preference"
+    pair_id: str = ""
+    order: str = "forward"
+    verdict: str | None = None
+    parsed: bool = False
+    gold: str | None = None  # the human preference for the *forward* order
+    category: str = ""
+    variant: str = ""  # the prompt variant the critic was asked with
+    # characters of the responses this order shows as A and B (the judge-bias line length_bias; None: not kept)
+    lengths: tuple[int, int] | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
 
 RATING_LOW, RATING_HIGH = 1, 10
 UNPARSED_RATING = 5.0  # the released eval_pointwise.py's value for an unparsed critique

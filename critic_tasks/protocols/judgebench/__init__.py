@@ -2,7 +2,7 @@
 
 load (``data``: response pairs from GPT-4o or Claude-3.5-Sonnet, one right and one wrong, labelled ``A>B`` /
 ``B>A``) -> the critic compares the two in both orders and ends with an Arena-Hard verdict label (``prompts``) ->
-parse and record (``records``, ``scoring``) -> the authors' pair score (+1 per order agreeing with the label, -1 per
-order contradicting it; correct if > 0), accuracy x100 per source (knowledge, reasoning, math, coding) and overall,
+parse and record (``scoring``) -> the authors' pair score (+1 per order agreeing with the label, -1 per order
+contradicting it; correct if > 0), accuracy x100 per source (knowledge, reasoning, math, coding) and overall,
 with the inconsistency rate and the parse rate beside it.
 """

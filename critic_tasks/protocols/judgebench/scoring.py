@@ -1,5 +1,12 @@
 """JudgeBench scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
 
+The record (``JudgeBenchRecord``): one order of one pair, the verdict the critic gave against the pair's label.
+Verdicts use the house's comparison alphabet (``core.metrics.pairwise``): ``A`` (the answer shown as A is better:
+Arena-Hard's ``A>>B`` / ``A>B``), ``B`` (``B>A`` / ``B>>A``), ``C`` (a tie, ``A=B``); None when the reply has no
+verdict. ``gold`` is the label of the *forward* order (the pair as the file stores it). Registered in
+``core.records.RECORD_TYPES`` under its ``kind`` when this module is imported, so that ``Record.from_dict`` reads
+it back from logged samples.
+
 Reading the verdict (the authors' Arena-Hard judge, ``utils/judges.py``): every ``[[...]]`` of the characters
 ``A B < > =`` in the reply; none -> no verdict; two different ones -> no verdict (an echo of the label list, or a
 judge that changed its mind, is no decision); one (possibly repeated) -> that label with ``>>`` read as ``>``. The
@@ -26,14 +33,46 @@ reply has a verdict the two are equal. ``inconsistency`` is one of the three jud
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.pairwise import swap_verdict
-from critic_tasks.core.records import rate
+from critic_tasks.core.records import Record, rate
 from critic_tasks.protocols.judgebench.data import SOURCES
-from critic_tasks.protocols.judgebench.records import JudgeBenchRecord
+
+# ----------------------------------------------------------------------------- records
+
+
+ORDERS = ("forward", "reverse")
+
+
+@dataclass(frozen=True)
+class JudgeBenchRecord(Record):
+    """``domain`` and ``source``: knowledge | reasoning | math | coding; ``unparsed_reason``: ``no_verdict`` (no
+    ``[[...]]`` label), ``ambiguous`` (two different labels), ``unknown_label`` (a bracketed label the prompt does
+    not offer), or "" when parsed."""
+
+    kind = "judgebench"
+    pair_id: str = ""
+    order: str = "forward"
+    verdict: str | None = None
+    parsed: bool = False
+    gold: str | None = None
+    source: str = ""
+    unparsed_reason: str = ""
+    # characters of the answers this order shows as A and B (the judge-bias line length_bias; None: not kept)
+    lengths: tuple[int, int] | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.gold is not None
+
+
+core_records.register_record(JudgeBenchRecord)
+
 
 # the authors' pattern (utils/judges.py, ArenaHard.get_score): the characters of the five Arena-Hard labels
 VERDICT_PATTERN = re.compile(r"\[\[([AB<>=]+)\]\]")

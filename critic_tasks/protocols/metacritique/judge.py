@@ -29,7 +29,7 @@ from critic_tasks.protocols.metacritique.judge_prompts import (
     precision_prompt,
     recall_prompt,
 )
-from critic_tasks.protocols.metacritique.records import AIURecord
+from critic_tasks.protocols.metacritique.scoring import AIURecord
 
 log = logging.getLogger("critic_tasks")
 EXTRACT_ERROR = "the judge's AIU extraction listed no numbered unit and did not say None"

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from critic_tasks.protocols.processbench.records import NO_ERROR
+from critic_tasks.protocols.processbench.scoring import NO_ERROR
 
 CRITICS = ("always_no_error", "always_first_step", "always_last_step", "uniform_step")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
-from critic_tasks.protocols.processbench.records import NO_ERROR
+from critic_tasks.protocols.processbench.scoring import NO_ERROR
 from critic_tasks.protocols.remote import field, read_json
 
 HUB_REPO = "Qwen/ProcessBench"

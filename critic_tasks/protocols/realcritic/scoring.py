@@ -1,5 +1,10 @@
 """RealCritic scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
 
+The record (``RealCriticRecord``): the corrected answer the critic gave, graded against the gold. ``domain`` is the
+task (``arc-challenge``, ``gsm8k``, ...); ``prior_correct`` is the released file's ``previous_score``: whether the
+solution shown to the critic was right. Registered in ``core.records.RECORD_TYPES`` under its ``kind`` when this
+module is imported, so that ``Record.from_dict`` reads it back from logged samples.
+
 Reading the corrected answer: the content of the reply's last ``\\boxed{...}`` (balanced braces), as the authors'
 answer extraction reads it (Qwen2.5-Math's ``extract_answer``). No box, or an empty one, is no answer. For the
 multiple-choice tasks the box must name one option letter: a box that is just a letter (``B``, ``(b)``,
@@ -26,13 +31,38 @@ unweighted mean of the per-task values (the paper's average column):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from critic_tasks.core import records as core_records
 from critic_tasks.core.answers import answers_match
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
-from critic_tasks.core.records import rate
+from critic_tasks.core.records import Record, rate
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
-from critic_tasks.protocols.realcritic.records import RealCriticRecord
+
+# ----------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class RealCriticRecord(Record):
+    """``answer``: the corrected final answer read from the reply (None: none read); ``correct``: it equals the
+    gold (an unread answer is wrong, never dropped); ``unparsed_reason``: ``no_boxed`` (no ``\\boxed{}``),
+    ``empty`` (an empty box), ``no_option`` (a multiple-choice box naming no option letter), ``ambiguous`` (a box
+    naming two different letters), or "" when read; ``gold_readable``: math-verify could read the gold (False: it
+    was matched by its text only)."""
+
+    kind = "realcritic"
+    item_id: str = ""
+    answer: str | None = None
+    parsed: bool = False
+    correct: bool = False
+    prior_correct: bool = False
+    unparsed_reason: str = ""
+    gold_readable: bool = True
+
+
+core_records.register_record(RealCriticRecord)
+
 
 _BOX = "\\boxed{"
 _LONE_LETTER = re.compile(r"(?<![\w\\])([A-E])(?!\w)")

@@ -45,8 +45,7 @@ from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.prompts import DOMAINS
 from critic_tasks.protocols.revision import prompts
-from critic_tasks.protocols.revision.records import RevisionRecord
-from critic_tasks.protocols.revision.scoring import per_reviser_pass_rates
+from critic_tasks.protocols.revision.scoring import RevisionRecord, per_reviser_pass_rates
 from critic_tasks.sandbox import get_executor
 
 __all__ = ["reviser_pool", "judge_settings", "missing", "models", "revise", "check", "run", "deferred_record",
