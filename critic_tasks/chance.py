@@ -39,6 +39,7 @@ from typing import Sequence
 
 from critic_tasks import registry
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.protocols.scorer import Context, judge_settings
 
 CANNED = ("constant", "always_first", "random", "every_label", "injection", "unparseable")
 SEED = 20240527
@@ -76,10 +77,8 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
     """Each canned critic's reply to every document, in ``CANNED`` order, then any extra content-blind raters the
     protocol adds (rating by length: ``longer`` / ``shorter``). A judge-scored kind's replies are canned critiques;
     every other kind's are written in its protocol's answer form (``Protocol.chance.replies``)."""
-    from critic_tasks import engine  # the engine sits above this module's callers' imports (reports, CLI)
-
     rng = random.Random(seed)
-    if engine.SCORERS[dimension.scorer].judged:
+    if registry.SCORERS[dimension.scorer].judged:
         out = _free_text_replies(docs, rng)
     else:
         out = dimension.steps.chance.replies(dimension, docs, rng)
@@ -96,7 +95,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     spec = registry.task(task)
     dimension = spec.kind_spec
     line = ChanceLine(task)
-    scorer = engine.SCORERS[dimension.scorer]
+    scorer = registry.SCORERS[dimension.scorer]
     if scorer.lm_eval_only:
         line.skipped = f"scored by {dimension.scorer} ({scorer.lm_eval_only}): no canned line outside lm-eval"
         return line
@@ -115,12 +114,12 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
         line.skipped = "no labels in this split (the test split withholds them)"
         return line
     if scorer.judged:
-        judge = judge if judge is not None else engine.cb_judge.judge_settings()
+        judge = judge if judge is not None else judge_settings()
         if not judge.model:
             line.skipped = "judge-scored: no judge configured (CRITIC_JUDGE_MODEL), so no chance line"
             return line
         line.judge = judge.model
-    context = engine.Context(executor=executor, judge=judge)
+    context = Context(executor=executor, judge=judge)
     quiet = logging.getLogger("critic_tasks")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # a constant critic's "Spearman undefined, reported 0" is the expected outcome here

@@ -16,7 +16,6 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import settings_from_env
 from critic_tasks.core.settings import resolve_dir
-from critic_tasks.engine import SCORERS
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.data import (
     DATA_DIR_ENV,
@@ -47,7 +46,7 @@ def check_tasks(tasks: Iterable[registry.Task], data_dir: str | None = None, pro
     for name in sorted(protocols - on_criticbench):  # a local data folder that is not there stops the run now
         _local_root(registry.PROTOCOLS[name], data_dir)
     for name in sorted({t.scorer for t in tasks}):  # the judge, revisers, sandbox, CRITIC_REVISION_FAILURE_RULE
-        SCORERS[name].check_settings()
+        registry.SCORERS[name].check_settings()
     if protocols & VARIANT_PROTOCOLS:
         variants.resolve()  # CRITIC_PROMPT_VARIANT (a --metadata variant is checked when the tasks are built)
     if resolve_self_feedback(self_feedback):  # SAvg: every item must find the critic's own feedback, checked now

@@ -14,7 +14,7 @@ the generated files in sync.
   (``SCALES``), against which the reports and the gate check every results file they read.
 * A ``TaskKind`` is what a kind of task shares: the data dimension it reads (``data_dimension``: the paper's feedback,
   comparison, correction or meta; a document's ``dimension``), how its outputs are scored (its ``scorer``,
-  a name in ``engine.SCORERS``), its metrics and the headline keys of the summary table.
+  a key of ``SCORERS``: the scorer its protocol brings), its metrics and the headline keys of the summary table.
 * A ``Task`` picks its TaskKind's split, domains and options; a ``Group`` averages its members' headline metric.
 * A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
   gold label, turn a reply into a record. Each TaskKind names its protocol, and the adapters call these steps
@@ -27,22 +27,20 @@ the generated files in sync.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from critic_tasks.core.errors import ConfigError
-
-# Metric (what a results key reports, over which records) lives beside the records it selects, so that routing a
-# record to its keys (lm-eval's process_results) calls nothing here; the registry declares every key with it.
-from critic_tasks.core.records import SCALES as SCALES
-from critic_tasks.core.records import Metric, Record, warn_identical
+from critic_tasks.core.records import Record, warn_identical
 from critic_tasks.protocols.criticbench import chance as cb_chance
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
 from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, FEEDBACK_SOURCES, MAIN_QUALITIES, QUALITIES
+from critic_tasks.protocols.criticbench.judge import Judge
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
-from critic_tasks.protocols.criticbench.scoring import PASS_AT_K
+from critic_tasks.protocols.criticbench.scoring import PASS_AT_K, Sandbox
 from critic_tasks.protocols.criticbench.self_feedback import SELF_FEEDBACK_ENV, STAGE1_TASK
 from critic_tasks.protocols.critiquellm import chance as cq_chance
 from critic_tasks.protocols.critiquellm import data as cq_data
@@ -56,6 +54,7 @@ from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
 from critic_tasks.protocols.metacritique import prompts as mc_prompts
 from critic_tasks.protocols.metacritique import scoring as mc_scoring
+from critic_tasks.protocols.metacritique.judge import AIUJudge
 from critic_tasks.protocols.processbench import chance as pb_chance
 from critic_tasks.protocols.processbench import data as pb_data
 from critic_tasks.protocols.processbench import prompts as pb_prompts
@@ -68,6 +67,59 @@ from critic_tasks.protocols.realcritic import stages as rc_stages
 from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 from critic_tasks.protocols.revision import scoring as rv_scoring
+from critic_tasks.protocols.revision.pipeline import Revision
+from critic_tasks.protocols.scorer import Parse, Scorer
+
+# ----------------------------------------------------------------------------- metric keys
+
+# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
+# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
+# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
+JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
+SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
+    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
+    "correlation": ((-100.0, 100.0), "a x100 correlation"),
+    "difference": ((-100.0, 100.0), "a x100 difference of two rates"),  # the judge-bias line length_bias
+    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
+    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
+    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
+}
+
+
+WHEN = ("all", "scored", "deferred")  # which records a metric takes (``Metric.when``)
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    family: str
+    base: str = ""  # the family's output reported under this key (default: the key itself)
+    when: str = "all"
+    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
+    min_samples: int = 0  # only records with at least this many samples (pass@k)
+    higher_is_better: bool = True
+    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
+    scale: str = "rate"  # a key of SCALES
+    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", self.base or self.key)
+        if self.scale not in SCALES:
+            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
+        if self.when not in WHEN:
+            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
+        if self.ci not in ("", "low", "high"):
+            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
+
+    def accepts(self, record: Record) -> bool:
+        """Does ``record`` enter this metric's aggregation?"""
+        if record.deferred != (self.when == "deferred"):
+            return False
+        if self.when == "scored" and not record.scored:
+            return False
+        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
+            return False
+        return record.n_samples >= self.min_samples
 
 # ----------------------------------------------------------------------------- metric values
 
@@ -107,8 +159,11 @@ def metric_interval(family: str, base: str, records: Sequence[Record], settings)
 
 # ----------------------------------------------------------------------------- task kinds
 
-# The scorer that parses each reply on its own (``engine.Parse``); every other scorer takes a whole batch in a filter.
-PARSED = "parse"
+# How a kind's replies become records: each scorer lives with the protocol whose batch step it runs (the Scorer base
+# and Parse: ``protocols/scorer.py``); a TaskKind names one by its key here. Parse parses each reply on its own;
+# every other scorer takes a whole batch in a filter.
+SCORERS: dict[str, Scorer] = {s.name: s for s in (Parse(), Sandbox(), Judge(), AIUJudge(), Revision())}
+PARSED = Parse.name
 
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.
 CORRECTION_BUDGET = 1024
@@ -163,7 +218,7 @@ class TaskKind:
     protocol: str
     data_dimension: str  # the data's dimension (its loaders' ``dimension``): feedback | comparison | meta | correction
     fmt: str  # "obj" (objective) | "sub" (judge-scored)
-    scorer: str  # how its replies are scored: a key of ``engine.SCORERS`` (parse, sandbox, judge, aiu_judge, revision)
+    scorer: str  # how its replies are scored: a key of ``SCORERS`` (parse, sandbox, judge, aiu_judge, revision)
     metrics: tuple[Metric, ...]
     headline: tuple[str, ...]  # what the summary table shows, in order
     about: str  # what the model is asked, in a few words
@@ -254,7 +309,7 @@ class Task:
 
     @property
     def scorer(self) -> str:
-        """How its replies are scored: a key of ``engine.SCORERS`` (the dimension's ``scorer``)."""
+        """How its replies are scored: a key of ``SCORERS`` (the dimension's ``scorer``)."""
         return self.kind_spec.scorer
 
     def headline_keys(self) -> tuple[str, ...]:

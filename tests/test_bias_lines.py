@@ -16,6 +16,7 @@ import pytest
 from critic_tasks import chance, engine, registry
 from critic_tasks.adapters.lm_eval import hooks
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.protocols.scorer import Context
 from critic_tasks.reports import report
 from critic_tasks.reports.results import Run
 from critic_tasks.reports.tables import format_table
@@ -144,7 +145,7 @@ def test_bias_lines_through_lm_evals_path_and_kind_metrics(protocol):
     assert _lm_eval_value(kind, family, "first_position", docs, replies) == pytest.approx(hand_first_position(PAIRS))
     assert _lm_eval_value(kind, family, "length_bias", docs, replies) == pytest.approx(hand_length_bias(PAIRS))
 
-    records = engine.score(kind, docs, [[r] for r in replies], engine.Context())
+    records = engine.score(kind, docs, [[r] for r in replies], Context())
     values = engine.kind_metrics(kind, records, intervals=SETTINGS)
     assert values["first_position"] == pytest.approx(hand_first_position(PAIRS))
     assert values["length_bias"] == pytest.approx(hand_length_bias(PAIRS))
@@ -163,7 +164,7 @@ def test_length_bias_interval_is_the_pair_bootstrap_written_out():
     house's bootstrap draws them (n of n with replacement, B times), the pooled difference recomputed on each."""
     kind = registry.TASK_KINDS["comparison"]
     docs, replies = _docs_and_replies("criticbench")
-    records = engine.score(kind, docs, [[r] for r in replies], engine.Context())
+    records = engine.score(kind, docs, [[r] for r in replies], Context())
     values = engine.kind_metrics(kind, records, intervals=SETTINGS)
     per_pair = []  # (sum of [critic names longer] - [label names longer], verdicts counted), pair-id order
     for _, (first, second, gold, forward, reverse) in sorted((f"chat/{i}", p) for i, p in enumerate(PAIRS)):
@@ -198,7 +199,7 @@ def test_canned_always_first_and_always_longer_critics(protocol):
                     for a, b, g, _, r in PAIRS]
     kind = registry.TASK_KINDS[kind_name]
     docs, replies = _docs_and_replies(protocol, longer_pairs)
-    values = engine.kind_metrics(kind, engine.score(kind, docs, [[r] for r in replies], engine.Context()),
+    values = engine.kind_metrics(kind, engine.score(kind, docs, [[r] for r in replies], Context()),
                                  intervals=BootstrapSettings(enabled=False))
     assert values["length_bias"] == pytest.approx(100.0 - labels_longer_rate(PAIRS)) == pytest.approx(60.0)
 
@@ -219,7 +220,7 @@ def test_records_logged_without_lengths_give_no_length_bias_but_a_first_position
 def test_summary_and_report_show_the_bias_lines_with_their_intervals(tmp_path):
     kind = registry.TASK_KINDS["judgebench"]
     docs, replies = _docs_and_replies("judgebench")
-    values = engine.kind_metrics(kind, engine.score(kind, docs, [[r] for r in replies], engine.Context()),
+    values = engine.kind_metrics(kind, engine.score(kind, docs, [[r] for r in replies], Context()),
                                  intervals=SETTINGS)
     results = {"critic_judgebench": {f"{k},none": v for k, v in values.items()}}
     text = format_table(results)

@@ -71,9 +71,9 @@ def test_an_empty_value_is_the_default_and_a_bad_one_names_the_variable():
 def test_an_empty_executor_setting_is_the_sandbox_in_preflight_and_in_the_filter(monkeypatch):
     """``CRITIC_EXECUTOR=`` passed the preflight (``or "sandbox"``) and then the filter raised (``get("X",
     "sandbox")`` returns ''): both read the one setting now."""
-    from critic_tasks import engine, registry
+    from critic_tasks import registry
     from critic_tasks.adapters.lm_eval.hooks import ScoreFilter
 
     monkeypatch.setenv("CRITIC_EXECUTOR", "")
-    engine.SCORERS["sandbox"].check_settings()
+    registry.SCORERS["sandbox"].check_settings()
     assert type(ScoreFilter(registry.TASK_KINDS["correction"]).executor).__name__ == "SandboxExecutor"

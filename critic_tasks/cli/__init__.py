@@ -366,8 +366,20 @@ def _score(argv: list[str]) -> int:
         logger.setLevel(level)
 
 
+def registered():
+    """What the prediction-file readers (``protocols.criticbench.offline`` / ``label_free``) need of the registered
+    tasks, handed to them: a protocol does not read the registry or the engine."""
+    from critic_tasks import registry
+    from critic_tasks.engine import kind_metrics, score_task, task_docs
+    from critic_tasks.protocols.criticbench.offline import Registered
+
+    return Registered(
+        tasks=registry.TASKS, groups=tuple(registry.GROUPS.values()),
+        judged=lambda task: registry.SCORERS[task.scorer].judged, task_docs=task_docs, score_task=score_task,
+        kind_metrics=lambda name, records: kind_metrics(registry.TASK_KINDS[name], records))
+
+
 def _score_quietly(argv: list[str]) -> int:
-    from critic_tasks.engine import registered
     from critic_tasks.protocols.criticbench.data import resolve_protocol
     from critic_tasks.protocols.criticbench.offline import score_predictions
 
@@ -414,7 +426,6 @@ def _score_quietly(argv: list[str]) -> int:
 
 
 def _score_predictions_only(predictions_dir: Path, protocol: str, output: Path | None) -> int:
-    from critic_tasks.engine import registered
     from critic_tasks.protocols.criticbench.label_free import summarize_predictions
     from critic_tasks.reports.tables import LABEL_FREE_NOTE, format_label_free
 

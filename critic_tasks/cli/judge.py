@@ -119,9 +119,10 @@ def read_samples(path: Path) -> tuple[list[dict], list[str | None]]:
 
 
 def judge_command(argv: list[str]) -> int:
-    from critic_tasks.engine import SCORERS, Context, kind_metrics, score
+    from critic_tasks.engine import kind_metrics, score
     from critic_tasks.llm.canary import fingerprint
     from critic_tasks.protocols.criticbench.judge import judge_identity
+    from critic_tasks.protocols.scorer import Context
 
     parser = saved_samples_parser("critic-eval judge", "Judge saved subjective generations.",
                                   "some items could not be judged (failed calls, replies without a score)")
@@ -141,7 +142,7 @@ def judge_command(argv: list[str]) -> int:
 
     results, failed, n_items, fingerprints = {}, {}, 0, {}
     for task, path in files.items():
-        scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
+        scorer = registry.SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or not scorer.judged:
             continue
         docs, predictions = read_samples(path)
@@ -179,7 +180,6 @@ def judge_command(argv: list[str]) -> int:
 
 def _canary(args, settings, files: dict[str, Path]) -> int:
     """``--canary N``: which of N cached grades of the run the judge now gives differently (exit 0 either way)."""
-    from critic_tasks.engine import SCORERS
     from critic_tasks.llm.canary import canary
     from critic_tasks.protocols.criticbench import judge as cb_judge
     from critic_tasks.protocols.metacritique import judge as mc_judge
@@ -187,7 +187,7 @@ def _canary(args, settings, files: dict[str, Path]) -> int:
     probe_builders = {"judge": cb_judge.canary_probes, "aiu_judge": mc_judge.canary_probes}
     probes = []
     for task, path in files.items():
-        scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
+        scorer = registry.SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or scorer.name not in probe_builders:
             continue
         docs, predictions = read_samples(path)

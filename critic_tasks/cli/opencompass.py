@@ -24,7 +24,6 @@ from critic_tasks.adapters.opencompass.spec import collections, refusal, support
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.paths import cache_dir
 from critic_tasks.core.settings import read_setting, role_setting
-from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_tasks
 
 
@@ -145,7 +144,7 @@ def _reply_budget(argv: list[str], tasks: list[registry.Task], cfg) -> list[str]
 def run_command(argv: list[str]) -> int:
     argv = list(argv)
     tasks = our_dataset_tasks(_flag_values(argv, "--datasets"))
-    judged = [t.name for t in tasks if SCORERS[t.scorer].judged]
+    judged = [t.name for t in tasks if registry.SCORERS[t.scorer].judged]
     config, cfg = _config_file(argv), None
     if config is not None:
         if not Path(config).is_file():
@@ -155,7 +154,7 @@ def run_command(argv: list[str]) -> int:
         cfg = read_config(config)
         found = tasks_in_config(cfg)
         tasks += [registry.TASKS[t] for t, _ in found]
-        judged += [t for t, has_judge_cfg in found if SCORERS[registry.TASKS[t].scorer].judged and not has_judge_cfg]
+        judged += [t for t, has_judge_cfg in found if registry.SCORERS[registry.TASKS[t].scorer].judged and not has_judge_cfg]
     check_tasks(tasks)
     if judged and not _judge_configured():
         raise ConfigError(f"{', '.join(judged)}: judge-scored, but no judge is configured: set CRITIC_JUDGE_MODEL "

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, read_all_samples
-from critic_tasks.engine import SCORERS, Context, kind_metrics, score
+from critic_tasks.engine import kind_metrics, score
+from critic_tasks.protocols.scorer import Context
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
 
 
@@ -35,7 +36,7 @@ def score_samples(docs: list[dict], generations: list[list[str | None]], executo
     """(dimension name, metrics) of one task's saved generations, as a live run computes them (parsed: the first
     reply of each; checked: every sample, a domain's programs at once)."""
     kind = registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj"))
-    command = SCORERS[kind.scorer].command
+    command = registry.SCORERS[kind.scorer].command
     if command != "rescore":
         raise ValueError(f"{kind.name}: judge-scored; re-score it with `critic-eval {command}`")
     return kind.name, kind_metrics(kind, score(kind, docs, generations, Context(executor=executor)))
@@ -59,7 +60,7 @@ def rescore_command(argv: list[str]) -> int:
         docs, generations = read_critic_samples(path)
         if not docs:
             continue
-        scorer = SCORERS[registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj")).scorer]
+        scorer = registry.SCORERS[registry.kind_for(docs[0]["dimension"], docs[0].get("fmt", "obj")).scorer]
         if scorer.command != "rescore":
             judged.append((task, scorer.command))
             continue

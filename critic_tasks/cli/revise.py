@@ -19,7 +19,8 @@ import sys
 from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, judge_overrides, read_samples, saved_samples_parser
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.engine import SCORERS, Context, kind_metrics, score
+from critic_tasks.engine import kind_metrics, score
+from critic_tasks.protocols.scorer import Context
 
 
 def revise_command(argv: list[str]) -> int:
@@ -43,7 +44,7 @@ def revise_command(argv: list[str]) -> int:
 
     results, failed, pass_rates, involved, n_items = {}, {}, {}, {}, 0
     for task, path in find_sample_files(args.path).items():
-        scorer = SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
+        scorer = registry.SCORERS[registry.TASKS[task].scorer] if task in registry.TASKS else None
         if scorer is None or scorer.command != "revise":
             continue
         kind = registry.TASKS[task].kind_spec

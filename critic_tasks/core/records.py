@@ -6,8 +6,8 @@ a judge score); ``deferred`` marks an item whose scoring was postponed (judging 
 Harness adapters pass records across their boundary as plain dicts (``as_dict`` / ``from_dict``), so that logged
 samples stay readable JSON.
 
-A ``Metric`` (declared in ``critic_tasks.registry``) is one results key and the records it takes (``accepts``);
-``rate`` and ``domain_mean`` are the two averages the families build their numbers from. ``digest``,
+``rate`` and ``domain_mean`` are the two averages the metric families build their numbers from (a results key and the
+records it takes, ``Metric``, are declared in ``critic_tasks.registry``). ``digest``,
 ``all_identical`` and ``warn_identical`` say whether a sampled task's backend sampled (below).
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar, Hashable, Iterable, Sequence
@@ -96,56 +95,6 @@ def canonical(records) -> list:
 
 
 # ----------------------------------------------------------------------------- metrics over records
-
-# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
-# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
-# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
-JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
-SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
-    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
-    "correlation": ((-100.0, 100.0), "a x100 correlation"),
-    "difference": ((-100.0, 100.0), "a x100 difference of two rates"),  # the judge-bias line length_bias
-    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
-    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
-    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
-}
-
-
-WHEN = ("all", "scored", "deferred")  # which records a metric takes (``Metric.when``)
-
-
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    family: str
-    base: str = ""  # the family's output reported under this key (default: the key itself)
-    when: str = "all"
-    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
-    min_samples: int = 0  # only records with at least this many samples (pass@k)
-    higher_is_better: bool = True
-    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
-    scale: str = "rate"  # a key of SCALES
-    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
-
-    def __post_init__(self):
-        object.__setattr__(self, "base", self.base or self.key)
-        if self.scale not in SCALES:
-            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
-        if self.when not in WHEN:
-            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
-        if self.ci not in ("", "low", "high"):
-            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
-
-    def accepts(self, record: Record) -> bool:
-        """Does ``record`` enter this metric's aggregation?"""
-        if record.deferred != (self.when == "deferred"):
-            return False
-        if self.when == "scored" and not record.scored:
-            return False
-        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
-            return False
-        return record.n_samples >= self.min_samples
-
 
 def rate(flags: Iterable[bool]) -> float:
     """The share of true flags, x100 (0 for no flags).

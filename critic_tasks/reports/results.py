@@ -205,11 +205,10 @@ def judge_fingerprint(samples) -> dict | None:
 def judge_fingerprints(path: Path, results: dict) -> dict:
     """``{task: fingerprint}`` of every judge-scored task of ``results`` with a samples file beside ``path``
     (``samples_file``) whose rows name a judge."""
-    from critic_tasks.engine import SCORERS
 
     out = {}
     for task in results:
-        if task not in registry.TASKS or not SCORERS[registry.TASKS[task].scorer].judged:
+        if task not in registry.TASKS or not registry.SCORERS[registry.TASKS[task].scorer].judged:
             continue
         found = samples_file(path, task)
         if found is None:

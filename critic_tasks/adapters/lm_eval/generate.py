@@ -21,7 +21,6 @@ from pathlib import Path
 import yaml
 
 from critic_tasks import registry
-from critic_tasks.engine import SCORERS
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES
 
 TASKS_DIR = Path(__file__).parent / "tasks"
@@ -63,14 +62,14 @@ def _about(task: registry.Task) -> str:
     """A task file's opening comment: what the critic is asked, its prompt, how replies become scores."""
     kind = task.kind_spec
     protocol = registry.PROTOCOLS[kind.protocol]
-    scorer = SCORERS[kind.scorer]
+    scorer = registry.SCORERS[kind.scorer]
     prompt = f"{protocol.prompt.__module__.removeprefix('critic_tasks.')}.{protocol.prompt.__name__}"
     if kind.per_reply:
         parser = f"{protocol.record.__module__.removeprefix('critic_tasks.')}.{protocol.record.__name__}"
         how = f"process_results ({parser}): {scorer.about}"
     else:
-        how = (f"filter utils.{hook_name(kind, 'filter')} (engine.{type(scorer).__name__}), then process_results: "
-               f"{scorer.about}")
+        where = f"{type(scorer).__module__.removeprefix('critic_tasks.')}.{type(scorer).__name__}"
+        how = f"filter utils.{hook_name(kind, 'filter')} ({where}), then process_results: {scorer.about}"
     return (f"# {task.description()}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
             f"# metrics: the {kind.metrics[0].family} family (registry.py METRICS), each over the records it "
             "accepts\n")
@@ -178,7 +177,7 @@ def _kind_functions(kind: registry.TaskKind) -> str:
     for hook, params in (("load_docs", "**kwargs"), ("doc_to_text", "doc"), ("doc_to_target", "doc"),
                          ("process_results", "doc, results")):
         text += f"\n\ndef {hook_name(kind, hook)}({params}):\n    return hooks.{hook}({const}, {params})\n"
-    if not kind.per_reply:  # the whole task scored at once (engine.SCORERS[kind.scorer].batch)
+    if not kind.per_reply:  # the whole task scored at once (registry.SCORERS[kind.scorer].batch)
         text += f"\n\ndef {hook_name(kind, 'filter')}(**kwargs):\n    return hooks.ScoreFilter({const}, **kwargs)\n"
     return text
 

@@ -29,7 +29,7 @@ from critic_tasks.adapters.lm_eval import private, ranks
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.records import Record
 from critic_tasks.core.settings import read_setting
-from critic_tasks.engine import SCORERS, Scorer
+from critic_tasks.protocols.scorer import Scorer
 from critic_tasks.sandbox import get_executor
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def load_docs(kind: registry.TaskKind, **kwargs):
 def check_settings(kind: registry.TaskKind) -> None:
     """The settings a batch-scored kind's scorer needs (judge, revisers, sandbox), checked while lm-eval builds the
     task: before any generation."""
-    SCORERS[kind.scorer].check_settings()
+    registry.SCORERS[kind.scorer].check_settings()
 
 
 def doc_to_text(kind: registry.TaskKind, doc: dict) -> str:
@@ -262,7 +262,7 @@ def _report_unscored(items) -> None:
 
 
 class ScoreFilter:
-    """lm-eval filter for every task kind scored a whole batch at once (its kind's scorer, ``engine.SCORERS``; the
+    """lm-eval filter for every task kind scored a whole batch at once (its kind's scorer, ``registry.SCORERS``; the
     YAML names the kind's filter, ``utils.correction_filter``): programs run in parallel in the sandbox
     (``sandbox``), judge calls run concurrently (``judge``: CriticBench's 1-10 grades; ``aiu_judge``: MetaCritique's
     AIU extraction, precision and recall), and the revision protocols' revisers, checks and judge (``revision``), all
@@ -279,7 +279,7 @@ class ScoreFilter:
     """
 
     def __init__(self, kind: registry.TaskKind, **kwargs):
-        self.kind, self.scorer = kind, SCORERS[kind.scorer]
+        self.kind, self.scorer = kind, registry.SCORERS[kind.scorer]
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
         # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
         # generation); the scoring step only runs programs. No ``executor`` option: the one CRITIC_EXECUTOR names

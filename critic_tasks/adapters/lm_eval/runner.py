@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import read_flag, read_raw, read_setting
-from critic_tasks.engine import SCORERS
 from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks, expand, known_names, unknown_task
 from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
 
@@ -715,13 +715,13 @@ def require_scorer_or_samples(argv: list[str]) -> None:
     from critic_tasks.llm.settings import LLMSettings
 
     tasks = _tasks(argv)
-    judged = [t.name for t in tasks if "judge" in SCORERS[t.scorer].roles]
+    judged = [t.name for t in tasks if "judge" in registry.SCORERS[t.scorer].roles]
     if judged and not LLMSettings.from_env("judge").model:
         raise ConfigError(f"{', '.join(judged[:3])}{' ...' if len(judged) > 3 else ''}: scored by a judge, and no "
                           "judge is set (CRITIC_JUDGE_MODEL), so the generations would be thrown away; set "
                           "CRITIC_JUDGE_MODEL, or add --log_samples --output_path DIR and score them later with "
                           "`critic-eval judge DIR` (`critic-eval revise DIR` for the revision tasks)")
-    revised = [t.name for t in tasks if "reviser" in SCORERS[t.scorer].roles]
+    revised = [t.name for t in tasks if "reviser" in registry.SCORERS[t.scorer].roles]
     if revised:
         from critic_tasks.protocols.revision.pipeline import reviser_pool
 
@@ -1128,8 +1128,8 @@ def check_demo_tasks(tasks: list[str]) -> None:
     from critic_tasks.protocols.revision.pipeline import reviser_pool
 
     tasks = expand(names)
-    judged = [t.name for t in tasks if "judge" in SCORERS[t.scorer].roles]
-    revised = [t.name for t in tasks if "reviser" in SCORERS[t.scorer].roles]
+    judged = [t.name for t in tasks if "judge" in registry.SCORERS[t.scorer].roles]
+    revised = [t.name for t in tasks if "reviser" in registry.SCORERS[t.scorer].roles]
     for unscored, role, setting in ((judged, "a judge", "CRITIC_JUDGE_MODEL"),
                                     (revised, "revisers", "CRITIC_REVISER_MODEL / CRITIC_REVISERS")):
         if unscored and not (LLMSettings.from_env("judge").model if role == "a judge" else reviser_pool()):

@@ -12,7 +12,6 @@ import importlib
 
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.spec import ClassRef, dataset_spec
-from critic_tasks.engine import SCORERS
 
 
 def _resolve(value):
@@ -38,7 +37,7 @@ def with_judge(datasets: list, judge_cfg: dict) -> list:
     out = []
     for d in datasets:
         d = copy.deepcopy(d)
-        if registry.TASKS.get(d.get("task")) is not None and SCORERS[registry.TASKS[d["task"]].scorer].judged:
+        if registry.TASKS.get(d.get("task")) is not None and registry.SCORERS[registry.TASKS[d["task"]].scorer].judged:
             d["judge_cfg"] = judge_cfg
             d["eval_cfg"]["evaluator"]["judge_cfg"] = judge_cfg
         out.append(d)

@@ -15,7 +15,7 @@ from opencompass.registry import LOAD_DATASET
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
-from critic_tasks.engine import SCORERS, prompt, task_docs
+from critic_tasks.engine import prompt, task_docs
 
 
 @LOAD_DATASET.register_module()
@@ -31,7 +31,7 @@ class CriticTaskDataset(BaseDataset):
         ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks. Settings the task's scoring needs are checked
         here, before any generation."""
         spec = registry.task(task)
-        scorer = SCORERS[spec.scorer]
+        scorer = registry.SCORERS[spec.scorer]
         scorer.check_settings()
         if scorer.judged:
             require_judge(task, judge_cfg)

@@ -18,7 +18,7 @@ from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import DataError
-from critic_tasks.engine import SCORERS, judge_identity, score_task
+from critic_tasks.engine import judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
 
@@ -38,7 +38,7 @@ class CriticTaskEvaluator(BaseEvaluator):
         if len(predictions) != len(references):
             raise DataError(f"{self.task}: {len(predictions)} predictions for {len(references)} documents")
         docs = [json.loads(r) if isinstance(r, str) else r for r in references]
-        scorer = SCORERS[registry.task(self.task).scorer]
+        scorer = registry.SCORERS[registry.task(self.task).scorer]
         judge = require_judge(self.task, self.judge_cfg) if scorer.judged else None
         executor = None
         if scorer.uses_executor:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from critic_tasks import registry
-from critic_tasks.engine import SCORERS
 
 
 class ClassRef(NamedTuple):
@@ -37,7 +36,7 @@ def unsupported_reason(task: registry.Task) -> str | None:
         return "SAvg: stage 2 reads stage 1's lm-eval samples"
     if task.prior_stage is not None:  # one inference pass: no second stage reading the first one's replies
         return f"two stages: it reads {task.prior_stage.about} from stage 1's lm-eval samples"
-    scorer = SCORERS.get(task.scorer)
+    scorer = registry.SCORERS.get(task.scorer)
     if scorer is not None and scorer.lm_eval_only:
         return scorer.lm_eval_only
     if task.repeats != 1:
@@ -72,7 +71,7 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
         raise ValueError(refusal(spec))
     evaluator = {"type": EVALUATOR, "task": task}
     loader = {}
-    if SCORERS[spec.scorer].judged:
+    if registry.SCORERS[spec.scorer].judged:
         # {} when none is given, never None: OpenCompass's eval task reads judge_cfg.get('run_cfg', {})
         evaluator["judge_cfg"] = loader["judge_cfg"] = judge_cfg or {}
     return {

@@ -36,6 +36,7 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
     feedback_judge_prompt,
 )
 from critic_tasks.protocols.criticbench.scoring import JudgedRecord
+from critic_tasks.protocols.scorer import Judged, first_replies
 
 log = logging.getLogger("critic_tasks")
 JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,
@@ -188,3 +189,22 @@ def deferred_record(doc: dict) -> JudgedRecord:
     """An item generated without a judge configured: counted under ``judge_deferred`` until judged."""
     return JudgedRecord(domain=doc["domain"], group=judge_group(doc),
                         item=item_label(doc), is_deferred=True)
+
+
+class Judge(Judged):
+    """CriticBench's subjective dimensions: each critique graded 1-10 by the judge against the human one."""
+
+    name = "judge"
+    about = "graded 1-10 by a judge against the human critique"
+
+    def batch(self, kind, docs, samples, ctx):
+        return judge_docs(docs, first_replies(samples), ctx.judge or judge_settings(), progress=ctx.progress)
+
+    def deferred_record(self, doc):
+        return deferred_record(doc)
+
+    def identity(self, judge):
+        return judge_identity(judge)
+
+    def failed(self, record):
+        return record.score is None

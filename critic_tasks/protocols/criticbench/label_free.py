@@ -63,7 +63,7 @@ class _Reply:
 
 
 def summarize_predictions(pred_dir: Path, protocol: str = "ours", *, registered: Registered) -> LabelFree:
-    """``registered``: the registered tasks (``critic_tasks.engine.registered()``), for OpenCompass's files."""
+    """``registered``: the registered tasks (``critic_tasks.cli.registered()``), for OpenCompass's files."""
     files = prediction_files(pred_dir)
     out = LabelFree()
     replies: list[_Reply] = []

@@ -11,7 +11,7 @@ records and metric families as a live run, so the numbers are the same; the judg
 counted and left to ``critic-eval judge``.
 
 What the readers need of the registered tasks (which names are tasks, their documents and scoring, the groups) is
-handed in (``Registered``, made by ``critic_tasks.engine.registered()``): a protocol does not read the registry.
+handed in (``Registered``, made by ``critic_tasks.cli.registered()``): a protocol does not read the registry.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ OPENCOMPASS_FILE = re.compile(r"^(?P<task>critic_\w+?)(?:_(?P<chunk>\d+))?\.json
 
 @dataclass(frozen=True)
 class Registered:
-    """The registered tasks, as the engine hands them to the readers here (``critic_tasks.engine.registered()``)."""
+    """The registered tasks, as the CLI hands them to the readers here (``critic_tasks.cli.registered()``)."""
 
     tasks: Mapping[str, Any]  # task name -> its ``registry.Task``
     groups: Sequence[Any]  # ``registry.Group``s: each the unweighted mean of its members' headline value

@@ -72,7 +72,9 @@ from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pa
 from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import CheckOutcome, Record, all_identical, canonical, domain_mean, rate, register_record
 from critic_tasks.protocols.criticbench import toolkit
+from critic_tasks.protocols.criticbench.correction.check import check_samples
 from critic_tasks.protocols.criticbench.judge_prompts import LOWEST
+from critic_tasks.protocols.scorer import Scorer
 
 # ----------------------------------------------------------------------------- records
 
@@ -307,6 +309,25 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
                             isolation=tuple(sorted({o.isolation for o in outcomes if o.isolation})),
                             identical=all_identical([o.digest for o in outcomes]),
                             checks=tuple(dataclasses.asdict(o) for o in outcomes))
+
+
+class Sandbox(Scorer):
+    """CriticBench's objective correction: every sample of every item checked (``check_samples``), a domain's programs
+    at once in the sandbox, into the item's correction record."""
+
+    name, label, command = "sandbox", "sandbox", "rescore"
+    about = "revisions checked: final answers compared, programs run in the sandbox"
+    uses_executor = True
+
+    def batch(self, kind, docs, samples, ctx):
+        # an item whose gold answer or unit test is unusable is marked invalid (excluded from pass rates, counted in
+        # invalid_items), never raised
+        outcomes = check_samples(samples, docs, executor=ctx.executor, invalid="mark")
+        return [correction_record(doc, item) for doc, item in zip(docs, outcomes)]
+
+    def warnings(self, docs, records):
+        return [f"critic_tasks: {doc['source_file']}[{doc['item_index']}] excluded: {check['detail']}"
+                for doc, record in zip(docs, records) for check in record.checks if check["status"] == "invalid"]
 
 
 def feedback_text_record(doc: dict, text: str | None) -> FeedbackTextRecord:

@@ -30,6 +30,7 @@ from critic_tasks.protocols.metacritique.judge_prompts import (
     recall_prompt,
 )
 from critic_tasks.protocols.metacritique.scoring import AIURecord
+from critic_tasks.protocols.scorer import Judged, first_replies
 
 log = logging.getLogger("critic_tasks")
 EXTRACT_ERROR = "the judge's AIU extraction listed no numbered unit and did not say None"
@@ -181,3 +182,23 @@ def _recall_verdicts(n: int, critique: str, text: str) -> tuple:
 
 def deferred_record(doc: dict) -> AIURecord:
     return AIURecord(domain="metacritique", item=item_label(doc), is_deferred=True)
+
+
+class AIUJudge(Judged):
+    """MetaCritique: the judge extracts a critique's atomic information units and checks their precision and recall."""
+
+    name = "aiu_judge"
+    about = "a judge extracts the critique's atomic units and checks precision and recall"
+    what = "MetaCritique judging"
+
+    def batch(self, kind, docs, samples, ctx):
+        return judge_critiques(docs, first_replies(samples), ctx.judge, progress=ctx.progress)
+
+    def deferred_record(self, doc):
+        return deferred_record(doc)
+
+    def identity(self, judge):
+        return judge_identity(judge)
+
+    def failed(self, record):
+        return not record.scored

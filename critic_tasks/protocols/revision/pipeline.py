@@ -45,7 +45,9 @@ from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench.correction import check_corrections
 from critic_tasks.protocols.criticbench.prompts import DOMAINS
 from critic_tasks.protocols.revision import prompts
+from critic_tasks.protocols.revision.data import resolve_failure_rule
 from critic_tasks.protocols.revision.scoring import RevisionRecord, per_reviser_pass_rates
+from critic_tasks.protocols.scorer import Context, Scorer, first_replies
 from critic_tasks.sandbox import get_executor
 
 __all__ = ["reviser_pool", "judge_settings", "missing", "models", "revise", "check", "run", "deferred_record",
@@ -265,3 +267,47 @@ def deferred_record(doc: dict) -> RevisionRecord:
     return RevisionRecord(domain=doc["domain"], item=item_label(doc), group=doc.get("quality") or "",
                           checked=bool(doc["check"]), is_deferred=True, variant=variants.of(doc),
                           failure_rule=doc.get("failure_rule", ""))
+
+
+class Revision(Scorer):
+    """The revision protocols (utility, the reviser pool): revisers revise with the critique, checks and a judge
+    score the revisions (``run``)."""
+
+    name, label, command = "revision", "revision", "revise"
+    about = "revisers revise with the critique; checks and a judge score the revisions"
+    roles, uses_executor, live_failures = ("reviser", "judge"), True, True
+    lm_eval_only = "its reviser and judge run inside lm-eval, between generation and scoring"
+
+    def check_settings(self):
+        super().check_settings()
+        resolve_failure_rule()
+
+    @staticmethod
+    def _models(ctx: Context) -> tuple[list[LLMSettings], LLMSettings]:
+        """The reviser pool and the judge: the context's, else the CRITIC_* settings."""
+        revisers = reviser_pool() if ctx.revisers is None else ctx.revisers
+        return revisers, ctx.judge or judge_settings()
+
+    def batch(self, kind, docs, samples, ctx):
+        revisers, judge = self._models(ctx)
+        return run(kind.protocol, docs, first_replies(samples), revisers, judge, ctx.executor, progress=ctx.progress)
+
+    def defers(self, kind, docs, ctx):
+        why = missing(kind.protocol, docs, *self._models(ctx))
+        if not why:
+            return ""
+        return (f"critic_tasks: {kind.protocol} scoring deferred (set {why}); keep generations with --log_samples "
+                "and run `critic-eval revise <output_path>`")
+
+    def deferred_record(self, doc):
+        return deferred_record(doc)
+
+    def failed(self, record):
+        return record.failed
+
+    def summary(self, kind, records):
+        rates = per_reviser_pass_rates(records)
+        if not rates:  # per reviser: not a registry key (the pool is set at run time); also in `critic-eval revise`
+            return ""
+        return (f"critic_tasks: {kind.protocol} pass rate per reviser: "
+                + ", ".join(f"{name} {rate:.2f}" for name, rate in rates.items()))
