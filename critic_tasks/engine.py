@@ -22,15 +22,11 @@ from critic_tasks.protocols.scorer import Context
 # ----------------------------------------------------------------------------- metrics
 
 
-# One step from a key's records to its value (and its interval), shared with lm-eval's aggregations.
-metric_value, metric_interval = registry.metric_value, registry.metric_interval
-
-
 def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, float]:
     """The registry's metric keys for ``kind``, each over the records its metric accepts (``Metric.accepts``):
     the one route from records to metrics and intervals. lm-eval's aggregations (``hooks.aggregation``: the same
-    ``registry.METRICS`` function ``metric_value`` calls, over the rows ``process_results`` routed to a key; an lm-eval
-    run's intervals: ``metric_interval``
+    ``registry.METRICS`` function ``registry.metric_value`` calls, over the rows ``process_results`` routed to a key; an lm-eval
+    run's intervals: ``registry.metric_interval``
     over the same rows read back from its samples files, ``reports/results.py``), the OpenCompass evaluator,
     ``critic-eval rescore / judge / revise`` and the chance lines all take it.
 
@@ -45,11 +41,11 @@ def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, 
         if not rows or (m.ci and not settings.enabled):
             continue
         if m.ci == "low":  # both bounds from one bootstrap
-            ci = metric_interval(m.family, m.base, rows, settings)
+            ci = registry.metric_interval(m.family, m.base, rows, settings)
             if ci is not None:
                 out[m.key], out[m.key.removesuffix("_low") + "_high"] = ci
         elif not m.ci:
-            value = metric_value(m.family, m.base, rows)
+            value = registry.metric_value(m.family, m.base, rows)
             if value is not None:
                 out[m.key] = value
     return out

@@ -11,7 +11,7 @@ summarizer's, the demo's); an lm-eval run's do not (an interval is no lm-eval me
 aggregations return, one value per key), and ``sample_intervals`` computes them as the file is read, from the
 per-document rows lm-eval logged beside it with ``--log_samples`` (``samples_<task>_<time>.jsonl``, the time of
 ``results_<time>.json``): under each metric key, the record ``process_results`` returned, in document order as the
-aggregation saw them (``rank_rows.in_doc_order``), through ``engine.metric_interval`` with the CRITIC_CI_* settings of
+aggregation saw them (``rank_rows.in_doc_order``), through ``registry.metric_interval`` with the CRITIC_CI_* settings of
 the reading process (``settings_from_env``: the defaults unless set). Without a samples file, no interval (the tables
 say so once: ``tables.interval_note``).
 
@@ -102,10 +102,8 @@ def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, 
     metric keys), from lm-eval's logged samples: ``(where, sample)`` pairs in the order lm-eval logged them (a file's
     lines; under a data-parallel run, rank by rank), each holding under a metric key what ``process_results`` returned
     for that document. The rows of a key, put in document order (``rank_rows.in_doc_order``), are the records the
-    aggregation of that key saw; the interval is ``engine.metric_interval`` over them, as ``kind_metrics`` takes it.
+    aggregation of that key saw; the interval is ``registry.metric_interval`` over them, as ``kind_metrics`` takes it.
     ``settings``: CRITIC_CI_* (``settings_from_env``) unless given; disabled: no intervals."""
-    from critic_tasks.engine import metric_interval
-
     settings = settings_from_env() if settings is None else settings
     if not settings.enabled or task not in registry.TASKS:
         return {}
@@ -127,7 +125,7 @@ def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, 
     for m in wanted:
         key = m.key.removesuffix("_ci_low")
         records = [Record.from_dict(r) for r in in_doc_order(rows[key])]
-        ci = metric_interval(m.family, m.base, records, settings) if records else None
+        ci = registry.metric_interval(m.family, m.base, records, settings) if records else None
         if ci is not None:
             low, high = registry.interval_keys(key)
             out[f"{low},none"], out[f"{high},none"] = ci

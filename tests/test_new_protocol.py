@@ -1,0 +1,80 @@
+"""A new protocol is its own package plus registry entries (issue 35): nothing in the engine, the lm-eval hooks or
+the OpenCompass evaluator's path names it. This test plays the newcomer: a toy protocol with a batch step of its own
+(a scorer none of our modules knows) is declared the way the registry declares every protocol, and a task of it is
+scored by the engine (OpenCompass's evaluator, ``critic-eval rescore``) and by lm-eval's hooks (filter,
+process_results, aggregation), with numbers counted by hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from critic_tasks import engine, registry
+from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.core.records import Record, rate, register_record
+from critic_tasks.protocols.scorer import Scorer
+
+
+@register_record
+@dataclass(frozen=True)
+class MajorityRecord(Record):
+    kind = "toy_majority"
+    answer: str = ""
+    correct: bool = False
+    agrees: bool = False  # the reply is the batch's most common answer: only known with the whole batch
+
+
+class MajorityScorer(Scorer):
+    """A batch step of the toy protocol's own: each reply is read, then compared with the batch's commonest answer."""
+
+    name, label, command = "toy_majority", "toy", "rescore"
+    about = "each reply's answer compared with the gold and with the batch's commonest answer"
+
+    def batch(self, kind, docs, samples, ctx):
+        answers = [(s[0] if s else "").strip().lower() for s in samples]
+        commonest = max(set(answers), key=answers.count)
+        return [MajorityRecord(doc["domain"], a, a == doc["gold"], a == commonest) for doc, a in zip(docs, answers)]
+
+
+DOCS = [{"domain": "toy", "question": f"q{i}", "gold": gold} for i, gold in enumerate(["yes", "no", "yes", "no"])]
+REPLIES = ["Yes", "yes", "yes ", "No"]  # right, wrong, right, right; the commonest answer is "yes" (3 of 4)
+
+
+@pytest.fixture
+def toy_task(monkeypatch):
+    """The toy protocol's registry entries, as a package would add them: its Protocol, its scorer, its metric
+    functions, a TaskKind and a Task."""
+    protocol = registry.Protocol(
+        "toy", "A toy protocol", "none", load_docs=lambda dimension, **options: [dict(d) for d in DOCS], options=(),
+        prompt=lambda doc: f"Answer yes or no: {doc['question']}", target=lambda doc: doc["gold"], record=None,
+        data_env="TOY_DATA_DIR", source="toy")
+    monkeypatch.setitem(registry.PROTOCOLS, "toy", protocol)
+    monkeypatch.setitem(registry.SCORERS, MajorityScorer.name, MajorityScorer())
+    monkeypatch.setitem(registry.METRICS, ("toy", "accuracy"), lambda records: rate(r.correct for r in records))
+    monkeypatch.setitem(registry.METRICS, ("toy", "agreement"), lambda records: rate(r.agrees for r in records))
+    kind = registry.TaskKind("toy", "toy", "toy", "obj", MajorityScorer.name,
+                             (registry.Metric("accuracy", "toy"), registry.Metric("agreement", "toy")),
+                             headline=("accuracy",), about="answer yes or no")
+    monkeypatch.setitem(registry.TASK_KINDS, "toy", kind)
+    monkeypatch.setitem(registry.TASKS, "critic_toy", registry.Task("critic_toy", "toy", domains=("toy",)))
+    return kind
+
+
+def test_the_engine_scores_a_new_protocol_through_its_own_scorer(toy_task):
+    docs = engine.task_docs("critic_toy")
+    metrics, records = engine.score_task("critic_toy", docs, REPLIES)
+    assert [r.correct for r in records] == [True, False, True, True]
+    assert [r.agrees for r in records] == [True, True, True, False]
+    assert metrics == {"accuracy": pytest.approx(100 * 3 / 4), "agreement": pytest.approx(100 * 3 / 4)}
+
+
+def test_lm_evals_hooks_score_a_new_protocol_through_its_own_scorer(toy_task):
+    docs = hooks.load_docs(toy_task)["eval"]
+    assert [hooks.doc_to_text(toy_task, d) for d in docs][:1] == ["Answer yes or no: q0"]
+    kept = hooks.ScoreFilter(toy_task).apply([[r] for r in REPLIES], list(docs))  # lm-eval's filter step
+    # lm-eval hands process_results each document's filtered response (the filter's one-row list) in a list
+    rows = [hooks.process_results(toy_task, doc, [out]) for doc, out in zip(docs, kept)]
+    by_key = {key: [row[key] for row in rows if key in row] for key in ("accuracy", "agreement")}
+    assert hooks.aggregation("toy", "accuracy")(by_key["accuracy"]) == pytest.approx(75.0)
+    assert hooks.aggregation("toy", "agreement")(by_key["agreement"]) == pytest.approx(75.0)
