@@ -131,12 +131,18 @@ def test_every_route_finds_the_yamls_functions(route, tmp_path):
     assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)
 
 
-def test_every_metric_value_has_its_own_function():
+def test_every_metric_value_has_its_own_function(monkeypatch):
     """Each (family, base) a registry key reports is one function of ``registry.METRICS`` (no family computed whole
     to read one value off), the one lm-eval's aggregation and ``engine.kind_metrics`` call."""
     from critic_tasks import engine, registry
     from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+    from critic_tasks.protocols.criticbench.scoring import LikertRecord
 
     assert set(registry.aggregations()) <= set(registry.METRICS)
     assert hooks.aggregation("likert", "spearman").metric is registry.METRICS[("likert", "spearman")]
-    assert engine.metric_value is registry.metric_value
+    # the engine reads the same table at call time: a function put there is what kind_metrics reports
+    monkeypatch.setitem(registry.METRICS, ("likert", "spearman"), lambda records: 12.5 * len(records))
+    records = [LikertRecord("chat", pred=p, parsed=True, gold=g, quality="low") for p, g in ((1.0, 2.0), (3.0, 4.0))]
+    off = BootstrapSettings(enabled=False)
+    assert engine.kind_metrics(registry.TASK_KINDS["feedback"], records, intervals=off)["spearman"] == 25.0
