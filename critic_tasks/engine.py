@@ -4,8 +4,8 @@ Each TaskKind names how its replies are scored (``registry.TaskKind.scorer``, a 
 scorer lives with its protocol (the base and its steps: ``protocols/scorer.py``). The engine sits above the
 protocols and the registry (it reads both; neither reads it) and below the adapters and the CLI: ``score``
 (documents + replies -> records, through the kind's scorer's batch step), ``kind_metrics`` (records -> the
-registry's keys), ``task_docs`` / ``score_task`` for a whole registered task (OpenCompass's evaluator, ``critic-eval
-rescore / judge / revise``, the chance lines).
+registry's keys), ``task_docs`` / ``score_task`` for a whole registered task (OpenCompass's evaluator, ``critic-eval score``;
+``critic-eval rescore / judge / revise`` and the chance lines call ``score`` and ``kind_metrics``).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 A ``registry.TaskKind`` names its scorer (a key of ``registry.SCORERS``); each scorer lives with the protocol whose
 batch step it runs, so a protocol with a new way of scoring brings its scorer in its own package and the registry
 lists it: ``Parse`` (below: each reply through the protocol's record maker), CriticBench's ``Sandbox``
-(``criticbench/correction/check.py``) and ``Judge`` (``criticbench/judge.py``), MetaCritique's ``AIUJudge``
-(``metacritique/judge.py``) and the revision protocols' ``Revision`` (``revision/pipeline.py``). The lm-eval filter
+(``criticbench/scoring.py``) and ``Judge`` (``criticbench/judge.py``), MetaCritique's ``AIUJudge``
+(``metacritique/judge.py``), both on ``Judged`` (below), and the revision protocols' ``Revision``
+(``revision/pipeline.py``). The lm-eval filter
 (one per batch-scored kind), the OpenCompass evaluator, preflight and ``critic-eval rescore / judge / revise`` all
 dispatch through that table. The steps:
 

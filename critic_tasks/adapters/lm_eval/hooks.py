@@ -282,7 +282,8 @@ class ScoreFilter:
         self.kind, self.scorer = kind, registry.SCORERS[kind.scorer]
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
         # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
-        # generation); the scoring step only runs programs. No ``executor`` option: the one CRITIC_EXECUTOR names
+        # generation); the scoring step only runs programs. The filter's ``executor`` argument (a plugin's name, given
+        # in the YAML's filter options) wins; without one, the one CRITIC_EXECUTOR names
         self.executor = get_executor(kwargs.get("executor")) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):
