@@ -78,3 +78,20 @@ def test_lm_evals_hooks_score_a_new_protocol_through_its_own_scorer(toy_task):
     by_key = {key: [row[key] for row in rows if key in row] for key in ("accuracy", "agreement")}
     assert hooks.aggregation("toy", "accuracy")(by_key["accuracy"]) == pytest.approx(75.0)
     assert hooks.aggregation("toy", "agreement")(by_key["agreement"]) == pytest.approx(75.0)
+
+
+def test_the_generators_write_a_new_protocols_files(toy_task):
+    """``python -m critic_tasks.generate`` needs no edit either: the toy task gets its lm-eval YAML, naming its filter
+    and its aggregations, their functions in tasks/utils.py, and its OpenCompass dataset config."""
+    from critic_tasks.adapters.lm_eval import generate as lm_eval_files
+    from critic_tasks.adapters.opencompass import generate as opencompass_files
+
+    files = lm_eval_files.render()
+    task_yaml = files["critic_toy.yaml"]
+    assert "function: !function utils.toy_filter" in task_yaml
+    assert "aggregation: !function utils.toy_accuracy" in task_yaml
+    assert "(test_new_protocol.MajorityScorer)" in task_yaml  # the YAML names the scorer where it lives
+    utils = lm_eval_files.render_utils(files)
+    assert "def toy_filter(**kwargs):" in utils
+    assert "toy_accuracy = hooks.aggregation('toy', 'accuracy')" in utils.replace('"', "'")
+    assert "critic_toy_datasets = [" in opencompass_files.render()["datasets/critic_toy_gen.py"]
