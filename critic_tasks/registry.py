@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.records import Record, warn_identical
+from critic_tasks.core.settings import SETTINGS
 from critic_tasks.protocols.criticbench import chance as cb_chance
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import prompts as cb_prompts
@@ -190,6 +191,13 @@ class Protocol:
     # ``labelled(kind, docs)``, ``replies(kind, docs, rng)``, ``floor(kind, docs, values)``); None: its tasks have
     # no line of their own (judge-scored ones get the orchestration's canned critiques)
     chance: Any = None
+
+    def __post_init__(self):
+        # preflight and the loaders read the data folder through the settings table: a protocol whose variable is
+        # not declared there would fail later, in a KeyError far from its cause
+        if self.data_env not in SETTINGS:
+            raise ValueError(f"protocol {self.name}: its data setting {self.data_env} is not declared in "
+                             "core/settings.py's SETTINGS (name, default, type, doc line)")
 
 
 # Values reported with a 95 % bootstrap interval (``<key>_ci_low`` / ``<key>_ci_high``, computed on the same records

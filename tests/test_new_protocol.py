@@ -43,8 +43,12 @@ REPLIES = ["Yes", "yes", "yes ", "No"]  # right, wrong, right, right; the common
 
 @pytest.fixture
 def toy_task(monkeypatch):
-    """The toy protocol's registry entries, as a package would add them: its Protocol, its scorer, its metric
-    functions, a TaskKind and a Task."""
+    """The toy protocol's registry entries, as a package would add them: its data setting, its Protocol, its scorer,
+    its metric functions, a TaskKind and a Task."""
+    from critic_tasks.core import settings
+
+    monkeypatch.setitem(settings.SETTINGS, "TOY_DATA_DIR",
+                        settings.Setting("TOY_DATA_DIR", "", "path", "a local copy of the toy protocol's data"))
     protocol = registry.Protocol(
         "toy", "A toy protocol", "none", load_docs=lambda dimension, **options: [dict(d) for d in DOCS], options=(),
         prompt=lambda doc: f"Answer yes or no: {doc['question']}", target=lambda doc: doc["gold"], record=None,
@@ -95,3 +99,10 @@ def test_the_generators_write_a_new_protocols_files(toy_task):
     assert "def toy_filter(**kwargs):" in utils
     assert "toy_accuracy = hooks.aggregation('toy', 'accuracy')" in utils.replace('"', "'")
     assert "critic_toy_datasets = [" in opencompass_files.render()["datasets/critic_toy_gen.py"]
+
+
+def test_a_protocol_whose_data_setting_is_undeclared_is_one_clear_error():
+    with pytest.raises(ValueError, match="protocol toy: its data setting TOY_UNDECLARED_DIR is not declared in "
+                                         "core/settings.py's SETTINGS"):
+        registry.Protocol("toy", "A toy protocol", "none", load_docs=lambda dimension: [], options=(),
+                          prompt=str, target=str, record=None, data_env="TOY_UNDECLARED_DIR", source="toy")
