@@ -48,9 +48,10 @@ def first_replies(samples: Sequence[Sequence[str | None]]) -> list:
     return [s[0] if s else None for s in samples]
 
 
-def judge_settings() -> LLMSettings:
-    """The judge (CRITIC_JUDGE_*), validated as it is read."""
-    return LLMSettings.from_env("judge")
+def judge_settings(**overrides) -> LLMSettings:
+    """The judge (CRITIC_JUDGE_*, any value overridden), validated as it is read: the one judge every protocol's
+    scorer, CLI command and the chance lines ask."""
+    return LLMSettings.from_env("judge", **overrides)
 
 
 def role_settings(role: str) -> list[LLMSettings]:

@@ -36,7 +36,7 @@ from critic_tasks.protocols.criticbench.judge_prompts import (
     feedback_judge_prompt,
 )
 from critic_tasks.protocols.criticbench.scoring import JudgedRecord
-from critic_tasks.protocols.scorer import Judged, first_replies
+from critic_tasks.protocols.scorer import Judged, first_replies, judge_settings
 
 log = logging.getLogger("critic_tasks")
 JUDGE_PROMPTS = {"feedback": feedback_judge_prompt, "comparison": comparison_judge_prompt,
@@ -46,10 +46,6 @@ PARSE_ERROR = ("no 'Score: x' with 1 <= x <= 10 on the last line of the judge's 
 RETRY_ENV = "CRITIC_JUDGE_RETRY"
 ECHO_NOTE = (f"the judge's reply repeats a grade the graded text states and gives none of its own: counted "
              f"{LOWEST:g}, the scale's minimum")
-
-
-def judge_settings(**overrides) -> LLMSettings:
-    return LLMSettings.from_env("judge", **overrides)
 
 
 def retry_enabled() -> bool:

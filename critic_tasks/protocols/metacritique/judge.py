@@ -30,14 +30,10 @@ from critic_tasks.protocols.metacritique.judge_prompts import (
     recall_prompt,
 )
 from critic_tasks.protocols.metacritique.scoring import AIURecord
-from critic_tasks.protocols.scorer import Judged, first_replies
+from critic_tasks.protocols.scorer import Judged, first_replies, judge_settings
 
 log = logging.getLogger("critic_tasks")
 EXTRACT_ERROR = "the judge's AIU extraction listed no numbered unit and did not say None"
-
-
-def judge_settings(**overrides) -> LLMSettings:
-    return LLMSettings.from_env("judge", **overrides)
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,8 +50,6 @@ def judge_identity(settings: LLMSettings) -> dict:
     """What determined the verdicts (model, sampling settings, prompt version, template hash): recorded with every
     judged result and hashed into the cache key."""
     return identity(settings, PROMPT_VERSION, template_hash())
-
-
 
 
 def _verdicts(completion, n: int, quoted: Sequence[str] = ()):

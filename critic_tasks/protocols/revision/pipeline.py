@@ -47,7 +47,7 @@ from critic_tasks.protocols.criticbench.prompts import DOMAINS
 from critic_tasks.protocols.revision import prompts
 from critic_tasks.protocols.revision.data import resolve_failure_rule
 from critic_tasks.protocols.revision.scoring import RevisionRecord, per_reviser_pass_rates
-from critic_tasks.protocols.scorer import Context, Scorer, first_replies
+from critic_tasks.protocols.scorer import Context, Scorer, first_replies, judge_settings
 from critic_tasks.sandbox import get_executor
 
 __all__ = ["reviser_pool", "judge_settings", "missing", "models", "revise", "check", "run", "deferred_record",
@@ -67,10 +67,6 @@ _MARKER = {"forward": "verdict", "reverse": "verdict"}  # rqs: "score" (CriticEv
 def reviser_pool() -> list[LLMSettings]:
     """``CRITIC_REVISERS`` / ``CRITIC_REVISER_*`` (see ``llm.settings.pool_from_env``); empty: none configured."""
     return pool_from_env("reviser")
-
-
-def judge_settings(**overrides) -> LLMSettings:
-    return LLMSettings.from_env("judge", **overrides)
 
 
 def needs_judge(protocol: str, docs: Sequence[dict]) -> bool:
