@@ -180,7 +180,8 @@ docs = docs if picked == "all" else docs[1:3]
 for doc in docs:
     task.doc_to_text(doc)
 if task_name == "critic_feedback":
-    replies = [f"Decision: {i % 7 + 1}\nbecause" for i in range(len(docs))]
+    # a real run also meets replies without the marker (counted unparsed, at the scale's midpoint): the last one here
+    replies = [f"Decision: {i % 7 + 1}\nbecause" for i in range(len(docs) - 1)] + ["I would rather not rate this."]
     filtered = [[r] for r in replies]  # lm-eval's take_first
     key = "spearman"
 else:
@@ -193,7 +194,7 @@ value = task.aggregation()[key](rows)
 sys.setprofile(None)
 threading.setprofile(None)
 if task_name == "critic_feedback":
-    extra = [[i % 7 + 1 for i in range(len(docs))], [d["feedback_score"] for d in docs]]
+    extra = [[i % 7 + 1 for i in range(len(docs) - 1)] + [4], [d["feedback_score"] for d in docs]]
 else:
     extra = [[d["quality"] for d in docs], [[c["status"] for c in row["checks"]] for row in rows]]
 back = sorted([a, b] for a, b in edges if order.index(b) < order.index(a))
