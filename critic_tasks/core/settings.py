@@ -45,6 +45,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "folder), or `sample` for the bundled sample; unset: the repository's files"),
     Setting("METACRITIQUE_DATA_DIR", "", "path", "a local copy of MetaCritique's benchmark and annotation files; "
             "unset: the paper repository's files"),
+    Setting("CRITIC_AUTHORS_MIRROR", "", "text", "a folder or base URL laid out as `<owner>/<repo>/<commit>/<path>` "
+            "holding the benchmark authors' prompt files (read instead of GitHub; protocols/authors.py)"),
     Setting("CRITICBENCH_TOOLKIT_DIR", "", "path", "a checkout of the CriticEval toolkit (the leaderboard protocol "
             "and MultiCritique's released prompts are read from it)"),
     Setting("CRITICBENCH_PROTOCOL", "ours", "choice", "`ours` or `toolkit` (the leaderboard's rules: "
