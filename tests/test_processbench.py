@@ -162,6 +162,43 @@ def test_reply_parsing(reply, index, reason):
     assert scoring.read_index(reply) == (index, reason)
 
 
+def _generated_replies(seed: int, count: int) -> list[str]:
+    """Replies stitched from the pieces the box pattern cares about (openings, braces, backslashes, digits, signs,
+    whitespace), so that boxes open inside boxes, close early, never close, or hold text int() may or may not take."""
+    pieces = ["\\boxed{", "\\boxed", "boxed{", "\\", "{", "}", "}}", "-1", "3", "+2", " ", "\n", "x", "1_0", "٣",
+              "\\boxed{}", "\\boxed{ 4 }", "\\text{5}", "9" * 12]
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(count)]
+
+
+def test_box_reader_reads_what_the_authors_regex_reads_on_generated_replies():
+    replies = _generated_replies(7, 20000)
+    assert sum(authors_prediction(r) is not None for r in replies) > 1000  # many parse, many do not
+    assert sum("\\boxed{" in r and authors_prediction(r) is None for r in replies) > 1000
+    for reply in replies:
+        found = re.findall(r"\\boxed\{([^}]*)\}", reply)
+        assert scoring.last_boxed(reply) == (found[-1].strip() if found else None), reply
+        assert scoring.read_index(reply)[0] == authors_prediction(reply), reply
+
+
+@pytest.mark.parametrize("reply", [
+    "\\boxed{" * 150000,  # unclosed boxes: the authors' regex retries the rest of the reply from each one
+    "\\boxed{" * 150000 + "}",
+    "\\boxed{1}" * 100000,
+    "\\boxed{" + "9" * 1_000_000 + "}",
+    "{" * 1_000_000,
+    "\\boxed{" + "{" * 1_000_000 + "}" * 1_000_000,
+])
+def test_a_megabyte_reply_of_any_shape_is_read_in_linear_time(reply):
+    """Issue 44: ``read_index("\\boxed{" * 20000)`` (140 KB) took 35 s with the authors' regex, 1 MB ~30 min."""
+    import time
+
+    started = time.perf_counter()
+    scoring.read_index(reply)
+    scoring.vote([reply, reply])
+    assert time.perf_counter() - started < 1.0
+
+
 def test_unparsed_reply_is_a_counted_miss_never_dropped():
     doc = {"id": "x", "subset": "gsm8k", "label": -1, "n_steps": 3, "steps": ["a", "b", "c"], "problem": "p"}
     records = [scoring.record(doc, "\\boxed{-1}"), scoring.record(doc, "I refuse."), scoring.record(doc, None)]

@@ -23,7 +23,6 @@ evaluation protocol and Table 3 (the main results); the released ``code/run_eval
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -85,15 +84,36 @@ core_records.register_record(ProcessStepRecord)
 
 
 FAMILY = "process"
-# The authors' pattern: a backslash, "boxed{", then everything up to the first closing brace.
-BOXED = re.compile(r"\\boxed\{([^}]*)\}")
+BOX_OPEN = "\\boxed{"
+
+
+def boxed_contents(reply: str):
+    """What ``re.findall(r"\\\\boxed\\{([^}]*)\\}", reply)`` (run_eval.py's ``extract_answer``) finds, in order, in
+    one left-to-right pass: from each ``\\boxed{`` up to the first ``}`` after it, the search resuming after that
+    brace (a box opened inside a box's text is part of that text). The regex retries the rest of the reply from
+    every unclosed box, quadratic in a reply of many unclosed boxes; here a box with no ``}`` after it ends the
+    search, since no later box can close either.
+
+    >>> list(boxed_contents("\\\\boxed{1} \\\\boxed{\\\\boxed{2} x}"))
+    ['1', '\\\\boxed{2']
+    """
+    start = 0
+    while True:
+        opened = reply.find(BOX_OPEN, start)
+        if opened < 0:
+            return
+        closed = reply.find("}", opened + len(BOX_OPEN))
+        if closed < 0:
+            return
+        yield reply[opened + len(BOX_OPEN):closed]
+        start = closed + 1
 
 
 def last_boxed(reply) -> str | None:
     """The stripped content of the reply's last ``\\boxed{}`` (None: no box, or no text at all)."""
     if not isinstance(reply, str):
         return None
-    found = BOXED.findall(reply)
+    found = list(boxed_contents(reply))
     return found[-1].strip() if found else None
 
 
