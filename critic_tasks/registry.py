@@ -127,6 +127,12 @@ class Metric:
 _SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring)
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
 INTERVALS: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.INTERVALS.items()}
+# family -> (record, value) -> the stratum its interval resamples the record's unit within ('' for none), declared
+# beside the interval; `critic-eval compare` draws its paired resamples within the same strata
+STRATA: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.STRATA.items()}
+_UNDECLARED = sorted(set(INTERVALS) - set(STRATA))
+if _UNDECLARED:  # a family with an interval says how it is resampled, or compare would silently resample it plainly
+    raise ValueError(f"families {', '.join(_UNDECLARED)}: an interval without its strata (scoring.STRATA)")
 
 
 def _said(metric: Callable[[Sequence[Record]], Any]) -> Callable[[Sequence[Record]], Any]:
@@ -151,6 +157,11 @@ METRICS: dict[tuple[str, str], Callable[[Sequence[Record]], Any]] = {
 def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
     """``base`` of ``family`` over ``records`` (the records one metric key accepts): ``METRICS``' function."""
     return METRICS[(family, base)](records)
+
+
+def metric_stratum(family: str, base: str, record: Record) -> str:
+    """The stratum ``base`` of ``family``'s interval resamples ``record``'s unit within ('' for none): ``STRATA``."""
+    return STRATA[family](record, base)
 
 
 def metric_interval(family: str, base: str, records: Sequence[Record], settings) -> tuple[float, float] | None:

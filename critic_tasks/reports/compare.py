@@ -7,15 +7,18 @@ separate intervals ignore that and overlap even when B wins on nearly every item
 
 Reading: each run is a results file with lm-eval's ``--log_samples`` rows beside it (``results.samples_file``);
 under each metric key a row holds the record ``process_results`` returned for that document (as
-``results.logged_intervals`` reads them). The two runs' documents are paired by ``doc_id`` and the document itself
-(the logged ``doc`` but for what a run's settings write into it, ``document_identity``); a document in one run only,
-or a ``doc_id`` whose documents differ, is refused (``ItemMismatch``): a paired comparison needs the same items.
+``results.logged_intervals`` reads them). The two runs' documents are paired by ``doc_id`` and the document's content
+(the logged ``doc`` but for what a run's settings write into it and where the data was read from,
+``document_identity``: two copies of the data in two folders compare); a document in one run only, or a ``doc_id``
+whose documents differ, is refused in one line naming the field that differs (``ItemMismatch``): a paired
+comparison needs the same items.
 
 The unit resampled and swapped is the one the metric's own interval resamples
 (``registry.INTERVALS``): a comparison pair with both of its orders (``pair_id``) for the pairwise families, a question
-for CritiqueLLM's text-level correlations, else a document; resampled within the same strata as that interval
-(CriticBench's corrections and judge scores, RealCritic and the revision protocols' r_obj / r_sub by domain,
-ProcessBench's F1 by subset and class). Each resample recomputes the metric itself (``registry.metric_value``) on the
+for CritiqueLLM's text-level correlations, else a document; resampled within the strata the family declares beside
+its interval (``registry.STRATA``, each protocol's ``scoring.STRATA``: CriticBench's corrections and judge scores,
+RealCritic and the revision protocols' r_obj / r_sub by domain, ProcessBench's F1 by subset and class). Each
+resample recomputes the metric itself (``registry.metric_value``) on the
 drawn units' records for both runs, so correlations and domain means are recomputed, not approximated; a unit drawn
 twice enters twice (its ``pair_id`` / ``question`` / ``item`` told apart by the copy, so the metric's own grouping
 sees two units).
@@ -148,22 +151,28 @@ class ItemMismatch(DataError):
 class Logged:
     """One run's samples of one task: per document, its identity and its record under each metric key."""
 
-    identity: dict  # doc_id -> the document's identity (doc_hash, else the doc as JSON)
+    identity: dict  # doc_id -> the document's identity (``document_identity``: field -> its JSON text)
     records: dict  # doc_id -> {key: Record}
 
 
-# what a run's settings write into its documents (the prompt variant, the revision failure rule, the toolkit
-# protocol and the prompt it composes): two runs differing only there were asked about the same items
+# What a run's settings write into its documents (the prompt variant, the revision failure rule, the toolkit
+# protocol and the prompt it composes): two runs differing only there were asked about the same items.
 RUN_SETTING_FIELDS = ("variant", "failure_rule", "protocol", "prompt")
+# Where the run read the item from (the data file's path: another folder, machine or cache holds the same items):
+# an item is what it says, not where it was read.
+PLACE_FIELDS = ("source_file",)
+HASH_FIELD = "doc_hash"  # the identity of a row that logged no document: lm-eval's hash of it
 
 
-def document_identity(sample: dict) -> str:
-    """What tells a logged document from another: the logged ``doc`` without ``RUN_SETTING_FIELDS`` (so that two
-    prompt variants compare), else lm-eval's ``doc_hash``."""
+def document_identity(sample: dict) -> dict[str, str]:
+    """What tells a logged document from another: its content, each field of the logged ``doc`` as JSON text, less
+    ``RUN_SETTING_FIELDS`` (two prompt variants compare) and ``PLACE_FIELDS`` (two copies of the data in two folders
+    compare); a row without a ``doc``: lm-eval's ``doc_hash`` alone."""
     doc = sample.get("doc")
     if isinstance(doc, dict):
-        return json.dumps({k: v for k, v in doc.items() if k not in RUN_SETTING_FIELDS}, sort_keys=True, default=str)
-    return str(sample.get("doc_hash", ""))
+        return {str(k): json.dumps(v, sort_keys=True, default=str) for k, v in doc.items()
+                if k not in RUN_SETTING_FIELDS and k not in PLACE_FIELDS}
+    return {HASH_FIELD: str(sample.get("doc_hash", ""))}
 
 
 def read_logged(path: Path, task: str) -> Logged:
@@ -195,17 +204,40 @@ def logged_rows(task: str, samples: Iterable[tuple[str, dict]]) -> Logged:
     return logged
 
 
-def check_same_items(task: str, a: Logged, b: Logged) -> None:
-    """One ``ItemMismatch`` line naming the task and how many items differ, unless both runs hold the same
+def differing_field(a: dict[str, str], b: dict[str, str]) -> str:
+    """The first field (in sorted order) two documents' identities disagree on, each side's value (as JSON) shown
+    from a little before the first character where they part, shortened."""
+    name = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))[0]
+    va, vb = a.get(name), b.get(name)
+    start = 0
+    if va is not None and vb is not None:
+        start = next((i for i, (x, y) in enumerate(zip(va, vb)) if x != y), min(len(va), len(vb)))
+        start = max(0, start - 12)
+
+    def shown(value: str | None) -> str:
+        if value is None:
+            return "absent"
+        part = value[start:start + 40]
+        return ("..." if start else "") + part + ("..." if start + 40 < len(value) else "")
+
+    return f"field {name!r} ({shown(va)} in A, {shown(vb)} in B)"
+
+
+def check_same_items(task: str, a: Logged, b: Logged, setting_note: str = "") -> None:
+    """One ``ItemMismatch`` line naming the task, how many items differ, and for a changed document the field that
+    differs (``setting_note``: which recorded run setting differs, where one does), unless both runs hold the same
     documents under the same doc_ids."""
     only_a = a.identity.keys() - b.identity.keys()
     only_b = b.identity.keys() - a.identity.keys()
-    changed = [d for d in a.identity.keys() & b.identity.keys() if a.identity[d] != b.identity[d]]
+    changed = sorted((d for d in a.identity.keys() & b.identity.keys() if a.identity[d] != b.identity[d]), key=str)
     if only_a or only_b or changed:
         n = len(only_a) + len(only_b) + len(changed)
+        first = (f"; doc_id {changed[0]} differs in {differing_field(a.identity[changed[0]], b.identity[changed[0]])}"
+                 if changed else "")
         raise ItemMismatch(f"compare: {task}: {n} item(s) differ between the runs ({len(only_a)} only in A, "
                            f"{len(only_b)} only in B, {len(changed)} with a different document under the same "
-                           "doc_id); a paired comparison needs both runs scored on the same items")
+                           f"doc_id){first}{setting_note or ''}; a paired comparison needs both runs scored on the "
+                           "same items")
 
 
 def unit_of(family: str, record: Record, doc_id) -> str:
@@ -215,16 +247,6 @@ def unit_of(family: str, record: Record, doc_id) -> str:
     if family in QUESTION_FAMILIES and getattr(record, "question", ""):
         return f"question {record.question}"
     return f"doc {doc_id}"
-
-
-def stratum_of(family: str, base: str, record: Record) -> str:
-    """The stratum the metric's interval resamples a unit within ('' for none)."""
-    if family in ("correction", "judge", "realcritic") or (family in ("multicritique", "rco")
-                                                           and base in ("r_obj", "r_sub")):
-        return record.domain
-    if family == "processbench" and base in ("f1", "average_f1"):
-        return f"{record.domain}\x00{int(bool(getattr(record, 'erroneous', False)))}"
-    return ""
 
 
 @dataclass
@@ -249,7 +271,7 @@ def paired_units(metric: registry.Metric, a: Logged, b: Logged) -> Units:
         if either is None:
             continue
         name = unit_of(metric.family, either, doc_id)
-        held = per_unit.setdefault(name, ([], [], stratum_of(metric.family, metric.base, either)))
+        held = per_unit.setdefault(name, ([], [], registry.metric_stratum(metric.family, metric.base, either)))
         if ra is not None:
             held[0].append(ra)
         if rb is not None:

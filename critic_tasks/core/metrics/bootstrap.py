@@ -87,6 +87,21 @@ def percentile_interval(replicates: np.ndarray, level: float) -> tuple[float, fl
     return float(low), float(high)
 
 
+# A family's strata (each protocol's ``scoring.STRATA``, collected as ``registry.STRATA``): (record, the family's
+# value) -> the stratum its interval resamples the record's unit within, '' for none. `critic-eval compare` draws
+# its paired resamples within the same strata as the metric's own interval.
+
+
+def unstratified(record, base: str) -> str:
+    """No strata: every unit is drawn from all of them."""
+    return ""
+
+
+def by_domain(record, base: str) -> str:
+    """Each domain (task, subset) resampled within itself: the value is a mean of the domains' means."""
+    return record.domain
+
+
 def mean_interval(values: Sequence[float], strata: Sequence[Hashable] | None = None,
                   settings: BootstrapSettings = BootstrapSettings()) -> tuple[float, float] | None:
     """Interval of ``mean(values)``, or with ``strata`` of the unweighted mean of the strata's means (each stratum

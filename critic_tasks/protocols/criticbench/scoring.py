@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, Sequence
 
 from critic_tasks.core.metrics import bias, likert_score, pairwise_metrics, pass_at_k, spearman_x100
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, spearman_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval, spearman_interval, unstratified
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import CheckOutcome, Record, all_identical, canonical, domain_mean, rate, register_record
@@ -653,6 +653,10 @@ def judge_interval(records: Sequence[JudgedRecord], base: str, settings: Bootstr
 INTERVALS: dict[str, Callable[[Sequence, str, BootstrapSettings], Interval]] = {
     "likert": likert_interval, "pairwise": pairwise_interval, "correction": correction_interval,
     "judge": judge_interval}
+# family -> (record, value) -> the stratum its interval resamples within (``bootstrap.by_domain``: a mean of domain
+# means): what `critic-eval compare` resamples within
+STRATA: dict[str, Callable] = {"likert": unstratified, "pairwise": unstratified, "correction": by_domain,
+                               "judge": by_domain}
 
 
 def gold_text(doc: dict) -> str:

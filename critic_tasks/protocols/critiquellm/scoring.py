@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, bias, system_level, text_level
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
@@ -225,6 +225,8 @@ def preference_interval(records: Sequence[PreferenceRecord], base: str, settings
 
 # family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
 INTERVALS: dict[str, Callable] = {"rating": rating_interval, "preference": preference_interval}
+# family -> (record, value) -> the stratum its interval resamples within: none (questions, pairs)
+STRATA: dict[str, Callable] = {"rating": unstratified, "preference": unstratified}
 
 
 def gold_text(doc: dict) -> str:

@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
 from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import Record, rate
 from critic_tasks.protocols.judgebench.data import SOURCES
@@ -240,3 +240,5 @@ def judgebench_interval(records: Sequence[JudgeBenchRecord], base: str,
 
 # family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
 INTERVALS: dict[str, Callable] = {"judgebench": judgebench_interval}
+# family -> (record, value) -> the stratum its interval resamples within: none (pairs, over every category)
+STRATA: dict[str, Callable] = {"judgebench": unstratified}

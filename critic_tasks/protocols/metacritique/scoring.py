@@ -23,7 +23,7 @@ from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
-from critic_tasks.core.metrics import precision_recall_f1
+from critic_tasks.core.metrics import bootstrap, precision_recall_f1
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, ratio_replicates
 from critic_tasks.core.metrics.prf import f1
 from critic_tasks.core.records import Record, canonical, register_record
@@ -154,3 +154,5 @@ def aiu_interval(records: Sequence[AIURecord], base: str, settings: BootstrapSet
 
 # family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
 INTERVALS: dict[str, Callable] = {"aiu": aiu_interval}
+# family -> (record, value) -> the stratum its interval resamples within: none (critiques)
+STRATA: dict[str, Callable] = {"aiu": bootstrap.unstratified}

@@ -260,6 +260,12 @@ FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {FAMILY: process_m
 # ----------------------------------------------------------------------------- bootstrap intervals
 
 
+def process_stratum(record: ProcessStepRecord, base: str) -> str:
+    """``f1`` / ``average_f1``: the item's (subset, class), each resampled within itself (``_f1_replicates``); the
+    accuracies (one class each): none."""
+    return f"{record.domain}\x00{int(record.erroneous)}" if base in ("f1", "average_f1") else ""
+
+
 def _f1_replicates(records: Sequence[ProcessStepRecord], settings: BootstrapSettings) -> np.ndarray | None:
     """B replicates of ``average_f1`` (one subset: of ``f1``). Each (subset, class) is resampled within itself, so
     every resample keeps the benchmark's fixed numbers of erroneous and correct items per subset."""
@@ -269,7 +275,7 @@ def _f1_replicates(records: Sequence[ProcessStepRecord], settings: BootstrapSett
     if not usable:
         return None
     rows = [r for s in usable for r in by_subset[s]]
-    strata = [f"{r.domain}\x00{int(r.erroneous)}" for r in rows]
+    strata = [process_stratum(r, "f1") for r in rows]
     match = np.array([100.0 * r.match for r in rows])
     blocks = resample_indices(strata, settings.resamples, np.random.default_rng(settings.seed))
     accuracy = {name: match[idx].mean(axis=1) for name, idx in zip(sorted(set(strata), key=str), blocks)}
@@ -294,6 +300,9 @@ def process_interval(records: Sequence[ProcessStepRecord], base: str, settings: 
 
 
 INTERVALS: dict[str, Callable] = {FAMILY: process_interval}
+# family -> (record, value) -> the stratum its interval resamples within
+STRATA: dict[str, Callable] = {FAMILY: process_stratum}
 
 __all__ = ["NO_ERROR", "record", "gold_text", "error_accuracy", "correct_accuracy", "f1", "average_f1",
-           "parse_rate", "out_of_range", "METRICS", "FAMILIES", "INTERVALS", "process_interval"]
+           "parse_rate", "out_of_range", "METRICS", "FAMILIES", "INTERVALS", "STRATA", "process_interval",
+           "process_stratum"]

@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.answers import answers_match
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval
 from critic_tasks.core.records import Record, rate
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
 
@@ -237,3 +237,5 @@ def realcritic_interval(records: Sequence[RealCriticRecord], base: str,
 
 # family -> (records, the family's value, settings) -> (low, high) or None where the value has no interval
 INTERVALS: dict[str, Callable] = {"realcritic": realcritic_interval}
+# family -> (record, value) -> the stratum its interval resamples within: the task (a mean of the tasks' values)
+STRATA: dict[str, Callable] = {"realcritic": by_domain}

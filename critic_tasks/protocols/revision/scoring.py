@@ -359,3 +359,13 @@ def revision_interval(records: Sequence[RevisionRecord], base: str, settings: Bo
 
 
 INTERVALS: dict[str, Callable] = {"multicritique": revision_interval, "rco": revision_interval}
+
+
+def revision_stratum(record: RevisionRecord, base: str) -> str:
+    """``r_obj`` / ``r_sub``: the item's domain (``revision_interval`` resamples them within each domain); the means
+    over items: none."""
+    return record.domain if base in ("r_obj", "r_sub") else ""
+
+
+# family -> (record, value) -> the stratum its interval resamples within
+STRATA: dict[str, Callable] = {"multicritique": revision_stratum, "rco": revision_stratum}

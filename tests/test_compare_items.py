@@ -1,0 +1,242 @@
+"""`critic-eval compare` pairs items by what they are, and resamples them as each metric's own interval does (issue 44,
+points 4 and 5).
+
+- Identity: two runs made on two copies of the same data, in two folders, compare (the logged documents differ only
+  in ``source_file``, the data file's path); a document whose content changed is still refused, in one line naming
+  the field. The runs are lm-eval output folders written here in the schema lm-eval logs (``doc``, ``doc_hash``,
+  ``resps``, ``filtered_resps``, ``filter``, ``metrics`` and the record under each metric key), their documents
+  loaded by the protocols' own loaders from the two copies.
+- Strata: ProcessBench's F1 is resampled within (subset, class); the paired interval is checked against a paired
+  bootstrap written here in numpy, drawn within the same strata, one resample at a time.
+"""
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+from helpers import one_line
+
+from critic_tasks import cli, engine, registry
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.reports.compare import compare_runs
+from critic_tasks.reports.results import load_runs
+
+B, SEED, LEVEL = 300, 11, 0.95
+SETTINGS = BootstrapSettings(resamples=B, level=LEVEL, seed=SEED)
+TIME = "2026-11-28T09-00-00.000000"
+PROCESS_TASK = "critic_processbench_gsm8k"
+
+
+@pytest.fixture(autouse=True)
+def _settings(monkeypatch):
+    for name, value in (("CRITIC_CI_RESAMPLES", B), ("CRITIC_CI_SEED", SEED), ("CRITIC_CI_LEVEL", LEVEL)):
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("CRITIC_CI", raising=False)
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()  # lm-eval's utils.hash_string
+
+
+def _sample_row(task: str, doc_id: int, doc: dict, reply: str) -> dict:
+    """One line of lm-eval's samples file: the logged document and its hash, the reply before and after the "none"
+    filter, and under each metric key the row process_results returned (the record, where the key accepts it)."""
+    kind = registry.TASKS[task].kind_spec
+    record = kind.steps.record(doc, reply)
+    fed = {m.key: record.as_dict() for m in kind.metrics if not m.ci and m.accepts(record)}
+    prompt = engine.prompt(doc, task)
+    return {"doc_id": doc_id, "doc": doc, "target": kind.steps.target(doc),
+            "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": {"until": [], "do_sample": False}}},
+            "resps": [[reply]], "filtered_resps": [reply], "filter": "none", "metrics": list(fed),
+            "doc_hash": _hash(json.dumps(doc, indent=2, ensure_ascii=False)), "prompt_hash": _hash(prompt),
+            "target_hash": _hash(kind.steps.target(doc)), **fed}
+
+
+def _write_run(folder, task_rows: dict[str, list[dict]], model: str, values: dict | None = None, config=None):
+    """An lm-eval output folder: ``results_<time>.json`` (``values``: task -> {key: value}; by default a 0 under
+    each key the rows carry, which compare only needs present) and a samples file per task."""
+    folder.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for task, rows in task_rows.items():
+        keys = {k for r in rows for k in r["metrics"]}
+        results[task] = {f"{k},none": (values or {}).get(task, {}).get(k, 0.0) for k in keys}
+    (folder / f"results_{TIME}.json").write_text(json.dumps({
+        "results": results, "config": {"model_args": f"pretrained={model}", **(config or {})},
+        "configs": {t: {"task": t, "metadata": {"version": 1.0}} for t in task_rows}}))
+    for task, rows in task_rows.items():
+        (folder / f"samples_{task}_{TIME}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def _copies(tmp_path, protocol: str) -> tuple:
+    """Two copies of a protocol's bundled sample, in two folders (two labs, two machines, a moved cache)."""
+    source = registry.PROTOCOLS[protocol].sample_dir
+    return tuple(shutil.copytree(source, tmp_path / where / "data") for where in ("lab-a", "lab-b"))
+
+
+# ----------------------------------------------------------------------------- identity: the item, not its folder
+
+
+def test_every_bundled_sample_loaded_from_two_folders_differs_only_where_compare_looks_away(tmp_path):
+    """Each protocol's documents, loaded by its own loader from two copies of its bundled data: the fields that
+    differ are all fields compare leaves out of an item's identity (``PLACE_FIELDS``), so nothing else of a document
+    records where it was read."""
+    from critic_tasks.reports.compare import PLACE_FIELDS, document_identity
+
+    sample_dirs = {"criticbench": registry.PROTOCOLS["processbench"].sample_dir.parents[1] / "criticbench" / "sample_data"}
+    checked, placed = [], 0
+    for name, steps in registry.PROTOCOLS.items():
+        source = steps.sample_dir or sample_dirs.get(name)
+        if source is None or not source.is_dir():
+            continue
+        task = next(t for t, spec in registry.TASKS.items() if spec.kind_spec.protocol == name and spec.kind_spec.scored)
+        copies = [shutil.copytree(source, tmp_path / name / where) for where in ("a", "b")]
+        docs_a, docs_b = (engine.task_docs(task, data_dir=str(c)) for c in copies)
+        assert len(docs_a) == len(docs_b) > 0, task
+        differing = {k for da, db in zip(docs_a, docs_b) for k in da.keys() | db.keys() if da.get(k) != db.get(k)}
+        assert differing <= set(PLACE_FIELDS), (task, differing)
+        assert all(document_identity({"doc": da}) == document_identity({"doc": db}) for da, db in zip(docs_a, docs_b))
+        checked.append(name)
+        placed += bool(differing)
+    assert {"criticbench", "judgebench", "processbench", "realcritic"} <= set(checked)
+    assert placed >= 3  # CriticBench, JudgeBench and ProcessBench record the file they read (RealCritic the line)
+
+
+def _process_runs(tmp_path, replies_a, replies_b, data_a, data_b, label="run"):
+    docs_a = engine.task_docs(PROCESS_TASK, data_dir=str(data_a))
+    docs_b = engine.task_docs(PROCESS_TASK, data_dir=str(data_b))
+    rows_a = [_sample_row(PROCESS_TASK, i, d, replies_a(d)) for i, d in enumerate(docs_a)]
+    rows_b = [_sample_row(PROCESS_TASK, i, d, replies_b(d)) for i, d in enumerate(docs_b)]
+    a = _write_run(tmp_path / f"{label}-a", {PROCESS_TASK: rows_a}, "critic-a")
+    b = _write_run(tmp_path / f"{label}-b", {PROCESS_TASK: rows_b}, "critic-b")
+    return a, b, rows_a, rows_b
+
+
+def _label_reply(doc):
+    return f"The earliest wrong step is \\boxed{{{doc['label']}}}."
+
+
+def _no_error_reply(doc):
+    return "Every step is right: \\boxed{-1}."
+
+
+def test_runs_on_copies_of_the_data_in_two_folders_compare(tmp_path, capsys):
+    data_a, data_b = _copies(tmp_path, "processbench")
+    a, b, rows_a, rows_b = _process_runs(tmp_path, _no_error_reply, _label_reply, data_a, data_b)
+    assert rows_a[0]["doc"]["source_file"] != rows_b[0]["doc"]["source_file"]  # what used to refuse them
+    assert rows_a[0]["doc_hash"] != rows_b[0]["doc_hash"]
+    found = {c.key: c for c in compare_runs(*load_runs(a), *load_runs(b), settings=SETTINGS)}
+    # the bundled gsm8k sample: 2 erroneous, 2 correct items; A answers -1 everywhere (F1 0), B every label (100)
+    assert found["f1"].a == 0.0 and found["f1"].b == 100.0
+    assert found["error_accuracy"].difference == 100.0
+    assert cli.main(["compare", str(a), str(b)]) == 0
+    assert "| critic_processbench_gsm8k.f1 | 0.00 | 100.00 | +100.00 |" in capsys.readouterr().out
+
+
+def test_a_changed_document_is_refused_in_one_line_naming_its_field(tmp_path, capsys):
+    data_a, data_b = _copies(tmp_path, "processbench")
+    problem = json.loads((data_b / "gsm8k.json").read_text())
+    problem[2]["steps"][0] = problem[2]["steps"][0] + " (edited)"
+    (data_b / "gsm8k.json").write_text(json.dumps(problem))
+    a, b, _, _ = _process_runs(tmp_path, _label_reply, _label_reply, data_a, data_b)
+    assert cli.main(["compare", str(a), str(b)]) == 2
+    line = one_line(capsys)
+    assert f"{PROCESS_TASK}: 1 item(s) differ" in line and "doc_id 2 differs in field 'steps'" in line
+    assert "(edited)" in line.split("field 'steps'")[1]  # B's value, shown (shortened) beside A's
+
+
+# ----------------------------------------------------------------------------- strata: ProcessBench's subset x class
+
+
+def _process_items(n: int, seed: int) -> list[dict]:
+    """ProcessBench-shaped items (the released files' fields): about a third with every step right (label -1)."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for i in range(n):
+        steps = [f"Step {k + 1} of item {i}." for k in range(int(rng.integers(2, 7)))]
+        label = -1 if rng.random() < 0.35 else int(rng.integers(0, len(steps)))
+        items.append({"id": f"gsm8k-{i}", "generator": "Qwen2-7B-Instruct", "problem": f"Problem {i}?",
+                      "steps": steps, "label": label, "final_answer_correct": label == -1})
+    return items
+
+
+def _critic(skill: float, seed: int):
+    """Names the labelled step with probability ``skill``, else a step drawn from -1 .. n_steps - 1."""
+    rng = np.random.default_rng(seed)
+
+    def reply(doc):
+        if rng.random() < skill:
+            return f"\\boxed{{{doc['label']}}}"
+        return f"\\boxed{{{int(rng.integers(-1, doc['n_steps']))}}}"
+
+    return reply
+
+
+def _f1(pred: np.ndarray, label: np.ndarray) -> float | None:
+    """run_eval.py's F1 written out: accuracy on the erroneous items, on the correct ones, their harmonic mean."""
+    erroneous = label != -1
+    if erroneous.all() or not erroneous.any():
+        return None
+    a1 = 100.0 * np.mean(pred[erroneous] == label[erroneous])
+    a2 = 100.0 * np.mean(pred[~erroneous] == label[~erroneous])
+    return 0.0 if a1 + a2 == 0 else 2 * a1 * a2 / (a1 + a2)
+
+
+def _paired_draws(strata: list[str]) -> np.ndarray:
+    """(B, n) positions: numpy.random.default_rng(SEED); each stratum, in sorted order, draws its own n_s units with
+    replacement (``integers(0, n_s, (B, n_s))``), the blocks side by side."""
+    rng = np.random.default_rng(SEED)
+    labels = np.array(strata)
+    blocks = []
+    for stratum in sorted(set(strata)):
+        positions = np.flatnonzero(labels == stratum)
+        blocks.append(positions[rng.integers(0, len(positions), size=(B, len(positions)))])
+    return np.concatenate(blocks, axis=1)
+
+
+def _interval(diffs) -> tuple[float, float]:
+    tail = 100 * (1 - LEVEL) / 2
+    return float(np.percentile(diffs, tail)), float(np.percentile(diffs, 100 - tail))
+
+
+def test_processbench_f1_is_resampled_within_subset_and_class_as_its_interval_is(tmp_path):
+    items = _process_items(48, seed=5)
+    for where in ("lab-a", "lab-b"):
+        (tmp_path / where / "data").mkdir(parents=True)
+        (tmp_path / where / "data" / "gsm8k.json").write_text(json.dumps(items))
+    a, b, rows_a, rows_b = _process_runs(tmp_path, _critic(0.4, 1), _critic(0.6, 2), tmp_path / "lab-a" / "data",
+                                         tmp_path / "lab-b" / "data")
+    (got,) = compare_runs(*load_runs(a), *load_runs(b), [f"{PROCESS_TASK}.f1"], settings=SETTINGS)
+
+    # the units in the order the draws index: documents, by their names' text ('doc 10' before 'doc 2')
+    order = sorted(range(len(items)), key=lambda i: f"doc {i}")
+    label = np.array([items[i]["label"] for i in order])
+    pred_a = np.array([rows_a[i]["f1"]["pred"] if rows_a[i]["f1"]["pred"] is not None else -99 for i in order])
+    pred_b = np.array([rows_b[i]["f1"]["pred"] if rows_b[i]["f1"]["pred"] is not None else -99 for i in order])
+    strata = [f"gsm8k\x00{int(x != -1)}" for x in label]  # (subset, class)
+    diffs = [_f1(pred_b[d], label[d]) - _f1(pred_a[d], label[d]) for d in _paired_draws(strata)]
+    assert got.difference == pytest.approx(_f1(pred_b, label) - _f1(pred_a, label), abs=1e-9)
+    assert got.units == len(items)
+    assert got.interval == pytest.approx(_interval(diffs), abs=1e-9)
+    # drawn without the strata (the bug: 'processbench' is no family's name), the same seed gives another interval
+    plain = [_f1(pred_b[d], label[d]) - _f1(pred_a[d], label[d])
+             for d in np.random.default_rng(SEED).integers(0, len(items), size=(B, len(items)))]
+    assert _interval([x for x in plain if x is not None]) != pytest.approx(got.interval, abs=1e-6)
+
+
+def test_every_family_with_an_interval_declares_its_strata_beside_it():
+    """One function per family, declared in its protocol's scoring module next to its interval: ProcessBench's F1
+    by (subset, class), its accuracies (one class each) plainly; a pass rate by domain; a pairwise accuracy plainly."""
+    from critic_tasks.core.records import Record
+
+    assert set(registry.STRATA) == set(registry.INTERVALS)
+    f1_metric = registry.TASKS[PROCESS_TASK].kind_spec.metric("f1")
+    record = Record.from_dict({"kind": "process_step", "domain": "gsm8k", "item": "3", "pred": 0, "parsed": True,
+                               "label": 2, "n_steps": 4})
+    assert registry.metric_stratum(f1_metric.family, "f1", record) == "gsm8k\x001"
+    assert registry.metric_stratum(f1_metric.family, "error_accuracy", record) == ""
+    correction = Record.from_dict({"kind": "correction", "domain": "math_cot", "passed": [True], "parsed": [True]})
+    assert registry.metric_stratum("correction", "pass_rate", correction) == "math_cot"
+    assert registry.metric_stratum("pairwise", "accuracy", correction) == ""
