@@ -1,15 +1,15 @@
 """The plugin hooks of critic-tasks (pluggy) and the one plugin manager that calls them.
 
 Third-party packages add an implementation by declaring an entry point in the ``critic_tasks`` group that points at
-a module with ``@hookimpl`` functions. Each hook is ``firstresult``: the first plugin that recognises ``name`` wins,
-so a user plugin registered later can shadow a built-in one. ``plugin_manager()`` registers the built-ins first, then
-anything installed under the entry point.
+a module with ``@hookimpl`` functions. Each hook is ``firstresult``: the first plugin that recognises ``name`` wins.
+The built-ins are no plugins: ``sandbox.get_executor`` and ``llm.backends.get_backend`` ask the plugin manager first
+(so a plugin may shadow a built-in name) and build their own when no plugin answers. This module imports nothing of
+the package, so nothing here loops back into the modules that call it.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import sys
 
 import pluggy
@@ -21,7 +21,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 @hookspec(firstresult=True)
 def critic_executor(name: str, options: dict):
-    """Return a code executor called ``name`` (see ``critic_tasks.sandbox.executor.Executor``), or None."""
+    """Return a code executor called ``name`` (see ``critic_tasks.sandbox.Executor``), or None."""
 
 
 @hookspec(firstresult=True)
@@ -30,24 +30,10 @@ def critic_llm_backend(name: str, settings):
     None. See ``critic_tasks.llm.backends.base.Backend`` for what it must do."""
 
 
-# Built-in plugin modules; each is imported lazily so a missing optional dependency of one backend never breaks the
-# others.
-BUILTIN_PLUGINS = (
-    "critic_tasks.sandbox.executor",
-    "critic_tasks.llm.backends",
-)
-
-
 @functools.lru_cache(maxsize=1)
 def plugin_manager() -> pluggy.PluginManager:
+    """The one plugin manager: the hooks above and every plugin installed under the entry point."""
     pm = pluggy.PluginManager(PROJECT)
     pm.add_hookspecs(sys.modules[__name__])
-    for module_name in BUILTIN_PLUGINS:
-        try:
-            pm.register(importlib.import_module(module_name), name=module_name)
-        except ModuleNotFoundError as err:
-            if err.name and err.name.startswith("critic_tasks"):
-                continue  # plugin module not part of this build
-            raise
     pm.load_setuptools_entrypoints(PROJECT)
     return pm

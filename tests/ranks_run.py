@@ -20,8 +20,8 @@ import sys
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
-from critic_tasks.hookspecs import plugin_manager
-from critic_tasks.sandbox.executor import SandboxExecutor, hookimpl
+from critic_tasks.hookspecs import hookimpl, plugin_manager
+from critic_tasks.sandbox.executor import SandboxExecutor
 
 
 @register_model("hf-ranks")

@@ -26,7 +26,7 @@ import uuid
 
 import pytest
 
-from critic_tasks.sandbox.executor import ExecResult, Pair, Program, SandboxExecutor, critic_executor, get_executor
+from critic_tasks.sandbox.executor import ExecResult, Pair, Program, SandboxExecutor, builtin_executor, get_executor
 from critic_tasks.sandbox.isolation import LAYERS, _site_dirs, _unprivileged_can_run, detect_isolation
 
 SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + uuid.uuid4().hex,
@@ -427,7 +427,7 @@ def test_preexec_fallback_launch(monkeypatch):
 def test_get_executor_and_hook(ex):
     assert isinstance(get_executor(), SandboxExecutor)
     assert get_executor("sandbox", max_workers=1).max_workers == 1
-    assert critic_executor("docker", {}) is None
+    assert builtin_executor("docker", {}) is None
     with pytest.raises(ValueError, match="sandbox"):
         get_executor("no-such-runner")
     with pytest.raises(ValueError, match="memory_mb"):

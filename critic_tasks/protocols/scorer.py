@@ -85,15 +85,15 @@ class Scorer:
         """The command that scores a run's saved generations (``--log_samples``) later."""
         return f"critic-eval {self.command} <output_path>"
 
-    def check_settings(self) -> None:
+    def check_settings(self) -> Any:
         """The settings this scorer needs, checked before any generation: each role's models (every value, the
-        backend's name, each endpoint asked once), the sandbox's executor, and its other settings."""
+        backend's name, each endpoint asked once), the sandbox's executor, and its other settings. Returns the
+        executor it built (None when it runs no program), for a caller that scores next to use."""
         for role in self.roles:
             for settings in role_settings(role):
                 check_backend_name(settings)
                 check_endpoints(settings)  # a URL nothing listens on stops the run now
-        if self.uses_executor:
-            get_executor()  # the one CRITIC_EXECUTOR names
+        return get_executor() if self.uses_executor else None  # the one CRITIC_EXECUTOR names
 
     def batch(self, kind, docs: Sequence[dict], samples: Sequence[Sequence[str | None]], ctx: Context) -> list[Record]:
         """One record per document from its replies (``samples[i]``: document i's)."""

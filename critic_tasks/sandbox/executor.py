@@ -37,7 +37,7 @@ from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.settings import read_flag, read_setting
-from critic_tasks.hookspecs import hookimpl, plugin_manager
+from critic_tasks.hookspecs import plugin_manager
 from critic_tasks.sandbox.isolation import (
     _UNSHARE,
     ALLOW_UNISOLATED_ENV,
@@ -405,15 +405,15 @@ def _harness_error(err: Exception, start: float) -> ExecResult:
     return ExecResult("error", None, "", f"[sandbox] {type(err).__name__}: {err}", time.monotonic() - start)
 
 
-# ----------------------------------------------------------------------------- plugin entry points
+# ----------------------------------------------------------------------------- the built-in and the plugins
 
 
 def _option_names() -> list[str]:
     return [p for p in inspect.signature(SandboxExecutor).parameters]
 
 
-@hookimpl
-def critic_executor(name: str, options: dict):
+def builtin_executor(name: str, options: dict) -> Executor | None:
+    """The built-in executor, ``sandbox``, with ``options`` (None for any other name)."""
     if name != "sandbox":
         return None
     unknown = sorted(set(options) - set(_option_names()))
@@ -423,12 +423,15 @@ def critic_executor(name: str, options: dict):
 
 
 def get_executor(name: str | None = None, **options) -> Executor:
-    """The executor called ``name`` from the plugin manager (built-in ``sandbox``, or one from the entry point);
-    without a name, the one ``CRITIC_EXECUTOR`` names (default ``sandbox``): the one place that setting is read, so
-    the preflight check, the lm-eval filter, OpenCompass's evaluator and the CLI run the same executor."""
+    """The executor called ``name``: a plugin's (the ``critic_executor`` hook, asked first, so a plugin may shadow
+    the built-in), else the built-in ``sandbox``; without a name, the one ``CRITIC_EXECUTOR`` names (default
+    ``sandbox``): the one place that setting is read, so the preflight check, the lm-eval filter, OpenCompass's
+    evaluator and the CLI run the same executor."""
     name = name or read_setting(EXECUTOR_ENV)
     pm = plugin_manager()
     executor = pm.hook.critic_executor(name=name, options=options)
+    if executor is None:
+        executor = builtin_executor(name, options)
     if executor is None:
         plugins = sorted(n for n, _ in pm.list_name_plugin())
         raise ConfigError(f"no code executor named {name!r} (CRITIC_EXECUTOR); built-in: 'sandbox' (options: {_option_names()}); "

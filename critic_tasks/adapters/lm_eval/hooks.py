@@ -133,10 +133,26 @@ def load_docs(kind: registry.TaskKind, **kwargs):
     return {"eval": Docs.from_list(docs)}
 
 
+# The executors built while lm-eval builds a task (``check_settings``), by task kind, until that task's ScoreFilter
+# takes its own: lm-eval hands a filter nothing of the task build, and it calls the filter's factory again when it
+# filters (``FilterEnsemble.apply``), so the executor checked at task build travels to the filter through here.
+_CHECKED_EXECUTORS: dict[str, list] = {}
+
+
 def check_settings(kind: registry.TaskKind) -> None:
     """The settings a batch-scored kind's scorer needs (judge, revisers, sandbox), checked while lm-eval builds the
-    task: before any generation."""
-    registry.SCORERS[kind.scorer].check_settings()
+    task: before any generation. The executor built for the check is the one the task's ScoreFilter runs."""
+    executor = registry.SCORERS[kind.scorer].check_settings()
+    if executor is not None:
+        _CHECKED_EXECUTORS.setdefault(kind.name, []).append(executor)
+
+
+def task_executor(kind: registry.TaskKind, name: str | None):
+    """The executor a task of ``kind`` scores with: the one checked while lm-eval built the task (the first such task
+    without its own yet), else one built now; ``name`` (the filter's ``executor`` option) asks for another."""
+    checked = _CHECKED_EXECUTORS.get(kind.name)
+    executor = checked.pop(0) if checked else None
+    return executor if executor is not None and name is None else get_executor(name)
 
 
 def doc_to_text(kind: registry.TaskKind, doc: dict) -> str:
@@ -281,10 +297,10 @@ class ScoreFilter:
     def __init__(self, kind: registry.TaskKind, **kwargs):
         self.kind, self.scorer = kind, registry.SCORERS[kind.scorer]
         self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
-        # the executor is resolved when lm-eval builds the task (a bad CRITIC_EXECUTOR stops the run before any
-        # generation); the scoring step only runs programs. The filter's ``executor`` argument (a plugin's name, given
-        # in the YAML's filter options) wins; without one, the one CRITIC_EXECUTOR names
-        self.executor = get_executor(kwargs.get("executor")) if self.scorer.uses_executor else None
+        # lm-eval builds the filter when it filters, after generation: its executor is the one built and checked while
+        # lm-eval built the task (a bad CRITIC_EXECUTOR stopped the run before any generation), one per task. The
+        # filter's ``executor`` argument (a plugin's name, given in the YAML's filter options) asks for another
+        self.executor = task_executor(kind, kwargs.get("executor")) if self.scorer.uses_executor else None
 
     def apply(self, resps, docs):
         if process_group() is not None:  # no item checked or judged twice under data parallel

@@ -4,7 +4,8 @@ Built-ins: ``openai`` (any OpenAI-compatible chat endpoint), ``vllm`` (in-proces
 ``hf`` (transformers, batched greedy generation), each imported only when chosen, so a missing optional library
 of one never breaks the others. A third party adds a backend by shipping a module with an
 ``@hookimpl def critic_llm_backend(name, settings)`` under the ``critic_tasks`` entry-point group; it returns an
-object with the ``generate`` method of ``base.Backend``, or None.
+object with the ``generate`` method of ``base.Backend``, or None. The plugins are asked first (one may shadow a
+built-in name), then the built-ins.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import importlib
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.hookspecs import hookimpl, plugin_manager
+from critic_tasks.hookspecs import plugin_manager
 from critic_tasks.llm.backends.base import Backend, OnResult, Reply
 from critic_tasks.llm.settings import LLMSettings, env_prefix
 
@@ -25,8 +26,8 @@ BUILTIN_BACKENDS = {  # name -> (module, class)
 }
 
 
-@hookimpl
-def critic_llm_backend(name: str, settings: LLMSettings):
+def builtin_backend(name: str, settings: LLMSettings) -> Backend | None:
+    """The built-in backend called ``name``, built from ``settings`` (None for any other name)."""
     if name not in BUILTIN_BACKENDS:
         return None
     module, cls = BUILTIN_BACKENDS[name]
@@ -45,9 +46,11 @@ def check_backend_name(settings: LLMSettings) -> None:
 
 
 def get_backend(settings: LLMSettings) -> Backend:
-    """The backend named by ``settings.backend``, from the first plugin that knows it."""
+    """The backend named by ``settings.backend``: from the first plugin that knows it, else the built-in."""
     pm = plugin_manager()
     backend = pm.hook.critic_llm_backend(name=settings.backend, settings=settings)
+    if backend is None:
+        backend = builtin_backend(settings.backend, settings)
     if backend is None:
         others = sorted(n for n, p in pm.list_name_plugin() if p is not None and not n.startswith("critic_tasks."))
         loaded = f"; other plugins loaded: {', '.join(others)}" if others else ""

@@ -275,8 +275,9 @@ class Revision(Scorer):
     lm_eval_only = "its reviser and judge run inside lm-eval, between generation and scoring"
 
     def check_settings(self):
-        super().check_settings()
+        executor = super().check_settings()
         resolve_failure_rule()
+        return executor
 
     @staticmethod
     def _models(ctx: Context) -> tuple[list[LLMSettings], LLMSettings]:
