@@ -333,8 +333,8 @@ def test_runs_are_labelled_by_the_output_folder_not_a_site_packages_path(tmp_pat
         path.write_text(json.dumps({"results": {"critic_feedback_chat": {"spearman,none": 1.0}}, "model_name": model,
                                     "config": {"model_args": f"pretrained={site},gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf"}}))
         paths.append(path)
-    assert [r.label for r in load_all(paths)] == ["SmolLM2-135M-Instruct.Q4_1 (run-a)",
-                                                  "SmolLM2-135M-Instruct.Q4_1 (run-b)"]
+    assert [r.label for r in load_all(paths)] == ["SmolLM2-135M-Instruct.Q4_1 · criticbench · 01-01 (run-a)",
+                                                  "SmolLM2-135M-Instruct.Q4_1 · criticbench · 01-01 (run-b)"]
 
 
 def test_a_hub_model_name_the_hub_does_not_know_is_one_line(no_model_load, monkeypatch, capsys, tmp_path):

@@ -240,3 +240,104 @@ def test_every_family_with_an_interval_declares_its_strata_beside_it():
     correction = Record.from_dict({"kind": "correction", "domain": "math_cot", "passed": [True], "parsed": [True]})
     assert registry.metric_stratum("correction", "pass_rate", correction) == "math_cot"
     assert registry.metric_stratum("pairwise", "accuracy", correction) == ""
+
+
+# ----------------------------------------------------------------------------- two runs that cannot be paired (issue 46)
+
+
+def _one_subset_run(tmp_path, name, subset, config=None, metadata=None, docs=None):
+    task = f"critic_processbench_{subset}"
+    docs = engine.task_docs(task, data_dir="sample") if docs is None else docs
+    folder = _write_run(tmp_path / name, {task: [_sample_row(task, i, d, _label_reply(d)) for i, d in enumerate(docs)]},
+                        "critic", config=config)
+    if metadata is not None:  # the task options lm-eval records in each task's config
+        path = folder / f"results_{TIME}.json"
+        data = json.loads(path.read_text())
+        data["configs"][task]["metadata"].update(metadata)
+        path.write_text(json.dumps(data))
+    return folder
+
+
+def test_runs_of_different_tasks_are_one_line_naming_each_sides_tasks(tmp_path, capsys):
+    a = _one_subset_run(tmp_path, "a", "gsm8k")
+    b = _one_subset_run(tmp_path, "b", "math")
+    for command in (["compare", str(a), str(b)], ["report", str(a), str(b), "--paired"]):
+        assert cli.main(command) == 2
+        line = one_line(capsys)
+        assert ("the runs hold different tasks (A: critic_processbench_gsm8k; B: critic_processbench_math)" in line
+                and "--log_samples" not in line), line
+
+
+def test_the_same_run_given_twice_is_one_line(tmp_path, capsys):
+    a = _one_subset_run(tmp_path, "a", "gsm8k")
+    for command in (["compare", str(a), str(a)], ["compare", str(a), str(a / f"results_{TIME}.json")],
+                    ["report", str(a), str(a), "--paired"]):
+        assert cli.main(command) == 2
+        assert "A and B are the same run" in one_line(capsys)
+    # two distinct runs with identical replies: the zero table, a determinism check
+    b = _one_subset_run(tmp_path, "b", "gsm8k")
+    assert cli.main(["compare", str(a), str(b)]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| critic_")]
+    assert rows and all("| +0.00 | [0.00, 0.00] | 1 |" in r for r in rows)
+
+
+def test_items_that_differ_say_which_recorded_setting_differs(tmp_path, capsys):
+    docs = engine.task_docs(PROCESS_TASK, data_dir="sample")
+    a = _one_subset_run(tmp_path, "a", "gsm8k", config={"limit": 2}, docs=docs[:2])
+    b = _one_subset_run(tmp_path, "b", "gsm8k")
+    assert cli.main(["compare", str(a), str(b)]) == 2
+    line = one_line(capsys)
+    assert "2 item(s) differ" in line and "the runs' settings differ: limit 2 in A, unset in B" in line
+    c = _one_subset_run(tmp_path, "c", "gsm8k", metadata={"orders": "single"}, docs=docs[:3])
+    assert cli.main(["compare", str(c), str(b)]) == 2
+    assert "the runs' settings differ: orders single in A, unset in B" in one_line(capsys)
+
+
+# ----------------------------------------------------------------------------- runs have names
+
+
+def _named_run(tmp_path, name, model, metadata, limit=None):
+    task = "critic_judgebench"
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / f"results_{TIME}.json").write_text(json.dumps({
+        "results": {task: {"accuracy,none": 50.0}}, "date": 1795000000.0,
+        "config": {"model_args": f"pretrained={model},dtype=float32", "limit": limit},
+        "configs": {task: {"task": task, "metadata": {"version": 1.0, "pretrained": model, "dtype": "float32",
+                                                      "data_dir": "/data/judgebench", **metadata}}}}))
+    return folder
+
+
+def test_runs_are_named_by_model_benchmark_options_and_date(tmp_path, capsys):
+    from critic_tasks.reports.results import load_all
+
+    gpt = _named_run(tmp_path, "qdpv68r5", "HuggingFaceTB/SmolLM2-135M-Instruct", {})
+    claude = _named_run(tmp_path, "x7hs0a2b", "HuggingFaceTB/SmolLM2-135M-Instruct", {"split": "claude"})
+    limited = _named_run(tmp_path, "k2", "/models/SmolLM2-135M/", {"split": "claude", "orders": "single"}, limit=4)
+    assert [r.label for r in load_all([gpt, claude, limited])] == [
+        "HuggingFaceTB/SmolLM2-135M-Instruct · judgebench · 11-28",
+        "HuggingFaceTB/SmolLM2-135M-Instruct · judgebench claude · 11-28",
+        "SmolLM2-135M · judgebench single claude · 11-28 · limit 4"]
+    assert cli.main(["report", str(gpt), str(claude)]) == 0
+    out = capsys.readouterr().out
+    assert "HuggingFaceTB/SmolLM2-135M-Instruct · judgebench claude · 11-28" in out and "qdpv68r5" not in out.split(
+        "Runs:")[1].split("(")[0]
+    assert cli.main(["report", str(gpt), str(claude), "--label", "gpt split", "--label", "claude split"]) == 0
+    assert "Runs: gpt split (" in capsys.readouterr().out
+    assert cli.main(["report", str(gpt), str(claude), "--label", "one"]) == 2
+    assert "--label given 1 time(s) for 2 run(s)" in one_line(capsys)
+    assert cli.main(["summary", str(claude)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "HuggingFaceTB/SmolLM2-135M-Instruct · judgebench claude · 11-28:"
+    assert cli.main(["summary", str(claude), "--label", "mine"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "mine:"
+
+
+def test_compare_names_both_runs_by_label(tmp_path, capsys):
+    a = _one_subset_run(tmp_path, "a", "gsm8k")
+    b = _one_subset_run(tmp_path, "b", "gsm8k")
+    assert cli.main(["compare", str(a), str(b)]) == 0
+    assert "(A: critic · processbench · 11-28; B: critic · processbench · 11-28)" in capsys.readouterr().out
+    assert cli.main(["compare", str(a), str(b), "--label", "base", "--label", "tuned"]) == 0
+    assert "(A: base; B: tuned)" in capsys.readouterr().out
+    assert cli.main(["compare", str(a), str(b), "--label", "base"]) == 2
+    assert "name both runs" in one_line(capsys)

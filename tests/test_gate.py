@@ -135,3 +135,44 @@ def test_compare_picks_the_baseline_metrics_and_needs_intervals(tmp_path, capsys
     assert "critic_feedback.parse_rate has no interval" in capsys.readouterr().err
     assert cli.main(["check", str(run), "--baseline", str(base_path), "--compare", "critic_feedback.nope"]) == 2
     assert "critic_feedback has no metric 'nope'" in capsys.readouterr().err
+
+
+def _judgebench_run(tmp_path, name, metrics, metadata=None, limit=None):
+    data = _results(critic_judgebench=metrics)
+    data["config"] = {"model_args": "pretrained=tiny", "limit": limit}
+    data["configs"] = {"critic_judgebench": {"metadata": {"version": 1.0, **(metadata or {})}}}
+    return _write(tmp_path, name, data)
+
+
+def test_an_undefined_value_is_explained_by_its_real_cause(tmp_path, capsys):
+    """Issue 46.5: no reply with a verdict, pairs asked in one order, a --limit that split the pairs, no labels."""
+    cases = [
+        (_judgebench_run(tmp_path, "unread.json", {"accuracy": 0.0, "parse_rate": 0.0, "inconsistency": 100.0}),
+         "no reply could be read (parse_rate = 0"),
+        (_judgebench_run(tmp_path, "single.json", {"accuracy": 40.0, "parse_rate": 90.0}, {"orders": "single"}),
+         "each pair was asked in one order only (orders=single)"),
+        (_judgebench_run(tmp_path, "limit.json", {"accuracy": 40.0, "parse_rate": 90.0}, limit=1),
+         "no pair was asked in both orders (--limit 1"),
+        (_judgebench_run(tmp_path, "ties.json", {"accuracy": 0.0, "parse_rate": 100.0, "tie_rate": 100.0}),
+         "every verdict was a tie"),
+    ]
+    for path, cause in cases:
+        assert cli.main(["check", str(path), "--max", "critic_judgebench.first_position=60"]) == 2
+        line = capsys.readouterr().err.strip()
+        assert "\n" not in line and cause in line and "intervals turned off" not in line, line
+    test_split = _write(tmp_path, "test.json", _results(critic_comparison_test={"parse_rate": 100.0}))
+    assert cli.main(["check", str(test_split), "--min", "critic_comparison_test.accuracy=5"]) == 2
+    assert "no human labels in this split" in capsys.readouterr().err
+
+
+def test_every_overall_name_the_summary_prints_is_accepted(tmp_path, capsys):
+    """`summary` prints ProcessBench's overall as "average F1" and the docs as average_f1; both name the group's f1."""
+    run = _write(tmp_path, "pb.json", _results(critic_processbench={"f1": 42.0}, critic_processbench_gsm8k={"f1": 42.0}))
+    assert cli.main(["check", str(run), "--min", "critic_processbench.average_f1=40"]) == 0
+    assert "ok   critic_processbench.f1 = 42.00" in capsys.readouterr().out
+    assert cli.main(["check", str(run), "--min", "critic_processbench.f1=40"]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", str(run), "--min", "critic_processbench.accuracy=40"]) == 2
+    assert "also named critic_processbench.average_f1 as the summary prints it" in capsys.readouterr().err
+    config = _write(tmp_path, "gate.json", {"min": {"critic_processbench.average_f1": 50}})
+    assert cli.main(["check", str(run), "--config", str(config)]) == 1

@@ -142,10 +142,12 @@ def test_reports_label_runs_by_the_model_and_mark_limit_runs(tmp_path):
     c = _results(tmp_path / "run-c", "Qwen/Qwen2.5-7B-Instruct", "pretrained=Qwen/Qwen2.5-7B-Instruct", None)
     d = _results(tmp_path / "run-d", "Qwen/Qwen2.5-7B-Instruct", "pretrained=Qwen/Qwen2.5-7B-Instruct", None)
     labels = [r.label for r in load_all([a, b, c, d])]
-    assert labels == ["SmolLM2-135M-Instruct.Q4_1 (--limit 2: a few items per task)", "SmolLM2-135M-Instruct.Q4_1",
-                      "Qwen/Qwen2.5-7B-Instruct (run-c)", "Qwen/Qwen2.5-7B-Instruct (run-d)"]
+    assert labels == ["SmolLM2-135M-Instruct.Q4_1 · criticbench · 11-23 · limit 2",
+                      "SmolLM2-135M-Instruct.Q4_1 · criticbench · 11-23",
+                      "Qwen/Qwen2.5-7B-Instruct · criticbench · 11-23 (run-c)",
+                      "Qwen/Qwen2.5-7B-Instruct · criticbench · 11-23 (run-d)"]
     e = _results(tmp_path / "ckpt", "/data/ckpts/step-200/", "pretrained=/data/ckpts/step-200/", None)
-    assert [r.label for r in load_all([e])] == ["step-200"]
+    assert [r.label for r in load_all([e])] == ["step-200 · criticbench · 11-23"]
 
 
 @pytest.mark.slow

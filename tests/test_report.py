@@ -71,11 +71,11 @@ def test_overview_side_by_side_with_intervals(runs, tmp_path, capsys):
     lo = math.sqrt(2.5**2 + 4**2 + 3**2 + 6**2) / 4
     hi = math.sqrt(2.5**2 + 4**2 + 3**2 + 7**2) / 4
     overall_a = (70 + 30 + 60 + 50) / 4
-    assert rows[0] == ["org/model-a", "40.00 [35.00, 45.00]", "30.00 [26.00, 34.00]", "20.00 [14.00, 26.00]",
+    assert rows[0] == ["org/model-a · criticbench · 01-01", "40.00 [35.00, 45.00]", "30.00 [26.00, 34.00]", "20.00 [14.00, 26.00]",
                        "50.00 [44.00, 57.00]", f"{overall_a:.2f} [{overall_a - lo:.2f}, {overall_a + hi:.2f}]"]
-    assert rows[1][0] == "org/model-b" and rows[1][1] == "48.00 [43.00, 53.00]"
-    assert _table(md, "Overview: critic_sub") == [["org/model-a", "6.50 [6.10, 6.90]", "n/a", "n/a", "n/a"],
-                                                   ["org/model-b", "7.30 [6.90, 7.70]", "n/a", "n/a", "n/a"]]
+    assert rows[1][0] == "org/model-b · criticbench · 01-01" and rows[1][1] == "48.00 [43.00, 53.00]"
+    assert _table(md, "Overview: critic_sub") == [["org/model-a · criticbench · 01-01", "6.50 [6.10, 6.90]", "n/a", "n/a", "n/a"],
+                                                   ["org/model-b · criticbench · 01-01", "7.30 [6.90, 7.70]", "n/a", "n/a", "n/a"]]
     assert _table(md, "Per domain: critic_feedback (spearman)") == [
         ["chat", "33.00 [20.00, 45.00]", "41.00 [20.00, 45.00]"], ["qa", "44.00 [30.00, 55.00]", "44.00 [30.00, 55.00]"]]
     assert _table(md, "Per quality: critic_feedback") == [["spearman_low", "10.00 [1.00, 20.00]", "10.00 [1.00, 20.00]"]]
@@ -98,7 +98,7 @@ def test_leaderboard_rows_marked_and_the_run_placed_by_overall(runs, tmp_path, c
     assert gpt4[3:] == ["", "63.54", "69.67", "57.33", "62.90", "72.55"]  # the note column: empty, reproduced
     # our run: the leaderboard's columns are feedback spearman, correction pass rate, comparison accuracy_loose, meta
     # spearman, overall; its rank is one more than the published rows with a higher overall (model-b is above a)
-    b = next(r for r in rows if r[1] == "org/model-b")
+    b = next(r for r in rows if r[1] == "org/model-b · criticbench · 01-01")
     overall_b = (74 + 38 + 64 + 58) / 4
     assert b[2] == "this report (dev split, protocol not recorded)"
     assert b[4:7] == ["48.00 [43.00, 53.00]", "58.00 [52.00, 65.00]", "43.00 [39.00, 47.00]"]
@@ -151,7 +151,7 @@ def test_files_csv_and_self_contained_html(runs, tmp_path, capsys):
     for png in out.glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = list(csv.DictReader(io.StringIO((out / "report.csv").read_text())))
-    cell = next(r for r in rows if r["table"] == "overview_critic" and r["row"] == "org/model-b"
+    cell = next(r for r in rows if r["table"] == "overview_critic" and r["row"] == "org/model-b · criticbench · 01-01"
                 and r["column"] == "feedback spearman")
     assert (float(cell["value"]), float(cell["ci_low"]), float(cell["ci_high"])) == (48.0, 43.0, 53.0)
     page = (out / "report.html").read_text()
@@ -183,7 +183,8 @@ def test_bad_inputs_are_one_line(runs, tmp_path, capsys):
 def test_summary_table_shows_the_intervals(runs, capsys):
     assert cli.main(["summary", str(runs / "org__model-a")]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split()[:5] == ["critic_feedback", "spearman", "40.00", "[35.00,", "45.00]"]
+    assert lines[0] == "org/model-a · criticbench · 01-01:"  # the run's name, then its table
+    assert lines[2].split()[:5] == ["critic_feedback", "spearman", "40.00", "[35.00,", "45.00]"]
     overall = (70 + 30 + 60 + 50) / 4
     lo, hi = math.sqrt(2.5**2 + 4**2 + 3**2 + 6**2) / 4, math.sqrt(2.5**2 + 4**2 + 3**2 + 7**2) / 4
     assert next(line for line in lines if line.startswith("critic ")).split()[1:] == [

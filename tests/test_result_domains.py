@@ -116,7 +116,7 @@ def test_the_edges_of_each_domain_nulls_and_lm_eval_extras_are_accepted(tmp_path
     path = _write(tmp_path, results)
     assert cli.main(["summary", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["critic_feedback", "spearman", "-100.00", "[-100.00,", "100.00]"]
+    assert lines[2].split() == ["critic_feedback", "spearman", "-100.00", "[-100.00,", "100.00]"]
     assert ["critic_correction", "pass_rate", "100.00"] in [line.split() for line in lines]  # 0 invalid: no note
     assert ["critic_revision_pool", "r_obj", "n/a"] in [line.split() for line in lines]
     assert cli.main(["check", str(path), "--min", "critic_feedback_sub.judge_score=1"]) == 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import is_setting_set, read_raw, read_setting
-from critic_tasks.reports.results import read_fingerprints, read_result_sets, unshown_runs_note
+from critic_tasks.reports.results import load_runs, newest_results_file, read_fingerprints, unshown_runs_note
 from critic_tasks.reports.tables import (
     SCALE_NOTE,
     format_table,
@@ -337,17 +337,26 @@ def _summary(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="critic-eval summary", description=COMMANDS["summary"] + ".")
     parser.add_argument("results_json", type=Path, help="lm-eval's results JSON, or the --output_path directory, or "
                         "the OpenCompass summarizer's critic_summary_<time>.json (a table per model)")
+    parser.add_argument("--label", help="name the run (default: model · benchmarks and options · date, e.g. "
+                        "'SmolLM2-135M · judgebench claude · 11-28')")
     args = parser.parse_args(argv)
-    sets = read_result_sets(args.results_json)
+    path = args.results_json
+    if path.is_dir():  # the newest run of all its folders, as read_result_sets reads it
+        path = newest_results_file(path)
+    runs = load_runs(path)
+    if args.label is not None:
+        if len(runs) != 1:
+            raise ConfigError(f"--label: {path} holds {len(runs)} runs ({', '.join(r.label for r in runs)}); "
+                              "name one results file")
+        runs[0].label = args.label
     unshown = unshown_runs_note(args.results_json, per_folder=False)
     if unshown:
         print(unshown, file=sys.stderr)
-    for model, results in sets:
-        if model is not None:
-            print(f"{model}:")
-        print(format_table(results))
-    print(scale_note(*(results for _, results in sets)))
-    note = interval_note(*(results for _, results in sets))
+    for run in runs:
+        print(f"{run.label}:")
+        print(format_table(run.results))
+    print(scale_note(*(run.results for run in runs)))
+    note = interval_note(*(run.results for run in runs))
     if note:
         print(note)
     for line in judge_lines(read_fingerprints(args.results_json)):

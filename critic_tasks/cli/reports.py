@@ -124,13 +124,16 @@ def report_command(argv: list[str]) -> int:
                         help="with exactly two runs: a 'Paired comparison' section, B - A of every metric both runs "
                         "report on the same items (as `critic-eval compare`; needs their --log_samples files)")
     parser.add_argument("--title", default="critic-tasks report")
+    parser.add_argument("--label", action="append", default=[], metavar="NAME",
+                        help="name the runs, one --label per run in order (default: model · benchmarks and options · "
+                        "date, e.g. 'SmolLM2-135M · judgebench claude · 11-28')")
     args = parser.parse_args(argv)
     if args.output_dir and importlib.util.find_spec("matplotlib") is None:  # the charts' only dependency
         raise ConfigError("critic-eval report -o draws its charts with matplotlib, not installed here: "
                           "pip install 'critic-tasks[report]' (without -o: the Markdown tables, no charts)")
     if args.output_dir:
         _check_writable(args.output_dir, "-o")
-    runs = load_all(args.runs)
+    runs = load_all(args.runs, args.label)
     for path in args.runs:
         unshown = unshown_runs_note(path, per_folder=True)
         if unshown:
@@ -185,8 +188,15 @@ def compare_command(argv: list[str]) -> int:
     parser.add_argument("--metric", action="append", default=[], metavar="TASK.METRIC",
                         help="compare this metric only (repeatable); default: every metric with an interval both "
                         "runs report")
+    parser.add_argument("--label", action="append", default=[], metavar="NAME",
+                        help="name run A, then run B (twice; default: model · benchmarks and options · date)")
     args = parser.parse_args(argv)
+    if len(args.label) not in (0, 2):
+        raise ConfigError(f"--label given {len(args.label)} time(s): name both runs, A then B "
+                          "(--label NAME_A --label NAME_B)")
     run_a, run_b = _one_run(args.run_a, "run A"), _one_run(args.run_b, "run B")
+    if args.label:
+        run_a.label, run_b.label = args.label
     settings = settings_from_env()
     comparisons = compare_runs(run_a, run_b, args.metric, settings)
     print(format_comparisons(comparisons, run_a.label, run_b.label, settings.level))

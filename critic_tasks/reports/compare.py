@@ -402,13 +402,40 @@ def comparable_metrics(task: str) -> list[registry.Metric]:
     return [kind.metric(m.key.removesuffix("_ci_low")) for m in kind.metrics if m.ci == "low"]
 
 
+def setting_note(run_a, run_b, task: str) -> str:
+    """Which recorded setting of how the two runs chose ``task``'s items differs (``Run.settings``: --limit, the
+    task's options such as split or orders), as '; the runs' settings differ: split gpt in A, claude in B'; '' when
+    the results record no difference."""
+    sa, sb = run_a.settings(task), run_b.settings(task)
+    differ = [f"{k} {sa.get(k, 'unset')} in A, {sb.get(k, 'unset')} in B" for k in sorted(sa.keys() | sb.keys())
+              if sa.get(k) != sb.get(k)]
+    return f"; the runs' settings differ: {'; '.join(differ)}" if differ else ""
+
+
+def check_two_runs(run_a, run_b) -> None:
+    """One line, unless A and B are two runs holding a task in common: the same results file given twice (a
+    comparison of a run with itself is all zeros, which reads as a result), or runs of different tasks."""
+    if Path(run_a.path).resolve() == Path(run_b.path).resolve():
+        raise ConfigError(f"compare: A and B are the same run ({run_a.path}): give two runs (two runs with identical "
+                          "replies compare as zeros, a determinism check; one run given twice checks nothing)")
+    tasks_a = [t for t in run_a.results if t in registry.TASKS]
+    tasks_b = [t for t in run_b.results if t in registry.TASKS]
+    if not set(tasks_a) & set(tasks_b):
+        def listed(tasks):
+            return ", ".join(tasks[:6]) + (f" and {len(tasks) - 6} more" if len(tasks) > 6 else "") or "none"
+        raise ConfigError(f"compare: the runs hold different tasks (A: {listed(tasks_a)}; B: {listed(tasks_b)}); a "
+                          "paired comparison needs the same task in both runs")
+
+
 def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSettings | None = None
                  ) -> list[Comparison]:
     """Every metric both runs (``results.Run``) report with samples files beside them, or those ``names``
-    (``task.metric``) only; refuses mismatched items (``ItemMismatch``) and a name no such metric has."""
+    (``task.metric``) only; refuses one run given twice, runs of different tasks (``check_two_runs``), mismatched
+    items (``ItemMismatch``, naming the setting that differs) and a name no such metric has."""
     from critic_tasks.core.metrics.bootstrap import settings_from_env
     from critic_tasks.reports.results import samples_file
 
+    check_two_runs(run_a, run_b)
     settings = settings_from_env() if settings is None else settings
     available: dict[str, tuple[Path, Path]] = {}
     for task in registry.TASKS:
@@ -425,14 +452,27 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
                               f"--log_samples files beside both results files); these are: {listed}")
     chosen = [known[n] for n in names] if names else list(known.values())
     if not chosen:
-        raise ConfigError("compare: no metric both runs report with per-item rows: run both with lm-eval "
-                          "--log_samples (samples_<task>_<time>.jsonl beside results_<time>.json)")
+        shared = [t for t in registry.TASKS if t in run_a.results and t in run_b.results]
+        rows = {side: [t for t in shared if samples_file(run.path, t) is not None]
+                for side, run in (("A", run_a), ("B", run_b))}
+
+        def listed(tasks):
+            return ", ".join(tasks[:4]) + (", ..." if len(tasks) > 4 else "")
+
+        lacking = [side for side, tasks in rows.items() if not tasks]
+        if lacking:
+            raise ConfigError(f"compare: run {' and '.join(lacking)} has no per-item rows of {listed(shared)}: run it "
+                              "with lm-eval --log_samples (samples_<task>_<time>.jsonl beside results_<time>.json)")
+        if not set(rows["A"]) & set(rows["B"]):
+            raise ConfigError(f"compare: no task has per-item rows in both runs (A: {listed(rows['A'])}; B: "
+                              f"{listed(rows['B'])})")
+        raise ConfigError(f"compare: no metric with an interval has a value in both runs of {listed(shared)}")
     logged: dict[str, tuple[Logged, Logged]] = {}
     out = []
     for task, metric in chosen:
         if task not in logged:
             la, lb = (read_logged(f, task) for f in available[task])
-            check_same_items(task, la, lb)
+            check_same_items(task, la, lb, setting_note(run_a, run_b, task))
             logged[task] = (la, lb)
         found = compare_metric(task, metric, *logged[task], settings)
         if found is not None:

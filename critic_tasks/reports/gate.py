@@ -32,6 +32,7 @@ Config file (YAML or JSON), thresholds merged with the command line's (the comma
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,22 @@ class Outcome:
     message: str
 
 
+def label_key(label: str) -> str:
+    """A group's overall as the summary table names it, written as a key ("average F1" -> ``average_f1``)."""
+    return "_".join(re.findall(r"[a-z0-9]+", label.lower()))
+
+
+def canonical_name(name: str, where: str) -> str:
+    """``task.key`` as the results hold it: a group's overall may be named by its key (``critic_processbench.f1``)
+    or as `summary` and the docs print it (``critic_processbench.average_f1``). Unknown names: ``ConfigError``."""
+    task, _, key = name.partition(".")
+    group = registry.GROUPS.get(task)
+    if group is not None and key == label_key(group.label):
+        name = f"{task}.{group.metric}"
+    _metric(name, where)
+    return name
+
+
 def _metric(name: str, where: str) -> tuple[str, registry.Metric | None]:
     """(task, metric) for ``task.key``; the metric is None for a group's overall."""
     task, dot, key = name.partition(".")
@@ -57,7 +74,8 @@ def _metric(name: str, where: str) -> tuple[str, registry.Metric | None]:
     if task in registry.GROUPS:
         group = registry.GROUPS[task]
         if key != group.metric:
-            raise ConfigError(f"{where}: {name!r}: group {task} reports only {task}.{group.metric} (its overall)")
+            raise ConfigError(f"{where}: {name!r}: group {task} reports only {task}.{group.metric} (its overall), "
+                              f"also named {task}.{label_key(group.label)} as the summary prints it")
         return task, None
     if task not in registry.TASKS:
         raise ConfigError(f"{where}: {name!r}: unknown task {task!r} (`critic-eval tasks` lists them)")
@@ -71,8 +89,7 @@ def parse_threshold(text: str, where: str) -> tuple[str, float]:
     name, eq, raw = text.partition("=")
     if not eq:
         raise ConfigError(f"{where}: {text!r}: expected TASK.METRIC=VALUE, e.g. critic_feedback.spearman=40")
-    name = name.strip()
-    _metric(name, where)
+    name = canonical_name(name.strip(), where)
     try:
         return name, float(raw)
     except ValueError:
@@ -103,8 +120,7 @@ def read_config(path: Path) -> dict:
     if not isinstance(compare, list):
         raise ConfigError(f"{path}: compare: expected a list of TASK.METRIC")
     for name in compare:
-        _metric(str(name), f"{path}: compare")
-        out["compare"].append(str(name))
+        out["compare"].append(canonical_name(str(name), f"{path}: compare"))
     for side in ("min", "max"):
         block = data.get(side) or {}
         if not isinstance(block, dict):
@@ -112,8 +128,7 @@ def read_config(path: Path) -> dict:
         for name, value in block.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"{path}: {side}: {name}: the threshold {value!r} is not a number")
-            _metric(str(name), f"{path}: {side}")
-            out[side][str(name)] = float(value)
+            out[side][canonical_name(str(name), f"{path}: {side}")] = float(value)
     if data.get("baseline"):
         out["baseline"] = (path.parent / str(data["baseline"])).resolve()
     return out
@@ -136,9 +151,37 @@ def _lookup(run: Run, name: str) -> tuple[float, tuple[float, float] | None]:
         raise ConfigError(f"{name}: task {task} is not in {run.path} (it has: {', '.join(sorted(run.results))})")
     value = run.value(task, key)
     if value is None:
-        raise ConfigError(f"{name}: {run.path} has no value for {key} in {task} (a split without labels, or "
-                          f"intervals turned off?)")
+        raise ConfigError(f"{name}: {run.path} has no value for {key} in {task}: {why_undefined(run, task, key)}")
     return value, run.interval(task, key)
+
+
+ORDER_KEYS = ("consistency", "inconsistency")  # with the bias lines: values of pairs asked in both orders
+
+
+def why_undefined(run: Run, task: str, key: str) -> str:
+    """The cause of an absent value, read from what the run's results do hold: no reply read, no labels, pairs asked
+    in one order only, every verdict a tie; else that no record counted towards it."""
+    if task in registry.GROUPS:
+        missing = [m for m in registry.GROUPS[task].members if run.value(m, registry.GROUPS[task].metric) is None]
+        return (f"its members {', '.join(missing)} have no {registry.GROUPS[task].metric}" if missing
+                else "the run's results hold no overall for it")
+    spec = registry.TASKS[task]
+    both_orders = spec.kind_spec.pairwise and (key in ORDER_KEYS or key in registry.BIAS_LINES.get(spec.kind, ()))
+    if run.value(task, "parse_rate") == 0:
+        return ("no reply could be read (parse_rate = 0: no verdict, score or answer in any reply), so there is "
+                "nothing to count")
+    if run.value(task, "labels_available") == 0 or spec.split == "test":
+        return "no human labels in this split"
+    orders = run.settings(task).get("orders")
+    if both_orders and orders not in (None, "both"):
+        return f"each pair was asked in one order only (orders={orders}); it needs pairs asked in both orders"
+    limit = run.settings(task).get("limit")
+    if both_orders and limit is not None:
+        return (f"no pair was asked in both orders (--limit {limit} cut the run's items: a pair is two of them); it "
+                "needs pairs asked in both orders")
+    if both_orders and key in registry.BIAS_LINES.get(spec.kind, ()) and run.value(task, "tie_rate") == 100:
+        return "every verdict was a tie: no A or B verdict to count"
+    return "no record of this run counted towards it (its items were left out)"
 
 
 def check_thresholds(run: Run, minimum: dict[str, float], maximum: dict[str, float]) -> list[Outcome]:
@@ -178,8 +221,7 @@ def check_judge_failures(run: Run, maximum: dict[str, float], allow: bool = Fals
 
 
 def check_name(name: str, where: str) -> str:
-    _metric(name, where)
-    return name
+    return canonical_name(name, where)
 
 
 def baseline_metrics(run: Run, baseline: Run) -> list[str]:

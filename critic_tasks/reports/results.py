@@ -28,8 +28,10 @@ null value (nothing to average) is absent, as lm-eval writes it.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +51,7 @@ class Run:
     protocol: str = ""  # as recorded in the file ('' when not recorded)
     configs: dict = field(default_factory=dict)
     fingerprints: dict = field(default_factory=dict)  # judged task -> its judge fingerprint (``judge_fingerprints``)
+    config: dict = field(default_factory=dict)  # the run's own settings as lm-eval records them (model_args, limit)
 
     def value(self, task: str, key: str) -> float | None:
         return metric_value(self.results.get(task, {}), key)
@@ -66,6 +69,35 @@ class Run:
 
     def split(self, task: str) -> str:
         return registry.TASKS[task].split if task in registry.TASKS else ""
+
+    def settings(self, task: str) -> dict[str, str]:
+        """How the run chose a task's items, as its results record it: ``limit`` and the task's options
+        (``task_options``)."""
+        limit = self.config.get("limit")
+        out = {"limit": f"{limit:g}"} if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit else {}
+        return {**out, **task_options(self.configs.get(task), self.config)}
+
+
+PATH_KEYS = ("_dir", "_file", "_path")  # options naming a place (a data folder, a stage's samples): not a setting
+
+
+def task_options(task_config, run_config) -> dict[str, str]:
+    """A task's options as a run's results record them: the ``metadata`` lm-eval keeps in each task's config (the
+    run's ``--metadata``, into which lm-eval also merges the model's ``--model_args``), less the task's ``version``,
+    the model's arguments and the options that name a place; each value as text."""
+    metadata = task_config.get("metadata") if isinstance(task_config, dict) else None
+    if not isinstance(metadata, dict):
+        return {}
+    model_args = _model_args(run_config if isinstance(run_config, dict) else {})
+    out = {}
+    for key, value in sorted(metadata.items(), key=lambda kv: str(kv[0])):
+        key = str(key)
+        if key == "version" or key in model_args or key.endswith(PATH_KEYS) or value is None:
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+        if "/" not in text and "\\" not in text:  # a path given under another name
+            out[key] = text
+    return out
 
 
 def metric_value(metrics: dict, key: str) -> float | None:
@@ -434,23 +466,51 @@ def _model_name(name: str, args: dict) -> str:
     return Path(name.rstrip("/")).name or name
 
 
-def _label(data: dict, path: Path) -> str:
-    """The model's name (``model_name``, else ``pretrained=`` / ``model=``), marked when ``--limit`` cut the run."""
-    config = data.get("config") or {}
+def _model(data: dict, path: Path) -> str:
+    """The model's name (``model_name``, else ``pretrained=`` / ``model=``; a predictions folder's name; else the
+    folder or file)."""
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
     args = _model_args(config)
     name = data.get("model_name") if isinstance(data.get("model_name"), str) and data["model_name"] else None
     name = name or str(args.get("pretrained") or args.get("model") or "")
     if name:
-        name = _model_name(name, args)
-    else:
-        predictions = config.get("predictions")
-        if isinstance(predictions, str):
-            return Path(predictions).name
-        name = path.parent.name if path.stem.startswith("results_") else path.stem
+        return _model_name(name, args)
+    predictions = config.get("predictions")
+    if isinstance(predictions, str):
+        return Path(predictions).name
+    return path.parent.name if path.stem.startswith("results_") else path.stem
+
+
+def _date(data: dict, path: Path) -> str:
+    """The run's month and day (``11-28``): from lm-eval's ``results_<date_id>.json`` name, else its ``date``."""
+    found = re.search(r"_(\d{4})-(\d{2})-(\d{2})T", path.name)
+    if found:
+        return f"{found[2]}-{found[3]}"
+    stamp = data.get("date")
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and 0 < stamp < 1e11:
+        return datetime.datetime.fromtimestamp(stamp).strftime("%m-%d")
+    return ""
+
+
+def _word(text: str) -> bool:
+    """An option value that names itself (``claude``, ``gsm8k``), not a number or a flag that needs its key."""
+    return bool(re.fullmatch(r"[A-Za-z][\w.+-]*", text)) and text not in ("true", "false", "null")
+
+
+def _label(data: dict, path: Path, results: dict) -> str:
+    """A run's name: the model, the benchmarks it ran with their options, the date, and ``limit N`` when
+    ``--limit`` cut it (``SmolLM2-135M · judgebench claude · 11-28``)."""
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
+    tasks = [t for t in results if t in registry.TASKS]
+    protocols = list(dict.fromkeys(registry.TASKS[t].kind_spec.protocol for t in tasks))
+    options = list(dict.fromkeys(value if _word(value) else f"{key}={value}"
+                                 for t in tasks for key, value in task_options(configs.get(t), config).items()))
+    what = " ".join(["+".join(protocols) if len(protocols) <= 2 else f"{len(protocols)} benchmarks", *options])
     limit = config.get("limit")
-    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit:
-        name += f" (--limit {limit:g}: a few items per task)"
-    return name
+    limited = (f"limit {limit:g}" if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit
+               else "")
+    return " · ".join(part for part in (_model(data, path), what.strip(), _date(data, path), limited) if part)
 
 
 def load_runs(path: Path) -> list[Run]:
@@ -470,8 +530,9 @@ def load_runs(path: Path) -> list[Run]:
     if models is not None:  # the OpenCompass summarizer's file: model -> lm-eval-shaped results
         return [Run(model, path, _checked(path, results)) for model, results in models.items()]
     results = sample_intervals(path, _checked(path, data.get("results", data)))
-    return [Run(_label(data, path), path, results, _protocol(data), data.get("configs") or {},
-                recorded_fingerprints(data, path, results))]
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    return [Run(_label(data, path, results), path, results, _protocol(data), data.get("configs") or {},
+                recorded_fingerprints(data, path, results), config)]
 
 
 def _output_folder(run: Run) -> str:
@@ -482,10 +543,18 @@ def _output_folder(run: Run) -> str:
     return folder.parent.name if "__" in folder.name and folder.parent.name else folder.name
 
 
-def load_all(paths) -> list[Run]:
+def load_all(paths, labels=()) -> list[Run]:
     """Every run of every path, labels made unique: runs of one model told apart by their folders
-    (``name (out-a)``, ``name (out-b)``), else by their files' times, else numbered (``name #2``)."""
+    (``name (out-a)``, ``name (out-b)``), else by their files' times, else numbered (``name #2``). ``labels``
+    (``--label``, one per run in order) name them instead."""
     runs = [run for p in paths for run in load_runs(Path(p))]
+    if labels:
+        if len(labels) != len(runs):
+            raise ConfigError(f"--label given {len(labels)} time(s) for {len(runs)} run(s) "
+                              f"({', '.join(r.label for r in runs)}): give one --label per run, in order")
+        for run, label in zip(runs, labels):
+            run.label = label
+        return runs
     groups: dict[str, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.label, []).append(run)
