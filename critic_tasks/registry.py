@@ -98,7 +98,11 @@ class Metric:
     when: str = "all"
     subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
     min_samples: int = 0  # only records with at least this many samples (pass@k)
-    higher_is_better: bool = True
+    # its direction: True higher is better, False lower; None neither: a description (a count, a share, a text) or a
+    # value best at ``best_at`` (a judge's first-slot share at 50, its length bias at 0), away from which either way
+    # is worse
+    higher_is_better: bool | None = True
+    best_at: float | None = None
     ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
     scale: str = "rate"  # a key of SCALES
     valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
@@ -111,6 +115,9 @@ class Metric:
             raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
         if self.ci not in ("", "low", "high"):
             raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
+        if self.higher_is_better is not None and (self.best_at is not None or self.scale == "text"):
+            raise ValueError(f"metric {self.key}: a {'text' if self.best_at is None else 'value best at a target'} "
+                             "is neither better higher nor lower: higher_is_better=None")
 
     def accepts(self, record: Record) -> bool:
         """Does ``record`` enter this metric's aggregation?"""
@@ -374,10 +381,10 @@ def _likert(qualities) -> tuple[Metric, ...]:
 def _bias_lines(family: str) -> tuple[Metric, ...]:
     """A pairwise task's judge-bias lines beside its position consistency (``core.metrics.bias``): the share of A/B
     verdicts naming the first-shown response (50: no slot preference), and the share choosing the longer response
-    minus the labels' share on the same verdicts (0: as often as the labels). Neither is better higher; the
-    direction declared is the usual worry's (a first slot or a longer response favoured)."""
-    return (Metric("first_position", family, higher_is_better=False),
-            Metric("length_bias", family, when="scored", higher_is_better=False, scale="difference"))
+    minus the labels' share on the same verdicts (0: as often as the labels). Each is best at that value: a judge
+    favouring the second slot or the shorter response is as biased as one favouring the first or the longer."""
+    return (Metric("first_position", family, higher_is_better=None, best_at=50.0),
+            Metric("length_bias", family, when="scored", higher_is_better=None, best_at=0.0, scale="difference"))
 
 
 PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
@@ -390,7 +397,7 @@ CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
               Metric("score", "correction", when="scored", valid_only=True),
               Metric("parse_rate", "correction"), Metric("truncated", "correction", higher_is_better=False),
               Metric("invalid_items", "correction", higher_is_better=False, scale="count"),
-              Metric("isolation", "correction", scale="text"),  # the sandbox layer's name, not a number
+              Metric("isolation", "correction", scale="text", higher_is_better=None),  # the sandbox layer's name, not a number
               *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES, valid_only=True),
               *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k, valid_only=True) for k in PASS_AT_K),
               # sampled tasks: items whose k samples were all the same text (the backend did not sample)
@@ -410,25 +417,28 @@ def _judged(groups) -> tuple[Metric, ...]:
 # CritiqueLLM (pointwise ratings, pairwise preferences) and MetaCritique (AIU precision / recall).
 _CORRELATIONS = tuple(Metric(f"{level}_{c}", "rating", when="scored", scale="correlation")
                       for level in ("text", "system") for c in ("pearson", "spearman", "kendall"))
-RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", scale="count"),
+RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", higher_is_better=None,
+                                                      scale="count"),
           Metric("text_constant", "rating", when="scored", higher_is_better=False, scale="count"),
           Metric("text_skipped", "rating", when="scored", higher_is_better=False, scale="count"),
-          *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", scale="count"),
+          *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", higher_is_better=None,
+                                                       scale="count"),
           Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
-          Metric("variant", "rating", scale="text"),  # the prompt variant's name (paper | short), not a number
+          # the prompt variant's name (paper | short), not a number
+          Metric("variant", "rating", scale="text", higher_is_better=None),
           # sampled tasks: items whose k samples were all the same text (the backend did not sample)
           Metric("identical_samples", "rating", when="scored", min_samples=2, higher_is_better=False, scale="count"),
           *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
 
 PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
-              Metric("parse_rate", "preference"), Metric("variant", "preference", scale="text"),
+              Metric("parse_rate", "preference"), Metric("variant", "preference", scale="text", higher_is_better=None),
               *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS), *_bias_lines("preference"))
 # JudgeBench: the authors' pair score per category (the pair's source) and overall; inconsistency beside it.
 JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               *_breakdown("judgebench", "accuracy", "source", tuple(jb_data.SOURCES)),
               Metric("inconsistency", "judgebench", when="scored", higher_is_better=False),
-              Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench"),
-              Metric("pairs", "judgebench", when="scored", scale="count"), *_bias_lines("judgebench"))
+              Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench", higher_is_better=None),
+              Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *_bias_lines("judgebench"))
 # The judge works the question out before comparing (the authors allow 4096 tokens; --gen_kwargs raises ours).
 JUDGEBENCH_BUDGET = 1024
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
@@ -475,10 +485,11 @@ def _revision_counts(family: str) -> tuple[Metric, ...]:
             Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
             Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
             # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
-            Metric("models", family, when="scored", scale="text"), Metric("variant", family, when="scored", scale="text"),
-            Metric("failure_rule", family, when="scored", scale="text"),
+            Metric("models", family, when="scored", scale="text", higher_is_better=None),
+            Metric("variant", family, when="scored", scale="text", higher_is_better=None),
+            Metric("failure_rule", family, when="scored", scale="text", higher_is_better=None),
             # JSON: role -> "released: <file>" (CriticEval's text, the user's checkout) | "paraphrase" | "ours"
-            Metric("prompt_source", family, when="scored", scale="text"))
+            Metric("prompt_source", family, when="scored", scale="text", higher_is_better=None))
 
 # ----------------------------------------------------------------------------- the catalogue
 

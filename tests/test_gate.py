@@ -176,3 +176,52 @@ def test_every_overall_name_the_summary_prints_is_accepted(tmp_path, capsys):
     assert "also named critic_processbench.average_f1 as the summary prints it" in capsys.readouterr().err
     config = _write(tmp_path, "gate.json", {"min": {"critic_processbench.average_f1": 50}})
     assert cli.main(["check", str(run), "--config", str(config)]) == 1
+
+
+def test_a_bias_line_is_judged_by_its_distance_from_its_target(tmp_path, capsys):
+    """Issue 45: ``first_position`` is best at 50 (no slot preferred) and ``length_bias`` at 0, not lower-is-better.
+    A judge going from 52 [48, 56] to 40 [36, 44] first-slot verdicts moved from 2 to 10 points off 50: a worse
+    judge, which lower-is-better passed as an improvement. The distances from 50: now 10 [6, 14], then 2 [0, 6]; the
+    facing half-widths 4 and 4."""
+    def with_first_position(value, low, high):
+        data = json.loads(json.dumps(RUN))
+        data["results"]["critic_comparison"].update({"first_position,none": value, "first_position_ci_low,none": low,
+                                                     "first_position_ci_high,none": high})
+        return data
+
+    base = _write(tmp_path, "base.json", with_first_position(52.0, 48.0, 56.0))
+    away = _write(tmp_path, "away.json", with_first_position(40.0, 36.0, 44.0))
+    assert cli.main(["check", str(away), "--baseline", str(base), "--compare", "critic_comparison.first_position"]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "FAIL critic_comparison.first_position moved 12.00 away from 50: 52.00 (95% CI [48.00, 56.00]) -> 40.00 "
+        f"(95% CI [36.00, 44.00]); allowed {math.hypot(4, 4):.2f}")
+    # the mirror image on the other side of 50 is as far from it: it holds
+    mirror = _write(tmp_path, "mirror.json", with_first_position(48.0, 44.0, 52.0))
+    assert cli.main(["check", str(mirror), "--baseline", str(base), "--compare", "critic_comparison.first_position"]) == 0
+    # a count or a share of ties describes the run: no better side to judge a drop by
+    assert cli.main(["check", str(base), "--baseline", str(base), "--compare", "critic_judgebench.tie_rate"]) == 2
+    assert "critic_judgebench.tie_rate has no better side" in capsys.readouterr().err
+
+
+def test_the_directions_the_generated_yaml_declares():
+    """lm-eval's ``higher_is_better`` per key: null for the bias lines (best at a target), JudgeBench's tie rate and
+    pair count (descriptions) and every text key; false for the failure counts."""
+    import yaml
+
+    from critic_tasks.adapters.lm_eval.generate import TASKS_DIR
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+    def directions(task):
+        config = yaml.load((TASKS_DIR / f"{task}.yaml").read_text(), Loader=Loader)  # noqa: S506 (a safe loader)
+        return {m["metric"]: m["higher_is_better"] for m in config["metric_list"]}
+
+    judgebench = directions("critic_judgebench")
+    assert {k: judgebench[k] for k in ("accuracy", "inconsistency", "tie_rate", "pairs", "first_position",
+                                       "length_bias")} == {"accuracy": True, "inconsistency": False, "tie_rate": None,
+                                                           "pairs": None, "first_position": None, "length_bias": None}
+    correction = directions("critic_correction")
+    assert (correction["pass_rate"], correction["invalid_items"], correction["isolation"]) == (True, False, None)

@@ -237,6 +237,18 @@ def baseline_metrics(run: Run, baseline: Run) -> list[str]:
     return names
 
 
+def _toward_best(metric: registry.Metric | None, value: float, ci: tuple[float, float]) -> tuple[float, tuple]:
+    """``value`` and its interval on a scale where higher is better: as read, negated for a lower-is-better metric,
+    the negated distance from the target for one best at a target (0 where the interval covers it)."""
+    if metric is None or metric.higher_is_better:
+        return value, ci
+    if metric.best_at is None:
+        return -value, (-ci[1], -ci[0])
+    ends = (abs(ci[0] - metric.best_at), abs(ci[1] - metric.best_at))
+    nearest = 0.0 if ci[0] <= metric.best_at <= ci[1] else min(ends)
+    return -abs(value - metric.best_at), (-max(ends), -nearest)
+
+
 def check_baseline(run: Run, baseline: Run, compare: list[str] | None = None) -> list[Outcome]:
     names = list(compare) if compare else baseline_metrics(run, baseline)
     if not names:
@@ -246,20 +258,24 @@ def check_baseline(run: Run, baseline: Run, compare: list[str] | None = None) ->
     for name in names:
         task, key = name.split(".", 1)
         metric = registry.TASKS[task].kind_spec.metric(key) if task in registry.TASKS else None
-        higher = metric.higher_is_better if metric else True
+        if metric is not None and metric.higher_is_better is None and metric.best_at is None:
+            raise ConfigError(f"--baseline: {name} has no better side (a description of the run, not a score): "
+                              "nothing to judge a drop by")
         (now, ci_now), (then, ci_then) = _lookup(run, name), _lookup(baseline, name)
         if ci_now is None or ci_then is None:
             raise ConfigError(f"--baseline: {name} has no interval in {run.path if ci_now is None else baseline.path}: "
                               "nothing to judge a drop by (compare metrics with intervals)")
-        drop = (then - now) if higher else (now - then)
+        (good_now, (_, hi_now)), (good_then, (lo_then, _)) = (_toward_best(metric, now, ci_now),
+                                                              _toward_best(metric, then, ci_then))
+        drop = good_then - good_now
         # half-widths on the facing sides: the current run's towards the baseline, the baseline's towards it
-        h_now = (ci_now[1] - now) if higher else (now - ci_now[0])
-        h_then = (then - ci_then[0]) if higher else (ci_then[1] - then)
+        h_now, h_then = hi_now - good_now, good_then - lo_then
+        verb = ("dropped {:.2f}" if metric is None or metric.higher_is_better else "rose {:.2f}"
+                if metric.best_at is None else f"moved {{:.2f}} away from {metric.best_at:g}")
         allowed = math.hypot(h_now, h_then)
         ok = drop <= allowed
-        verb = "dropped" if higher else "rose"
-        detail = (f"{name} {verb if drop > 0 else 'moved'} {abs(now - then):.2f}: {then:.2f} ({_ci_text(ci_then)}) -> "
-                  f"{now:.2f} ({_ci_text(ci_now)}); allowed {allowed:.2f}")
+        detail = (f"{name} {(verb if drop > 0 else 'moved {:.2f}').format(abs(now - then))}: {then:.2f} "
+                  f"({_ci_text(ci_then)}) -> {now:.2f} ({_ci_text(ci_now)}); allowed {allowed:.2f}")
         text = detail if not ok or drop > 0 else f"{name} {then:.2f} -> {now:.2f} ({_ci_text(ci_now)})"
         out.append(Outcome(name, ok, text + _left_out(run, name)))
     return out
