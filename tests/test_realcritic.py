@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,9 +53,10 @@ def test_loader_reads_each_released_task_item_by_item(task):
     docs = data.load_task_docs(task, SHARED)
     assert len(docs) == len(rows) > 150
     for doc, row in zip(docs, rows):
-        assert (doc["idx"], doc["gold"], doc["solution"], doc["solution_answer"], doc["prior_correct"]) == (
+        assert (doc["idx"], doc["gold"], doc["solution"], doc["solution_answer"], doc["previous_score"]) == (
             row["idx"], str(row["gt"]).strip(), row["reasoning"], str(row["pred"]), row["previous_score"][0])
         assert doc["multiple_choice"] == (task in ("arc-challenge", "gpqa", "mmlu_stem"))
+        assert doc["prior_correct"] is None  # graded when scored, by the run's own rule (scoring.shown_correct)
         assert doc["question"] in prompts.critic_prompt(doc) and doc["solution"] in prompts.critic_prompt(doc)
     # the folder of the tasks (data/mix_data) is accepted as the root as well
     assert [d["idx"] for d in data.load_task_docs(task, SHARED / "data" / "mix_data")] == [r["idx"] for r in rows]
@@ -62,25 +64,28 @@ def test_loader_reads_each_released_task_item_by_item(task):
 
 @needs_shared
 def test_solution_accuracy_is_the_mean_of_the_released_previous_scores_per_task_and_averaged():
+    """On the five tasks where our grading of the shown solutions agrees with the released previous_score on every
+    item (measured: test_our_grader_agrees_with_the_recorded_previous_score_on_most_solutions); the first 60 items."""
     per_task, records = {}, []
-    for task in TASKS:
-        rows = _rows(task)
+    agreeing = ("arc-challenge", "gpqa", "gsm8k", "math", "mmlu_stem")
+    for task in agreeing:
+        rows = _rows(task)[:60]
         per_task[task] = 100 * sum(r["previous_score"][0] for r in rows) / len(rows)
-        task_records = [scoring.record(doc, NO_ANSWER) for doc in data.load_task_docs(task, SHARED)]
+        task_records = [scoring.record(doc, NO_ANSWER) for doc in data.load_task_docs(task, SHARED)[:60]]
         assert scoring.solution_accuracy(task_records) == pytest.approx(per_task[task])
         # every reply unread: accuracy 0, every right solution broken, none fixed, all counted as unparsed
         assert scoring.accuracy(task_records) == 0.0 and scoring.parse_rate(task_records) == 0.0
         assert scoring.correct_to_incorrect(task_records) == 100.0
         assert scoring.incorrect_to_correct(task_records) == 0.0
         records += task_records
-    assert scoring.solution_accuracy(records) == pytest.approx(sum(per_task.values()) / len(TASKS))
+    assert scoring.solution_accuracy(records) == pytest.approx(sum(per_task.values()) / len(agreeing))
 
 
 @needs_shared
 @pytest.mark.parametrize("task", TASKS)
 def test_accuracy_and_the_broken_and_fixed_rates_are_evaluate_py_arithmetic(task):
     """A scripted critic boxes the gold on a fixed pattern of items and gives no answer on the rest; the authors'
-    evaluate.py numbers are computed by hand from those known outcomes and the file's previous_score."""
+    evaluate.py numbers are computed by hand from those known outcomes and the shown solutions' grades."""
     rows = _rows(task)[:24]
     docs = data.load_task_docs(task, SHARED)[:24]
     intended = [(i % 3 == 0) != (i % 4 == 1) for i in range(len(rows))]
@@ -89,7 +94,9 @@ def test_accuracy_and_the_broken_and_fixed_rates_are_evaluate_py_arithmetic(task
     records = [scoring.record(doc, reply) for doc, reply in zip(docs, replies)]
     assert [r.answer is not None for r in records] == intended
     assert [r.correct for r in records] == intended
-    authors = _authors_evaluate([r["previous_score"][0] for r in rows], intended)
+    # evaluate.py's previous_score is the shown solution's grade: here the run's own (scoring.shown_correct), which
+    # differs from the released one on a few items (test_recorded_solutions_are_graded_as_documented_...)
+    authors = _authors_evaluate([r.prior_correct for r in records], intended)
     assert round(scoring.accuracy(records), 1) == authors["acc"]
     assert scoring.correct_to_incorrect(records) == pytest.approx(authors["correct_to_incorrect_ratio"])
     assert scoring.incorrect_to_correct(records) == pytest.approx(authors["incorrect_to_correct_ratio"])
@@ -122,8 +129,27 @@ DIFFERING = [
 @pytest.mark.parametrize("task, idx, theirs, ours", AGREEING + DIFFERING)
 def test_recorded_solutions_are_graded_as_documented_against_the_authors_previous_score(task, idx, theirs, ours):
     doc = next(d for d in data.load_task_docs(task, SHARED) if d["idx"] == idx)
-    assert doc["prior_correct"] is theirs
+    assert doc["previous_score"] is theirs
     assert scoring.record(doc, f"\\boxed{{{doc['solution_answer']}}}").correct is ours
+    # the shown solution is graded by the same rule (issue 44): copying its answer back breaks and fixes nothing
+    copied = scoring.record(doc, f"I agree with the solution.\n\\boxed{{{doc['solution_answer']}}}")
+    assert copied.prior_correct is copied.correct is ours
+
+
+@needs_shared
+@pytest.mark.slow
+def test_a_critic_that_copies_the_shown_answer_back_breaks_and_fixes_nothing_on_college_math():
+    """Issue 44: the shown solution was graded by the file's previous_score (the authors' grader) and the corrected
+    answer by ours; a critic that boxes the shown answer scored broken 5.1 and fixed 7.8 on the first 90 items of
+    college_math (10.1 and 11.4 on all 279). The
+    expected values are the critic's own: nothing broken, nothing fixed, its accuracy that of the solutions."""
+    docs = data.load_task_docs("college_math", SHARED)[:90]
+    records = [scoring.record(d, f"The solution is right.\n\\boxed{{{d['solution_answer']}}}") for d in docs]
+    assert scoring.correct_to_incorrect(records) == 0.0 and scoring.incorrect_to_correct(records) == 0.0
+    assert scoring.accuracy(records) == scoring.solution_accuracy(records)
+    # against the released grades, the same replies would have moved both rates (the attack of issue 44)
+    released = [replace(r, prior_correct=d["previous_score"]) for r, d in zip(records, docs)]
+    assert scoring.correct_to_incorrect(released) > 0 and scoring.incorrect_to_correct(released) > 0
 
 
 @pytest.mark.slow
@@ -134,7 +160,7 @@ def test_our_grader_agrees_with_the_recorded_previous_score_on_most_solutions():
     the differences are of the kinds listed in DIFFERING and in docs/protocols/realcritic.md)."""
     for task in TASKS:
         docs = data.load_task_docs(task, SHARED)
-        agree = [scoring.record(d, f"\\boxed{{{d['solution_answer']}}}").correct == d["prior_correct"] for d in docs]
+        agree = [scoring.record(d, f"\\boxed{{{d['solution_answer']}}}").correct == d["previous_score"] for d in docs]
         floor = 1.0 if task in ("arc-challenge", "gpqa", "gsm8k", "math", "mmlu_stem") else 0.85
         assert sum(agree) / len(agree) >= floor, (task, len(agree) - sum(agree))
 
@@ -260,13 +286,13 @@ def _sample_critic(docs):
 
 
 def _expected(ds):
-    """By hand: the first item keeps the solution's (recorded) grade, the second is right."""
+    """By hand: the first item keeps the solution's recorded grade (our fixtures' grades are right), the second is right."""
     first, second = ds
-    correct = [first["prior_correct"], True]
-    right = [d for d in ds if d["prior_correct"]]
-    wrong = [d for d in ds if not d["prior_correct"]]
-    broken = sum(1 for d, c in zip(ds, correct) if d["prior_correct"] and not c)
-    fixed = sum(1 for d, c in zip(ds, correct) if not d["prior_correct"] and c)
+    correct = [first["previous_score"], True]
+    right = [d for d in ds if d["previous_score"]]
+    wrong = [d for d in ds if not d["previous_score"]]
+    broken = sum(1 for d, c in zip(ds, correct) if d["previous_score"] and not c)
+    fixed = sum(1 for d, c in zip(ds, correct) if not d["previous_score"] and c)
     return (100 * sum(correct) / 2, 100 * broken / len(right) if right else None,
             100 * fixed / len(wrong) if wrong else None)
 

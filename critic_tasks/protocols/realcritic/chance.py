@@ -15,6 +15,7 @@ import random
 from typing import Sequence
 
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
+from critic_tasks.protocols.realcritic.scoring import shown_correct
 from critic_tasks.protocols.realcritic.stages import DIRECT
 
 DETERMINISTIC = ("always_first", "constant", "every_label")
@@ -47,7 +48,7 @@ def _random_hit(doc: dict) -> float:
 def expected_random(docs: Sequence[dict]) -> dict[str, float]:
     """``random``'s expected accuracy and incorrect_to_correct (x100) on one task's documents."""
     hits = [_random_hit(d) for d in docs]
-    wrong = [h for h, d in zip(hits, docs) if not d["prior_correct"]]
+    wrong = [h for h, d in zip(hits, docs) if not shown_correct(d)]
     out = {"accuracy": 100 * sum(hits) / len(hits)} if hits else {}
     if wrong:
         out["incorrect_to_correct"] = 100 * sum(wrong) / len(wrong)

@@ -8,7 +8,7 @@ Source of truth is the paper repository ``tangzhy/RealCritic`` on GitHub: ``data
     gt              the gold final answer (an option letter for arc-challenge, gpqa and mmlu_stem)
     reasoning       one model's solution: the text the critic critiques
     pred            the final answer that solution reached
-    previous_score  [bool]: whether ``pred`` was graded right (the authors' grader)
+    previous_score  [bool]: whether ``pred`` was graded right (the authors' grader, in their environment)
     model           the model that wrote the solution
 
 Other fields (``gt_cot``, ``choices``, ``type``, ...) differ per task and are kept only where named here.
@@ -111,7 +111,9 @@ def to_doc(row: dict, task: str, where: str, line: int) -> dict:
     return {"task": task, "dimension": DIMENSION, "idx": field(row, "idx", where, (int,)), "line": line,
             "question": field(row, "question", where), "gold": gold, "solution": field(row, "reasoning", where),
             "solution_answer": str(field(row, "pred", where, (str, int, float))),
-            "prior_correct": previous[0], "solution_model": model if isinstance(model, str) else "",
+            # prior_correct: graded when scored, by the rule that grades the critic (scoring.shown_correct)
+            "previous_score": previous[0], "prior_correct": None,
+            "solution_model": model if isinstance(model, str) else "",
             "multiple_choice": task in MULTIPLE_CHOICE}
 
 

@@ -1,8 +1,9 @@
 """RealCritic scoring, harness-free: (document, reply) -> record, and records -> metrics (x100).
 
 The record (``RealCriticRecord``): the corrected answer the critic gave, graded against the gold. ``domain`` is the
-task (``arc-challenge``, ``gsm8k``, ...); ``prior_correct`` is the released file's ``previous_score``: whether the
-solution shown to the critic was right. Registered in ``core.records.RECORD_TYPES`` under its ``kind`` when this
+task (``arc-challenge``, ``gsm8k``, ...); ``prior_correct``: whether the solution shown to the critic was right,
+graded by the same rule as the corrected answer (``shown_correct``; the file's ``previous_score`` is kept in the
+document). Registered in ``core.records.RECORD_TYPES`` under its ``kind`` when this
 module is imported, so that ``Record.from_dict`` reads it back from logged samples.
 
 Reading the corrected answer: the content of the reply's last ``\\boxed{...}`` (balanced braces), as the authors'
@@ -24,7 +25,7 @@ unweighted mean of the per-task values (the paper's average column):
     accuracy            = 100 * mean over items [corrected answer == gold]
     correct_to_incorrect = 100 * #(solution right, corrected answer wrong) / #(solution right)   (broken)
     incorrect_to_correct = 100 * #(solution wrong, corrected answer right) / #(solution wrong)   (fixed)
-    solution_accuracy   = 100 * mean over items [solution right]          (the file's previous_score: the baseline)
+    solution_accuracy   = 100 * mean over items [solution right]          (regraded by our rule: the baseline)
     parse_rate          = 100 * mean over replies [an answer was read]
 """
 
@@ -130,13 +131,30 @@ def grade(answer: str | None, doc: dict) -> tuple[bool, bool]:
         return answer is not None and _same_text(answer, doc["gold"]), False
 
 
+def shown_answer_reply(doc: dict) -> str:
+    """The reply of a critic that accepts the shown solution: its answer boxed."""
+    return f"\\boxed{{{doc['solution_answer']}}}"
+
+
+def shown_correct(doc: dict) -> bool:
+    """Whether the solution shown to the critic was right, graded by the rule that grades the critic's corrected
+    answer: its answer read and graded as the reply ``shown_answer_reply`` (a critic that only copies the shown
+    answer back then breaks and fixes nothing, issue 44). The file's ``previous_score`` comes from the authors'
+    grader in their environment and is kept in the document, not used. A chained run (self-critique, a later round)
+    sets ``prior_correct`` from the earlier reply it graded (``stages``)."""
+    if isinstance(doc.get("prior_correct"), bool):
+        return doc["prior_correct"]
+    answer, _ = read_answer(shown_answer_reply(doc), doc["multiple_choice"])
+    return grade(answer, doc)[0]
+
+
 def record(doc: dict, reply) -> RealCriticRecord:
     """``reply``: the critic's text (a list of samples: the first is read; one turn asks once)."""
     text = reply[0] if isinstance(reply, (list, tuple)) and reply else reply
     answer, reason = read_answer(text, doc["multiple_choice"])
     correct, gold_readable = grade(answer, doc)
     return RealCriticRecord(domain=doc["task"], item_id=str(doc["idx"]), answer=answer, parsed=answer is not None,
-                            correct=correct, prior_correct=doc["prior_correct"], unparsed_reason=reason,
+                            correct=correct, prior_correct=shown_correct(doc), unparsed_reason=reason,
                             gold_readable=gold_readable)
 
 
@@ -183,8 +201,8 @@ def incorrect_to_correct(records: Sequence[RealCriticRecord]) -> float | None:
 
 
 def solution_accuracy(records: Sequence[RealCriticRecord]) -> float | None:
-    """100 * the share of items whose shown solution was right (the file's ``previous_score``): the accuracy
-    before the critique, the line a critic must beat; mean over tasks."""
+    """100 * the share of items whose shown solution was right (graded by the run's rule; ``shown_correct``): the
+    accuracy before the critique, the line a critic must beat; mean over tasks."""
     return _macro(records, lambda rs: rate(r.prior_correct for r in rs))
 
 
