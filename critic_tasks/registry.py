@@ -444,9 +444,10 @@ JUDGEBENCH_BUDGET = 1024
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
 PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "process", when="scored"),
            Metric("correct_accuracy", "process", when="scored"), Metric("parse_rate", "process"),
-           Metric("out_of_range", "process", scale="count", higher_is_better=False))
-# The critique walks the steps before its \boxed{} index; run_eval.py allows 8192 tokens (--gen_kwargs raises ours).
-PROCESSBENCH_BUDGET = 1024
+           Metric("out_of_range", "process", scale="count", higher_is_better=False),
+           Metric("prompt", "process", scale="text"))  # whose prompt: authors | ours (protocols.prompt_choice)
+# run_eval.py's budget: 8192 new tokens, greedy (32768 for QwQ: --gen_kwargs max_gen_toks=32768).
+PROCESSBENCH_BUDGET = 8192
 # RealCritic, per task: accuracy of the corrected answers, how often a right solution was broken and a wrong one fixed
 # (the group averages the tasks' accuracies, the paper's average).
 REALCRITIC = (Metric("accuracy", "realcritic", when="scored"),
@@ -530,7 +531,7 @@ PROTOCOLS = {p.name: p for p in (
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
              data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR, chance=jb_chance),
     Protocol("processbench", "ProcessBench (Zheng et al. 2024)", "arXiv:2412.06559",
-             load_docs=pb_data.load_task_docs, options=("data_dir", "subset"), prompt=pb_prompts.critic_prompt,
+             load_docs=pb_data.load_task_docs, options=("data_dir", "subset", "prompt"), prompt=pb_prompts.critic_prompt,
              target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,
              source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR, chance=pb_chance),
     Protocol("realcritic", "RealCritic (Tang et al. 2025)", "arXiv:2501.14492",

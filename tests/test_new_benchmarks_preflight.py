@@ -263,9 +263,12 @@ def test_the_demo_says_which_budget_a_task_needs(monkeypatch, capsys, tasks, res
     out = capsys.readouterr().out
     hints = [line for line in out.splitlines() if "--max_gen_toks" in line]
     if hinted:  # the tasks' own budget (registry.JUDGEBENCH_BUDGET / PROCESSBENCH_BUDGET), and how to pass it
+        from critic_tasks import registry
+
+        budget = registry.task(tasks).kind_spec.max_gen_toks  # the authors' (JudgeBench 4096, ProcessBench 8192)
         assert hints == [f"critic-eval demo: {tasks}: most replies unparsed at 32 tokens a reply: the answer comes "
-                         "after the reasoning, and these tasks give 1024 tokens; for their real numbers: critic-eval "
-                         f"demo --tasks {tasks} --max_gen_toks 1024 (slower on a CPU)"]
+                         f"after the reasoning, and these tasks give {budget} tokens; for their real numbers: "
+                         f"critic-eval demo --tasks {tasks} --max_gen_toks {budget} (slower on a CPU)"]
     else:
         assert hints == []
     assert ("CriticEval leaderboard" in out) is leaderboard

@@ -177,8 +177,14 @@ def parity_runs(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
 
     solutions = json.loads((SAMPLE_DIR / "gsm8k.json").read_text(encoding="utf-8"))[:PROCESSBENCH_ROWS]
     assert sorted(s["label"] == -1 for s in solutions) == [False, True]  # label -1: no step is wrong
-    (tmp / "processbench").mkdir()
-    (tmp / "processbench" / "gsm8k.json").write_text(json.dumps(solutions), encoding="utf-8")
+    # laid out as a checkout of the authors' repository, with their template (the default prompt) beside the data
+    template = Path("code") / "templates" / "critique_template.txt"
+    if not (SHARED / "data" / "processbench" / template).is_file():
+        pytest.skip(f"shared data not found at {SHARED / 'data' / 'processbench' / template}")
+    (tmp / "processbench" / "dataset").mkdir(parents=True)
+    (tmp / "processbench" / "dataset" / "gsm8k.json").write_text(json.dumps(solutions), encoding="utf-8")
+    (tmp / "processbench" / template).parent.mkdir(parents=True)
+    (tmp / "processbench" / template).write_bytes((SHARED / "data" / "processbench" / template).read_bytes())
     # one judge for both (same settings, same cache): identical critiques get identical grades
     env = _env(tmp, CRITIQUELLM_DATA_DIR=str(tmp / "critiquellm"), PROCESSBENCH_DATA_DIR=str(tmp / "processbench"),
                CRITIC_JUDGE_MODEL="smollm2-judge",

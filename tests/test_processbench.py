@@ -18,7 +18,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from conftest import SHARED
-from helpers import scripted_lm
+from helpers import scripted_cli_model, scripted_lm
 
 import critic_tasks
 from critic_tasks.core.errors import ConfigError, DataError
@@ -234,7 +234,7 @@ def test_record_round_trips_through_json():
 
 
 def test_prompt_has_the_papers_fields_in_our_words():
-    doc = released("gsm8k")[0]
+    doc = data.load_task_docs("gsm8k", data_dir=DATASET, prompt="ours")[0] if DATASET.is_dir() else released("gsm8k")
     text = prompts.critic_prompt(doc)
     assert doc["problem"] in text and "\\boxed{}" in text and "-1" in text
     positions = [text.index(f"<paragraph_{i}>\n{step}\n</paragraph_{i}>") for i, step in enumerate(doc["steps"])]
@@ -245,9 +245,121 @@ def test_prompt_has_the_papers_fields_in_our_words():
 
 
 def test_prompt_leaves_braces_in_the_problem_alone():
-    doc = {"problem": "Find {x} with $\\frac{1}{2}$", "steps": ["{0}", "step {1}"]}
+    doc = {"problem": "Find {x} with $\\frac{1}{2}$", "steps": ["{0}", "step {1}"], "prompt": "ours"}
     text = prompts.critic_prompt(doc)
     assert "Find {x} with $\\frac{1}{2}$" in text and "<paragraph_1>\nstep {1}\n</paragraph_1>" in text
+
+
+def authors_run_eval():
+    """``code/run_eval.py`` imported as it is, with stand-ins for the GPU stack its first lines import (vLLM, torch,
+    transformers, datasets: none of them is called by what the tests use, and ``main``'s calls are replaced)."""
+    import importlib.util
+    import sys
+    import types
+    from unittest import mock
+
+    path = PROCESSBENCH / "code" / "run_eval.py"
+    if not path.is_file():
+        pytest.skip(f"the authors' code not found at {path}")
+    stand_ins = {"vllm": types.SimpleNamespace(LLM=None, SamplingParams=None),
+                 "torch": types.SimpleNamespace(cuda=types.SimpleNamespace(device_count=lambda: 1)),
+                 "transformers": types.SimpleNamespace(AutoTokenizer=None),
+                 "datasets": types.SimpleNamespace(load_dataset=None)}
+    spec = importlib.util.spec_from_file_location("processbench_run_eval", path)
+    module = importlib.util.module_from_spec(spec)
+    with mock.patch.dict(sys.modules, stand_ins):
+        spec.loader.exec_module(module)
+    return module
+
+
+def authors_template() -> str:
+    """The template as run_eval.py's ``main`` reads it (text mode, stripped)."""
+    with open(PROCESSBENCH / "code" / "templates" / "critique_template.txt") as f:
+        return f.read().strip()
+
+
+def raw_items(subset: str) -> list[dict]:
+    released(subset)  # skips without the shared copy
+    return json.loads((DATASET / f"{subset}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("subset", RELEASED)
+def test_the_authors_prompt_is_prepare_input_boxeds_byte_for_byte(subset):
+    """The default prompt on a checkout of the authors' repository: on every item, the one user message of
+    run_eval.py's ``prepare_input_boxed`` (their function, their template file), byte for byte."""
+    run_eval = authors_run_eval()
+    template = authors_template()
+    docs = data.load_task_docs(subset, data_dir=PROCESSBENCH)
+    assert {d["prompt"] for d in docs} == {"authors"}
+    for doc, item in zip(docs, raw_items(subset), strict=True):
+        messages = run_eval.prepare_input_boxed(template, item)
+        assert [m["role"] for m in messages] == ["user"]
+        assert prompts.critic_prompt(doc).encode() == messages[0]["content"].encode(), doc["id"]
+    assert "\\boxed{}" in prompts.critic_prompt(docs[0])  # the template's {{}} formatted to {}
+
+
+def test_the_authors_prompt_keeps_braces_in_the_problem_and_steps():
+    run_eval = authors_run_eval()
+    item = {"problem": "Find {x} and {problem} with $\\frac{1}{2}$ {{}}", "steps": ["{0}", "  step {1}  \n", "{}"]}
+    doc = {**item, "prompt": "authors", "source_file": str(DATASET / "gsm8k.json")}
+    assert prompts.critic_prompt(doc) == run_eval.prepare_input_boxed(authors_template(), item)[0]["content"]
+
+
+@pytest.fixture
+def no_authors_source(tmp_path, monkeypatch):
+    """No cache, an empty mirror: the authors' template has no source (and nothing reaches the network)."""
+    from critic_tasks.protocols import authors
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(authors.MIRROR_ENV, str(tmp_path / "empty-mirror"))
+    monkeypatch.delenv("PROCESSBENCH_DATA_DIR", raising=False)
+    authors._text.cache_clear()
+    yield tmp_path
+    authors._text.cache_clear()
+
+
+def test_the_prompt_choice_defaults_and_its_record(no_authors_source):
+    sample = data.load_task_docs("math", data_dir="sample")
+    assert {d["prompt"] for d in sample} == {"ours"}  # the bundled sample needs no authors' file
+    assert "Check the solution one paragraph at a time" in prompts.critic_prompt(sample[0])
+    checkout = data.load_task_docs("math", data_dir=PROCESSBENCH) if DATASET.is_dir() else released("math")
+    assert {d["prompt"] for d in checkout} == {"authors"}  # the template comes from the checkout itself
+    assert {d["prompt"] for d in data.load_task_docs("math", data_dir=PROCESSBENCH, prompt="ours")} == {"ours"}
+    records = [scoring.record(d, "\\boxed{-1}") for d in checkout[:3] + sample[:2]]
+    assert [r.prompt for r in records] == ["authors"] * 3 + ["ours"] * 2
+    assert scoring.process_metrics(records[:3])["prompt"] == "authors"
+    assert scoring.process_metrics(records)["prompt"] == "authors+ours"
+    with pytest.raises(ConfigError, match="prompt='paper': expected one of authors, ours"):
+        data.load_task_docs("math", data_dir="sample", prompt="paper")
+    with pytest.raises(DataError, match="field 'prompt'"):
+        prompts.critic_prompt({k: v for k, v in sample[0].items() if k != "prompt"})
+
+
+def test_the_authors_prompt_on_the_sample_is_fetched_and_checked(no_authors_source, monkeypatch):
+    """``prompt: authors`` on the bundled sample reads the template from a source (here a mirror laid out as GitHub's
+    raw files), checked by sha256; with no source, one line naming the settings, before any generation."""
+    from critic_tasks.protocols import authors
+
+    with pytest.raises(DataError) as err:
+        data.load_task_docs("gsm8k", data_dir="sample", prompt="authors")
+    message = str(err.value)
+    assert "\n" not in message and "PROCESSBENCH_DATA_DIR" in message and "prompt: ours" in message
+    spec = data.TEMPLATE
+    mirrored = no_authors_source / "mirror" / spec.repo / spec.commit / spec.path
+    mirrored.parent.mkdir(parents=True)
+    mirrored.write_bytes(b"Tampered {problem} {tagged_response}")
+    monkeypatch.setenv(authors.MIRROR_ENV, str(no_authors_source / "mirror"))
+    authors._text.cache_clear()
+    with pytest.raises(DataError, match="sha256"):
+        data.load_task_docs("gsm8k", data_dir="sample", prompt="authors")
+    if not (PROCESSBENCH / spec.path).is_file():
+        pytest.skip("the authors' template not found in the shared copy")
+    mirrored.write_bytes((PROCESSBENCH / spec.path).read_bytes())
+    authors._text.cache_clear()
+    docs = data.load_task_docs("gsm8k", data_dir="sample", prompt="authors")
+    item = json.loads((data.SAMPLE_DIR / "gsm8k.json").read_text(encoding="utf-8"))[0]
+    assert prompts.critic_prompt(docs[0]) == authors_run_eval().prepare_input_boxed(authors_template(), item)[0][
+        "content"]
 
 
 # ----------------------------------------------------------------------------- data
@@ -278,7 +390,7 @@ def test_the_env_setting_names_the_folder(tmp_path, monkeypatch):
     for name in ("math.json", "omnimath.json"):
         (tmp_path / name).write_text((data.SAMPLE_DIR / name).read_text())
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", str(tmp_path))
-    assert len(data.load_task_docs("omnimath")) == 4
+    assert len(data.load_task_docs("omnimath", prompt="ours")) == 4
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "")
     with pytest.raises(DataError, match="PROCESSBENCH_DATA_DIR is set but empty"):
         data.load_task_docs("math")
@@ -287,7 +399,7 @@ def test_the_env_setting_names_the_folder(tmp_path, monkeypatch):
 def test_a_checkout_with_a_dataset_folder_is_read(tmp_path):
     (tmp_path / "dataset").mkdir()
     (tmp_path / "dataset" / "math.json").write_text((data.SAMPLE_DIR / "math.json").read_text())
-    assert len(data.load_task_docs("math", data_dir=tmp_path)) == 4
+    assert len(data.load_task_docs("math", data_dir=tmp_path, prompt="ours")) == 4
 
 
 def test_unknown_subset_is_a_config_error():
@@ -481,6 +593,110 @@ def test_a_subset_whose_f1_is_undefined_leaves_the_group_mean_not_the_run(monkey
     assert f1 == {"gsm8k": 0.0, "math": 100.0, "omnimath": 100.0}
     assert results["critic_processbench"]["f1,none"] == pytest.approx(200 / 3)
     assert "leaves out 1 of its 4 members" in caplog.text
+
+
+def reply_of_shape(doc: dict, i: int) -> str:
+    """``our_reply``'s shapes plus the odd ones run_eval.py's reading accepts or refuses (int() takes signs,
+    underscores, other scripts' digits and surrounding whitespace; a box opened inside a box; unclosed boxes)."""
+    label = doc["label"]
+    odd = [f"\\boxed{{\n {label}\t}}", f"\\boxed{{\\boxed{{{label}}}", "\\boxed{1_0}", "\\boxed{٣}" if label == 3 else
+           "\\boxed{١}", f"\\boxed{{{label}}}" + "\\boxed{" * 50, "\\boxed{-1} \\boxed{" + str(label), "$\\boxed{-}$",
+           f"\\boxed {{{label}}}"]
+    return odd[i // 2 % len(odd)] if i % 2 else our_reply(doc, i // 2)
+
+
+class _AuthorsRun:
+    """run_eval.py's ``main`` on these replies: vLLM, the tokenizer and the Hub replaced by stand-ins that hand it
+    the released items and, for each prompt it renders, the reply the critic gave to that prompt."""
+
+    def __init__(self, replies_by_prompt: dict[str, str]):
+        self.replies = replies_by_prompt
+        self.sampling = []
+
+    def tokenizer(self):
+        class Tokenizer:
+            def apply_chat_template(self, messages, add_generation_prompt, tokenize):
+                assert len(messages) == 1 and messages[0]["role"] == "user" and add_generation_prompt and not tokenize
+                return messages[0]["content"]
+
+            def __call__(self, text, add_special_tokens):
+                return type("Encoded", (), {"input_ids": text})
+
+        return Tokenizer()
+
+    def llm(self, **_kwargs):
+        run = self
+
+        class Completion:
+            def __init__(self, text):
+                self.outputs = [type("Output", (), {"text": text})]
+
+        class LLM:
+            def generate(self, prompt_token_ids, sampling_params):
+                run.sampling.append(sampling_params)
+                return [Completion(run.replies[p]) for p in prompt_token_ids]
+
+        return LLM()
+
+    def main(self, run_eval, subsets, output_dir, monkeypatch):
+        import types
+
+        monkeypatch.setattr(run_eval, "AutoTokenizer", types.SimpleNamespace(from_pretrained=lambda path: self.tokenizer()))
+        monkeypatch.setattr(run_eval, "LLM", self.llm)
+        monkeypatch.setattr(run_eval, "SamplingParams", lambda **kw: kw)
+        monkeypatch.setattr(run_eval, "load_dataset", lambda name, split: raw_items(split))
+        monkeypatch.chdir(PROCESSBENCH / "code")  # it opens ./templates/critique_template.txt
+        monkeypatch.setattr("sys.argv", ["run_eval.py", "--configs", *subsets, "--model_path", "scripted",
+                                         "--output_dir", str(output_dir)])
+        run_eval.main()
+        numbers = {}
+        for subset in subsets:
+            rows = {c: [json.loads(line) for line in (output_dir / "scripted" / f"{subset}_{c}.jsonl").open()]
+                    for c in ("error", "correct")}
+            acc1 = np.mean([e["match"] for e in rows["error"]]) * 100  # their arithmetic on their per-item matches
+            acc2 = np.mean([e["match"] for e in rows["correct"]]) * 100
+            numbers[subset] = (acc1, acc2, 2 * acc1 * acc2 / (acc1 + acc2))
+        return numbers
+
+
+@pytest.mark.slow  # lm-eval's task index takes ~20 s to build; 2,400 scripted replies
+def test_a_critic_eval_run_gives_run_evals_numbers_on_replies_of_every_shape(tmp_path, monkeypatch, capsys):
+    """A real ``critic-eval`` run (lm-eval, the registered tasks, the default prompt) on the shared checkout of the
+    authors' repository, a scripted critic answering each prompt with a reply of one of many shapes; then
+    run_eval.py's own ``main`` on the same replies. Every prompt the critic was asked is one run_eval.py renders
+    (the critic's replies are looked up by the authors' rendering), and each subset's accuracies and F1, and the
+    group's mean, equal the numbers their code computes and prints."""
+    from critic_tasks import cli
+
+    run_eval = authors_run_eval()
+    template = authors_template()
+    replies_by_prompt = {}
+    for subset in RELEASED:
+        for i, item in enumerate(raw_items(subset)):
+            doc = {**item, "n_steps": len(item["steps"])}
+            replies_by_prompt[run_eval.prepare_input_boxed(template, item)[0]["content"]] = reply_of_shape(doc, i)
+    lm = scripted_cli_model("critic_scripted_processbench", lambda prompt: replies_by_prompt.get(prompt, "UNKNOWN"))
+    out = tmp_path / "out"
+    tasks = ",".join(f"critic_processbench_{s}" for s in RELEASED)
+    monkeypatch.setenv("PROCESSBENCH_DATA_DIR", str(PROCESSBENCH))
+    assert cli.main(["--model", "critic_scripted_processbench", "--tasks", tasks, "--output_path", str(out)]) == 0, \
+        capsys.readouterr().err[-3000:]
+    assert len(lm.prompts) == len(replies_by_prompt) and set(lm.prompts) == set(replies_by_prompt)
+    (results,) = out.glob("*/results_*.json")
+    ours = json.loads(results.read_text())
+    authors_run = _AuthorsRun(replies_by_prompt)
+    theirs = authors_run.main(run_eval, list(RELEASED), tmp_path / "authors", monkeypatch)
+    sampling = authors_run.sampling
+    printed = capsys.readouterr().out
+    for subset, (acc1, acc2, f1) in theirs.items():
+        values = ours["results"][f"critic_processbench_{subset}"]
+        assert (values["error_accuracy,none"], values["correct_accuracy,none"], values["f1,none"]) == \
+            pytest.approx((acc1, acc2, f1), abs=1e-9), subset
+        assert f"{subset} error acc: {acc1:.1f}, correct acc: {acc2:.1f}, f1: {f1:.1f}" in printed
+        assert values["prompt,none"] == "authors"
+        assert ours["configs"][f"critic_processbench_{subset}"]["generation_kwargs"]["max_gen_toks"] == 8192
+        assert 0 < acc1 < 100 and 0 < acc2 < 100
+    assert [(p["max_tokens"], p["temperature"]) for p in sampling] == [(8192, 0.0)] * len(RELEASED)  # their budget
 
 
 @pytest.mark.parametrize("module", [scoring, chance])

@@ -12,9 +12,15 @@ of that name). Each item:
     label                 the index (from 0) of the earliest wrong step, or -1 when every step is right
 
 ``PROCESSBENCH_DATA_DIR`` (or ``data_dir``) names a local folder holding the same files (or a checkout of the
-paper repository, whose ``dataset/`` folder holds them); ``sample`` selects the small fixtures of ours shipped in
-the package. A subset whose file a local copy lacks is one DataError saying so. Every other problem with a file is
-one DataError naming the file, item and field.
+paper repository QwenLM/ProcessBench, whose ``dataset/`` folder holds them); ``sample`` selects the small fixtures of
+ours shipped in the package. A subset whose file a local copy lacks is one DataError saying so. Every other problem
+with a file is one DataError naming the file, item and field.
+
+The authors' prompt template (``TEMPLATE``, their wording) is read like data, never copied here
+(``protocols.authors``): from the checkout the documents came from when it holds ``code/templates/``, else the
+cache, a mirror or GitHub at the pinned commit, always checked by sha256. The ``prompt`` option
+(``protocols.prompt_choice``: ``authors``, the default; ``ours`` on the bundled sample) is written into every
+document; with ``authors`` the loader reads the template once, so a run without it stops before any generation.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import resolve_dir
-from critic_tasks.protocols import remote
+from critic_tasks.protocols import prompt_choice, remote
+from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.processbench.scoring import NO_ERROR
 from critic_tasks.protocols.remote import field, read_json
 
@@ -33,6 +40,12 @@ DATA_DIR_ENV = "PROCESSBENCH_DATA_DIR"
 SAMPLE_DIR = Path(__file__).parent / "sample_data"
 SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")
 DIMENSION = "processbench"  # the data dimension of every document (one task kind); the subset is an option
+# code/templates/critique_template.txt, as code/run_eval.py reads it. The commit is the newest of the repository this
+# project's code index holds (it does not hold the template itself); the sha256 is that of the template released
+# with the paper's code (../shared/data/processbench), which is what any source must match.
+TEMPLATE = AuthorsFile("QwenLM/ProcessBench", "04d347e7282ce12124be7b0a9cc2fa4d7c562d53",
+                       "code/templates/critique_template.txt",
+                       "0e7dba24bfaa9dea379907e11b8dc701c6cd6e74453ab2ffc9b1d63237cc4434", DATA_DIR_ENV)
 
 
 def subset_file(subset: str) -> str:
@@ -133,14 +146,34 @@ def load_subset(subset: str, data_dir: str | os.PathLike | None = None) -> list[
     return docs
 
 
+def checkout_root(source_file: str | os.PathLike) -> Path:
+    """The folder a data file was read from, or the checkout above it when that folder is a checkout's
+    ``dataset/``: where the authors' ``code/templates/`` would be."""
+    folder = Path(source_file).parent
+    return folder.parent if folder.name == "dataset" else folder
+
+
+def template(doc: dict) -> str:
+    """The authors' template text (``TEMPLATE``), from the checkout the document came from if it holds it."""
+    source = doc.get("source_file")
+    return TEMPLATE.text(checkout_root(source) if source else None)
+
+
 def load_task_docs(dimension: str, data_dir: str | os.PathLike | None = None, subset: str | None = None,
-                   **_ignored) -> list[dict]:
+                   prompt: str | None = None, **_ignored) -> list[dict]:
     """The documents of one ProcessBench subset: ``dimension`` "processbench" with the ``subset`` option (gsm8k |
-    math | olympiadbench | omnimath), or the subset's name as ``dimension``."""
+    math | olympiadbench | omnimath), or the subset's name as ``dimension``; each carries the ``prompt`` choice
+    (``protocols.prompt_choice``)."""
     if dimension != DIMENSION:
         if subset not in (None, dimension):
             raise ConfigError(f"processbench: dimension {dimension!r} and subset {subset!r} disagree")
         subset = dimension
     if subset is None:
         raise ConfigError(f"processbench: no subset given (the task option 'subset': {', '.join(SUBSETS)})")
-    return load_subset(subset, data_dir)
+    choice = prompt_choice.resolve(prompt, sample=resolve_data_dir(data_dir) == SAMPLE_DIR)
+    docs = load_subset(subset, data_dir)
+    for doc in docs:
+        doc[prompt_choice.KEY] = choice
+    if choice == prompt_choice.AUTHORS:
+        template(docs[0])  # read (and checked) now: a run without the template stops before any generation
+    return docs

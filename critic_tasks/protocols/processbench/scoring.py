@@ -32,6 +32,7 @@ import numpy as np
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
 from critic_tasks.core.records import Record, all_identical, rate
+from critic_tasks.protocols import prompt_choice
 
 # ----------------------------------------------------------------------------- records
 
@@ -55,6 +56,7 @@ class ProcessStepRecord(Record):
     samples: int = 1
     parsed_samples: int = 1
     identical: bool = False  # k > 1 samples, all one text: the backend did not sample (core.records.all_identical)
+    prompt: str = ""  # whose prompt the critic was asked with: authors | ours (protocols.prompt_choice)
 
     @property
     def scored(self) -> bool:
@@ -159,7 +161,7 @@ def record(doc: dict, reply) -> ProcessStepRecord:
     return ProcessStepRecord(domain=doc["subset"], item=str(doc["id"]), pred=pred, parsed=pred is not None,
                              label=doc.get("label"), n_steps=int(doc["n_steps"]), unparsed_reason=reason,
                              samples=len(replies), parsed_samples=parsed_samples,
-                             identical=all_identical(replies))
+                             identical=all_identical(replies), prompt=str(doc.get(prompt_choice.KEY) or ""))
 
 
 def gold_text(doc: dict) -> str:
@@ -246,6 +248,7 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     (FAMILY, "average_f1"): average_f1,
     (FAMILY, "parse_rate"): parse_rate,
     (FAMILY, "out_of_range"): out_of_range,
+    (FAMILY, "prompt"): lambda records: prompt_choice.recorded(r.prompt for r in records),
 }
 
 

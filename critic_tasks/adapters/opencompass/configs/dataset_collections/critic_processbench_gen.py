@@ -17,7 +17,7 @@ critic_processbench_datasets = [dict(
     abbr='critic_processbench_gsm8k',
     type=CriticTaskDataset,
     task='critic_processbench_gsm8k',
-    critic_max_out_len=1024,
+    critic_max_out_len=8192,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -31,7 +31,7 @@ critic_processbench_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=8192,
         ),
     ),
     eval_cfg=dict(
@@ -45,7 +45,7 @@ critic_processbench_datasets = [dict(
     abbr='critic_processbench_math',
     type=CriticTaskDataset,
     task='critic_processbench_math',
-    critic_max_out_len=1024,
+    critic_max_out_len=8192,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -59,7 +59,7 @@ critic_processbench_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=8192,
         ),
     ),
     eval_cfg=dict(
@@ -73,7 +73,7 @@ critic_processbench_datasets = [dict(
     abbr='critic_processbench_olympiadbench',
     type=CriticTaskDataset,
     task='critic_processbench_olympiadbench',
-    critic_max_out_len=1024,
+    critic_max_out_len=8192,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -87,7 +87,7 @@ critic_processbench_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=8192,
         ),
     ),
     eval_cfg=dict(
@@ -101,7 +101,7 @@ critic_processbench_datasets = [dict(
     abbr='critic_processbench_omnimath',
     type=CriticTaskDataset,
     task='critic_processbench_omnimath',
-    critic_max_out_len=1024,
+    critic_max_out_len=8192,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -115,7 +115,7 @@ critic_processbench_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=8192,
         ),
     ),
     eval_cfg=dict(

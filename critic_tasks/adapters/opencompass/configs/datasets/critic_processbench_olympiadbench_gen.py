@@ -17,7 +17,7 @@ critic_processbench_olympiadbench_datasets = [dict(
     abbr='critic_processbench_olympiadbench',
     type=CriticTaskDataset,
     task='critic_processbench_olympiadbench',
-    critic_max_out_len=1024,
+    critic_max_out_len=8192,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -31,7 +31,7 @@ critic_processbench_olympiadbench_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=8192,
         ),
     ),
     eval_cfg=dict(

@@ -16,7 +16,7 @@ critic_processbench_omnimath_datasets = [dict(
     abbr='critic_processbench_omnimath',
     type=CriticTaskDataset,
     task='critic_processbench_omnimath',
-    critic_max_out_len=1024,
+    critic_max_out_len=8192,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -30,7 +30,7 @@ critic_processbench_omnimath_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=8192,
         ),
     ),
     eval_cfg=dict(
