@@ -445,7 +445,8 @@ JUDGEBENCH_BUDGET = 1024
 PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "process", when="scored"),
            Metric("correct_accuracy", "process", when="scored"), Metric("parse_rate", "process"),
            Metric("out_of_range", "process", scale="count", higher_is_better=False),
-           Metric("prompt", "process", scale="text"))  # whose prompt: authors | ours (protocols.prompt_choice)
+           # whose prompt: authors | ours (protocols.prompt_choice)
+           Metric("prompt", "process", scale="text", higher_is_better=None))
 # run_eval.py's budget: 8192 new tokens, greedy (32768 for QwQ: --gen_kwargs max_gen_toks=32768).
 PROCESSBENCH_BUDGET = 8192
 # RealCritic, per task: accuracy of the corrected answers, how often a right solution was broken and a wrong one fixed
