@@ -36,12 +36,13 @@ import weakref
 from typing import Protocol, Sequence
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.settings import read_flag, read_setting
+from critic_tasks.core.settings import SETTINGS, read_flag, read_raw, read_setting
 from critic_tasks.hookspecs import plugin_manager
 from critic_tasks.sandbox.isolation import (
     _UNSHARE,
     ALLOW_UNISOLATED_ENV,
     LAYERS,
+    PRIVATE_ENV,
     WEAKER,
     _announce,
     _blocking_folder,
@@ -128,8 +129,9 @@ class SandboxExecutor:
         # folders the sandbox does not show (the caller's cwd), which bwrap cannot exec
         self.python = os.path.abspath(python or sys.executable)
         # bytes a program may write in all (its work dir and /tmp: one sized tmpfs under bwrap); ``hide``: more
-        # folders the sandbox must never show (output folders), on top of ``private_paths()``
-        self.max_disk_mb, self.hide = max_disk_mb, tuple(hide)
+        # folders the sandbox must never show (output folders), on top of ``private_paths()``, with the folders the
+        # environment names, read here once: the layers below read no setting
+        self.max_disk_mb, self.hide = max_disk_mb, (*hide, *named_folders())
         # twice the cores: part of a program's wall time is spent waiting (kernel set-up/teardown, blocked programs)
         self.max_workers = max_workers or 2 * (os.cpu_count() or 1)
         self.memory_mb, self.max_processes, self.max_file_mb = memory_mb, max_processes, max_file_mb
@@ -393,6 +395,13 @@ class SandboxExecutor:
         for pipe in bufs:
             pipe.close()
         return [bytes(b[-self.capture_bytes:]).decode("utf-8", "replace") for b in bufs.values()], why
+
+
+def named_folders() -> tuple[str, ...]:
+    """The folders the environment names (data, caches, toolkit, outputs: ``isolation.PRIVATE_ENV``), which no
+    program may read: ours through the settings table, the libraries' (HF_HOME, ...) as set."""
+    values = (read_raw(name) if name in SETTINGS else os.environ.get(name) for name in PRIVATE_ENV)
+    return tuple(value for value in values if value)
 
 
 def _release(live: dict, lease: _UidLease) -> None:

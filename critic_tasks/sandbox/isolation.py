@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Sequence
 
 from critic_tasks.core.run_state import per_run
-from critic_tasks.core.settings import SETTINGS, read_raw
 from critic_tasks.sandbox.limits import SANDBOX_UID, _works
 
 LAYERS = ("bwrap", "unshare-net", "rlimits")
@@ -115,22 +114,18 @@ def _inside(path: str, folder: str) -> bool:
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
                "nsswitch.conf", "hosts", "mime.types")
-# Folders a run names in its environment: covered even where they lie inside a folder the sandbox shows.
+# Folders a run names in its environment: covered even where they lie inside a folder the sandbox shows (read when
+# an executor is built, ``executor.named_folders``, and handed down as part of its ``hide``).
 PRIVATE_ENV = ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR", "CRITICBENCH_TOOLKIT_DIR",
                "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_DATASETS_CACHE", "TRANSFORMERS_CACHE",
                "HF_TOKEN_PATH", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "CRITIC_REQUEST_CACHE", "CRITIC_RESCUE_DIR")
 
 
-def _private_env_value(name: str) -> str | None:
-    """A folder the environment names: ours through the settings module, the libraries' (HF_HOME, ...) as set."""
-    return read_raw(name) if name in SETTINGS else os.environ.get(name)
-
-
 def private_paths(extra: Sequence[str] = ()) -> list[str]:
     """What a program must never read, even where it lies inside a folder the sandbox shows (a checkout under
     /usr/local/src, our package installed into site-packages with its bundled data, a cache inside the venv): our
-    package, its checkout (an editable install), the working directory, $HOME, the data, cache and toolkit folders
-    the environment names, and ``extra`` (the executor's ``hide``: output folders)."""
+    package, its checkout (an editable install), the working directory, $HOME, and ``extra`` (the executor's
+    ``hide``: output folders, and the data, cache and toolkit folders the environment names)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # critic_tasks/
     checkout = os.path.dirname(package)
     try:
@@ -139,7 +134,6 @@ def private_paths(extra: Sequence[str] = ()) -> list[str]:
         cwd = ""
     paths = [package, cwd, os.path.expanduser("~"), *extra]
     paths += [checkout] if any(os.path.exists(os.path.join(checkout, m)) for m in ("pyproject.toml", ".git")) else []
-    paths += [value for value in map(_private_env_value, PRIVATE_ENV) if value]
     return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)} - {"/"})
 
 
