@@ -50,6 +50,7 @@ from critic_tasks.protocols.critiquellm import scoring as cq_scoring
 from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
 from critic_tasks.protocols.judgebench import chance as jb_chance
 from critic_tasks.protocols.judgebench import data as jb_data
+from critic_tasks.protocols.judgebench import judges as jb_judges
 from critic_tasks.protocols.judgebench import prompts as jb_prompts
 from critic_tasks.protocols.judgebench import scoring as jb_scoring
 from critic_tasks.protocols.metacritique import data as mc_data
@@ -209,6 +210,9 @@ class Protocol:
     # ``labelled(kind, docs)``, ``replies(kind, docs, rng)``, ``floor(kind, docs, values)``); None: its tasks have
     # no line of their own (judge-scored ones get the orchestration's canned critiques)
     chance: Any = None
+    # its documents carry ``system_message`` ("" for none): the harnesses send it as the system turn (lm-eval: the
+    # YAML's ``description``, a system message under --apply_chat_template; OpenCompass: a SYSTEM role)
+    system_message: bool = False
 
     def __post_init__(self):
         # preflight and the loaders read the data folder through the settings table: a protocol whose variable is
@@ -438,9 +442,11 @@ JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               *_breakdown("judgebench", "accuracy", "source", tuple(jb_data.SOURCES)),
               Metric("inconsistency", "judgebench", when="scored", higher_is_better=False),
               Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench", higher_is_better=None),
-              Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *_bias_lines("judgebench"))
-# The judge works the question out before comparing (the authors allow 4096 tokens; --gen_kwargs raises ours).
-JUDGEBENCH_BUDGET = 1024
+              Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *_bias_lines("judgebench"),
+              # text: the prompt the critic was asked with (authors | ours)
+              Metric("prompt", "judgebench", scale="text", higher_is_better=None))
+# The authors' Arena-Hard judge: greedy, max_tokens 4096 (utils/judges.py).
+JUDGEBENCH_BUDGET = jb_judges.JUDGES[jb_judges.DEFAULT_JUDGE].budget
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
 PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "process", when="scored"),
            Metric("correct_accuracy", "process", when="scored"), Metric("parse_rate", "process"),
@@ -528,9 +534,10 @@ PROTOCOLS = {p.name: p for p in (
              target=mc_prompts.gold_text, record=None,  # the AIU judge filter makes the records
              data_env=mc_data.DATA_DIR_ENV, source=mc_data.REPO),
     Protocol("judgebench", "JudgeBench (Tan et al. 2024)", "arXiv:2410.12784",
-             load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category"),
+             load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category", "prompt"),
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
-             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR, chance=jb_chance),
+             data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR, chance=jb_chance,
+             system_message=True),
     Protocol("processbench", "ProcessBench (Zheng et al. 2024)", "arXiv:2412.06559",
              load_docs=pb_data.load_task_docs, options=("data_dir", "subset", "prompt"), prompt=pb_prompts.critic_prompt,
              target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,

@@ -283,11 +283,13 @@ def test_help_lists_every_data_setting(capsys):
 
 
 def test_the_runs_metadata_split_is_the_file_checked(monkeypatch, capsys, tmp_path):
-    """A copy holding only the Claude pairs passes for a run asking that split (--metadata), as the run reads it."""
+    """A copy holding only the Claude pairs passes for a run asking that split (--metadata), as the run reads it
+    (our prompt: the copy holds no authors' templates, and this machine reaches no GitHub)."""
     claude = "dataset=judgebench,response_model=claude-3-5-sonnet-20240620.jsonl"
     shutil.copy(JUDGEBENCH / "data" / claude, tmp_path / claude)
     monkeypatch.setenv("JUDGEBENCH_DATA_DIR", str(tmp_path))
-    assert cli.main(["preflight", "--tasks", "critic_judgebench", "--metadata", '{"split": "claude"}']) == 0
+    assert cli.main(["preflight", "--tasks", "critic_judgebench", "--metadata",
+                     '{"split": "claude", "prompt": "ours"}']) == 0
     capsys.readouterr()
     code, line = preflight(capsys, "critic_judgebench")
     assert code == 2 and line.startswith(f"critic-eval: data error: {tmp_path / GPT_FILE}: file not found")

@@ -38,7 +38,7 @@ from critic_tasks.protocols.criticbench.leaderboard import (
     overall_mismatch,
     read_leaderboard,
 )
-from critic_tasks.reports.results import Run, invalid_note
+from critic_tasks.reports.results import Run, invalid_note, prompt_note
 from critic_tasks.reports.tables import BIAS_NOTE, format_value, interval_note, judge_lines
 
 
@@ -81,7 +81,8 @@ def _present(runs: list[Run], task: str) -> bool:
 
 
 def _cell(run: Run, task: str, key: str) -> Cell:
-    return Cell(run.value(task, key), run.interval(task, key), invalid_note(run.invalid_items(task, key)))
+    notes = (invalid_note(run.invalid_items(task, key)), prompt_note(run.results.get(task, {})))
+    return Cell(run.value(task, key), run.interval(task, key), "; ".join(filter(None, notes)))
 
 
 def _overviews(runs: list[Run]) -> list[Table]:

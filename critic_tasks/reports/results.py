@@ -295,6 +295,19 @@ def invalid_items(results: dict, task: str, key: str) -> int:
     return int(metric_value(results.get(task, {}), "invalid_items") or 0)
 
 
+AUTHORS_PROMPT = "authors"  # the value a task's ``prompt`` key records for the benchmark authors' own prompt
+
+
+def prompt_note(metrics: dict) -> str:
+    """Said beside every value of a task whose results record a ``prompt`` other than the authors' (``prompt: ours``,
+    a benchmark's our-wording variant): such a number is not the paper's protocol. "" where none is recorded or it
+    is the authors'."""
+    value = metrics.get("prompt,none", metrics.get("prompt"))
+    if not isinstance(value, str) or value in ("", AUTHORS_PROMPT):
+        return ""
+    return f"prompt {value}: not the authors' prompt (not comparable with the paper's numbers)"
+
+
 def invalid_note(n: int) -> str:
     """What is said beside a rate that left ``n`` unchecked items out (the count is otherwise only in the JSON)."""
     return f"{n} invalid_items left out (no usable gold answer or unit test)" if n else ""

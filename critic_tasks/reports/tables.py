@@ -9,6 +9,7 @@ from critic_tasks.reports.results import (  # noqa: F401  (has_critic_tasks: re-
     invalid_items,
     invalid_note,
     missing_intervals,
+    prompt_note,
 )
 
 SCALE_ONLY_NOTE = ("All values are x100 (percentages and correlations), judge scores 1-10; [low, high]: 95 % "
@@ -104,7 +105,8 @@ def format_table(results: dict) -> str:
     for task in _in_order(results):
         for key in task.headline_keys():
             value = _value(results[task.name], key)
-            notes = (_note(results[task.name], key, value), invalid_note(invalid_items(results, task.name, key)))
+            notes = (_note(results[task.name], key, value), invalid_note(invalid_items(results, task.name, key)),
+                     prompt_note(results[task.name]))
             rows.append((task.name, key, format_value(value, _interval(results[task.name], key)),
                          "; ".join(filter(None, notes))))
     for group in registry.GROUPS.values():

@@ -36,6 +36,7 @@ TEMPLATE = {
 
 
 KEEP_SAMPLES = "keep_samples"  # CritiqueLLM's self-consistency: every sample reaches process_results
+SYSTEM_MESSAGE_FIELD = "system_message"  # the document field holding a protocol's system message ("" for none)
 
 
 def _fn(name: str) -> str:
@@ -86,6 +87,11 @@ def _kind_config(kind: registry.TaskKind) -> dict:
                          "higher_is_better": m.higher_is_better} for m in kind.metrics if not m.ci],
         **{hook: _fn(hook_name(kind, hook)) for hook in ("doc_to_text", "doc_to_target", "process_results")},
     }
+    if registry.PROTOCOLS[kind.protocol].system_message:
+        # lm-eval resolves ``description`` per document (``doc[field]`` when the document has that key) and sends it
+        # as the system message under --apply_chat_template (before the prompt as text otherwise); "" sends none.
+        # Every document of such a protocol carries the key (else lm-eval would render the field's name)
+        config["description"] = SYSTEM_MESSAGE_FIELD
     if kind.max_gen_toks != TEMPLATE["generation_kwargs"]["max_gen_toks"]:
         config["generation_kwargs"] = {**TEMPLATE["generation_kwargs"], "max_gen_toks": kind.max_gen_toks}
     if not kind.per_reply:
@@ -131,7 +137,7 @@ def _task_config(task: registry.Task) -> dict:
 
 # A task file's keys in reading order (gsm8k.yaml's): what it is, its data, its prompt and hooks, decoding, scoring.
 ORDER = ("task", "tag", "dataset_path", "custom_dataset", "dataset_kwargs", "output_type", "test_split",
-         "doc_to_text", "doc_to_target", "process_results", "repeats", "generation_kwargs", "filter_list",
+         "description", "doc_to_text", "doc_to_target", "process_results", "repeats", "generation_kwargs", "filter_list",
          "metric_list", "num_fewshot", "metadata")
 
 

@@ -21,6 +21,11 @@ pairs would fall out of every per-category number.
 Each pair becomes two documents, as the authors run it by default: ``forward`` shows response_A as A and
 response_B as B, ``reverse`` swaps them; ``orders="single"`` keeps only the forward one (the authors'
 ``--single_game``). ``preference`` is the forward order's gold in the comparison alphabet (A / B).
+
+Every document also carries the run's judge format and prompt (``judge``: ``judges.JUDGES``; ``prompt``: ``authors``
+| ``ours``) and the messages they make: ``system_message`` ("" for none; lm-eval sends it as the system turn through
+the YAML's ``description``) and ``user_message`` (the critic's prompt), rendered here, once, so that a missing
+authors' file stops the run before any generation.
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ from pathlib import Path
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
+from critic_tasks.protocols.judgebench import judges, prompts
 from critic_tasks.protocols.remote import field, read_jsonl
 
 HUB_REPO = "ScalerLab/JudgeBench"
-DATA_DIR_ENV = "JUDGEBENCH_DATA_DIR"
+DATA_DIR_ENV = judges.DATA_ENV  # JUDGEBENCH_DATA_DIR
 SAMPLE_DIR = Path(__file__).parent / "sample_data"
 SPLITS = {"gpt": "dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl",
           "claude": "dataset=judgebench,response_model=claude-3-5-sonnet-20240620.jsonl"}
@@ -139,11 +145,34 @@ def pair_docs(pair: dict, category: str, orders: str = "both") -> list[dict]:
              "response_b": shown[order][1]} for order in chosen]
 
 
+def with_messages(docs: list[dict], judge: str | None = None, prompt: str | None = None,
+                  data_dir: str | os.PathLike | None = None) -> list[dict]:
+    """``docs`` with the run's ``judge`` and ``prompt`` and the messages they make (``system_message``,
+    ``user_message``); ``prompt`` unset: ``ours`` on the bundled sample, else ``authors``."""
+    root = resolve_data_dir(data_dir)
+    fmt = judges.resolve_judge(judge)
+    chosen = judges.resolve_prompt(prompt, root == SAMPLE_DIR, fmt)
+    where = None if root is None or root == SAMPLE_DIR else root
+    out = []
+    for doc in docs:
+        if chosen == judges.AUTHORS:
+            system, user = judges.messages(fmt, doc["question"], doc["response_a"], doc["response_b"], where)
+        else:
+            system, user = "", prompts.our_prompt(doc)
+        out.append({**doc, "judge": fmt.name, "prompt": chosen, "system_message": system, "user_message": user})
+    return out
+
+
 def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | None = None, split: str = "gpt",
-                   orders: str = "both", category: str = "all", **_ignored) -> list[dict]:
+                   orders: str = "both", category: str = "all", judge: str | None = None, prompt: str | None = None,
+                   **_ignored) -> list[dict]:
     """The documents of one JudgeBench task (``dimension``: judgebench) on one response set (``split``: gpt |
     claude), the pairs of one ``category`` (all | knowledge | reasoning | math | coding), each in both orders
-    (``orders``: both | single)."""
+    (``orders``: both | single), asked by one of the authors' judge formats (``judge``: arena_hard, the default,
+    ...) in their wording or ours (``prompt``: authors | ours)."""
+    fmt = judges.resolve_judge(judge)  # bad options stop the run before the data is read
+    if prompt not in (None, ""):
+        judges.resolve_prompt(prompt, False, fmt)
     if dimension != DIMENSION:
         raise ConfigError(f"judgebench: unknown dimension {dimension!r} (expected {DIMENSION!r})")
     if category not in CATEGORIES:
@@ -153,4 +182,5 @@ def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | Non
     pairs = [p for p in load_pairs(split, data_dir) if category == "all" or p["source_slug"] == category]
     if not pairs:
         raise DataError(f"judgebench {split}: no pairs of category {category!r}")
-    return [doc for pair in pairs for doc in pair_docs(pair, category, orders)]
+    return with_messages([doc for pair in pairs for doc in pair_docs(pair, category, orders)], fmt.name, prompt,
+                         data_dir)

@@ -1,5 +1,8 @@
-"""The critic's prompt for JudgeBench (our wording; the fields, section markers and verdict labels of the
-Arena-Hard judge, which the paper uses as its main prompted judge, Tan et al. 2024, Sections 4-5).
+"""The critic's prompt for JudgeBench: the document's ``user_message`` (the loader renders it: the authors' judge
+format by default, ``judges.py``), or our wording (``prompt: ours``, below).
+
+Our wording keeps the fields, section markers and verdict labels of the Arena-Hard judge, which the paper uses as its
+main prompted judge (Tan et al. 2024, Sections 4-5), in a prompt of our own with no system message.
 
 The judge first works the question out itself, then compares both answers with its own, putting correctness first,
 and ends with exactly one of the five Arena-Hard labels in double brackets: ``[[A>>B]]``, ``[[A>B]]``, ``[[A=B]]``,
@@ -24,6 +27,13 @@ equal; [[B>A]] means B's is somewhat better; [[B>>A]] means B's is clearly bette
 
 
 def critic_prompt(doc: dict) -> str:
+    """What the critic is asked (the system message, if any, is the document's ``system_message``)."""
+    user = doc.get("user_message")
+    return user if isinstance(user, str) and user else our_prompt(doc)
+
+
+def our_prompt(doc: dict) -> str:
+    """Our wording of the Arena-Hard judge's request (``prompt: ours``)."""
     return (_INSTRUCTIONS + f"\n<|User Prompt|>\n{doc['question']}\n\n"
             + f"<|The Start of Assistant A's Answer|>\n{doc['response_a']}\n<|The End of Assistant A's Answer|>\n\n"
             + f"<|The Start of Assistant B's Answer|>\n{doc['response_b']}\n<|The End of Assistant B's Answer|>\n")

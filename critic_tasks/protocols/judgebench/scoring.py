@@ -41,6 +41,7 @@ from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
 from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import Record, rate
+from critic_tasks.protocols import variants
 from critic_tasks.protocols.judgebench.data import SOURCES
 
 # ----------------------------------------------------------------------------- records
@@ -65,6 +66,7 @@ class JudgeBenchRecord(Record):
     unparsed_reason: str = ""
     # characters of the answers this order shows as A and B (the judge-bias line length_bias; None: not kept)
     lengths: tuple[int, int] | None = None
+    prompt: str = ""  # the prompt the critic was asked with: authors | ours ("": a document made before the option)
 
     @property
     def scored(self) -> bool:
@@ -104,7 +106,8 @@ def record(doc: dict, reply) -> JudgeBenchRecord:
     return JudgeBenchRecord(domain=doc["source_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
                             verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
                             source=doc["source_slug"], unparsed_reason=reason,
-                            lengths=bias.response_lengths(doc.get("response_a"), doc.get("response_b")))
+                            lengths=bias.response_lengths(doc.get("response_a"), doc.get("response_b")),
+                            prompt=str(doc.get("prompt") or ""))
 
 
 def gold_text(doc: dict) -> str:
@@ -209,6 +212,8 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     # judge-bias lines (core.metrics.bias): first-position rate, longer-response preference beyond the labels'
     # (``inconsistency`` is the third: 100 minus position consistency)
     **{("judgebench", base): bias.line(base) for base in bias.BASES},
+    # text: the prompt of the records (authors | ours; joined where a re-scoring mixed them)
+    ("judgebench", "prompt"): lambda records: variants.recorded(r.prompt for r in records) or None,
 }
 
 

@@ -16,7 +16,7 @@ critic_judgebench_knowledge_datasets = [dict(
     abbr='critic_judgebench_knowledge',
     type=CriticTaskDataset,
     task='critic_judgebench_knowledge',
-    critic_max_out_len=1024,
+    critic_max_out_len=4096,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -30,7 +30,7 @@ critic_judgebench_knowledge_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=4096,
         ),
     ),
     eval_cfg=dict(
