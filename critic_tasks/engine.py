@@ -66,12 +66,15 @@ def score(kind: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Seque
 # ----------------------------------------------------------------------------- a whole registered task
 
 
-def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None) -> list[dict]:
+def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None,
+              prompt: str | None = None) -> list[dict]:
     """The documents of a registered task, as its lm-eval YAML loads them (same split, domains and options);
-    ``protocol`` / ``toolkit_dir`` reach the loaders that take them (CriticBench's)."""
+    ``protocol`` / ``toolkit_dir`` reach the loaders that take them (CriticBench's), ``prompt`` (authors | ours) the
+    benchmarks that follow their authors' prompts."""
     spec = registry.task(task)
     steps = registry.PROTOCOLS[spec.kind_spec.protocol]
-    given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir}
+    given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir,
+             **({"prompt": prompt} if prompt is not None else {})}
     docs = steps.load_docs(spec.kind_spec.data_dimension, **steps.task_options(spec),
                            **{k: v for k, v in given.items() if k in steps.options})
     check_one_type_per_field(docs)  # as lm-eval's loader does: both harnesses refuse the same files alike

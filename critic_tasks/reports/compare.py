@@ -156,8 +156,9 @@ class Logged:
 
 
 # What a run's settings write into its documents (the prompt variant, the revision failure rule, the toolkit
-# protocol and the prompt it composes): two runs differing only there were asked about the same items.
-RUN_SETTING_FIELDS = ("variant", "failure_rule", "protocol", "prompt")
+# protocol and the prompt it composes; JudgeBench's judge format, prompt and the messages they make): two runs
+# differing only there were asked about the same items.
+RUN_SETTING_FIELDS = ("variant", "failure_rule", "protocol", "prompt", "judge", "system_message", "user_message")
 # Where the run read the item from (the data file's path: another folder, machine or cache holds the same items):
 # an item is what it says, not where it was read.
 PLACE_FIELDS = ("source_file",)
