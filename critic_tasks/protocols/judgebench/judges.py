@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import Callable
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.protocols import prompt_choice
 from critic_tasks.protocols.authors import AuthorsFile
 
 DATA_ENV = "JUDGEBENCH_DATA_DIR"  # data.DATA_DIR_ENV (data.py imports this module)
@@ -33,8 +34,7 @@ AUTHORS_REPO = "ScalerLab/JudgeBench"
 # the release the paper's numbers were made with; each file's sha256 checked against the text read_file gives there
 AUTHORS_COMMIT = "12a499c5c29f06940d259b49250fca627d2a0ee5"
 
-AUTHORS, OURS = "authors", "ours"
-PROMPTS = (AUTHORS, OURS)
+AUTHORS, OURS = prompt_choice.AUTHORS, prompt_choice.OURS
 
 _TEMPLATE_SHA256 = {
     "arena_hard_judge_prompt": "16c2290ec6737343982773be71f80bd1caa8a8eaffe65077736586252ddda4c3",
@@ -110,9 +110,10 @@ def resolve_judge(judge: str | None) -> JudgeFormat:
 def resolve_prompt(prompt: str | None, sample: bool, judge: JudgeFormat) -> str:
     """``prompt`` as given, else ``ours`` on the bundled sample (offline, no authors' file needed) and ``authors``
     elsewhere. Our wording exists for the Arena-Hard judge only."""
-    chosen = (OURS if sample else AUTHORS) if prompt in (None, "") else str(prompt)
-    if chosen not in PROMPTS:
-        raise ConfigError(f"judgebench prompt={chosen!r}: expected one of {', '.join(PROMPTS)}")
+    try:
+        chosen = prompt_choice.resolve(prompt, sample)
+    except ConfigError as err:
+        raise ConfigError(f"judgebench {err}") from None
     if chosen == OURS and judge.name != DEFAULT_JUDGE:
         raise ConfigError(f"judgebench prompt=ours with judge={judge.name!r}: our wording exists for the "
                           f"{DEFAULT_JUDGE} judge only; use prompt: authors (the default) for {judge.name}")

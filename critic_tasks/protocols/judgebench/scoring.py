@@ -41,7 +41,7 @@ from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
 from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import Record, rate
-from critic_tasks.protocols import variants
+from critic_tasks.protocols import prompt_choice
 from critic_tasks.protocols.judgebench.data import SOURCES
 
 # ----------------------------------------------------------------------------- records
@@ -213,7 +213,7 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     # (``inconsistency`` is the third: 100 minus position consistency)
     **{("judgebench", base): bias.line(base) for base in bias.BASES},
     # text: the prompt of the records (authors | ours; joined where a re-scoring mixed them)
-    ("judgebench", "prompt"): lambda records: variants.recorded(r.prompt for r in records) or None,
+    ("judgebench", "prompt"): lambda records: prompt_choice.recorded(r.prompt for r in records) or None,
 }
 
 
