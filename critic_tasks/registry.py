@@ -775,6 +775,93 @@ def task(name: str) -> Task:
     return TASKS[name]
 
 
+# ----------------------------------------------------------------------------- loader options and --metadata keys
+
+
+# A task's lm-eval YAML hands its loader its name and ``loader_options`` under these two keys of its dataset_kwargs
+# (nested: lm-eval calls the loader with them and the run's --metadata merged, custom_dataset(**metadata,
+# **dataset_kwargs), where a --metadata key equal to a task option would be Python's TypeError, not our line)
+TASK_NAME_KEY, TASK_OPTIONS_KEY = "critic_task", "critic_task_options"
+
+
+def loader_options(task: Task) -> dict:
+    """What a task itself hands its protocol's loader (the lm-eval YAML's ``dataset_kwargs``): its data dimension,
+    then a CriticBench task's split, domains, format and feedback choices, another protocol's format (where not
+    objective) and ``options``. The run's ``--metadata`` adds only the keys ``metadata_keys`` names."""
+    kind = task.kind_spec
+    if kind.protocol != "criticbench":
+        return {"dimension": kind.data_dimension, **({"fmt": kind.fmt} if kind.fmt != "obj" else {}),
+                **dict(task.options)}
+    options = {"dimension": kind.data_dimension, "split": task.split,
+               "domains": "all" if task.domains == DOMAIN_NAMES else ",".join(task.domains)}
+    if kind.fmt != "obj":
+        options["fmt"] = kind.fmt
+    if not task.with_feedback:
+        options["with_feedback"] = False
+    if task.self_feedback:  # the stage-1 samples come from --metadata self_feedback or CRITIC_SELF_FEEDBACK
+        options["feedback_source"] = task.feedback_source
+    return options
+
+
+def _set_by_tasks(protocol: str) -> set[str]:
+    """The loader options that a protocol's tasks set themselves (a split, a subset, a category): which task runs
+    chooses them, so they are no --metadata keys."""
+    return {k for t in TASKS.values() if t.kind_spec.protocol == protocol for k in loader_options(t)}
+
+
+def metadata_keys(task: Task) -> tuple[str, ...]:
+    """The ``--metadata`` keys a task takes: its protocol's declared ``options`` less those its tasks set
+    themselves."""
+    return protocol_metadata_keys(task.kind_spec.protocol)
+
+
+def protocol_metadata_keys(protocol: str) -> tuple[str, ...]:
+    fixed = _set_by_tasks(protocol)
+    return tuple(k for k in PROTOCOLS[protocol].options if k not in fixed)
+
+
+def check_metadata(tasks: Sequence[Task], given) -> None:
+    """Every ``--metadata`` key in ``given`` is taken by at least one of ``tasks`` (the critic tasks of the run: lm-eval
+    hands every task the same metadata, so a key for one task of a mixed run is no mistake for the others); else one
+    ConfigError line naming the tasks and the keys they take, with the nearest key ("did you mean")."""
+    tasks = list({t.name: t for t in tasks}.values())
+    if not tasks or not given:
+        return
+    taken = {k for t in tasks for k in metadata_keys(t)}
+    for key in given:
+        if key not in taken:
+            raise ConfigError(_unknown_metadata_line(tasks, str(key)))
+
+
+def _unknown_metadata_line(tasks: list[Task], key: str) -> str:
+    import difflib
+
+    by_protocol: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_protocol.setdefault(t.kind_spec.protocol, []).append(t)
+    parts = []
+    for members in by_protocol.values():
+        names = ", ".join(t.name for t in members[:3]) + (f" and {len(members) - 3} more" if len(members) > 3 else "")
+        keys = ", ".join(metadata_keys(members[0]))
+        parts.append(f"{names} take{'s' if len(members) == 1 else ''} {keys}")
+    taken = list(dict.fromkeys(k for t in tasks for k in metadata_keys(t)))
+    line = f"--metadata {key}: no task of this run takes it ({'; '.join(parts)})"
+    setting = [t for t in tasks if key in loader_options(t)]
+    if setting:  # e.g. split on critic_feedback: the task's name chooses it
+        t = setting[0]
+        line += (f"; {t.name} sets {key}={loader_options(t)[key]} itself: pick the task with the {key} you want "
+                 "(`critic-eval tasks`)")
+    else:
+        elsewhere = [p.title.split(" (")[0] for name, p in PROTOCOLS.items()
+                     if name not in by_protocol and key in protocol_metadata_keys(name)]
+        if elsewhere:
+            line += f"; {key} is a key of {', '.join(dict.fromkeys(elsewhere))}'s tasks"
+    near = difflib.get_close_matches(key, taken, n=1, cutoff=0.6)
+    if near:
+        line += f"; did you mean {near[0]}?"
+    return line
+
+
 def kind_for(dimension: str, fmt: str) -> TaskKind:
     """The TaskKind that scores documents of this data dimension and format."""
     for d in TASK_KINDS.values():

@@ -248,8 +248,8 @@ def test_self_critique_with_rounds_and_savg_in_one_command(tmp_path):
         tasks = [r[r.index("--tasks") + 1] for r in runs[:-1]]
         assert tasks == ["critic_realcritic_direct_gsm8k", "critic_self_feedback_math_cot", "critic_realcritic_self_gsm8k"]
         own, savg, round1, final = runs
-        assert _meta(round1) == {"rounds": "2", "round": 1, "self_solution": own[-1], "self_feedback": savg[-1]}
-        assert _meta(final) == {"rounds": "2", "round": 2, "self_solution": own[-1], "self_feedback": savg[-1],
+        assert _meta(round1) == {"rounds": 2, "round": 1, "self_solution": own[-1], "self_feedback": savg[-1]}
+        assert _meta(final) == {"rounds": 2, "round": 2, "self_solution": own[-1], "self_feedback": savg[-1],
                                 "previous_round": round1[-1]}
 
 

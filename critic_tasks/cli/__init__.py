@@ -152,7 +152,8 @@ def _preflight(argv: list[str]) -> int:
         raise ValueError("preflight needs --tasks (and the --metadata of the run, if any): "
                          "critic-eval preflight --tasks critic_feedback_sub [--metadata '{...}']")
     tasks = expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())
-    metadata = _metadata(argv)
+    metadata = _metadata(argv)  # as lm-eval's CLI parses it; then its keys, as the tasks' loader checks them
+    registry.check_metadata(tasks, metadata)
     for stage in dict.fromkeys(t.prior_stage for t in tasks if t.prior_stage is not None):
         waiting = [t.name for t in tasks if t.prior_stage == stage]
         if not (metadata.get(stage.key) or (stage.env and is_setting_set(stage.env))):

@@ -120,17 +120,49 @@ class Docs(list):
 
 
 def load_docs(kind: registry.TaskKind, **kwargs):
-    """``custom_dataset``: lm-eval passes the task's ``dataset_kwargs`` and ``metadata`` (``--metadata``) together."""
+    """``custom_dataset``: lm-eval passes the task's ``dataset_kwargs`` (its name and its own loader options, nested:
+    ``generate._task_config``) and its ``metadata`` (the run's ``--metadata``, ``--model_args``, lm-eval's keys)
+    together. Every ``--metadata`` key is checked here, where it is read, against the keys the run's critic tasks
+    take (``registry.check_metadata``), under ``critic-eval`` and plain ``lm_eval`` alike."""
     _quiet_expected_count_warnings()
     if not kind.per_reply:  # a parsed kind calls no model and runs no program: nothing to check
         check_settings(kind)
     if kwargs.get("distinct_seeds"):  # a task with repeats (its YAML's metadata): each repeat of a sampled request
         private.install_distinct_seeds()  # asks lm-eval's API models with its own seed, installed before generating
     steps = kind.steps
-    # lm-eval passes other metadata (version, ...) too: only the options the protocol's loader takes go through
+    name, own = kwargs.pop(registry.TASK_NAME_KEY, None), kwargs.pop(registry.TASK_OPTIONS_KEY, None)
+    if isinstance(own, dict) and name in registry.TASKS:
+        given = user_metadata(kwargs)
+        registry.check_metadata([registry.TASKS[name], *run_tasks()], given)
+        kwargs = {**given, **own}  # the task's own options win (a key of another task of the run: not its to set)
+    # only the options the protocol's loader takes go through (a key for another task of a mixed run stays out)
     docs = steps.load_docs(kind.data_dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     # rows decoded once, not on every pass; a field mixing types: one line naming file and field
     return {"eval": Docs.from_list(docs)}
+
+
+# what our YAML files put in a task's metadata beside the version (generate._task_config)
+OWN_METADATA_KEYS = frozenset({"distinct_seeds"})
+
+
+def user_metadata(metadata: dict) -> dict:
+    """The keys of a task's metadata that the user gave (``--metadata``, or a TaskManager's ``metadata``): less what
+    lm-eval and our YAML add, and less the model arguments, which lm-eval's CLI merges in."""
+    call = private.evaluate_call()
+    skip = private.LM_EVAL_METADATA_KEYS | OWN_METADATA_KEYS | (call.model_arg_names if call else frozenset())
+    return {k: v for k, v in metadata.items() if k not in skip}
+
+
+def run_tasks() -> list[registry.Task]:
+    """The critic tasks the run asks for (groups and tags expanded), as the ``simple_evaluate`` call building them
+    names them; none outside one."""
+    from critic_tasks.preflight import expand, known_names
+
+    call = private.evaluate_call()
+    if call is None:
+        return []
+    ours = known_names()
+    return expand(n for n in call.tasks if n in ours)
 
 
 # The executors built while lm-eval builds a task (``check_settings``), by task kind, until that task's ScoreFilter

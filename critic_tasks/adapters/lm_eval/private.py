@@ -15,6 +15,11 @@ savings need more, and each is here, nowhere else:
   F1 of a subset with one class only, under ``--limit``); lm-eval's group mean (``api.metrics.
   aggregate_subtask_metrics``) multiplies it and the run dies after its generations. ``install_none_safe_group_mean``
   wraps it: members without a value are left out of the mean (with one warning), a group of none is None.
+* **The run's model arguments and tasks, seen from a loader.** lm-eval hands every task's loader the run's
+  ``--metadata`` merged with ``--model_args`` and its own keys (``config_source``; ``version`` from the YAML);
+  ``evaluate_call`` reads the model arguments and task names from the ``simple_evaluate`` frame building the tasks
+  (the CLI's and the Python API's path alike), so that ``hooks.load_docs`` checks only the user's --metadata keys,
+  against every critic task of the run. ``LM_EVAL_METADATA_KEYS``: what lm-eval itself adds.
 * **Quiet output.** ``quiet`` replaces ``lm_eval.evaluator.get_git_commit_hash`` (git's "fatal: not a git
   repository" on the terminal outside a checkout) and labels ``lm_eval.api.task.tqdm``'s bar for the run.
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import json
 import logging
 import os
 import sys
@@ -117,6 +123,69 @@ def cli(argv: list[str]) -> None:
             lm_eval.__main__.cli_evaluate()
     finally:
         sys.argv, lm_eval.tasks.TaskManager, lm_eval.__main__.setup_logging = saved
+
+
+def parse_metadata(occurrences: list[list[str]]) -> dict:
+    """``--metadata`` as lm-eval's CLI reads it (``_cli.utils.MergeDictAction``, one call per occurrence of the flag
+    with the words after it): a JSON object in the first word, else every word ``key=value`` (values read by
+    ``ast.literal_eval`` where they parse), later occurrences overriding earlier keys. Where lm-eval would stop
+    (malformed JSON, a JSON value that is no object, a word without ``=``): ValueError with the reason."""
+    from lm_eval._cli.utils import key_val_to_dict
+
+    merged: dict = {}
+    for words in occurrences:
+        if not words:
+            raise ValueError("expected a JSON object or key=value words after it")
+        try:
+            parsed = json.loads(words[0])
+        except ValueError as err:
+            if "{" in words[0]:
+                raise ValueError(f"{words[0]}: not valid JSON ({err.msg} at character {err.pos + 1}); write it with double quotes, "
+                                 'e.g. --metadata \'{"data_dir": "sample"}\'') from None
+            parsed = None
+        if isinstance(parsed, dict):
+            merged.update(parsed)
+            continue
+        for word in words:
+            try:
+                merged.update(key_val_to_dict(word))
+            except ValueError:
+                raise ValueError(f"{word}: expected a JSON object ({{\"key\": value}}) or key=value words"
+                                 + (f", not a JSON {type(parsed).__name__}" if parsed is not None else "")) from None
+    return merged
+
+
+# what lm-eval 0.4.13 itself puts in a task's metadata (tasks/_factory.py: the YAML's file, a placeholder config, a
+# metadata that is no mapping; the YAML's version)
+LM_EVAL_METADATA_KEYS = frozenset({"config_source", "config", "_metadata", "version"})
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluateCall:
+    model_arg_names: frozenset[str]  # the keys of its model_args (lm-eval merges them into every task's metadata)
+    tasks: tuple[str, ...]  # the task, group and tag names asked (objects and inline configs left out)
+
+
+def evaluate_call() -> EvaluateCall | None:
+    """The ``lm_eval.simple_evaluate`` call on the stack (the CLI's ``run`` calls it too), as its arguments stand;
+    None outside one (tasks built by a TaskManager of the caller's, then ``evaluate``)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "simple_evaluate" and frame.f_globals.get("__name__") == "lm_eval.evaluator":
+            args, tasks = frame.f_locals.get("model_args"), frame.f_locals.get("tasks")
+            if isinstance(args, str):
+                from lm_eval.utils import simple_parse_args_string
+
+                try:
+                    args = simple_parse_args_string(args)
+                except ValueError:
+                    args = {}
+            names = [n for t in (tasks if isinstance(tasks, (list, tuple)) else [tasks] if tasks else [])
+                     if isinstance(t, str) for n in t.split(",")]
+            return EvaluateCall(frozenset(args) if isinstance(args, dict) else frozenset(),
+                                tuple(n.strip() for n in names if n.strip()))
+        frame = frame.f_back
+    return None
 
 
 def _sampled(gen_kwargs: dict) -> bool:

@@ -634,16 +634,29 @@ def _values(argv: list[str], name: str, short: str = "") -> list[str] | None:
 
 
 def _metadata(argv: list[str]) -> dict:
-    """Every ``--metadata`` given (JSON objects or ``key=value`` words), merged as lm-eval merges them; lm-eval
-    reports malformed ones itself."""
-    merged: dict = {}
-    for value in _values(argv, "--metadata") or []:
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = dict([value.split("=", 1)]) if "=" in value else None
-        merged.update(parsed if isinstance(parsed, dict) else {})
-    return merged
+    """Every ``--metadata`` given, parsed and merged exactly as lm-eval's CLI does (``private.parse_metadata``); where
+    lm-eval would stop (malformed JSON, a list, a word without ``=``), one ConfigError line."""
+    try:
+        return private.parse_metadata(_occurrences(argv, "--metadata"))
+    except ValueError as err:
+        raise ConfigError(f"--metadata {err}") from None
+
+
+def _occurrences(argv: list[str], name: str) -> list[list[str]]:
+    """The words after each occurrence of a flag taking one or more (argparse's ``nargs="+"``): ``--flag a b`` and
+    ``--flag=a`` (that one word only)."""
+    out: list[list[str]] = []
+    taking = False
+    for arg in argv:
+        if taking and not arg.startswith("-"):
+            out[-1].append(arg)
+            continue
+        taking = arg == name
+        if taking:
+            out.append([])
+        elif arg.startswith(name + "="):
+            out.append([arg.split("=", 1)[1]])
+    return out
 
 
 def _tasks(argv: list[str]):
@@ -661,6 +674,7 @@ def preflight(argv: list[str]) -> None:
     except ValueError:
         limit = math.nan  # lm-eval reports a malformed --limit itself
     tasks = _tasks(argv)
+    registry.check_metadata(tasks, metadata)  # as the loader will (hooks.load_docs), before the model loads
     check_tasks(tasks, limit=None if math.isnan(limit) else limit, **options)
     check_local_data(tasks, options["data_dir"], metadata)  # the files and fields the run will read, before the model loads
 
