@@ -12,7 +12,7 @@ from helpers import scripted_cli_model
 
 from critic_tasks import cli, engine
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.protocols.realcritic import data, prompts, stages
+from critic_tasks.protocols.realcritic import data, prompts, scoring, stages
 
 SAMPLE_GSM8K = data.load_task("gsm8k", "sample")  # idx 0: gold 21 (the shown solution right); idx 1: gold 17 (wrong)
 SAMPLE_ARC = data.load_task("arc-challenge", "sample")  # idx 0: gold C (solution A, wrong); idx 1: gold B (B, right)
@@ -52,7 +52,7 @@ def test_self_critique_shows_the_critic_its_own_direct_reply_graded_by_hand(tmp_
     docs = _docs("realcritic_self", "gsm8k", self_solution=str(stage1))
     assert [d["solution"] for d in docs] == own  # the critic's own replies, whole, replace the released solutions
     assert [d["solution_answer"] for d in docs] == ["20", "17"]
-    assert [d["prior_correct"] for d in docs] == [False, True]  # 20 != 21; 17 == 17
+    assert [scoring.shown_correct(d) for d in docs] == [False, True]  # 20 != 21; 17 == 17
     assert all("Solution\n" + o in prompts.critic_prompt(d) for d, o in zip(docs, own))
 
     # the critic fixes its wrong first answer and breaks its right one
@@ -82,7 +82,7 @@ def test_an_unreadable_or_non_text_first_reply_is_a_wrong_solution_counted_not_d
     _write_samples(tmp_path, "critic_realcritic_direct_arc_challenge", _direct_docs("arc-challenge"),
                    [None, "I think it is \\boxed{A or B}"])
     docs = _docs("realcritic_self", "arc-challenge", self_solution=str(tmp_path))
-    assert [(d["solution"], d["solution_answer"], d["prior_correct"]) for d in docs] == [
+    assert [(d["solution"], d["solution_answer"], scoring.shown_correct(d)) for d in docs] == [
         ("", "", False), ("I think it is \\boxed{A or B}", "", False)]
     values, _ = engine.score_task("critic_realcritic_self_arc_challenge", docs, ["\\boxed{C}", "\\boxed{B}"])
     assert values["solution_accuracy"] == 0 and values["accuracy"] == 100 and values["incorrect_to_correct"] == 100
@@ -155,7 +155,7 @@ def test_round_two_critiques_round_one_replies_and_measures_against_them(tmp_pat
     _write_samples(tmp_path / "round_1", "critic_realcritic_gsm8k", round1_docs, replies)
     docs = _docs("realcritic", "gsm8k", previous_round=str(tmp_path / "round_1"), round=2, rounds=2)
     assert [d["solution"] for d in docs] == replies and [d["round"] for d in docs] == [2, 2]
-    assert [d["prior_correct"] for d in docs] == [True, True]  # round 1 fixed item 1 (the released 15 was wrong)
+    assert [scoring.shown_correct(d) for d in docs] == [True, True]  # round 1 fixed item 1 (the released 15 was wrong)
     values, _ = engine.score_task("critic_realcritic_gsm8k", docs, ["\\boxed{21}", "\\boxed{16}"])
     assert values["accuracy"] == 50 and values["solution_accuracy"] == 100  # round 1's accuracy
     assert values["correct_to_incorrect"] == 50 and "incorrect_to_correct" not in values  # none wrong after round 1
@@ -167,7 +167,7 @@ def test_self_critique_rounds_chain_on_the_self_task(tmp_path):
     _write_samples(tmp_path / "r1", "critic_realcritic_self_gsm8k", round1, ["\\boxed{21}", "\\boxed{20}"])
     docs = _docs("realcritic_self", "gsm8k", self_solution=str(tmp_path / "s1"), previous_round=str(tmp_path / "r1"),
                  round=2)
-    assert [d["solution_answer"] for d in docs] == ["21", "20"] and [d["prior_correct"] for d in docs] == [True, False]
+    assert [d["solution_answer"] for d in docs] == ["21", "20"] and [scoring.shown_correct(d) for d in docs] == [True, False]
 
 
 @pytest.mark.parametrize("options, message", [

@@ -40,6 +40,8 @@ MULTIPLE_CHOICE = frozenset({"arc-challenge", "gpqa", "mmlu_stem"})
 OPTION_LETTERS = ("A", "B", "C", "D", "E")
 MIX_DATA = Path("data") / "mix_data"
 DIMENSION = "realcritic"  # the data dimension of every document (one task kind); the task is the option ``subset``
+# the other modes' dimensions (``stages``: solve the question; critique the critic's own solution)
+DIRECT_DIMENSION, SELF_DIMENSION = "realcritic_direct", "realcritic_self"
 
 
 def task_file(task: str) -> Path:

@@ -39,6 +39,7 @@ from critic_tasks.core import records as core_records
 from critic_tasks.core.answers import answers_match
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval
 from critic_tasks.core.records import Record, rate
+from critic_tasks.protocols import variants
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
 
 # ----------------------------------------------------------------------------- records
@@ -60,6 +61,7 @@ class RealCriticRecord(Record):
     prior_correct: bool = False
     unparsed_reason: str = ""
     gold_readable: bool = True
+    prompt: str = ""  # the prompt the critic was asked with (authors | ours; "" in a document made before the option)
 
 
 core_records.register_record(RealCriticRecord)
@@ -155,7 +157,7 @@ def record(doc: dict, reply) -> RealCriticRecord:
     correct, gold_readable = grade(answer, doc)
     return RealCriticRecord(domain=doc["task"], item_id=str(doc["idx"]), answer=answer, parsed=answer is not None,
                             correct=correct, prior_correct=shown_correct(doc), unparsed_reason=reason,
-                            gold_readable=gold_readable)
+                            gold_readable=gold_readable, prompt=str(doc.get("prompt") or ""))
 
 
 def gold_text(doc: dict) -> str:
@@ -224,6 +226,7 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("realcritic", "solution_accuracy"): solution_accuracy,
     ("realcritic", "parse_rate"): parse_rate,
     ("realcritic", "unreadable_golds"): unreadable_golds,
+    ("realcritic", "prompt"): lambda records: variants.recorded(r.prompt for r in records) or None,
 }
 
 

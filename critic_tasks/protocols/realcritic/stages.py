@@ -8,9 +8,10 @@ logged samples become the next run's solutions.
   self-critique); round k critiques round k-1's reply, named by the option ``previous_round``; ``round`` is k.
 
 A prior reply becomes the document's solution whole (the critique and its corrected answer); its ``\\boxed{}`` answer,
-read and graded as every reply is (``scoring.record``), becomes ``solution_answer`` and ``prior_correct``: the broken
-and fixed rates are then measured against it, and ``solution_accuracy`` is its accuracy (under self-critique, the
-direct-CoT baseline). A prior reply with no readable answer is a wrong solution, counted, never dropped.
+read as every reply is, becomes ``solution_answer``, graded when scored as a shown solution is
+(``scoring.shown_correct``): the broken and fixed rates are then measured against it, and ``solution_accuracy`` is
+its accuracy (under self-critique, the direct-CoT baseline). A prior reply with no readable answer is a wrong
+solution, counted, never dropped.
 
 Items are matched by task and ``idx`` and checked against the question text. An item the prior run did not cover
 (every item, when ``self_solution`` is not given) keeps its error in ``stage_error`` and the prompt raises it:
@@ -27,12 +28,12 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
-from critic_tasks.protocols.realcritic import data
-from critic_tasks.protocols.realcritic.scoring import record
+from critic_tasks.protocols.realcritic import data, prompts
+from critic_tasks.protocols.realcritic.scoring import read_answer
 
 CROSS = data.DIMENSION  # critique the given solution
-DIRECT = "realcritic_direct"  # stage 1 of self-critique: solve the question, no solution shown
-SELF = "realcritic_self"  # stage 2: critique and correct the critic's own direct-CoT reply
+DIRECT = data.DIRECT_DIMENSION  # stage 1 of self-critique: solve the question, no solution shown
+SELF = data.SELF_DIMENSION  # stage 2: critique and correct the critic's own direct-CoT reply
 SELF_KEY = "self_solution"  # the option naming stage 1's samples
 PREVIOUS_KEY = "previous_round"  # the option naming round k-1's samples
 ROUND_KEY = "round"  # which round this run is (1 without a previous round)
@@ -110,9 +111,10 @@ def apply_replies(docs: list[dict], value: str, key: str, dimension: str, source
         if entry.question != doc["question"]:
             raise DataError(f"{entry.where}: item {task}[{doc['idx']}] holds another question than line {doc['line']} "
                             "of the task file; the earlier run read other data")
-        graded = record(doc, entry.text)
-        doc.update(solution=entry.text, solution_answer=graded.answer or "", prior_correct=graded.correct,
-                   solution_model=source, stage_error="")
+        # its answer as read from the reply; graded when scored (scoring.shown_correct), as a released solution is
+        answer, _ = read_answer(entry.text, doc["multiple_choice"])
+        doc.update(solution=entry.text, solution_answer=answer or "", prior_correct=None, solution_model=source,
+                   stage_error="")
     return docs
 
 
@@ -165,7 +167,8 @@ def load_task_docs(dimension: str = CROSS, data_dir=None, subset: str | None = N
     """RealCritic's loader (``registry.Protocol.load_docs``): one task's documents (``data.load_task_docs``) in the
     mode ``dimension`` names, "realcritic" (critique the given solution), "realcritic_direct" (solve it) or
     "realcritic_self" (critique the critic's own), chained as ``options`` ask (``self_solution``,
-    ``previous_round``, ``round``, ``rounds``: see ``chain``)."""
+    ``previous_round``, ``round``, ``rounds``: see ``chain``), each carrying its prompt (``prompt``: ``prompts.apply``)."""
     mode = dimension if dimension in (DIRECT, SELF) else CROSS
     docs = data.load_task_docs(CROSS if mode != CROSS else dimension, data_dir, subset)
-    return chain(docs, mode, **{k: options.get(k) for k in (SELF_KEY, PREVIOUS_KEY, ROUND_KEY, ROUNDS_KEY)})
+    docs = chain(docs, mode, **{k: options.get(k) for k in (SELF_KEY, PREVIOUS_KEY, ROUND_KEY, ROUNDS_KEY)})
+    return prompts.apply(docs, options.get(prompts.PROMPT_KEY), data_dir)
