@@ -550,7 +550,7 @@ PROTOCOLS = {p.name: p for p in (
              options=("data_dir", "subset", rc_prompts.PROMPT_KEY, rc_stages.SELF_KEY, rc_stages.PREVIOUS_KEY,
                       rc_stages.ROUND_KEY, rc_stages.ROUNDS_KEY), prompt=rc_prompts.critic_prompt,
              target=rc_scoring.gold_text, record=rc_scoring.record, data_env=rc_data.DATA_DIR_ENV,
-             source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR, chance=rc_chance),
+             source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR, chance=rc_chance, system_message=True),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),

@@ -57,7 +57,8 @@ def test_loader_reads_each_released_task_item_by_item(task):
             row["idx"], str(row["gt"]).strip(), row["reasoning"], str(row["pred"]), row["previous_score"][0])
         assert doc["multiple_choice"] == (task in ("arc-challenge", "gpqa", "mmlu_stem"))
         assert doc["prior_correct"] is None  # graded when scored, by the run's own rule (scoring.shown_correct)
-        assert doc["question"] in prompts.critic_prompt(doc) and doc["solution"] in prompts.critic_prompt(doc)
+        ours = prompts.critic_prompt({**doc, "prompt": "ours"})  # the authors' prompt: test_realcritic_prompts.py
+        assert doc["question"] in ours and doc["solution"] in ours
     # the folder of the tasks (data/mix_data) is accepted as the root as well
     assert [d["idx"] for d in data.load_task_docs(task, SHARED / "data" / "mix_data")] == [r["idx"] for r in rows]
 

@@ -114,7 +114,7 @@ def test_the_sample_defaults_to_ours_and_an_explicit_authors_prompt_there_fetche
         docs = stages.load_task_docs(stages.CROSS, "sample", subset="gsm8k", prompt="authors")
         assert docs[0]["system_message"].startswith("I will provide a math problem")
         assert prompts.critic_prompt(docs[0]).startswith("The following is the data for your task:")
-    with pytest.raises(ConfigError, match=r"prompt='paper': expected one of authors, ours"):
+    with pytest.raises(ConfigError, match=r"prompt=.paper.: expected one of authors, ours"):
         stages.load_task_docs(stages.CROSS, "sample", subset="gsm8k", prompt="paper")
 
 

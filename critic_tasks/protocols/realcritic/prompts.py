@@ -25,15 +25,15 @@ import ast
 import os
 from functools import lru_cache
 
-from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.errors import DataError
+from critic_tasks.protocols import prompt_choice
 from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.realcritic import data
 
 DIRECT, SELF = data.DIRECT_DIMENSION, data.SELF_DIMENSION
 
-AUTHORS, OURS = "authors", "ours"
-PROMPTS = (AUTHORS, OURS)
-PROMPT_KEY = "prompt"
+AUTHORS, OURS = prompt_choice.AUTHORS, prompt_choice.OURS
+PROMPT_KEY = prompt_choice.KEY
 SYSTEM_KEY = "system_message"  # the document field the harnesses send as the system turn ("" for none)
 USER_KEY = "user_message"  # the authors' user message, rendered when the documents are made
 # utils.py at the commit whose file the shared checkout holds (SYSTEM_PROMPT_TEMPLATES, USER_PROMPT_TEMPLATE)
@@ -44,12 +44,9 @@ TEMPLATES = {"critique": ("critic_and_correct", "critic_and_correct"), DIRECT: (
 
 
 def resolve(value, data_dir=None) -> str:
-    """The prompt of a run: the option as given, else ``ours`` on the bundled sample and ``authors`` elsewhere."""
-    if value in (None, ""):
-        return OURS if data.resolve_data_dir(data_dir) == data.SAMPLE_DIR else AUTHORS
-    if value not in PROMPTS:
-        raise ConfigError(f"realcritic: prompt={value!r}: expected one of {', '.join(PROMPTS)}")
-    return str(value)
+    """The prompt of a run: the option as given, else ``ours`` on the bundled sample and ``authors`` elsewhere
+    (``protocols.prompt_choice``)."""
+    return prompt_choice.resolve(value, sample=data.resolve_data_dir(data_dir) == data.SAMPLE_DIR)
 
 
 def _literal(node: ast.AST, where: str):
@@ -77,6 +74,17 @@ def templates_from_source(source: str, where: str = UTILS.path) -> dict[str, dic
     return found
 
 
+def checkout_root(data_dir=None) -> str | None:
+    """The checkout the data setting names, for the authors' file: the setting itself, or the checkout above the
+    ``data/mix_data`` folder the loader also accepts (None: the setting names none; the cache or GitHub then)."""
+    root = data.resolve_data_dir(data_dir)
+    if root is None:
+        return None
+    if not (root / UTILS.path).is_file() and root.name == "mix_data" and (root.parents[1] / UTILS.path).is_file():
+        return str(root.parents[1])
+    return str(root)
+
+
 @lru_cache(maxsize=None)
 def authors_templates(data_dir: str | None = None) -> dict[str, dict[str, str]]:
     return templates_from_source(UTILS.text(data_dir), UTILS.path)
@@ -84,7 +92,7 @@ def authors_templates(data_dir: str | None = None) -> dict[str, dict[str, str]]:
 
 def authors_messages(doc: dict, data_dir: str | os.PathLike | None = None) -> tuple[str, str]:
     """(system message, user message) of a document as the authors' ``construct_message`` renders them."""
-    found = authors_templates(None if data_dir in (None, "") else str(data_dir))
+    found = authors_templates(checkout_root(data_dir))
     system_name, user_name = TEMPLATES[DIRECT if doc.get("dimension") == DIRECT else "critique"]
     system, user = found["SYSTEM_PROMPT_TEMPLATES"][system_name], found["USER_PROMPT_TEMPLATE"][user_name]
     if doc.get("dimension") == DIRECT:
@@ -129,7 +137,7 @@ def critic_prompt(doc: dict) -> str:
     """The user message (the system message is the document's ``system_message``)."""
     if doc.get("stage_error"):  # a chained run whose prior run did not cover this item (see stages)
         raise DataError(doc["stage_error"])
-    if doc.get(PROMPT_KEY, OURS) == AUTHORS:
+    if prompt_choice.of(doc) == AUTHORS:
         if not doc.get(USER_KEY):
             raise DataError(f"realcritic {doc.get('task')}[{doc.get('idx')}]: the authors' prompt was not rendered "
                             "into this document (made by an older critic-tasks?); load the task again")

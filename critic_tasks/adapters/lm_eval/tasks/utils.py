@@ -483,6 +483,7 @@ realcritic_incorrect_to_correct = hooks.aggregation("realcritic", "incorrect_to_
 realcritic_solution_accuracy = hooks.aggregation("realcritic", "solution_accuracy")
 realcritic_parse_rate = hooks.aggregation("realcritic", "parse_rate")
 realcritic_unreadable_golds = hooks.aggregation("realcritic", "unreadable_golds")
+realcritic_prompt = hooks.aggregation("realcritic", "prompt")
 multicritique_r_obj = hooks.aggregation("multicritique", "r_obj")
 multicritique_r_sub = hooks.aggregation("multicritique", "r_sub")
 multicritique_judge_parse_rate = hooks.aggregation("multicritique", "judge_parse_rate")

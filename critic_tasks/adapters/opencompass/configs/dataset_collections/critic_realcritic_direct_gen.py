@@ -18,7 +18,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_arc_challenge',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_arc_challenge',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -32,7 +32,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -46,7 +46,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_college_math',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_college_math',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -60,7 +60,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -74,7 +74,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_gpqa',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_gpqa',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -88,7 +88,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -102,7 +102,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_gsm8k',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_gsm8k',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -116,7 +116,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -130,7 +130,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_math',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_math',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -144,7 +144,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -158,7 +158,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_minerva_math',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_minerva_math',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -172,7 +172,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -186,7 +186,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_mmlu_stem',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_mmlu_stem',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -200,7 +200,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
@@ -214,7 +214,7 @@ critic_realcritic_direct_datasets = [dict(
     abbr='critic_realcritic_direct_olympiadbench',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_olympiadbench',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -228,7 +228,7 @@ critic_realcritic_direct_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(

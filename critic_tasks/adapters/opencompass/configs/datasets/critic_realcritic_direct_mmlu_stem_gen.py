@@ -16,7 +16,7 @@ critic_realcritic_direct_mmlu_stem_datasets = [dict(
     abbr='critic_realcritic_direct_mmlu_stem',
     type=CriticTaskDataset,
     task='critic_realcritic_direct_mmlu_stem',
-    critic_max_out_len=1024,
+    critic_max_out_len=2048,
     reader_cfg=dict(
         input_columns=['prompt'],
         output_column='doc',
@@ -30,7 +30,7 @@ critic_realcritic_direct_mmlu_stem_datasets = [dict(
         ),
         inferencer=dict(
             type=GenInferencer,
-            max_out_len=1024,
+            max_out_len=2048,
         ),
     ),
     eval_cfg=dict(
