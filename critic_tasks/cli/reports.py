@@ -184,13 +184,27 @@ def compare_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="critic-eval compare", description=COMPARE + ". Exit 2: the runs' items "
                                      "differ, or a bad --metric.")
     parser.add_argument("run_a", type=Path, help="run A: a results file or an lm-eval --output_path directory")
-    parser.add_argument("run_b", type=Path, help="run B: the same; the differences are B - A")
+    parser.add_argument("run_b", type=Path, nargs="?", help="run B: the same; the differences are B - A (with "
+                        "--against: none)")
     parser.add_argument("--metric", action="append", default=[], metavar="TASK.METRIC",
                         help="compare this metric only (repeatable); default: every metric with an interval both "
                         "runs report")
     parser.add_argument("--label", action="append", default=[], metavar="NAME",
                         help="name run A, then run B (twice; default: model · benchmarks and options · date)")
+    parser.add_argument("--against", metavar="SOURCE:NAME",
+                        help="place the run beside a published model's per-item results on the same items: "
+                        "judgebench:<released judge> (e.g. judgebench:o1-mini; JudgeBench's released outputs) or "
+                        "criticeval:<predictions folder, or a model under --against-dir> (the CriticEval toolkit's "
+                        "released predictions, CriticBench's objective tasks); the difference is the run minus it")
+    parser.add_argument("--against-dir", type=Path, metavar="DIR",
+                        help="where the released results are: a checkout of ScalerLab/JudgeBench or its outputs "
+                        "folder (default: JUDGEBENCH_DATA_DIR when it names a checkout, else fetched from the "
+                        "repository at a pinned commit); for criticeval, the folder holding the models' folders")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        return _compare_against(args)
+    if args.run_b is None:
+        raise ConfigError("compare: give two runs (A and B), or one run and --against SOURCE:NAME")
     if len(args.label) not in (0, 2):
         raise ConfigError(f"--label given {len(args.label)} time(s): name both runs, A then B "
                           "(--label NAME_A --label NAME_B)")
@@ -200,4 +214,39 @@ def compare_command(argv: list[str]) -> int:
     settings = settings_from_env()
     comparisons = compare_runs(run_a, run_b, args.metric, settings)
     print(format_comparisons(comparisons, run_a.label, run_b.label, settings.level))
+    return 0
+
+
+def _compare_against(args) -> int:
+    """``compare RUN --against SOURCE:NAME``: A the published results, B the run."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+    from critic_tasks.reports.against import compare_with_judge, compare_with_predictions, parse_against
+    from critic_tasks.reports.compare import format_comparisons
+
+    source, name = parse_against(args.against)
+    if args.run_b is not None:
+        raise ConfigError(f"compare --against {args.against}: give one run (B is the published one), not two")
+    if len(args.label) > 1:
+        raise ConfigError(f"--label given {len(args.label)} times: with --against, name the run only")
+    run = _one_run(args.run_a, "run")
+    if args.label:
+        run.label = args.label[0]
+    settings = settings_from_env()
+    if source == "judgebench":
+        comparisons, label = compare_with_judge(run, name, args.against_dir, args.metric, settings)
+    else:
+        from critic_tasks import registry
+        from critic_tasks.cli import registered
+        from critic_tasks.protocols.criticbench.offline import score_predictions
+
+        folder = Path(name) if Path(name).is_dir() or args.against_dir is None else args.against_dir / name
+        if not folder.is_dir():
+            raise ConfigError(f"--against criticeval:{name}: {folder} is not a folder of released predictions "
+                              "(e.g. example-predictions/deepseek-67b-chat-hf of the CriticEval toolkit)")
+        dimensions = {registry.TASKS[t].kind_spec.data_dimension for t in run.results if t in registry.TASKS
+                      and registry.TASKS[t].kind_spec.protocol == "criticbench"}
+        scored = score_predictions(folder, registered=registered(), dimensions=dimensions)
+        comparisons = compare_with_predictions(run, scored.scored, f"criticeval:{name}", args.metric, settings)
+        label = f"{folder.name}, CriticEval's released predictions"
+    print(format_comparisons(comparisons, label, run.label, settings.level))
     return 0

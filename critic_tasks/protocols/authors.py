@@ -43,6 +43,8 @@ class AuthorsFile:
     # other released versions of the same file a checkout may hold, whose parts the protocol reads are the same
     # (each protocol's test shows they read alike); GitHub and the cache are read at ``commit`` only
     also_sha256: tuple[str, ...] = ()
+    what: str = "the authors' prompt"  # what the file is, in the error lines
+    instead: str = "use the option prompt: ours"  # the way round a missing file, in the error lines
 
     @property
     def url(self) -> str:
@@ -58,7 +60,7 @@ def _checked(spec: AuthorsFile, payload: bytes, where: str) -> bytes:
     if got != spec.sha256 and got not in spec.also_sha256:
         raise DataError(f"{where}: sha256 {got[:12]}... is not the pinned {spec.sha256[:12]}... of {spec.repo}'s "
                         f"{spec.path} at {spec.commit[:10]} (another version of the authors' file; check out that "
-                        "commit, or use the option prompt: ours)")
+                        f"commit, or {spec.instead})")
     return payload
 
 
@@ -94,10 +96,10 @@ def _text(spec: AuthorsFile, data_dir: str | None) -> str:
         else:
             payload = _download(source)
     except Exception as err:  # offline, 404, a proxy, a missing mirror file: one message for all
-        raise DataError(f"{spec.repo}'s {spec.path} (the authors' prompt) is not cached and could not be read from "
+        raise DataError(f"{spec.repo}'s {spec.path} ({spec.what}) is not cached and could not be read from "
                         f"{source} ({type(err).__name__}: {err}); set {spec.data_env} to a checkout of "
-                        f"https://github.com/{spec.repo} at {spec.commit[:10]}, or {MIRROR_ENV} to a copy, or use "
-                        "the option prompt: ours") from None
+                        f"https://github.com/{spec.repo} at {spec.commit[:10]}, or {MIRROR_ENV} to a copy, or "
+                        f"{spec.instead}") from None
     _checked(spec, payload, source)
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(cached.name + f".{os.getpid()}.part")

@@ -57,6 +57,7 @@ class Scored:
     groups: dict = field(default_factory=dict)
     items: dict = field(default_factory=dict)  # file name -> {index: parsed value} (for a test-split submission)
     skipped: list = field(default_factory=list)  # files not scored here, with why
+    scored: list = field(default_factory=list)  # (document, record) of each item of a toolkit-format file
 
 
 def _read(path: Path) -> list[dict]:
@@ -123,7 +124,8 @@ def toolkit_file(path: Path, skipped: list, judged_why: str) -> re.Match | None:
 
 
 def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", toolkit_dir: str | None = None,
-                      executor=None, *, registered: Registered) -> Scored:
+                      executor=None, *, registered: Registered, dimensions=None) -> Scored:
+    """``dimensions``: score only the toolkit files of these (feedback, comparison, meta, correction; default all)."""
     files = prediction_files(pred_dir)
     exact = protocol == "toolkit" and toolkit_dir is not None
     out = Scored()
@@ -137,6 +139,8 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
         if m is None:
             continue
         dimension, domain, split = DIMENSION_OF[m["mode"]], m["domain"], m["split"]
+        if dimensions is not None and dimension not in dimensions:
+            continue
         options: dict = {"protocol": protocol, "toolkit_dir": toolkit_dir} if exact else {"protocol": "ours"}
         docs = load_task_docs(dimension, split, domain, data_dir, **options)
         if dimension == "feedback":
@@ -154,12 +158,14 @@ def score_predictions(pred_dir: Path, data_dir=None, protocol: str = "ours", too
             corrections[(split, domain)][1].extend(texts)
             continue
         recs = [scoring.record(d, t) for d, t in zip(docs, texts)]
+        out.scored += zip(docs, recs)
         records[(split, dimension, domain)] += recs
         out.items[path.name] = {str(i): (r.verdict if hasattr(r, "verdict") else (r.pred if r.parsed else None))
                                 for i, r in enumerate(recs)}
     for (split, domain), (docs, texts) in corrections.items():
         outcomes = check_corrections(domain, texts, docs, executor=executor, invalid="mark")
         recs = [scoring.correction_record(d, [o]) for d, o in zip(docs, outcomes)]
+        out.scored += zip(docs, recs)
         records[(split, "correction", domain)] += recs
         out.items[f"{split}_{domain}_correction_obj.json"] = {str(i): o.passed for i, o in enumerate(outcomes)}
     _aggregate(records, out, registered)
