@@ -61,7 +61,9 @@ def _write_run(folder, task_rows: dict[str, list[dict]], model: str, values: dic
     results = {}
     for task, rows in task_rows.items():
         keys = {k for r in rows for k in r["metrics"]}
-        results[task] = {f"{k},none": (values or {}).get(task, {}).get(k, 0.0) for k in keys}
+        kind = registry.TASKS[task].kind_spec
+        results[task] = {f"{k},none": (values or {}).get(task, {}).get(k, 0.0) for k in keys
+                         if kind.metric(k).scale != "text"}  # a number each (a text key, e.g. the prompt, left out)
     (folder / f"results_{TIME}.json").write_text(json.dumps({
         "results": results, "config": {"model_args": f"pretrained={model}", **(config or {})},
         "configs": {t: {"task": t, "metadata": {"version": 1.0}} for t in task_rows}}))
@@ -105,8 +107,8 @@ def test_every_bundled_sample_loaded_from_two_folders_differs_only_where_compare
 
 
 def _process_runs(tmp_path, replies_a, replies_b, data_a, data_b, label="run"):
-    docs_a = engine.task_docs(PROCESS_TASK, data_dir=str(data_a))
-    docs_b = engine.task_docs(PROCESS_TASK, data_dir=str(data_b))
+    docs_a = engine.task_docs(PROCESS_TASK, data_dir=str(data_a), prompt="ours")  # our wording: no authors' file
+    docs_b = engine.task_docs(PROCESS_TASK, data_dir=str(data_b), prompt="ours")
     rows_a = [_sample_row(PROCESS_TASK, i, d, replies_a(d)) for i, d in enumerate(docs_a)]
     rows_b = [_sample_row(PROCESS_TASK, i, d, replies_b(d)) for i, d in enumerate(docs_b)]
     a = _write_run(tmp_path / f"{label}-a", {PROCESS_TASK: rows_a}, "critic-a")
