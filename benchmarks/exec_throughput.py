@@ -32,7 +32,7 @@ from collections import Counter
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from critic_tasks.protocols.criticbench.correction.programs import PRELUDE, build_code_test_pair  # noqa: E402
-from critic_tasks.sandbox.executor import Pair, SandboxExecutor  # noqa: E402
+from critic_tasks.sandbox import Pair, SandboxExecutor  # noqa: E402
 
 UNIT_TEST = """def check(candidate):
     assert candidate([1, 2, 3], 2) == [2, 4, 6]

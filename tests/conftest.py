@@ -21,7 +21,7 @@ if WORKERS > 1:
     os.environ.setdefault("OMP_NUM_THREADS", str(THREADS_PER_WORKER))  # torch, numpy, and the processes started
 # The tests run programs we wrote, not a model's: where bubblewrap cannot run, let the weaker layers run them
 # (the sandbox refuses to without this opt-in; tests/test_sandbox.py checks that refusal).
-from critic_tasks.sandbox.isolation import detect_isolation  # noqa: E402
+from critic_tasks.sandbox._isolation import detect_isolation  # noqa: E402
 
 if detect_isolation() != "bwrap":
     os.environ.setdefault("CRITIC_ALLOW_UNISOLATED", "1")

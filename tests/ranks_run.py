@@ -21,7 +21,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
 from critic_tasks.hookspecs import hookimpl, plugin_manager
-from critic_tasks.sandbox.executor import SandboxExecutor
+from critic_tasks.sandbox import SandboxExecutor
 
 
 @register_model("hf-ranks")

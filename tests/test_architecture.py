@@ -311,4 +311,21 @@ def test_the_sandbox_reads_its_settings_once_where_an_executor_is_built():
     sandbox imports the settings."""
     readers = sorted(m for m, imps in IMPORTS.items() if m.startswith("critic_tasks.sandbox.")
                      and any(i.startswith("critic_tasks.core.settings") for i in imps))
-    assert readers == ["critic_tasks.sandbox.executor"]
+    assert readers == ["critic_tasks.sandbox._executor"]
+
+
+def test_the_sandbox_is_one_room():
+    """Issue 45: the sandbox counts as one unit. Its public entry is ``critic_tasks/sandbox/__init__.py``; its
+    private modules say so by name (``_executor``, ``_isolation``, ``_limits``, ``_workers``) and no module outside
+    it imports them; the programs that run inside a sandbox live in ``inside/`` folders (the sandbox's own and a
+    code correction's), read as text, never imported by the package outside the sandbox."""
+    inside = sorted(m for m in MODULES if m.startswith("critic_tasks.sandbox.") and ".inside" not in m)
+    assert inside == ["critic_tasks.sandbox._executor", "critic_tasks.sandbox._isolation",
+                      "critic_tasks.sandbox._limits", "critic_tasks.sandbox._workers"]
+    offenders = sorted(f"{m} -> {i}" for m, imps in IMPORTS.items() if not m.startswith("critic_tasks.sandbox")
+                       for i in imps if i in MODULES and (i.startswith("critic_tasks.sandbox.") or ".inside" in i))
+    assert offenders == []
+    programs = {p.name for p in (PACKAGE / "protocols/criticbench/correction/inside").glob("*.py")}
+    assert programs == {"__init__.py", "wire.py", "candidate_side.py", "tester_side.py", "prelude.py"}
+    assert {p.name for p in (PACKAGE / "sandbox/inside").glob("*.py")} == {"__init__.py", "boot.py", "zygote.py",
+                                                                         "tree.py"}

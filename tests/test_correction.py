@@ -22,7 +22,7 @@ from critic_tasks.protocols.criticbench.correction.programs import (
     find_entry_point,
     item_functions,
 )
-from critic_tasks.sandbox.executor import ExecResult, Pair, Program
+from critic_tasks.sandbox import ExecResult, Pair, Program
 
 # ----------------------------------------------------------------------------- code extraction
 

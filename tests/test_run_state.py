@@ -8,7 +8,7 @@ from critic_tasks.llm.backends import openai_compatible
 from critic_tasks.llm.settings import LLMSettings
 from critic_tasks.protocols.criticbench import scoring
 from critic_tasks.protocols.criticbench.scoring import LikertRecord
-from critic_tasks.sandbox import isolation
+from critic_tasks.sandbox import _isolation as isolation
 
 
 def _said(caplog, text):

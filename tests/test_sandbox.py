@@ -26,8 +26,9 @@ import uuid
 
 import pytest
 
-from critic_tasks.sandbox.executor import ExecResult, Pair, Program, SandboxExecutor, builtin_executor, get_executor
-from critic_tasks.sandbox.isolation import LAYERS, _site_dirs, _unprivileged_can_run, detect_isolation
+from critic_tasks.sandbox import ExecResult, Pair, Program, SandboxExecutor, get_executor
+from critic_tasks.sandbox._executor import builtin_executor
+from critic_tasks.sandbox._isolation import LAYERS, _site_dirs, _unprivileged_can_run, detect_isolation
 
 SECRETS = {"OPENAI_API_KEY": "sk-test-" + uuid.uuid4().hex, "HF_TOKEN": "hf_" + uuid.uuid4().hex,
            "CRITIC_JUDGE_API_KEY": "judge-" + uuid.uuid4().hex}
@@ -409,7 +410,7 @@ def test_every_layer_runs_normal_programs(variant):
 
 def test_preexec_fallback_launch(monkeypatch):
     """Without ``prlimit`` the rlimits (and the cgroup) are set in preexec_fn: same limits, same containment."""
-    monkeypatch.setattr("critic_tasks.sandbox.limits._prlimit", lambda: None)
+    monkeypatch.setattr("critic_tasks.sandbox._limits._prlimit", lambda: None)
     layer_ex = SandboxExecutor()
     before = _child_cgroups(layer_ex.cgroup) if layer_ex.cgroup else set()
     limits, bomb = layer_ex.run([
@@ -446,7 +447,7 @@ def test_interpreter_under_the_temp_dir_keeps_the_strongest_layer():
 def test_interpreter_started_by_a_relative_path_keeps_the_strongest_layer(tmp_path):
     """``../.venv/bin/python`` (run from the tests folder, say) reports ``sys.executable`` through the caller's
     cwd, a folder the sandbox does not show: bwrap could not exec it and the run was refused (seen in a session)."""
-    script = ("import sys\nfrom critic_tasks.sandbox.executor import SandboxExecutor, Program\n"
+    script = ("import sys\nfrom critic_tasks.sandbox import Program, SandboxExecutor\n"
               "ex = SandboxExecutor()\n(r,) = ex.run([Program('print(6 * 7)')])\n"
               "print(sys.executable, ex.isolation, r.status, r.stdout.strip())")
     relative = os.path.relpath(sys.executable, tmp_path)
@@ -662,7 +663,7 @@ def test_weaker_layers_say_what_they_cannot_hide(caplog):
     """A weaker layer never hides less silently: its one warning line says the file system stays readable."""
     import logging
 
-    from critic_tasks.sandbox import isolation as module
+    from critic_tasks.sandbox import _isolation as module
 
     for layer in ("unshare-net", "rlimits"):  # each said once in this test's run (tests/conftest.py: new_run)
         with caplog.at_level(logging.WARNING, logger="critic_tasks"):
@@ -759,7 +760,7 @@ def test_a_3000_deep_tree_is_removed(variant):
 
 
 def test_remove_tree_at_any_depth_without_following_links():
-    from critic_tasks.sandbox.limits import remove_tree
+    from critic_tasks.sandbox._limits import remove_tree
 
     top = tempfile.mkdtemp(prefix="critic-deep-")
     outside = tempfile.mkdtemp(prefix="critic-keep-")
@@ -914,7 +915,7 @@ def test_an_interpreter_under_the_temp_dir_keeps_the_pre_started_sandboxes():
 
 AS_ANOTHER_USER = r'''
 import json, os, sys
-from critic_tasks.sandbox.executor import Pair, SandboxExecutor
+from critic_tasks.sandbox import Pair, SandboxExecutor
 REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
 # what an item finds in /tmp besides its own work folder and, for an interpreter under /tmp (a CI clone's venv),
 # the read-only folder of the view that holds it
@@ -957,7 +958,7 @@ def test_a_non_root_user_keeps_the_pre_started_sandboxes():
 
 IN_A_TMP_VENV_AS_ANOTHER_USER = r'''
 import json, os, subprocess, sys
-from critic_tasks.sandbox.executor import Pair, SandboxExecutor
+from critic_tasks.sandbox import Pair, SandboxExecutor
 top = os.path.basename(sys.argv[1])
 venv = os.path.join(sys.argv[1], "venv")
 subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
@@ -1115,7 +1116,7 @@ UID_OF = "import os\nprint(os.getuid(), flush=True)\n"
 TESTER_AND_CANDIDATE_UIDS = "import os, sys\nprint(sys.stdin.readline().strip(), os.getuid(), file=sys.stderr)\n"
 HOLDS_AN_EXECUTOR = """
 import json, sys
-from critic_tasks.sandbox.executor import Pair, Program, SandboxExecutor
+from critic_tasks.sandbox import Pair, Program, SandboxExecutor
 ex = SandboxExecutor(max_workers=1, **{variant!r})
 runs = ex.run([Program({program!r})] * 2)
 pairs = ex.run_pairs([Pair({program!r}, {tester!r})] * 2)

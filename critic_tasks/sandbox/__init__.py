@@ -1,5 +1,26 @@
-"""Running untrusted programs: the sandbox executor and its isolation layers (see ``executor``)."""
+"""The sandbox, one room: run untrusted programs (model-written corrections, their unit tests) and say how each
+ended. This file is its public entry; the rest is private.
 
-from critic_tasks.sandbox.executor import ExecResult, Executor, Pair, PairResult, Program, SandboxExecutor, get_executor
+For scoring, its contract is ``Executor.run_pairs(pairs)`` -> one ``PairResult`` per ``Pair``, whose
+``trusted.status`` (the tester's side) decides a pass; ``run(programs)`` -> one ``ExecResult`` per ``Program``.
+``get_executor(name)`` builds the executor a run uses (a plugin's, else the built-in ``SandboxExecutor``; without a
+name, the one ``CRITIC_EXECUTOR`` names).
+
+Inside the room, and no caller's concern: ``_executor.py`` (the executor: processes, pipes, time and output
+limits), ``_isolation.py`` (the layers: bwrap, unshare-net, rlimits; what a program sees), ``_limits.py``
+(rlimits, cgroups, the uids programs run as, clean-up), ``_workers.py`` (pre-started sandboxes reused across
+items), and ``inside/``: the programs that run inside a sandbox (boot, zygote, tree), read as text and pasted into
+what it starts. See docs/sandbox.md.
+"""
+
+from critic_tasks.sandbox._executor import (
+    ExecResult,
+    Executor,
+    Pair,
+    PairResult,
+    Program,
+    SandboxExecutor,
+    get_executor,
+)
 
 __all__ = ["ExecResult", "Executor", "Pair", "PairResult", "Program", "SandboxExecutor", "get_executor"]

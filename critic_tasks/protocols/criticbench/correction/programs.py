@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
-PRELUDE = (Path(__file__).parent / "prelude.py").read_text(encoding="utf-8")
+PRELUDE = (Path(__file__).parent / "inside" / "prelude.py").read_text(encoding="utf-8")
 RESULT_MARKER = "__critic_result__:"
 # Printed by the trusted tester after the last test, with a fresh random token per item: its exit status 0 alone is
 # not a pass (a test file that exits early would pass every item).
@@ -66,7 +66,7 @@ def find_entry_point(code: str, question: str | None = None, generation: str | N
 
 # ----------------------------------------------------------------------------- code items: a candidate and its tester
 
-_HERE = Path(__file__).parent
+_HERE = Path(__file__).parent / "inside"
 WIRE, CANDIDATE_SIDE, TESTER_SIDE = ((_HERE / f"{name}.py").read_text(encoding="utf-8")
                                      for name in ("wire", "candidate_side", "tester_side"))
 

@@ -1,4 +1,4 @@
-# Emptying a folder at any depth, without recursion or long paths: the one walk of limits.py's remove_tree (work
+# Emptying a folder at any depth, without recursion or long paths: the one walk of _limits.py's remove_tree (work
 # dirs after an item) and of the zygote's reset (the sandbox's /tmp between items). Imported there; it is
 # also pasted in front of zygote.py, which runs inside the sandbox where no critic_tasks package can be imported:
 # so it uses the standard library only, and its names keep clear of zygote.py's.

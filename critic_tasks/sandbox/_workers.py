@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from critic_tasks.sandbox.isolation import _boot, _bwrap_prefix, _memfd, _view_in_tmp, sandbox_env
-from critic_tasks.sandbox.limits import WORKDIR_PREFIX, _clean, _pinned_bytes, _Running
+from critic_tasks.sandbox._isolation import _boot, _bwrap_prefix, _memfd, _view_in_tmp, sandbox_env
+from critic_tasks.sandbox._limits import WORKDIR_PREFIX, _clean, _pinned_bytes, _Running
 
 # tree.py in front: the zygote empties its /tmp with the walk remove_tree uses (it cannot import the package)
-ZYGOTE = "\n".join((Path(__file__).parent / name).read_text(encoding="utf-8") for name in ("tree.py", "zygote.py"))
+ZYGOTE = "\n".join((Path(__file__).parent / "inside" / name).read_text(encoding="utf-8") for name in ("tree.py", "zygote.py"))
 ZYGOTE_REPLY_S = 10.0  # a zygote that does not answer a control line in this long is ended (and replaced)
 ZYGOTE_BOOT_S = 60.0  # a zygote that has not booted (interpreter, filter, imports) in this long is ended
 # memory a worker's cgroup may hold after an item beyond its empty state (the larger of this and memory_mb / 32):

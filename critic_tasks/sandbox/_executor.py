@@ -6,17 +6,13 @@ size, open files, core), a wall-clock timeout after which the *whole* group is S
 incrementally: only the last ``capture_bytes`` of each are kept and a program that writes more than
 ``max_output_bytes`` in all is killed and fails. ``passed`` means exit status 0 within the time limit.
 
-The sandbox itself is three modules, each one job:
-
-* isolation.py -- the layers (bwrap, unshare-net, rlimits), which one works here, and what a program sees (bwrap's
-  filesystem view, the environment); a weaker layer than bwrap runs nothing unless the caller opts in;
-* limits.py    -- rlimits, cgroups (pids.max, the memory of the whole tree), the uids programs run as when we are
-  root (never as root), and what is killed and removed after each program;
-* workers.py   -- the pre-started sandboxes of ``run_pairs`` (zygote.py), reused across items.
+Behind it, one job per private module: ``_isolation.py`` (the layers and what a program sees), ``_limits.py``
+(rlimits, cgroups, uids, clean-up) and ``_workers.py`` (the pre-started sandboxes of ``run_pairs``); the programs
+that run inside are in ``inside/`` (see ``critic_tasks.sandbox``).
 
 ``run_pairs`` runs a ``Pair``: an untrusted program wired to a trusted one through two pipes, each in a sandbox of
 its own; the code checks use it so that the verdict is never decided inside the program under test. Every layer
-also gets boot.py's seccomp filter (no namespaces, mounts, io_uring, bpf, ptrace, ...; see there).
+also gets inside/boot.py's seccomp filter (no namespaces, mounts, io_uring, bpf, ptrace, ...; see there).
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ from typing import Protocol, Sequence
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.settings import SETTINGS, read_flag, read_raw, read_setting
 from critic_tasks.hookspecs import plugin_manager
-from critic_tasks.sandbox.isolation import (
+from critic_tasks.sandbox._isolation import (
     _UNSHARE,
     ALLOW_UNISOLATED_ENV,
     LAYERS,
@@ -55,7 +51,7 @@ from critic_tasks.sandbox.isolation import (
     detect_isolation,
     sandbox_env,
 )
-from critic_tasks.sandbox.limits import (
+from critic_tasks.sandbox._limits import (
     _NAMES,
     SANDBOX_UID,
     WORKDIR_PREFIX,
@@ -68,7 +64,7 @@ from critic_tasks.sandbox.limits import (
     _sweep_stale_workdirs,
     _UidLease,
 )
-from critic_tasks.sandbox.workers import _close_workers, _Worker
+from critic_tasks.sandbox._workers import _close_workers, _Worker
 
 EXECUTOR_ENV = "CRITIC_EXECUTOR"  # the executor ``get_executor()`` builds when no name is given
 
@@ -175,7 +171,7 @@ class SandboxExecutor:
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()  # one pair of uids per running program or pair
         for slot in range(self.max_workers):
             self._slots.put(slot)
-        # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, zygote.py). As
+        # pairs under bwrap run in pre-started sandboxes, one fresh process per item (``_Worker``, inside/zygote.py). As
         # root the zygote runs as another uid than its items; not root, as theirs (an item can signal it, which
         # ends that item only: the worker is replaced)
         self.reuse_sandboxes = reuse_sandboxes and self.isolation == "bwrap"

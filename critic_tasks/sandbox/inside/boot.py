@@ -1,5 +1,5 @@
 # Runs first in every sandboxed program (passed to ``python -S -B -c`` with SITE_DIRS filled in), before main.py.
-# Read as text by isolation.py, never imported by the package; tests run it.
+# Read as text by _isolation.py, never imported by the package; tests run it.
 #
 # 1. site-packages appended by hand: the same path as a normal start without running .pth files.
 # 2. A seccomp filter, installed for good (no_new_privs, and a filter cannot be removed), with Docker's default

@@ -1,4 +1,4 @@
-# A pre-started sandboxed interpreter that forks one fresh process per item (workers.py, ``_Worker``): the
+# A pre-started sandboxed interpreter that forks one fresh process per item (_workers.py, ``_Worker``): the
 # sandbox (bwrap, uid, namespaces, cgroup, seccomp from boot.py) is made once per worker instead of twice per item.
 # Runs after boot.py, as the program (tree.py in front); never imported by the package; the constants in capitals
 # are filled in.

@@ -40,7 +40,7 @@ import time
 from typing import Sequence
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.sandbox.tree import TREE_FLAGS, empty_folder
+from critic_tasks.sandbox.inside.tree import TREE_FLAGS, empty_folder
 
 log = logging.getLogger("critic_tasks")
 # Sandbox uids: an unused range (no passwd entry needed), below nobody (65534) and within the 65,536 uids a user

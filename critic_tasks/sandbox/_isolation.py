@@ -12,10 +12,10 @@ Isolation is layered by what works on this machine (``detect_isolation``: once p
   network and no signals or ``/proc/<pid>/environ`` outside; the filesystem stays writable unless uids drop.
 * ``rlimits``     -- plain subprocess with rlimits only. No network isolation.
 
-As root, programs run as uids of their own (limits.py leases them): under bwrap through ``setpriv`` inside the
+As root, programs run as uids of their own (_limits.py leases them): under bwrap through ``setpriv`` inside the
 sandbox (bwrap keeps only CAP_SETUID/CAP_SETGID for it, and no user namespace, whose uid map would keep the program
 root outside); ``_unprivileged_can_run`` asks whether such a uid can run the interpreter at all. Every layer also
-gets boot.py's seccomp filter (the program's first lines: no namespaces, mounts, io_uring, bpf, ptrace, ...) and an
+gets inside/boot.py's seccomp filter (the program's first lines: no namespaces, mounts, io_uring, bpf, ptrace, ...) and an
 environment built from scratch (``sandbox_env``: no API keys or tokens).
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from critic_tasks.core.run_state import per_run
-from critic_tasks.sandbox.limits import SANDBOX_UID, _works
+from critic_tasks.sandbox._limits import SANDBOX_UID, _works
 
 LAYERS = ("bwrap", "unshare-net", "rlimits")
 ALLOW_UNISOLATED_ENV = "CRITIC_ALLOW_UNISOLATED"  # as HF_ALLOW_CODE_EVAL: an explicit opt-in to weaker isolation
@@ -283,7 +283,7 @@ def detect_isolation(python: str = sys.executable) -> str:
     return "rlimits"
 
 
-BOOT = (Path(__file__).parent / "boot.py").read_text(encoding="utf-8")
+BOOT = (Path(__file__).parent / "inside" / "boot.py").read_text(encoding="utf-8")
 
 
 RUN_MAIN = 'runpy.run_path("main.py", run_name="__main__")'
