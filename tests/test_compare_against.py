@@ -130,6 +130,9 @@ def test_released_judges_are_found_by_name_and_a_bad_name_is_one_line(tmp_path, 
     assert cli.main(["compare", str(run), "--against", "judgebench:skywork", "--against-dir", str(outputs),
                      "--metric", "critic_judgebench.accuracy"]) == 0
     assert "A: Skywork_Skywork-Reward-Gemma-2-27B (reward_model)" in capsys.readouterr().out
+    assert cli.main(["compare", str(run), "--against", "judgebench:skywork", "--against-dir", str(outputs),
+                     "--metric", "critic_judgebench.acuracy"]) == 2
+    assert "--metric critic_judgebench.acuracy: not a metric with an interval" in one_line(capsys)
     assert cli.main(["compare", str(run), "--against", "judgebench:gpt-4", "--against-dir", str(outputs)]) == 2
     line = one_line(capsys)
     assert "no released judge of the gpt-4o-2024-05-13 pairs by that name" in line and "arena_hard/o1-mini" in line

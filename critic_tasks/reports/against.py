@@ -203,6 +203,16 @@ def judge_logged(task: str, docs: dict, replies: dict, judge: ReleasedJudge) -> 
     return logged
 
 
+def check_names(names: Sequence[str], tasks: Iterable[str], source: str) -> None:
+    """One line for a ``--metric`` that is no metric with an interval of the compared tasks."""
+    known = {f"{t}.{m.key}" for t in tasks for m in comparable_metrics(t)}
+    for name in names:
+        if name not in known:
+            listed = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+            raise ConfigError(f"--metric {name}: not a metric with an interval of the tasks compared against {source} "
+                              f"(these are: {listed or 'none'})")
+
+
 def compare_with_judge(run, name: str, folder: Path | None, names: Sequence[str] = (),
                        settings: BootstrapSettings | None = None) -> tuple[list[Comparison], str]:
     """(B - A of every JudgeBench metric with an interval the run reports, A the released judge ``name``, B the
@@ -215,6 +225,7 @@ def compare_with_judge(run, name: str, folder: Path | None, names: Sequence[str]
     if not tasks:
         held = ", ".join(t for t in run.results if t in registry.TASKS) or "none"
         raise ConfigError(f"--against judgebench: the run holds no JudgeBench task (it holds: {held})")
+    check_names(names, tasks, f"judgebench:{name}")
     out, label = [], ""
     for task in tasks:
         path = samples_file(run.path, task)
@@ -274,14 +285,12 @@ def compare_with_predictions(run, released: Sequence[tuple[dict, object]], sourc
 
     settings = settings_from_env() if settings is None else settings
     dimensions = {doc.get("dimension") for doc, _ in released}
+    tasks = [t for t in run.results if t in registry.TASKS and samples_file(run.path, t) is not None
+             and registry.TASKS[t].kind_spec.data_dimension in dimensions and registry.TASKS[t].kind_spec.fmt == "obj"]
+    check_names(names, tasks, source)
     out = []
-    for task in run.results:
-        spec = registry.TASKS.get(task)
-        if spec is None or spec.kind_spec.data_dimension not in dimensions or spec.kind_spec.fmt != "obj":
-            continue
+    for task in tasks:
         path = samples_file(run.path, task)
-        if path is None:
-            continue
         theirs, own = logged_against(task, path, released, source)
         for metric in comparable_metrics(task):
             if names and f"{task}.{metric.key}" not in names:
