@@ -55,6 +55,19 @@ def test_the_private_names_each_hook_relies_on_are_there():
     assert callable(lm_eval.evaluator.get_git_commit_hash) and "get_git_commit_hash()" in inspect.getsource(
         lm_eval.evaluator.simple_evaluate)
     assert "tqdm(" in inspect.getsource(lm_eval.api.task.Task.build_all_requests)
+    # whole pairs: evaluate sizes each task through the module-level get_sample_size
+    assert "get_sample_size(task, limit_arg)" in inspect.getsource(lm_eval.evaluator.evaluate)
+    # the run's model arguments and tasks: simple_evaluate's own locals, its frame named as its code is; the CLI
+    # merges model_args into the metadata, and --metadata is read by MergeDictAction with key_val_to_dict
+    simple_evaluate = inspect.unwrap(lm_eval.evaluator.simple_evaluate)
+    assert simple_evaluate.__code__.co_name == "simple_evaluate" and simple_evaluate.__module__ == "lm_eval.evaluator"
+    assert list(inspect.signature(simple_evaluate).parameters)[:3] == ["model", "model_args", "tasks"]
+    assert "self.model_args | self.metadata" in inspect.getsource(EvaluatorConfig)
+    from lm_eval._cli.utils import MergeDictAction
+
+    assert "key_val_to_dict(v)" in inspect.getsource(MergeDictAction.__call__)
+    assert "**(self.config.metadata or {}), **(self.config.dataset_kwargs or {})" in inspect.getsource(
+        lm_eval.api.task.ConfigurableTask.download)
 
 
 def test_no_other_module_reaches_into_lm_eval_privately():

@@ -20,6 +20,11 @@ savings need more, and each is here, nowhere else:
   ``evaluate_call`` reads the model arguments and task names from the ``simple_evaluate`` frame building the tasks
   (the CLI's and the Python API's path alike), so that ``hooks.load_docs`` checks only the user's --metadata keys,
   against every critic task of the run. ``LM_EVAL_METADATA_KEYS``: what lm-eval itself adds.
+* **Whole pairs under --limit.** lm-eval cuts each task's document list at ``--limit`` (``evaluator.
+  get_sample_size``, then the first N documents); a task asking each pair in both orders lists a pair's orders one
+  after the other, so an odd count cut a pair (JudgeBench ``--limit 1``: one order, no inconsistency).
+  ``whole_pairs`` wraps ``get_sample_size`` for ``critic-eval``'s runs: for those tasks N counts pairs
+  (``hooks.whole_pair_limit``).
 * **Quiet output.** ``quiet`` replaces ``lm_eval.evaluator.get_git_commit_hash`` (git's "fatal: not a git
   repository" on the terminal outside a checkout) and labels ``lm_eval.api.task.tqdm``'s bar for the run.
 
@@ -105,6 +110,36 @@ def ours_first_task_manager():
     return OursFirstTaskManager
 
 
+@contextlib.contextmanager
+def whole_pairs():
+    """For the run inside: ``--limit N`` on a task asking each pair in both orders takes its first N pairs (a
+    fraction: of its pairs), both orders of each (``hooks.whole_pair_limit``; the task's results metadata says so).
+    ``lm_eval.evaluator`` reads ``get_sample_size`` as a module global when it sizes each task."""
+    import lm_eval.evaluator
+
+    from critic_tasks.adapters.lm_eval.hooks import whole_pair_limit
+
+    original = lm_eval.evaluator.get_sample_size
+
+    def sized(task, limit):
+        count = original(task, limit)
+        if limit is None:
+            return count
+        pairs = whole_pair_limit(getattr(task.config, "task", None), task.eval_docs, limit)
+        if pairs is None:
+            return count
+        count, asked = pairs
+        if isinstance(task.config.metadata, dict):  # written into the results' configs: what --limit meant here
+            task.config.metadata["limit_pairs"] = asked
+        return count
+
+    lm_eval.evaluator.get_sample_size = sized
+    try:
+        yield
+    finally:
+        lm_eval.evaluator.get_sample_size = original
+
+
 def cli(argv: list[str]) -> None:
     """lm-eval's own CLI on ``argv`` (``["run", "--tasks", ...]``), with ``OursFirstTaskManager``; ``sys.argv`` and
     ``lm_eval.tasks.TaskManager`` are restored after. Raises what the CLI raises (``SystemExit`` included)."""
@@ -119,7 +154,7 @@ def cli(argv: list[str]) -> None:
         # its warnings stay, and LMEVAL_LOG_LEVEL=INFO (read by lm-eval's setup_logging) or --verbosity brings them back
         lm_eval.__main__.setup_logging = functools.partial(saved[2], logging.WARNING)
     try:
-        with quiet():
+        with quiet(), whole_pairs():
             lm_eval.__main__.cli_evaluate()
     finally:
         sys.argv, lm_eval.tasks.TaskManager, lm_eval.__main__.setup_logging = saved

@@ -1200,7 +1200,7 @@ def _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, se
     logger = logging.getLogger("lm_eval.evaluator")
     logger.addFilter(quiet)
     try:
-        with private.quiet():
+        with private.quiet(), private.whole_pairs():
             return _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
     finally:
         logger.removeFilter(quiet)
