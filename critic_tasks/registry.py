@@ -213,6 +213,11 @@ class Protocol:
     # its documents carry ``system_message`` ("" for none): the harnesses send it as the system turn (lm-eval: the
     # YAML's ``description``, a system message under --apply_chat_template; OpenCompass: a SYSTEM role)
     system_message: bool = False
+    # a protocol that asks again when a reply lacks its answer (JudgeBench's Arena-Hard judge): (document, reply) ->
+    # the next user message, or None; and the turns joined into the reply its record reads. critic-eval runs the
+    # second turn (adapters/lm_eval/turns.py); under plain lm_eval the records count the replies it would ask again
+    follow_up: Callable[[dict, str], str | None] | None = None
+    join_turns: Callable[[Sequence[str]], str] | None = None
 
     def __post_init__(self):
         # preflight and the loaders read the data folder through the settings table: a protocol whose variable is
@@ -444,7 +449,11 @@ JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench", higher_is_better=None),
               Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *_bias_lines("judgebench"),
               # text: the prompt the critic was asked with (authors | ours)
-              Metric("prompt", "judgebench", scale="text", higher_is_better=None))
+              Metric("prompt", "judgebench", scale="text", higher_is_better=None),
+              # the Arena-Hard judge's second turn: replies asked again (critic-eval), and replies that needed it and
+              # were not asked (plain lm_eval: what critic-eval would have asked)
+              Metric("second_turns", "judgebench", higher_is_better=None, scale="count"),
+              Metric("second_turns_missing", "judgebench", higher_is_better=False, scale="count"))
 # The authors' Arena-Hard judge: greedy, max_tokens 4096 (utils/judges.py).
 JUDGEBENCH_BUDGET = jb_judges.JUDGES[jb_judges.DEFAULT_JUDGE].budget
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
@@ -540,7 +549,7 @@ PROTOCOLS = {p.name: p for p in (
              load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category", "prompt"),
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
              data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR, chance=jb_chance,
-             system_message=True),
+             system_message=True, follow_up=jb_scoring.follow_up, join_turns=jb_scoring.join_turns),
     Protocol("processbench", "ProcessBench (Zheng et al. 2024)", "arXiv:2412.06559",
              load_docs=pb_data.load_task_docs, options=("data_dir", "subset", "prompt"), prompt=pb_prompts.critic_prompt,
              target=pb_scoring.gold_text, record=pb_scoring.record, data_env=pb_data.DATA_DIR_ENV,

@@ -161,15 +161,16 @@ def with_logged_intervals(out: dict) -> dict:
 _CLI_MODELS: dict = {}  # model name -> the scripted lm its next CLI run gets
 
 
-def scripted_cli_model(name: str, reply):
-    """``scripted_lm(reply)`` under a model name lm-eval's CLI can load (``critic-eval --model name``): registered
-    once per name; each call hands the CLI a fresh scripted lm, returned so a test reads its ``.prompts``."""
+def scripted_cli_model(name: str, reply, tokenizer=None):
+    """``scripted_lm(reply, tokenizer)`` under a model name lm-eval's CLI can load (``critic-eval --model name``):
+    registered once per name (with or without a tokenizer: one per name); each call hands the CLI a fresh scripted
+    lm, returned so a test reads its ``.prompts``."""
     from lm_eval.api.registry import get_model, register_model
 
     try:
         get_model(name)
     except ValueError:
-        class Scripted(type(scripted_lm(reply))):
+        class Scripted(type(scripted_lm(reply, tokenizer))):
             @classmethod
             def create_from_arg_string(cls, arg_string, additional_config=None):
                 return _CLI_MODELS[name]
@@ -179,5 +180,5 @@ def scripted_cli_model(name: str, reply):
                 return _CLI_MODELS[name]
 
         register_model(name)(Scripted)
-    _CLI_MODELS[name] = scripted_lm(reply)
+    _CLI_MODELS[name] = scripted_lm(reply, tokenizer)
     return _CLI_MODELS[name]

@@ -200,3 +200,190 @@ def test_our_prompt_on_the_sample_sends_no_system_message_and_reports_mark_it(mo
     assert marked and all("prompt ours: not the authors' prompt" in line for line in marked)
     authors_run = {**out["results"]["critic_judgebench"], "prompt,none": "authors"}
     assert "not the authors' prompt" not in format_table({"critic_judgebench": authors_run})
+
+
+# ----------------------------------------------------------------------------- the second turn
+
+O1_MINI = ("dataset=judgebench,response_model=gpt-4o-2024-05-13,judge_name=arena_hard,"
+           "judge_model=o1-mini-2024-09-12.jsonl")
+SECOND_SHAPES = ("My final verdict is [[B>>A]]", "Still weighing both.", "[[A>B]] or [[B>A]]", "[[A<B]]",
+                 "Tie: [[A=B]]", "[[A>>B]]\n\n[[A>>B]]")
+
+
+def _scripted_turns(split: str) -> dict:
+    """(pair_id, order) -> (first reply, second reply): the released judge's own turns (Claude-3-Haiku's replies on
+    the Claude pairs; o1-mini's on the GPT-4o pairs, whose 25 replies without a verdict were asked again: its file
+    keeps the first turn in judgment["prompt"], see above), and on every seventh pair a first turn without a verdict
+    followed by a second of one of SECOND_SHAPES."""
+    rows = _rows(O1_MINI if split == "gpt" else CLAUDE_HAIKU)
+    turns = {}
+    for i, row in enumerate(rows):
+        for order, j in zip(("forward", "reverse"), row["judgments"]):
+            response = j["judgment"]["response"]
+            if split == "gpt":
+                first = j["judgment"]["prompt"]
+                second = response[len(first) + 2:] if response != "\n" + first else "(not asked)"
+            else:
+                first, second = response.removeprefix("\n"), "(not asked)"
+            if i % 7 == 3:
+                first, second = f"Let me think about {order} once more.", SECOND_SHAPES[i % len(SECOND_SHAPES)]
+            turns[(row["pair_id"], order)] = (first, second)
+    return turns
+
+
+def _authors_metrics(split: str, turns: dict) -> tuple[dict, int]:
+    """Their ArenaHard.get_judgment on every pair in both orders (its API client answering with the scripted turns),
+    then their compute_final_metrics per category prefix and overall; and how many second turns their judge sent."""
+    _, _, metrics, _ = authors()
+    rows, asked_again = [], 0
+    for pair in data.load_pairs(split, SHARED):
+        judgments = []
+        for order, (a, b) in (("forward", (pair["response_1"], pair["response_2"])),
+                              ("reverse", (pair["response_2"], pair["response_1"]))):
+            first, second = turns[(pair["pair_id"], order)]
+            result, api = judgment("arena_hard", pair["question"], a, b,
+                                   lambda messages, f=first, s=second: f if len(messages) == 2 else s)
+            asked_again += len(api.calls) - 1
+            judgments.append(result)
+        rows.append({"label": pair["label"], "source": pair["source"], "judgments": judgments})
+    prefixes = {"accuracy_knowledge": "mmlu-pro", "accuracy_reasoning": "livebench-reasoning",
+                "accuracy_math": "livebench-math", "accuracy_coding": "livecodebench", "accuracy": ""}
+    return ({key: metrics.compute_final_metrics(rows, True, include_fn=lambda x, p=prefix: x["source"].startswith(p))
+             for key, prefix in prefixes.items()}, asked_again)
+
+
+class _JsonChat:
+    """A chat template that writes the messages as JSON (what a scripted critic reads back)."""
+
+    name_or_path = "json-chat"
+    chat_template = "json"
+
+    def apply_chat_template(self, chat_history, tokenize=False, add_generation_prompt=True):
+        return json.dumps(chat_history)
+
+
+def _critic(turns: dict, follow_up: str, by_user: dict):
+    def reply(prompt: str) -> str:
+        messages = json.loads(prompt)
+        assert messages[0] == {"role": "system", "content": authors()[0].render_template("arena_hard_judge_system")}
+        first, second = turns[by_user[messages[1]["content"]]]
+        if len(messages) == 2:
+            return first
+        assert messages[2:] == [{"role": "assistant", "content": first}, {"role": "user", "content": follow_up}]
+        return second
+
+    return reply
+
+
+@needs_shared
+@pytest.mark.slow  # two critic-eval runs of 700 and 540 scripted replies
+@pytest.mark.parametrize("split", ["gpt", "claude"])
+def test_a_critic_eval_run_gives_the_authors_numbers_per_category_with_their_second_turn(split, tmp_path,
+                                                                                        monkeypatch, capsys):
+    """A real ``critic-eval`` run (--apply_chat_template: the system message, and the second turn as the chat so
+    far) on the shared checkout, a scripted critic answering with the released judges' turns and made-up ones;
+    their judge's get_judgment with the same replies, then their compute_final_metrics, give the same accuracy per
+    category and overall, and the second turns are asked exactly where their judge asks them."""
+    from helpers import cli_without_services, scripted_cli_model
+
+    from critic_tasks import cli
+
+    cli_without_services(monkeypatch)
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", str(SHARED))
+    turns = _scripted_turns(split)
+    docs = data.load_task_docs(data_dir=SHARED, split=split)
+    by_user = {d["user_message"]: (d["pair_id"], d["order"]) for d in docs}
+    follow_up = docs[0]["follow_up"]
+    lm = scripted_cli_model("critic_scripted_judgebench", _critic(turns, follow_up, by_user), tokenizer=_JsonChat())
+    out = tmp_path / "out"
+    argv = ["--model", "critic_scripted_judgebench", "--tasks", "critic_judgebench", "--apply_chat_template",
+            "--metadata", json.dumps({"split": split}), "--output_path", str(out)]
+    assert cli.main(argv) == 0, capsys.readouterr().err[-3000:]
+    (results,) = out.glob("*/results_*.json")
+    ours = json.loads(results.read_text())["results"]["critic_judgebench"]
+    expected, asked_again = _authors_metrics(split, turns)
+    for key, value in expected.items():
+        assert ours[f"{key},none"] == pytest.approx(value, abs=1e-9), key
+    assert ours["second_turns,none"] == asked_again == len(lm.prompts) - len(docs) > 0
+    assert ours["second_turns_missing,none"] == 0 and ours["prompt,none"] == "authors"
+    (samples,) = out.glob("*/samples_critic_judgebench_*.jsonl")
+    logged = [json.loads(line) for line in samples.read_text().splitlines()]
+    joined = 0
+    for row in logged:  # the reply scored: both turns joined as theirs ("\n" + each), where it was asked again
+        first, second = turns[(row["doc"]["pair_id"], row["doc"]["order"])]
+        reply = row["resps"][0][0]
+        assert reply in (first, f"\n{first}\n{second}")
+        joined += reply != first
+    assert joined == asked_again
+
+
+def _hashed_turns(prompt: str) -> str:
+    """A critic that answers without a verdict on some first turns and in many shapes on the second."""
+    if "continue your judgment" in prompt:
+        return SECOND_SHAPES[len(prompt) % len(SECOND_SHAPES)]
+    return "I am not sure yet." if len(prompt) % 3 == 0 else "My final verdict is [[A>B]]"
+
+
+@needs_shared
+def test_plain_lm_eval_counts_the_replies_it_did_not_ask_again_and_critic_eval_asks_them(tmp_path, monkeypatch):
+    """Under plain lm_eval (no second pass) second_turns_missing is the number of replies without any verdict label
+    (their get_score's try_again); through critic-eval's second pass (private.around_evaluate, here without a chat
+    template: the conversation as text) those replies are asked again, once each, in one more call of the same
+    model, and the joined reply is scored; a second run on the same request cache asks the model nothing."""
+    lm_eval = pytest.importorskip("lm_eval")
+    from helpers import scripted_lm
+
+    import critic_tasks
+    from critic_tasks.adapters.lm_eval import private, turns
+
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", str(SHARED))
+    docs = data.load_task_docs(data_dir=SHARED, category="math")[:24]
+    follow_up = docs[0]["follow_up"]
+    plain = scripted_lm(_hashed_turns)
+    out = lm_eval.simple_evaluate(model=plain, tasks=["critic_judgebench_math"], limit=24, bootstrap_iters=0,
+                                  task_manager=critic_tasks.task_manager())
+    unread = [p for p in plain.prompts if not judges_label(_hashed_turns(p))]
+    assert len(plain.prompts) == 24 and 0 < len(unread) < 24
+    assert out["results"]["critic_judgebench_math"]["second_turns_missing,none"] == len(unread)
+    assert out["results"]["critic_judgebench_math"]["second_turns,none"] == 0
+
+    cache = str(tmp_path / "requests")
+    for run in range(2):
+        lm = scripted_lm(_hashed_turns)
+        with private.around_evaluate(turns.second_turns):
+            out = lm_eval.simple_evaluate(model=lm, tasks=["critic_judgebench_math"], limit=24, bootstrap_iters=0,
+                                          use_cache=cache, task_manager=critic_tasks.task_manager())
+        results = out["results"]["critic_judgebench_math"]
+        assert results["second_turns,none"] == len(unread) and results["second_turns_missing,none"] == 0
+        if run == 0:
+            firsts, seconds = lm.prompts[:24], lm.prompts[24:]
+            assert firsts == plain.prompts
+            assert seconds == [f"{p}{_hashed_turns(p)}\n\n{follow_up}\n\n" for p in unread]
+        else:
+            assert lm.prompts == []  # every turn came from the request cache: a killed run loses nothing
+
+
+def judges_label(reply: str) -> bool:
+    """Their get_score's test, by hand: a [[...]] of the labels' characters somewhere in the reply."""
+    import re
+
+    return re.search(r"\[\[[AB<>=]+\]\]", reply) is not None
+
+
+def test_the_record_reads_joined_turns_and_counts_the_missing_second_turn():
+    from critic_tasks.core.turns import Turns
+    from critic_tasks.protocols.judgebench import scoring
+
+    doc = {"pair_id": "p", "order": "forward", "source_slug": "math", "preference": "A", "response_a": "x",
+           "response_b": "yy", "prompt": "authors", "follow_up": "continue"}
+    plain = scoring.record(doc, "no verdict here")
+    assert (plain.verdict, plain.turns, plain.needed_second_turn) == (None, 1, True)
+    asked = scoring.record(doc, Turns(scoring.join_turns(["no verdict here", "[[B>A]]"]),
+                                      ["no verdict here", "[[B>A]]"]))
+    assert (asked.verdict, asked.turns, asked.needed_second_turn) == ("B", 2, True)
+    assert scoring.follow_up(doc, "[[A<B]]") is None and scoring.follow_up(doc, "none") == "continue"
+    assert scoring.follow_up({**doc, "follow_up": ""}, "none") is None  # our prompt, other judges: asked once
+    records = [plain, asked, scoring.record(doc, "[[A>B]]")]
+    assert scoring.METRICS[("judgebench", "second_turns")](records) == 1
+    assert scoring.METRICS[("judgebench", "second_turns_missing")](records) == 1
+    assert scoring.JudgeBenchRecord.from_dict(asked.as_dict()) == asked

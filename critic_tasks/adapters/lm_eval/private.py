@@ -25,6 +25,11 @@ savings need more, and each is here, nowhere else:
   after the other, so an odd count cut a pair (JudgeBench ``--limit 1``: one order, no inconsistency).
   ``whole_pairs`` wraps ``get_sample_size`` for ``critic-eval``'s runs: for those tasks N counts pairs
   (``hooks.whole_pair_limit``).
+* **A second turn.** lm-eval asks each request once; a protocol that asks again (JudgeBench's Arena-Hard judge)
+  needs the model between the generations and the scoring. ``around_evaluate`` wraps ``lm_eval.evaluator.evaluate``
+  (``simple_evaluate`` calls it by its module name) for the run, so ``turns.second_turns`` holds the model while
+  it runs; ``system_prompt`` joins ``--system_instruction`` and a document's system message as lm-eval's
+  ``fewshot_context`` does (``api.utils.maybe_delimit``, the task's default fewshot delimiter).
 * **Quiet output.** ``quiet`` replaces ``lm_eval.evaluator.get_git_commit_hash`` (git's "fatal: not a git
   repository" on the terminal outside a checkout) and labels ``lm_eval.api.task.tqdm``'s bar for the run.
 
@@ -323,3 +328,35 @@ def quiet():
         yield
     finally:
         lm_eval.evaluator.get_git_commit_hash, lm_eval.api.task.tqdm = saved
+
+
+@contextlib.contextmanager
+def around_evaluate(hold):
+    """While the block runs, every ``lm_eval.evaluator.evaluate(lm, ...)`` runs inside ``hold(lm, its keyword
+    arguments)`` (a context manager); restored after."""
+    import lm_eval.evaluator
+
+    original = lm_eval.evaluator.evaluate
+
+    @functools.wraps(original)
+    def evaluate(*args, **kwargs):
+        lm = kwargs["lm"] if "lm" in kwargs else args[0]
+        with hold(lm, kwargs):
+            return original(*args, **kwargs)
+
+    lm_eval.evaluator.evaluate = evaluate
+    try:
+        yield
+    finally:
+        lm_eval.evaluator.evaluate = original
+
+
+FEWSHOT_DELIMITER = "\n\n"  # lm-eval's TaskConfig default, which our generated tasks keep
+
+
+def system_prompt(system_instruction: str | None, description: str) -> str:
+    """The system message lm-eval sends for a document: ``--system_instruction`` and the task's description joined
+    as ``ConfigurableTask.fewshot_context`` joins them."""
+    from lm_eval.api.utils import maybe_delimit
+
+    return maybe_delimit(system_instruction, description, FEWSHOT_DELIMITER)

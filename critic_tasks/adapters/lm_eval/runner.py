@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir
+from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir, turns
 from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import read_flag, read_raw, read_setting
@@ -536,7 +536,8 @@ def _lm_eval(command: str, rest: list[str]) -> int:
     unscored: list[str] = []
     started = time.time()
     try:
-        with hooks.unscored_items(unscored), each_warning_once():
+        # a protocol's second turn (JudgeBench's Arena-Hard judge) asked through the run's own model
+        with hooks.unscored_items(unscored), each_warning_once(), private.around_evaluate(turns.second_turns):
             private.cli([command, *rest, *(["--include_path", ours[0]] if ours else [])])
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1

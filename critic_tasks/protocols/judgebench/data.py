@@ -25,7 +25,8 @@ response_B as B, ``reverse`` swaps them; ``orders="single"`` keeps only the forw
 Every document also carries the run's judge format and prompt (``judge``: ``judges.JUDGES``; ``prompt``: ``authors``
 | ``ours``) and the messages they make: ``system_message`` ("" for none; lm-eval sends it as the system turn through
 the YAML's ``description``) and ``user_message`` (the critic's prompt), rendered here, once, so that a missing
-authors' file stops the run before any generation.
+authors' file stops the run before any generation; ``follow_up``: the user turn the Arena-Hard judge sends when a
+reply has no verdict ("" where the run asks once: another judge format, or our prompt).
 """
 
 from __future__ import annotations
@@ -153,13 +154,16 @@ def with_messages(docs: list[dict], judge: str | None = None, prompt: str | None
     fmt = judges.resolve_judge(judge)
     chosen = judges.resolve_prompt(prompt, root == SAMPLE_DIR, fmt)
     where = None if root is None or root == SAMPLE_DIR else root
+    # the authors' second turn (their wording: their judges.py), for the judge that asks it; our prompt asks once
+    follow_up = judges.second_turn_text(None if where is None else str(where)) if chosen == judges.AUTHORS and fmt.turns > 1 else ""
     out = []
     for doc in docs:
         if chosen == judges.AUTHORS:
             system, user = judges.messages(fmt, doc["question"], doc["response_a"], doc["response_b"], where)
         else:
             system, user = "", prompts.our_prompt(doc)
-        out.append({**doc, "judge": fmt.name, "prompt": chosen, "system_message": system, "user_message": user})
+        out.append({**doc, "judge": fmt.name, "prompt": chosen, "system_message": system, "user_message": user,
+                    "follow_up": follow_up})
     return out
 
 

@@ -41,6 +41,7 @@ from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
 from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import Record, rate
+from critic_tasks.core.turns import turns_of
 from critic_tasks.protocols import prompt_choice
 from critic_tasks.protocols.judgebench.data import SOURCES
 
@@ -67,6 +68,10 @@ class JudgeBenchRecord(Record):
     # characters of the answers this order shows as A and B (the judge-bias line length_bias; None: not kept)
     lengths: tuple[int, int] | None = None
     prompt: str = ""  # the prompt the critic was asked with: authors | ours ("": a document made before the option)
+    turns: int = 1  # the turns the reply holds (2: the Arena-Hard judge asked again, critic-eval's second pass)
+    # the first turn had no verdict label at all, where the judge asks again: it was asked (turns 2) or, under plain
+    # lm_eval, would have been
+    needed_second_turn: bool = False
 
     @property
     def scored(self) -> bool:
@@ -99,15 +104,36 @@ def parse_verdict(reply: str | None) -> tuple[str | None, str]:
     return (verdict, "") if verdict else (None, "unknown_label")
 
 
+def has_label(reply: str) -> bool:
+    """The reply holds a ``[[...]]`` of the labels' characters (the authors' get_score: none -> try again)."""
+    return VERDICT_PATTERN.search(reply) is not None
+
+
+def follow_up(doc: dict, reply: str) -> str | None:
+    """The authors' second user turn (``doc["follow_up"]``, their wording) for a reply without any verdict label,
+    where the run's judge asks it (ArenaHard.get_judgment: ``number_of_judgment_attempts = 2``); else None."""
+    text = doc.get("follow_up")
+    return text if text and isinstance(reply, str) and not has_label(reply) else None
+
+
+def join_turns(turns) -> str:
+    """The reply the authors read: each turn after a newline, accumulated (``judgment += "\n" + new_judgment``)."""
+    return "".join("\n" + turn for turn in turns)
+
+
 def record(doc: dict, reply) -> JudgeBenchRecord:
-    """``reply``: the critic's text (a list of samples: the first is read; JudgeBench asks once per order)."""
+    """``reply``: the critic's text (a list of samples: the first is read; JudgeBench asks once per order); a
+    ``core.turns.Turns`` where critic-eval asked again (the joined turns are read, as the authors read them)."""
     text = reply[0] if isinstance(reply, (list, tuple)) else reply
+    asked = turns_of(text)
+    needed = bool(doc.get("follow_up")) and bool(asked) and isinstance(asked[0], str) and not has_label(asked[0])
     verdict, reason = parse_verdict(text)
     return JudgeBenchRecord(domain=doc["source_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
                             verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
                             source=doc["source_slug"], unparsed_reason=reason,
                             lengths=bias.response_lengths(doc.get("response_a"), doc.get("response_b")),
-                            prompt=str(doc.get("prompt") or ""))
+                            prompt=str(doc.get("prompt") or ""), turns=max(len(asked), 1),
+                            needed_second_turn=needed)
 
 
 def gold_text(doc: dict) -> str:
@@ -214,6 +240,10 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     **{("judgebench", base): bias.line(base) for base in bias.BASES},
     # text: the prompt of the records (authors | ours; joined where a re-scoring mixed them)
     ("judgebench", "prompt"): lambda records: prompt_choice.recorded(r.prompt for r in records) or None,
+    # the Arena-Hard judge's second turn: replies asked again; replies that needed it and were not asked
+    ("judgebench", "second_turns"): lambda records: float(sum(r.turns > 1 for r in records)),
+    ("judgebench", "second_turns_missing"): lambda records: float(sum(r.needed_second_turn and r.turns < 2
+                                                                      for r in records)),
 }
 
 
