@@ -30,6 +30,7 @@ from critic_tasks import registry
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.protocols.authors import AuthorsFile
+from critic_tasks.protocols.judgebench import judges
 from critic_tasks.reports.compare import (
     Comparison,
     ItemMismatch,
@@ -42,9 +43,8 @@ from critic_tasks.reports.compare import (
 
 SOURCES = ("judgebench", "criticeval")
 
-JUDGEBENCH_REPO = "ScalerLab/JudgeBench"
-JUDGEBENCH_COMMIT = "12a499c5c29f06940d259b49250fca627d2a0ee5"  # the commit our JudgeBench templates are pinned at
-JUDGEBENCH_DATA_ENV = "JUDGEBENCH_DATA_DIR"
+# the repository, commit and data setting JudgeBench's templates are read at: the outputs are pinned with them
+JUDGEBENCH_REPO, JUDGEBENCH_COMMIT, JUDGEBENCH_DATA_ENV = judges.AUTHORS_REPO, judges.AUTHORS_COMMIT, judges.DATA_ENV
 OUTPUTS_FOLDER = "outputs"
 OUTPUT_NAME = re.compile(r"dataset=judgebench,response_model=(?P<responses>[^,]+),judge_name=(?P<format>[^,]+),"
                          r"judge_model=(?P<judge>.+)\.jsonl$")
