@@ -70,6 +70,10 @@ from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 from critic_tasks.protocols.revision import scoring as rv_scoring
 from critic_tasks.protocols.revision.pipeline import Revision
+from critic_tasks.protocols.rmbench import chance as rm_chance
+from critic_tasks.protocols.rmbench import data as rm_data
+from critic_tasks.protocols.rmbench import prompts as rm_prompts
+from critic_tasks.protocols.rmbench import scoring as rm_scoring
 from critic_tasks.protocols.scorer import Parse, Scorer
 
 # ----------------------------------------------------------------------------- metric keys
@@ -132,7 +136,7 @@ class Metric:
 
 # ----------------------------------------------------------------------------- metric values
 
-_SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring)
+_SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring, rm_scoring)
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
 INTERVALS: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.INTERVALS.items()}
 # family -> (record, value) -> the stratum its interval resamples the record's unit within ('' for none), declared
@@ -234,7 +238,8 @@ INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistenc
                   "inconsistency", "first_position", "length_bias",
                   *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
                   "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro",
-                  "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub", "error_accuracy", "correct_accuracy")
+                  "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub", "error_accuracy", "correct_accuracy",
+                  "hard", "normal", "easy", "style_gap")
 
 
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
@@ -456,6 +461,21 @@ JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               Metric("second_turns_missing", "judgebench", higher_is_better=False, scale="count"))
 # The authors' Arena-Hard judge: greedy, max_tokens 4096 (utils/judges.py).
 JUDGEBENCH_BUDGET = jb_judges.JUDGES[jb_judges.DEFAULT_JUDGE].budget
+# RM-Bench: the authors' compute_accuracy over the comparisons decided by the pair rule: per domain, hard / normal /
+# easy (the 3 x 3 matrix's upper triangle, diagonal, lower triangle) and the mean of the domains; the style gap
+# (easy - hard) and the pairwise bias lines beside it.
+RMBENCH = (Metric("accuracy", "rmbench", when="scored"),
+           *_breakdown("rmbench", "accuracy", "domain", rm_data.DOMAINS),
+           *(Metric(c, "rmbench", when="scored") for c in rm_scoring.CLASSES),
+           Metric("style_gap", "rmbench", when="scored", higher_is_better=None, best_at=0.0, scale="difference"),
+           Metric("inconsistency", "rmbench", when="scored", higher_is_better=False),
+           Metric("parse_rate", "rmbench"),
+           Metric("comparisons", "rmbench", when="scored", higher_is_better=None, scale="count"),
+           # text: the domains the overall averages (chat+code+safety on a copy without math)
+           Metric("domains", "rmbench", when="scored", scale="text", higher_is_better=None),
+           *_bias_lines("rmbench"))
+# RewardBench's API judges get 2048 new tokens (generative.py, run_judge_pair): the explanation, then the verdict.
+RMBENCH_BUDGET = 2048
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
 PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "process", when="scored"),
            Metric("correct_accuracy", "process", when="scored"), Metric("parse_rate", "process"),
@@ -560,6 +580,10 @@ PROTOCOLS = {p.name: p for p in (
                       rc_stages.ROUND_KEY, rc_stages.ROUNDS_KEY), prompt=rc_prompts.critic_prompt,
              target=rc_scoring.gold_text, record=rc_scoring.record, data_env=rc_data.DATA_DIR_ENV,
              source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR, chance=rc_chance, system_message=True),
+    Protocol("rmbench", "RM-Bench (Liu et al. 2025)", "arXiv:2410.16184",
+             load_docs=rm_data.load_task_docs, options=("data_dir", "domain"), prompt=rm_prompts.critic_prompt,
+             target=rm_scoring.gold_text, record=rm_scoring.record, data_env=rm_data.DATA_DIR_ENV,
+             source=rm_data.HUB_REPO, sample_dir=rm_data.SAMPLE_DIR, chance=rm_chance, system_message=True),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -604,6 +628,10 @@ TASK_KINDS = {d.name: d for d in (
              ("accuracy", "inconsistency", "parse_rate"),
              "pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders",
              max_gen_toks=JUDGEBENCH_BUDGET, pairwise=True),
+    TaskKind("rmbench", "rmbench", rm_data.DIMENSION, "obj", "parse", RMBENCH,
+             ("accuracy", "hard", "normal", "easy", "parse_rate"),
+             "pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders",
+             max_gen_toks=RMBENCH_BUDGET, pairwise=True),
     TaskKind("processbench", "processbench", pb_data.DIMENSION, "obj", "parse", PROCESS,
              ("f1", "error_accuracy", "correct_accuracy", "parse_rate"),
              "find the earliest wrong step of a math solution (\\boxed{index}, -1 if none); F1 of the accuracies on "
@@ -645,7 +673,8 @@ TASK_KINDS = {d.name: d for d in (
 # ``inconsistency`` = 100 minus it), the first-position rate and the length bias.
 BIAS_LINES = {"comparison": ("consistency", "first_position", "length_bias"),
               "alignbench_pairwise": ("consistency", "first_position", "length_bias"),
-              "judgebench": ("inconsistency", "first_position", "length_bias")}
+              "judgebench": ("inconsistency", "first_position", "length_bias"),
+              "rmbench": ("inconsistency", "first_position", "length_bias", "style_gap")}
 
 
 def _variants(root: str, dimension: str, domains: tuple[str, ...], per_domain_tag: str, **options) -> list[Task]:
@@ -687,7 +716,8 @@ def _catalogue() -> list[Task]:
     tasks.append(Task(STAGE1_TASK, "self_feedback", section=STAGE1_TASK))
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
-    return tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks() + _realcritic_tasks()
+    return (tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks()
+            + _realcritic_tasks() + _rmbench_tasks())
 
 
 def _other_protocols() -> list[Task]:
@@ -740,6 +770,14 @@ def _realcritic_tasks() -> list[Task]:
             for dimension, kind, group in REALCRITIC_MODES for t in rc_data.TASKS]
 
 
+def _rmbench_tasks() -> list[Task]:
+    """RM-Bench over every domain (its overall: the mean of the domains) and one task per domain."""
+    tasks = [Task("critic_rmbench", "rmbench", section="critic_rmbench", options=(("domain", "all"),))]
+    tasks += [Task(f"critic_rmbench_{d}", "rmbench", tags=("critic_rmbench_per_domain",), section="critic_rmbench",
+                   options=(("domain", d),)) for d in rm_data.DOMAINS]
+    return tasks
+
+
 # RealCritic's modes: (data dimension, task kind, group)
 REALCRITIC_MODES = ((rc_stages.CROSS, "realcritic", "critic_realcritic"),
                     (rc_stages.DIRECT, "realcritic_direct", "critic_realcritic_direct"),
@@ -770,7 +808,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench",
-            "critic_processbench", "critic_realcritic", "critic_realcritic_direct", "critic_realcritic_self")
+            "critic_processbench", "critic_realcritic", "critic_realcritic_direct", "critic_realcritic_self", "critic_rmbench")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,9 @@ def data(tmp_path, monkeypatch):
     monkeypatch.setenv("JUDGEBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    monkeypatch.setenv("RMBENCH_DATA_DIR", "sample")
+    # RM-Bench asks with RewardBench's prompts, read from the authors' checkout in ../shared (no network in tests)
+    monkeypatch.setenv("REWARDBENCH_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data" / "rewardbench"))
     folder = tmp_path / "critiquellm"
     for mode in ("pointwise", "pairwise"):
         (folder / mode).mkdir(parents=True)
@@ -81,7 +85,7 @@ def test_each_canned_critic_scores_at_or_below_chance(task, executor):
     assert not line.skipped, line.skipped
     kind = registry.task(task).kind_spec
     rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench",
-                                                                    "processbench", "realcritic",
+                                                                    "rmbench", "processbench", "realcritic",
                                                                     "realcritic_direct")
     length_raters = {"longer", "shorter"} if rating else set()  # raters by length: rating tasks only
     assert set(line.values) == set(chance.CANNED) | length_raters

@@ -41,6 +41,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(`gsm8k.json`, ...), or `sample` for the bundled sample; unset: the Hub"),
     Setting("JUDGEBENCH_DATA_DIR", "", "path", "a local copy of JudgeBench's pair files (the repository's "
             "`data/*.jsonl`), or `sample` for the bundled sample; unset: the Hub (ScalerLab/JudgeBench)"),
+    Setting("RMBENCH_DATA_DIR", "", "path", "a local copy of RM-Bench's data (the Hub's `total_dataset.json`, or "
+            "the repository's `data/*_filtered.json`), or `sample` for the bundled sample; unset: the Hub "
+            "(THU-KEG/RM-Bench)"),
+    Setting("REWARDBENCH_DATA_DIR", "", "path", "a checkout of allenai/reward-bench at 05a9005 (the authors' "
+            "generative-judge prompts, `rewardbench/generative.py`, read from it); unset: the cache, "
+            "CRITIC_AUTHORS_MIRROR or GitHub"),
     Setting("REALCRITIC_DATA_DIR", "", "path", "a local checkout of tangzhy/RealCritic (or its `data/mix_data` "
             "folder), or `sample` for the bundled sample; unset: the repository's files"),
     Setting("METACRITIQUE_DATA_DIR", "", "path", "a local copy of MetaCritique's benchmark and annotation files; "

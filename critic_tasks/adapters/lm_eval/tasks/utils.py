@@ -268,6 +268,26 @@ def judgebench_process_results(doc, results):
     return hooks.process_results(_JUDGEBENCH, doc, results)
 
 
+# pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders
+_RMBENCH = TASK_KINDS["rmbench"]
+
+
+def rmbench_load_docs(**kwargs):
+    return hooks.load_docs(_RMBENCH, **kwargs)
+
+
+def rmbench_doc_to_text(doc):
+    return hooks.doc_to_text(_RMBENCH, doc)
+
+
+def rmbench_doc_to_target(doc):
+    return hooks.doc_to_target(_RMBENCH, doc)
+
+
+def rmbench_process_results(doc, results):
+    return hooks.process_results(_RMBENCH, doc, results)
+
+
 # find the earliest wrong step of a math solution (\boxed{index}, -1 if none); F1 of the accuracies on erroneous and
 # correct solutions
 _PROCESSBENCH = TASK_KINDS["processbench"]
@@ -473,6 +493,17 @@ judgebench_length_bias = hooks.aggregation("judgebench", "length_bias")
 judgebench_prompt = hooks.aggregation("judgebench", "prompt")
 judgebench_second_turns = hooks.aggregation("judgebench", "second_turns")
 judgebench_second_turns_missing = hooks.aggregation("judgebench", "second_turns_missing")
+rmbench_accuracy = hooks.aggregation("rmbench", "accuracy")
+rmbench_hard = hooks.aggregation("rmbench", "hard")
+rmbench_normal = hooks.aggregation("rmbench", "normal")
+rmbench_easy = hooks.aggregation("rmbench", "easy")
+rmbench_style_gap = hooks.aggregation("rmbench", "style_gap")
+rmbench_inconsistency = hooks.aggregation("rmbench", "inconsistency")
+rmbench_parse_rate = hooks.aggregation("rmbench", "parse_rate")
+rmbench_comparisons = hooks.aggregation("rmbench", "comparisons")
+rmbench_domains = hooks.aggregation("rmbench", "domains")
+rmbench_first_position = hooks.aggregation("rmbench", "first_position")
+rmbench_length_bias = hooks.aggregation("rmbench", "length_bias")
 process_f1 = hooks.aggregation("process", "f1")
 process_error_accuracy = hooks.aggregation("process", "error_accuracy")
 process_correct_accuracy = hooks.aggregation("process", "correct_accuracy")
