@@ -236,14 +236,14 @@ def time_our_hooks() -> None:
     """Count the time spent in our code: the import of our CLI (counted by the caller), the CLI's checks before
     lm-eval runs, and every hook the task YAML names (loader, prompts, per-document records, aggregations; the
     intervals are no lm-eval metrics: computed when the results are read). ``tasks/utils.py``'s functions (and
-    its aggregations, ``hooks.aggregation``) look each hook up in ``hooks`` when called, so replacing it here times
-    every call. None of them calls another, so nothing is counted twice."""
-    from critic_tasks.adapters.lm_eval import hooks, runner
+    its aggregations, ``task_functions.aggregation``) look each hook up in ``task_functions`` when called, so
+    replacing it here times every call. None of them calls another, so nothing is counted twice."""
+    from critic_tasks.adapters.lm_eval import runner, task_functions
 
     for name in ("preflight", "check_model_paths", "require_scorer_or_samples", "self_feedback_stage"):
         setattr(runner, name, _timed(getattr(runner, name)))
     for name in ("load_docs", "doc_to_text", "doc_to_target", "process_results", "aggregate"):
-        setattr(hooks, name, _timed(getattr(hooks, name)))
+        setattr(task_functions, name, _timed(getattr(task_functions, name)))
 
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from scipy import stats
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import hooks as utils
+from critic_tasks.adapters.lm_eval import task_functions as utils
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from toolkit_reference import toolkit_extract, toolkit_option  # noqa: E402  (shared with the parser tests)

@@ -24,7 +24,7 @@ from critic_tasks.protocols.scorer import Context
 
 def kind_metrics(kind: registry.TaskKind, records, intervals=None) -> dict[str, float]:
     """The registry's metric keys for ``kind``, each over the records its metric accepts (``Metric.accepts``):
-    the one route from records to metrics and intervals. lm-eval's aggregations (``hooks.aggregation``: the same
+    the one route from records to metrics and intervals. lm-eval's aggregations (``task_functions.aggregation``: the same
     ``registry.METRICS`` function ``registry.metric_value`` calls, over the rows ``process_results`` routed to a key; an lm-eval
     run's intervals: ``registry.metric_interval``
     over the same rows read back from its samples files, ``reports/results.py``), the OpenCompass evaluator,

@@ -159,7 +159,7 @@ def _said(metric: Callable[[Sequence[Record]], Any]) -> Callable[[Sequence[Recor
 
 
 # (family, base) -> its value over the records one key accepts (None: absent, never NaN): each protocol's
-# ``scoring.METRICS``, one function per value. lm-eval's aggregations (``hooks.aggregation``, named in
+# ``scoring.METRICS``, one function per value. lm-eval's aggregations (``task_functions.aggregation``, named in
 # ``adapters/lm_eval/tasks/utils.py``) and ``engine.kind_metrics`` (through ``metric_value``) both take it.
 METRICS: dict[tuple[str, str], Callable[[Sequence[Record]], Any]] = {
     key: _said(fn) if key[1] == "identical_samples" else fn

@@ -157,9 +157,9 @@ ADVERSARIAL = {
 @pytest.fixture(scope="module")
 def lm_eval_path(monkeypatch_module):
     from critic_tasks import engine
-    from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.adapters.lm_eval import task_functions
 
-    return engine, hooks
+    return engine, task_functions
 
 
 @pytest.fixture(scope="module")
@@ -173,27 +173,27 @@ def test_adversarial_math_replies_score_wrong_quickly_through_a_whole_task(lm_ev
     """Each shape, as the reply to the sample's math_cot item whose gold is 3.2, through lm-eval's path (the
     correction kind's filter, then process_results, then the pass-rate aggregation): every one counted, none passed,
     no exception, all within seconds."""
-    engine, hooks = lm_eval_path
+    engine, task_functions = lm_eval_path
     registry = engine.registry
     docs = engine.task_docs("critic_correction_math_cot")
     doc = next(d for d in docs if d["ground_truth_answer"] == "3.2")
     kind = registry.TASK_KINDS["correction"]
     start = time.monotonic()
-    kept = hooks.ScoreFilter(kind).apply([[r] for r in ADVERSARIAL.values()], [doc] * len(ADVERSARIAL))
-    rows = [hooks.process_results(kind, doc, [k])["pass_rate"] for k in kept]
+    kept = task_functions.ScoreFilter(kind).apply([[r] for r in ADVERSARIAL.values()], [doc] * len(ADVERSARIAL))
+    rows = [task_functions.process_results(kind, doc, [k])["pass_rate"] for k in kept]
     elapsed = time.monotonic() - start
     assert [r["passed"] for r in rows] == [(False,)] * len(ADVERSARIAL)
     assert {r["checks"][0]["status"] for r in rows} <= {"wrong_answer", "unparsed"}
-    assert hooks.aggregation("correction", "pass_rate")(rows) == 0
+    assert task_functions.aggregation("correction", "pass_rate")(rows) == 0
     assert elapsed < 20, elapsed
 
 
 def test_comparison_replies_that_echo_the_options_or_hold_odd_characters_are_unparsed(lm_eval_path):
-    engine, hooks = lm_eval_path
+    engine, task_functions = lm_eval_path
     registry = engine.registry
     doc = engine.task_docs("critic_comparison_math_cot")[0]
     for reply in ["Decision: A/B/C.", "决策：A/B/C", "\ud800", "\x00Decision:\x00", "Decision: " + "A/" * 500_000]:
-        row = hooks.process_results(registry.TASK_KINDS["comparison"], doc, [reply])["parse_rate"]
+        row = task_functions.process_results(registry.TASK_KINDS["comparison"], doc, [reply])["parse_rate"]
         assert row["parsed"] is False and row["verdict"] is None, reply[:40]
 
 

@@ -279,7 +279,7 @@ def test_the_orchestration_names_no_protocol():
     from critic_tasks import registry
 
     names = set(registry.PROTOCOLS) | {k.data_dimension for k in registry.TASK_KINDS.values()}
-    for path in ("critic_tasks/chance.py", "critic_tasks/engine.py", "critic_tasks/adapters/lm_eval/hooks.py"):
+    for path in ("critic_tasks/chance.py", "critic_tasks/engine.py", "critic_tasks/adapters/lm_eval/task_functions.py"):
         tree = _ast.parse((REPO / path).read_text(encoding="utf-8"))
         compared = [c.value for node in _ast.walk(tree) if isinstance(node, _ast.Compare)
                     for c in _ast.walk(node) if isinstance(c, _ast.Constant) and c.value in names]
@@ -294,7 +294,7 @@ def test_the_orchestration_imports_no_protocol_package():
 
     packages = {p.name for p in (REPO / "critic_tasks" / "protocols").iterdir() if (p / "__init__.py").is_file()}
     assert {"criticbench", "revision", "metacritique"} <= packages
-    for path in ("critic_tasks/chance.py", "critic_tasks/engine.py", "critic_tasks/adapters/lm_eval/hooks.py"):
+    for path in ("critic_tasks/chance.py", "critic_tasks/engine.py", "critic_tasks/adapters/lm_eval/task_functions.py"):
         tree = _ast.parse((REPO / path).read_text(encoding="utf-8"))
         imported = [n.module for n in _ast.walk(tree) if isinstance(n, _ast.ImportFrom) and n.module]
         imported += [a.name for n in _ast.walk(tree) if isinstance(n, _ast.Import) for a in n.names]

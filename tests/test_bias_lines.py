@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from critic_tasks import chance, engine, registry
-from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.adapters.lm_eval import task_functions
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.protocols.scorer import Context
 from critic_tasks.reports import report
@@ -128,10 +128,10 @@ def _lm_eval_value(kind: registry.TaskKind, family: str, key: str, docs, replies
     """process_results per document, the rows through JSON (as --log_samples writes them), then the aggregation."""
     rows = []
     for doc, reply in zip(docs, replies):
-        fed = hooks.process_results(kind, doc, [reply])
+        fed = task_functions.process_results(kind, doc, [reply])
         if key in fed:
             rows.append(json.loads(json.dumps(fed[key])))
-    return hooks.aggregation(family, key)(rows)
+    return task_functions.aggregation(family, key)(rows)
 
 
 @pytest.mark.parametrize("protocol", sorted(KINDS))
@@ -210,11 +210,11 @@ def test_records_logged_without_lengths_give_no_length_bias_but_a_first_position
     docs, replies = _docs_and_replies("criticbench")
     rows = []
     for doc, reply in zip(docs, replies):
-        row = dict(hooks.process_results(kind, doc, [reply])["first_position"])
+        row = dict(task_functions.process_results(kind, doc, [reply])["first_position"])
         row.pop("lengths")
         rows.append(row)
-    assert hooks.aggregation("pairwise", "length_bias")(rows) is None
-    assert hooks.aggregation("pairwise", "first_position")(rows) == pytest.approx(hand_first_position(PAIRS))
+    assert task_functions.aggregation("pairwise", "length_bias")(rows) is None
+    assert task_functions.aggregation("pairwise", "first_position")(rows) == pytest.approx(hand_first_position(PAIRS))
 
 
 def test_summary_and_report_show_the_bias_lines_with_their_intervals(tmp_path):

@@ -42,7 +42,7 @@ def test_each_task_scores_with_the_executor_checked_while_lm_eval_built_it(monke
     from lm_eval.api.instance import Instance
     from lm_eval.tasks import TaskManager
 
-    from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.adapters.lm_eval import task_functions
     from critic_tasks.hookspecs import hookimpl, plugin_manager
     from critic_tasks.sandbox import SandboxExecutor
 
@@ -73,7 +73,7 @@ def test_each_task_scores_with_the_executor_checked_while_lm_eval_built_it(monke
     pm = plugin_manager()
     pm.register(Plugin(), name="tests.counted")
     try:
-        tasks_dir = Path(hooks.__file__).parent / "tasks"
+        tasks_dir = Path(task_functions.__file__).parent / "tasks"
         tasks = TaskManager(include_path=str(tasks_dir), include_defaults=False).load(names)["tasks"]
         assert len(built) == 2  # one checked per task while lm-eval built it
         checked = list(built)

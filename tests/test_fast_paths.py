@@ -61,7 +61,7 @@ def test_rank_correlation_is_pearson_of_average_ranks():
 
 
 def test_docs_walks_give_the_documents_each_time_in_fresh_dicts():
-    from critic_tasks.adapters.lm_eval.hooks import Docs
+    from critic_tasks.adapters.lm_eval.task_functions import Docs
 
     docs = [{"domain": "qa", "item_index": i, "question": f"q{i}", "score": float(i) / 2, "gold": None if i % 2 else "A"}
             for i in range(5)]

@@ -127,7 +127,7 @@ def test_every_route_finds_the_yamls_functions(route, tmp_path):
     assert got["names"] == ["correction_pass_at_5", "likert_spearman"]
     assert got["ours_registered"] == []
     assert got["prompt"] == "You will see a user "
-    assert got["config"] == "likert_spearman = hooks.aggregation('likert', 'spearman')"  # what it computes
+    assert got["config"] == "likert_spearman = task_functions.aggregation('likert', 'spearman')"  # what it computes
     assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)
 
 
@@ -135,12 +135,12 @@ def test_every_metric_value_has_its_own_function(monkeypatch):
     """Each (family, base) a registry key reports is one function of ``registry.METRICS`` (no family computed whole
     to read one value off), the one lm-eval's aggregation and ``engine.kind_metrics`` call."""
     from critic_tasks import engine, registry
-    from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.adapters.lm_eval import task_functions
     from critic_tasks.core.metrics.bootstrap import BootstrapSettings
     from critic_tasks.protocols.criticbench.scoring import LikertRecord
 
     assert set(registry.aggregations()) <= set(registry.METRICS)
-    assert hooks.aggregation("likert", "spearman").metric is registry.METRICS[("likert", "spearman")]
+    assert task_functions.aggregation("likert", "spearman").metric is registry.METRICS[("likert", "spearman")]
     # the engine reads the same table at call time: a function put there is what kind_metrics reports
     monkeypatch.setitem(registry.METRICS, ("likert", "spearman"), lambda records: 12.5 * len(records))
     records = [LikertRecord("chat", pred=p, parsed=True, gold=g, quality="low") for p, g in ((1.0, 2.0), (3.0, 4.0))]

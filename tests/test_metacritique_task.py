@@ -162,9 +162,9 @@ def test_metrics_match_hand_computation_and_rerun_costs_no_calls():
 def test_a_live_run_collects_the_critiques_the_judge_could_not_score():
     """What makes `critic-eval` exit 1 (as `critic-eval judge` does on the same critiques, below): the item whose AIU
     extraction was unreadable; empty critiques and critiques without units are scored, not failed."""
-    from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.adapters.lm_eval import task_functions
 
-    with hooks.unscored_items([]) as unscored:
+    with task_functions.unscored_items([]) as unscored:
         results = _run()["results"][TASK]
     assert results["judge_failed,none"] == 1
     assert len(unscored) == 1 and unscored[0].endswith("[4]")

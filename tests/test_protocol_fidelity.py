@@ -11,7 +11,7 @@ import pytest
 
 import critic_tasks
 from critic_tasks import cli, registry
-from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.adapters.lm_eval import task_functions
 from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.revision.scoring import RevisionRecord, multicritique_metrics, per_reviser_pass_rates
@@ -85,7 +85,7 @@ def test_mixed_type_ids_stop_with_one_line_naming_file_and_field(name, tmp_path)
     kwargs, make = MIXED[name]
     path, field, item = make(tmp_path)
     with pytest.raises(DataError) as caught:
-        hooks.load_docs(registry.kind_for(kwargs["dimension"], kwargs.get("fmt", "obj")), **kwargs,
+        task_functions.load_docs(registry.kind_for(kwargs["dimension"], kwargs.get("fmt", "obj")), **kwargs,
                         data_dir=str(tmp_path))
     message = str(caught.value)
     assert "\n" not in message and message.startswith(f"{path}{item}: field '{field}' is str but number at {path}[0]")
@@ -101,11 +101,12 @@ def test_mixed_type_ids_load_where_the_loader_keeps_them_as_text(tmp_path):
     for i, item in enumerate(items):
         item["id"] = i if i % 2 else f"item-{i}"
     path.write_text(json.dumps(items))
-    docs = hooks.load_docs(registry.TASK_KINDS["feedback"], fmt="obj", split="dev", domains=["math_cot"], data_dir=str(copy))
+    docs = task_functions.load_docs(registry.TASK_KINDS["feedback"], fmt="obj", split="dev", domains=["math_cot"],
+                                    data_dir=str(copy))
     assert len(docs["eval"]) >= len(items) >= 2  # the main file and its correction_part
     rows = _jsonl(tmp_path / "items.jsonl", [{"id": 7, "question": "q", "generation": "g"},
                                             {"id": "item-8", "question": "q", "generation": "g"}])
-    docs = hooks.load_docs(registry.TASK_KINDS["revision_pool"], fmt="sub", items_file=str(rows), variant="short")
+    docs = task_functions.load_docs(registry.TASK_KINDS["revision_pool"], fmt="sub", items_file=str(rows), variant="short")
     assert [d["id"] for d in docs["eval"]] == ["7", "item-8"]
 
 

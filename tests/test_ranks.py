@@ -95,9 +95,9 @@ def test_rows_come_back_in_document_order(world):
             gathered[key] += [values[key] for values in per_rank]  # every rank has every key: no KeyError
     for key, fed in feeds.items():
         assert ranks.in_doc_order(gathered[key]) == [{"doc": d} for d in docs if fed(d)]
-    from critic_tasks.adapters.lm_eval import hooks
+    from critic_tasks.adapters.lm_eval import task_functions
 
-    assert hooks.process_group() is None  # one process: the hooks call nothing of ranks, rows pass unchanged
+    assert task_functions.process_group() is None  # one process: the hooks call nothing of ranks, rows pass unchanged
     assert ranks.in_doc_order([{"doc": 1}, {"doc": 0}]) == [{"doc": 1}, {"doc": 0}]
 
 

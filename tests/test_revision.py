@@ -19,7 +19,7 @@ from stub_server import StubServer
 
 import critic_tasks
 from critic_tasks import cli
-from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.adapters.lm_eval import task_functions
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.llm.backends import Reply
 from critic_tasks.llm.settings import pool_from_env
@@ -231,7 +231,7 @@ def test_changing_only_the_judge_re_asks_only_the_judge(tmp_path, monkeypatch):
 def test_judge_down_mid_run_is_counted_per_item_then_resumed(tmp_path):
     Calls.judge_down = True
     unscored: list[str] = []
-    with hooks.unscored_items(unscored):
+    with task_functions.unscored_items(unscored):
         got = _metrics(_run("critic_utility", tmp_path), "critic_utility")
     assert got["judge_failed"] == len(ITEMS) and got["judge_parse_rate"] == 0  # every item counted, none dropped
     assert got["refine_accuracy"] == pytest.approx(expected_rco()["refine_accuracy"])  # the checks still ran
@@ -333,7 +333,7 @@ def test_deferred_then_critic_eval_revise_gives_the_same_numbers(tmp_path, monke
 def test_a_crash_after_generation_saves_the_critiques_and_critic_eval_revise_scores_them(tmp_path, monkeypatch):
     monkeypatch.setenv("CRITIC_RESCUE_DIR", str(tmp_path / "rescue"))
     monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "crash")
-    with pytest.raises(hooks.ScoringFailed, match="critic-eval revise "):
+    with pytest.raises(task_functions.ScoringFailed, match="critic-eval revise "):
         _run("critic_utility", tmp_path)
     (saved,) = (tmp_path / "rescue").glob("samples_critic_utility_*.jsonl")
     monkeypatch.setenv("CRITIC_REVISER_BAD_MODEL", "bad")

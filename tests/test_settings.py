@@ -72,7 +72,7 @@ def test_an_empty_executor_setting_is_the_sandbox_in_preflight_and_in_the_filter
     """``CRITIC_EXECUTOR=`` passed the preflight (``or "sandbox"``) and then the filter raised (``get("X",
     "sandbox")`` returns ''): both read the one setting now."""
     from critic_tasks import registry
-    from critic_tasks.adapters.lm_eval.hooks import ScoreFilter
+    from critic_tasks.adapters.lm_eval.task_functions import ScoreFilter
 
     monkeypatch.setenv("CRITIC_EXECUTOR", "")
     registry.SCORERS["sandbox"].check_settings()

@@ -185,7 +185,7 @@ def sample_intervals(path: Path, results: dict) -> dict:
     return results
 
 
-JUDGE_FIELDS = ("judge", "judge_served")  # what a judged record names beside its grade (hooks.ScoreFilter)
+JUDGE_FIELDS = ("judge", "judge_served")  # what a judged record names beside its grade (task_functions.ScoreFilter)
 
 
 def _judged_record(sample: dict) -> dict | None:

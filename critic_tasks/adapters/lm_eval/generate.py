@@ -8,7 +8,7 @@ generated files may repeat what tasks share): its opening comments say what the 
 its replies are scored, and its keys name its functions in ``utils.py``, as lm-eval's ifeval names its own: the
 kind's four hooks (``!function utils.feedback_doc_to_text``), its filter (``function: !function
 utils.correction_filter``) and one aggregation per metric value (``aggregation: !function utils.likert_spearman``).
-``utils.py`` holds those functions, each a line calling ``hooks.py`` with its TaskKind or its (family, base): lm-eval
+``utils.py`` holds those functions, each a line calling ``task_functions.py`` with its TaskKind or its (family, base): lm-eval
 executes it afresh for every ``!function`` tag, so it only defines functions. Groups are their own files.
 """
 
@@ -113,7 +113,7 @@ def _task_config(task: registry.Task) -> dict:
                                                                   "repeats": task.repeats}]}]
     if task.generation_kwargs:
         config["generation_kwargs"] = task.generation_kwargs
-    if task.repeats > 1:  # the loader asks lm-eval's API models for distinct seeds (hooks.load_docs): only here
+    if task.repeats > 1:  # the loader asks lm-eval's API models for distinct seeds (task_functions.load_docs): only here
         config["metadata"] = {**TEMPLATE["metadata"], "distinct_seeds": True}
     if kind.protocol != "criticbench" and task.repeats > 1 and kind.per_reply:  # parsed: every sample reaches
         config["filter_list"] = [{"name": "none", "filter": [{"function": _fn(KEEP_SAMPLES),  # process_results
@@ -157,10 +157,10 @@ def render() -> dict[str, str]:
 
 UTILS_HEAD = '''"""The functions the YAML files name with ``!function utils.<name>``, as lm-eval's ifeval names its own: each
 task kind's loader, prompt, gold text and per-document record, its filter, and one aggregation per metric value.
-Each is one call into ``hooks.py`` with its TaskKind or its (family, base). lm-eval executes this file afresh for
+Each is one call into ``task_functions.py`` with its TaskKind or its (family, base). lm-eval executes this file afresh for
 every ``!function`` tag: it only defines functions over modules already imported."""
 
-from critic_tasks.adapters.lm_eval import hooks
+from critic_tasks.adapters.lm_eval import task_functions
 from critic_tasks.registry import TASK_KINDS
 '''
 
@@ -171,9 +171,9 @@ def _kind_functions(kind: registry.TaskKind) -> str:
     text = f"\n\n{about}{const} = TASK_KINDS[\"{kind.name}\"]\n"
     for hook, params in (("load_docs", "**kwargs"), ("doc_to_text", "doc"), ("doc_to_target", "doc"),
                          ("process_results", "doc, results")):
-        text += f"\n\ndef {hook_name(kind, hook)}({params}):\n    return hooks.{hook}({const}, {params})\n"
+        text += f"\n\ndef {hook_name(kind, hook)}({params}):\n    return task_functions.{hook}({const}, {params})\n"
     if not kind.per_reply:  # the whole task scored at once (registry.SCORERS[kind.scorer].batch)
-        text += f"\n\ndef {hook_name(kind, 'filter')}(**kwargs):\n    return hooks.ScoreFilter({const}, **kwargs)\n"
+        text += f"\n\ndef {hook_name(kind, 'filter')}(**kwargs):\n    return task_functions.ScoreFilter({const}, **kwargs)\n"
     return text
 
 
@@ -182,14 +182,14 @@ def render_utils(files: dict[str, str] | None = None) -> str:
     files = render() if files is None else files
     # one blank line after the imports (isort's rule before a statement that is no def), two between blocks
     text = UTILS_HEAD + "".join(_kind_functions(k) for k in registry.TASK_KINDS.values())[1:]
-    text += f"\n\ndef {KEEP_SAMPLES}(**kwargs):\n    return hooks.KeepSamples(**kwargs)\n"
+    text += f"\n\ndef {KEEP_SAMPLES}(**kwargs):\n    return task_functions.KeepSamples(**kwargs)\n"
     # one line each (a def each would triple the time Python takes to compile this file, once per !function tag
-    # where no bytecode is cached): hooks.aggregation(family, base) is the named callable of registry.METRICS' function
+    # where no bytecode is cached): task_functions.aggregation(family, base) is the named callable of registry.METRICS' function
     text += ("\n\n# One aggregation per (family, base): its value over the rows process_results routed to a key\n"
-             + "".join(f"{aggregation_name(f, b)} = hooks.aggregation(\"{f}\", \"{b}\")\n"
+             + "".join(f"{aggregation_name(f, b)} = task_functions.aggregation(\"{f}\", \"{b}\")\n"
                        for f, b in registry.aggregations()))
     used = {name for t in files.values() for name in re.findall(r"!function utils\.(\w+)", t)}
-    defined = set(re.findall(r"^def (\w+)\(", text, flags=re.M)) | set(re.findall(r"^(\w+) = hooks", text, flags=re.M))
+    defined = set(re.findall(r"^def (\w+)\(", text, flags=re.M)) | set(re.findall(r"^(\w+) = task_functions", text, flags=re.M))
     if used != defined:
         raise RuntimeError(f"the YAML files name {sorted(used - defined)} with !function, which utils.py lacks; "
                            f"utils.py defines {sorted(defined - used)}, which no YAML names")

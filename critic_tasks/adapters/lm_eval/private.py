@@ -18,13 +18,13 @@ savings need more, and each is here, nowhere else:
 * **The run's model arguments and tasks, seen from a loader.** lm-eval hands every task's loader the run's
   ``--metadata`` merged with ``--model_args`` and its own keys (``config_source``; ``version`` from the YAML);
   ``evaluate_call`` reads the model arguments and task names from the ``simple_evaluate`` frame building the tasks
-  (the CLI's and the Python API's path alike), so that ``hooks.load_docs`` checks only the user's --metadata keys,
+  (the CLI's and the Python API's path alike), so that ``task_functions.load_docs`` checks only the user's --metadata keys,
   against every critic task of the run. ``LM_EVAL_METADATA_KEYS``: what lm-eval itself adds.
 * **Whole pairs under --limit.** lm-eval cuts each task's document list at ``--limit`` (``evaluator.
   get_sample_size``, then the first N documents); a task asking each pair in both orders lists a pair's orders one
   after the other, so an odd count cut a pair (JudgeBench ``--limit 1``: one order, no inconsistency).
   ``whole_pairs`` wraps ``get_sample_size`` for ``critic-eval``'s runs: for those tasks N counts pairs
-  (``hooks.whole_pair_limit``).
+  (``task_functions.whole_pair_limit``).
 * **A second turn.** lm-eval asks each request once; a protocol that asks again (JudgeBench's Arena-Hard judge)
   needs the model between the generations and the scoring. ``around_evaluate`` wraps ``lm_eval.evaluator.evaluate``
   (``simple_evaluate`` calls it by its module name) for the run, so ``turns.second_turns`` holds the model while
@@ -118,11 +118,11 @@ def ours_first_task_manager():
 @contextlib.contextmanager
 def whole_pairs():
     """For the run inside: ``--limit N`` on a task asking each pair in both orders takes its first N pairs (a
-    fraction: of its pairs), both orders of each (``hooks.whole_pair_limit``; the task's results metadata says so).
+    fraction: of its pairs), both orders of each (``task_functions.whole_pair_limit``; the task's results metadata says so).
     ``lm_eval.evaluator`` reads ``get_sample_size`` as a module global when it sizes each task."""
     import lm_eval.evaluator
 
-    from critic_tasks.adapters.lm_eval.hooks import whole_pair_limit
+    from critic_tasks.adapters.lm_eval.task_functions import whole_pair_limit
 
     original = lm_eval.evaluator.get_sample_size
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import hooks, own_path, private, resume, task_manager, tasks_dir, turns
-from critic_tasks.adapters.lm_eval.hooks import ScoringFailed
+from critic_tasks.adapters.lm_eval import own_path, private, resume, task_functions, task_manager, tasks_dir, turns
+from critic_tasks.adapters.lm_eval.task_functions import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import read_flag, read_raw, read_setting
 from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks, expand, known_names, unknown_task
@@ -537,7 +537,7 @@ def _lm_eval(command: str, rest: list[str]) -> int:
     started = time.time()
     try:
         # a protocol's second turn (JudgeBench's Arena-Hard judge) asked through the run's own model
-        with hooks.unscored_items(unscored), each_warning_once(), private.around_evaluate(turns.second_turns):
+        with task_functions.unscored_items(unscored), each_warning_once(), private.around_evaluate(turns.second_turns):
             private.cli([command, *rest, *(["--include_path", ours[0]] if ours else [])])
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
@@ -675,7 +675,7 @@ def preflight(argv: list[str]) -> None:
     except ValueError:
         limit = math.nan  # lm-eval reports a malformed --limit itself
     tasks = _tasks(argv)
-    registry.check_metadata(tasks, metadata)  # as the loader will (hooks.load_docs), before the model loads
+    registry.check_metadata(tasks, metadata)  # as the loader will (task_functions.load_docs), before the model loads
     check_tasks(tasks, limit=None if math.isnan(limit) else limit, **options)
     check_local_data(tasks, options["data_dir"], metadata)  # the files and fields the run will read, before the model loads
 

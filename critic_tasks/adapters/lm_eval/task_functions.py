@@ -253,11 +253,11 @@ def aggregate(metric: Callable[[list[Record]], object], rows: list) -> object:
     return value
 
 
-class aggregation:  # noqa: N801 (read in utils.py as a function: ``likert_spearman = hooks.aggregation(...)``)
+class aggregation:  # noqa: N801 (read in utils.py as a function: ``likert_spearman = task_functions.aggregation(...)``)
     """The aggregation of a metric key reporting ``base`` of ``family`` (``utils.likert_spearman``): its metric
     function, looked up once, over the rows lm-eval hands it (``aggregate``). An object, not a closure, so that
     lm-eval's results JSON, which writes a function's source, writes what it computes:
-    ``likert_spearman = hooks.aggregation('likert', 'spearman')``."""
+    ``likert_spearman = task_functions.aggregation('likert', 'spearman')``."""
 
     def __init__(self, family: str, base: str):
         self.family, self.base, self.metric = family, base, registry.METRICS[(family, base)]
@@ -267,7 +267,7 @@ class aggregation:  # noqa: N801 (read in utils.py as a function: ``likert_spear
         return aggregate(self.metric, rows)
 
     def __repr__(self) -> str:
-        return f"{self.__name__} = hooks.aggregation({self.family!r}, {self.base!r})"
+        return f"{self.__name__} = task_functions.aggregation({self.family!r}, {self.base!r})"
 
 
 # ----------------------------------------------------------------------------- filters
