@@ -41,7 +41,7 @@ from critic_tasks.protocols.criticbench import scoring as cb_scoring
 from critic_tasks.protocols.criticbench.data import DIFFICULTIES, FEEDBACK_SOURCES, MAIN_QUALITIES, QUALITIES
 from critic_tasks.protocols.criticbench.judge import Judge
 from critic_tasks.protocols.criticbench.prompts import DOMAIN_NAMES, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
-from critic_tasks.protocols.criticbench.scoring import PASS_AT_K, Sandbox
+from critic_tasks.protocols.criticbench.scoring import PASS_AT_K, CorrectionCheck
 from critic_tasks.protocols.criticbench.self_feedback import SELF_FEEDBACK_ENV, STAGE1_TASK
 from critic_tasks.protocols.critiquellm import chance as cq_chance
 from critic_tasks.protocols.critiquellm import data as cq_data
@@ -186,7 +186,7 @@ def metric_interval(family: str, base: str, records: Sequence[Record], settings)
 # How a kind's replies become records: each scorer lives with the protocol whose batch step it runs (the Scorer base
 # and Parse: ``protocols/scorer.py``); a TaskKind names one by its key here. Parse parses each reply on its own;
 # every other scorer takes a whole batch in a filter.
-SCORERS: dict[str, Scorer] = {s.name: s for s in (Parse(), Sandbox(), Judge(), AIUJudge(), Revision())}
+SCORERS: dict[str, Scorer] = {s.name: s for s in (Parse(), CorrectionCheck(), Judge(), AIUJudge(), Revision())}
 PARSED = Parse.name
 
 # DeepSeek-67B's released revisions run to ~2,100 characters (~530 tokens): 512 tokens cut the longest off.

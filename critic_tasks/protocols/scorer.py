@@ -2,7 +2,7 @@
 
 A ``registry.TaskKind`` names its scorer (a key of ``registry.SCORERS``); each scorer lives with the protocol whose
 batch step it runs, so a protocol with a new way of scoring brings its scorer in its own package and the registry
-lists it: ``Parse`` (below: each reply through the protocol's record maker), CriticBench's ``Sandbox``
+lists it: ``Parse`` (below: each reply through the protocol's record maker), CriticBench's ``CorrectionCheck``
 (``criticbench/scoring.py``) and ``Judge`` (``criticbench/judge.py``), MetaCritique's ``AIUJudge``
 (``metacritique/judge.py``), both on ``Judged`` (below), and the revision protocols' ``Revision``
 (``revision/pipeline.py``). The lm-eval filter

@@ -311,7 +311,7 @@ def correction_record(doc: dict, outcomes: Sequence[CheckOutcome]) -> Correction
                             checks=tuple(dataclasses.asdict(o) for o in outcomes))
 
 
-class Sandbox(Scorer):
+class CorrectionCheck(Scorer):
     """CriticBench's objective correction: every sample of every item checked (``check_samples``), a domain's programs
     at once in the sandbox, into the item's correction record."""
 
