@@ -455,6 +455,8 @@ JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
               Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *_bias_lines("judgebench"),
               # text: the prompt the critic was asked with (authors | ours)
               Metric("prompt", "judgebench", scale="text", higher_is_better=None),
+              # text: the judge format asked (arena_hard, the default; vanilla, prometheus_2, ...)
+              Metric("judge", "judgebench", scale="text", higher_is_better=None),
               # the Arena-Hard judge's second turn: replies asked again (critic-eval), and replies that needed it and
               # were not asked (plain lm_eval: what critic-eval would have asked)
               Metric("second_turns", "judgebench", higher_is_better=None, scale="count"),
@@ -566,7 +568,8 @@ PROTOCOLS = {p.name: p for p in (
              target=mc_prompts.gold_text, record=None,  # the AIU judge filter makes the records
              data_env=mc_data.DATA_DIR_ENV, source=mc_data.REPO),
     Protocol("judgebench", "JudgeBench (Tan et al. 2024)", "arXiv:2410.12784",
-             load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category", "prompt"),
+             load_docs=jb_data.load_task_docs, options=("data_dir", "split", "orders", "category", "prompt",
+                                                        "judge"),
              prompt=jb_prompts.critic_prompt, target=jb_scoring.gold_text, record=jb_scoring.record,
              data_env=jb_data.DATA_DIR_ENV, source=jb_data.HUB_REPO, sample_dir=jb_data.SAMPLE_DIR, chance=jb_chance,
              system_message=True, follow_up=jb_scoring.follow_up, join_turns=jb_scoring.join_turns),

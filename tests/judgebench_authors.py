@@ -44,11 +44,11 @@ class ScriptedAPI:
 
 
 class _Tokenizer:
-    """PandaLM / JudgeLM truncate the answers with the judge's tokenizer; one token per character here, so nothing
-    under 2,000 characters is cut (the tests use short answers: we do not truncate)."""
+    """PandaLM / JudgeLM truncate the answers with the judge's tokenizer to a 2,048-token context; one token per
+    text here, so nothing is cut (we do not truncate: docs/protocols/judgebench.md)."""
 
     def __call__(self, text, **kwargs):
-        return types.SimpleNamespace(input_ids=list(text))
+        return types.SimpleNamespace(input_ids=[text])
 
     def decode(self, ids):
         return "".join(ids)
@@ -115,3 +115,39 @@ def judgment(judge_name: str, question: str, answer_a: str, answer_b: str, repli
         return asyncio.run(judge.get_judgment(question, answer_a, answer_b)), api
     except Exception:
         return None, api
+
+
+def decisions(judge_name: str, replies: list[str], question: str = "q", answer_a: str = "a",
+              answer_b: str = "b") -> list[str | None]:
+    """Their judge's decision for each reply (its get_judgment with the API answering that reply; None where it
+    raises, as their run_judge.py records a failed judgment), in one event loop."""
+    _, judges, _, models = authors()
+    api = ScriptedAPI(lambda sent: current[0])
+    current = [""]
+    models.current = api
+    saved = sys.modules.get("transformers")
+    sys.modules["transformers"] = _transformers_shim()
+    judges.AutoTokenizer = sys.modules["transformers"].AutoTokenizer
+    try:
+        judge = judges.get_judge_from_judge_name_and_model(judge_name, "scripted-model")
+    finally:
+        if saved is None:
+            sys.modules.pop("transformers", None)
+        else:
+            sys.modules["transformers"] = saved
+
+    async def every():
+        out = []
+        for reply in replies:
+            current[0] = reply
+            try:
+                out.append((await judge.get_judgment(question, answer_a, answer_b))["decision"])
+            except Exception:
+                out.append(None)
+        return out
+
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):  # Vanilla prints every prompt and reply
+        return asyncio.run(every())

@@ -387,3 +387,94 @@ def test_the_record_reads_joined_turns_and_counts_the_missing_second_turn():
     assert scoring.METRICS[("judgebench", "second_turns")](records) == 1
     assert scoring.METRICS[("judgebench", "second_turns_missing")](records) == 1
     assert scoring.JudgeBenchRecord.from_dict(asked.as_dict()) == asked
+
+
+# ----------------------------------------------------------------------------- the released judge formats
+
+LABELS = {"A": "A>B", "B": "B>A", "C": "A=B", None: None}
+FRAGMENTS = ("", " ", "  ", "\n", "\t", "\u00a0", "\u2003", "A", "B", "a", "b", "C", "[RESULT]", "[RESULT:", "[Result]",
+             "[result]", "[Response", "[RESPONSE", "Response", "Result", "Result:", "RESULT:", "[Re\u017fult]",
+             "Re\u017fpon\u017fe", "]", "Output (a)", "Output (b)", "output (a)", "1", "2", "tie", "Tie", ",", "8",
+             "9.5", "nan", "inf", "-1", "1e999", "1_0", "So, the final decision is ", "final decision is ",
+             "Response 1", "response 2", "TIE", "\u0130", "[[A>B]]", "x", ".", ":")
+WRITTEN = ("Output (a)", " Output (b)\n", "Output (a) because", "[RESULT] A", "Feedback... [RESULT] b]",
+           "[RESULT: B]", "[Response A]", "[Result] Response B", "x\nResult: A", "Result:A", "Result: C\nResult: B",
+           "[RESULT]   \n\t A", "[RESULT] AB", "8 3\nbecause", "3,8", "3  8", "nan 2", "1e999 1", "2\nthe first",
+           " tie\n", "Tie", "So, the final decision is Response 2.", "final decision is tie; final decision is "
+           "response 1", "The final decision is Response 3", "[[A]]", "[[B]]", "no letter", "")
+
+
+@needs_shared
+@pytest.mark.parametrize("name", sorted(set(judges.JUDGES) - {"arena_hard"}))
+def test_each_released_judge_format_reads_replies_as_their_code_does(name):
+    """Their get_judgment (API scripted) on 4,000 replies made of fragments their readers look for, and on written
+    ones: our reader's verdict is their decision, every time (Arena-Hard's: tests/test_judgebench.py)."""
+    import random
+
+    from judgebench_authors import decisions
+
+    from critic_tasks.protocols.judgebench import readers
+
+    rng = random.Random(name)
+    replies = [*WRITTEN, *("".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 8))) for _ in range(4000))]
+    theirs = decisions(name, replies)
+    ours = [LABELS[readers.READERS[name](reply)[0]] for reply in replies]
+    assert ours == theirs
+    assert len(set(theirs)) >= 2  # the shapes reach more than one of their decisions
+
+
+@needs_shared
+@pytest.mark.parametrize("name", sorted(judges.JUDGES))
+def test_each_released_judge_format_sends_their_messages(name):
+    """For pairs of both splits in both orders: the system and user messages (chat judges) or the prompt (PandaLM,
+    JudgeLM: a completion) our documents carry are what their judge sends (answers not truncated: see the docs)."""
+    docs = data.load_task_docs(data_dir=SHARED, judge=name)[:6] + data.load_task_docs(
+        data_dir=SHARED, split="claude", judge=name)[-6:]
+    fmt = judges.JUDGES[name]
+    for doc in docs:
+        assert doc["judge"] == name and doc["prompt"] == "authors"
+        assert doc["follow_up"] == ("" if fmt.turns == 1 else judges.second_turn_text(str(SHARED)))
+        _, api = judgment(name, doc["question"], doc["response_a"], doc["response_b"], lambda sent: "[[A>B]]")
+        sent, kwargs = api.calls[0]
+        if fmt.chat:
+            expected = ([{"role": "system", "content": doc["system_message"]}] if doc["system_message"] else []) + [
+                {"role": "user", "content": doc["user_message"]}]
+            assert sent == expected
+        else:
+            assert doc["system_message"] == "" and sent == doc["user_message"]
+        assert kwargs["max_tokens"] == fmt.budget
+
+
+@pytest.mark.parametrize("name", sorted(judges.JUDGES))
+def test_every_reader_takes_linear_time_on_a_megabyte(name):
+    import time
+
+    from critic_tasks.protocols.judgebench import scoring
+
+    size = 1_000_000
+    shapes = ["[RESULT:" + " " * size, "[Result] " + " " * size + "Response", "\n" * size, "Result:" * (size // 7),
+              "[Response " * (size // 10), "1" * size + " 2", "final decision is " * (size // 18),
+              "[[" + "A" * size, "[[A>B]]" * (size // 7), "\u00a0" * size + "A", "[[A>B]" * (size // 6)]
+    reader = scoring.READERS[name]
+    for reply in shapes:
+        started = time.perf_counter()
+        reader(reply)
+        assert time.perf_counter() - started < 1.0, (name, reply[:20])
+
+
+@needs_shared
+def test_lm_eval_asks_a_chosen_judge_format_and_records_it(monkeypatch):
+    lm_eval = pytest.importorskip("lm_eval")
+    import critic_tasks
+
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", str(SHARED))
+    lm = _ChatRecorder()
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic_judgebench_math"], limit=2, bootstrap_iters=0,
+                                  apply_chat_template=True,
+                                  task_manager=critic_tasks.task_manager(metadata={"judge": "prometheus_2"}))
+    docs = data.load_task_docs(data_dir=SHARED, category="math", judge="prometheus_2")[:2]
+    assert [json.loads(p) for p in lm.prompts] == [
+        [{"role": "system", "content": d["system_message"]}, {"role": "user", "content": d["user_message"]}]
+        for d in docs]
+    results = out["results"]["critic_judgebench_math"]
+    assert results["judge,none"] == "prometheus_2" and results["parse_rate,none"] == 0.0  # [[A>B]] is no [RESULT]

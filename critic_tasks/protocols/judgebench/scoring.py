@@ -43,7 +43,9 @@ from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import Record, rate
 from critic_tasks.core.turns import turns_of
 from critic_tasks.protocols import prompt_choice
+from critic_tasks.protocols.judgebench import readers
 from critic_tasks.protocols.judgebench.data import SOURCES
+from critic_tasks.protocols.judgebench.judges import DEFAULT_JUDGE
 
 # ----------------------------------------------------------------------------- records
 
@@ -72,6 +74,7 @@ class JudgeBenchRecord(Record):
     # the first turn had no verdict label at all, where the judge asks again: it was asked (turns 2) or, under plain
     # lm_eval, would have been
     needed_second_turn: bool = False
+    judge: str = ""  # the judge format asked (judges.JUDGES: arena_hard, the default, vanilla, ...)
 
     @property
     def scored(self) -> bool:
@@ -104,6 +107,10 @@ def parse_verdict(reply: str | None) -> tuple[str | None, str]:
     return (verdict, "") if verdict else (None, "unknown_label")
 
 
+# each judge format's reader (readers.py, the authors' rules); the Arena-Hard judge's is parse_verdict
+READERS = {DEFAULT_JUDGE: parse_verdict, **readers.READERS}
+
+
 def has_label(reply: str) -> bool:
     """The reply holds a ``[[...]]`` of the labels' characters (the authors' get_score: none -> try again)."""
     return VERDICT_PATTERN.search(reply) is not None
@@ -127,13 +134,16 @@ def record(doc: dict, reply) -> JudgeBenchRecord:
     text = reply[0] if isinstance(reply, (list, tuple)) else reply
     asked = turns_of(text)
     needed = bool(doc.get("follow_up")) and bool(asked) and isinstance(asked[0], str) and not has_label(asked[0])
-    verdict, reason = parse_verdict(text)
+    judge = str(doc.get("judge") or DEFAULT_JUDGE)
+    verdict, reason = READERS.get(judge, parse_verdict)(text if isinstance(text, str) else "")
+    if not isinstance(text, str):
+        verdict, reason = None, "no_verdict"
     return JudgeBenchRecord(domain=doc["source_slug"], pair_id=str(doc["pair_id"]), order=doc["order"],
                             verdict=verdict, parsed=verdict is not None, gold=doc.get("preference"),
                             source=doc["source_slug"], unparsed_reason=reason,
                             lengths=bias.response_lengths(doc.get("response_a"), doc.get("response_b")),
                             prompt=str(doc.get("prompt") or ""), turns=max(len(asked), 1),
-                            needed_second_turn=needed)
+                            needed_second_turn=needed, judge=judge)
 
 
 def gold_text(doc: dict) -> str:
@@ -241,6 +251,7 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     # text: the prompt of the records (authors | ours; joined where a re-scoring mixed them)
     ("judgebench", "prompt"): lambda records: prompt_choice.recorded(r.prompt for r in records) or None,
     # the Arena-Hard judge's second turn: replies asked again; replies that needed it and were not asked
+    ("judgebench", "judge"): lambda records: prompt_choice.recorded(r.judge for r in records) or None,
     ("judgebench", "second_turns"): lambda records: float(sum(r.turns > 1 for r in records)),
     ("judgebench", "second_turns_missing"): lambda records: float(sum(r.needed_second_turn and r.turns < 2
                                                                       for r in records)),
