@@ -70,6 +70,10 @@ from critic_tasks.protocols.revision import data as rv_data
 from critic_tasks.protocols.revision import prompts as rv_prompts
 from critic_tasks.protocols.revision import scoring as rv_scoring
 from critic_tasks.protocols.revision.pipeline import Revision
+from critic_tasks.protocols.rewardbench import chance as rwb_chance
+from critic_tasks.protocols.rewardbench import data as rwb_data
+from critic_tasks.protocols.rewardbench import prompts as rwb_prompts
+from critic_tasks.protocols.rewardbench import scoring as rwb_scoring
 from critic_tasks.protocols.rmbench import chance as rm_chance
 from critic_tasks.protocols.rmbench import data as rm_data
 from critic_tasks.protocols.rmbench import prompts as rm_prompts
@@ -136,7 +140,8 @@ class Metric:
 
 # ----------------------------------------------------------------------------- metric values
 
-_SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring, rm_scoring)
+_SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring, rm_scoring,
+            rwb_scoring)
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
 INTERVALS: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.INTERVALS.items()}
 # family -> (record, value) -> the stratum its interval resamples the record's unit within ('' for none), declared
@@ -239,7 +244,7 @@ INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistenc
                   *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
                   "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro",
                   "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub", "error_accuracy", "correct_accuracy",
-                  "hard", "normal", "easy", "style_gap")
+                  "hard", "normal", "easy", "style_gap", "chat", "chat_hard", "safety", "reasoning")
 
 
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
@@ -476,6 +481,16 @@ RMBENCH = (Metric("accuracy", "rmbench", when="scored"),
            # text: the domains the overall averages (chat+code+safety on a copy without math)
            Metric("domains", "rmbench", when="scored", scale="text", higher_is_better=None),
            *_bias_lines("rmbench"))
+# RewardBench: one value per subset and the authors' weighted section means (constants.py, utils.py), the
+# leaderboard's score (their mean); how the run asked (orders: random | both) and, with both, the bias lines.
+REWARDBENCH = (Metric("score", "rewardbench", when="scored"),
+               *(Metric(s, "rewardbench", when="scored") for s in rwb_data.SECTION_SLUGS.values()),
+               *_breakdown("rewardbench", "accuracy", "subset_slug", rwb_data.SUBSET_SLUGS),
+               Metric("inconsistency", "rewardbench", when="scored", higher_is_better=False),
+               Metric("parse_rate", "rewardbench"),
+               Metric("pairs", "rewardbench", when="scored", higher_is_better=None, scale="count"),
+               Metric("orders", "rewardbench", when="scored", scale="text", higher_is_better=None),
+               *_bias_lines("rewardbench"))
 # RewardBench's API judges get 2048 new tokens (generative.py, run_judge_pair): the explanation, then the verdict.
 RMBENCH_BUDGET = 2048
 # ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
@@ -587,6 +602,11 @@ PROTOCOLS = {p.name: p for p in (
              load_docs=rm_data.load_task_docs, options=("data_dir", "domain"), prompt=rm_prompts.critic_prompt,
              target=rm_scoring.gold_text, record=rm_scoring.record, data_env=rm_data.DATA_DIR_ENV,
              source=rm_data.HUB_REPO, sample_dir=rm_data.SAMPLE_DIR, chance=rm_chance, system_message=True),
+    Protocol("rewardbench", "RewardBench (Lambert et al. 2024)", "arXiv:2403.13787",
+             load_docs=rwb_data.load_task_docs, options=("data_dir", "orders", "seed"),
+             prompt=rwb_prompts.critic_prompt, target=rwb_scoring.gold_text, record=rwb_scoring.record,
+             data_env=rwb_data.DATA_DIR_ENV, source=rwb_data.HUB_REPO, sample_dir=rwb_data.SAMPLE_DIR,
+             chance=rwb_chance, system_message=True),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -631,6 +651,10 @@ TASK_KINDS = {d.name: d for d in (
              ("accuracy", "inconsistency", "parse_rate"),
              "pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders",
              max_gen_toks=JUDGEBENCH_BUDGET, pairwise=True),
+    TaskKind("rewardbench", "rewardbench", rwb_data.DIMENSION, "obj", "parse", REWARDBENCH,
+             ("score", "chat", "chat_hard", "safety", "reasoning", "parse_rate"),
+             "pick the better of a chosen and a rejected response ([[A]]/[[B]]), one seeded random order per pair "
+             "(orders: both asks both)", max_gen_toks=RMBENCH_BUDGET),
     TaskKind("rmbench", "rmbench", rm_data.DIMENSION, "obj", "parse", RMBENCH,
              ("accuracy", "hard", "normal", "easy", "parse_rate"),
              "pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders",
@@ -677,7 +701,8 @@ TASK_KINDS = {d.name: d for d in (
 BIAS_LINES = {"comparison": ("consistency", "first_position", "length_bias"),
               "alignbench_pairwise": ("consistency", "first_position", "length_bias"),
               "judgebench": ("inconsistency", "first_position", "length_bias"),
-              "rmbench": ("inconsistency", "first_position", "length_bias", "style_gap")}
+              "rmbench": ("inconsistency", "first_position", "length_bias", "style_gap"),
+              "rewardbench": ("inconsistency", "first_position", "length_bias")}
 
 
 def _variants(root: str, dimension: str, domains: tuple[str, ...], per_domain_tag: str, **options) -> list[Task]:
@@ -720,7 +745,7 @@ def _catalogue() -> list[Task]:
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
     return (tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks()
-            + _realcritic_tasks() + _rmbench_tasks())
+            + _realcritic_tasks() + _rmbench_tasks() + _rewardbench_tasks())
 
 
 def _other_protocols() -> list[Task]:
@@ -781,6 +806,11 @@ def _rmbench_tasks() -> list[Task]:
     return tasks
 
 
+def _rewardbench_tasks() -> list[Task]:
+    """RewardBench: every pair, its four sections and their mean (``orders`` / ``seed``: --metadata)."""
+    return [Task("critic_rewardbench", "rewardbench", section="critic_rewardbench")]
+
+
 # RealCritic's modes: (data dimension, task kind, group)
 REALCRITIC_MODES = ((rc_stages.CROSS, "realcritic", "critic_realcritic"),
                     (rc_stages.DIRECT, "realcritic_direct", "critic_realcritic_direct"),
@@ -811,7 +841,8 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_correction_self", "critic_correction_self_sub", STAGE1_TASK,
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench",
-            "critic_processbench", "critic_realcritic", "critic_realcritic_direct", "critic_realcritic_self", "critic_rmbench")
+            "critic_processbench", "critic_realcritic", "critic_realcritic_direct", "critic_realcritic_self", "critic_rmbench",
+            "critic_rewardbench")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

@@ -123,3 +123,16 @@ class Decided:
 def decided_scores(right: dict) -> tuple[list, list]:
     """(score_chosen, score_rejected) of one prompt for ``compute_accuracy`` from its 3 x 3 decisions."""
     return [Decided(right, i, True) for i in range(3)], [Decided(right, j, False) for j in range(3)]
+
+
+def authors_mirror(folder: Path) -> Path:
+    """A ``CRITIC_AUTHORS_MIRROR`` folder (``<owner>/<repo>/<commit>/<path>``) holding links to the shared checkout's
+    files, so that a run on a data folder that is no checkout (the bundled sample) reads the authors' prompts."""
+    from critic_tasks.protocols.rewardbench import authors_prompts
+
+    for spec in (authors_prompts.GENERATIVE, authors_prompts.CONSTANTS):
+        target = folder / spec.repo / spec.commit / spec.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            target.symlink_to(REWARDBENCH / spec.path)
+    return folder

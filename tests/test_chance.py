@@ -7,9 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from pathlib import Path
 
 import pytest
+from rewardbench_authors import authors_mirror
 
 from critic_tasks import chance, cli, registry
 from critic_tasks.llm import LLMSettings
@@ -25,8 +25,10 @@ def data(tmp_path, monkeypatch):
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
     monkeypatch.setenv("RMBENCH_DATA_DIR", "sample")
-    # RM-Bench asks with RewardBench's prompts, read from the authors' checkout in ../shared (no network in tests)
-    monkeypatch.setenv("REWARDBENCH_DATA_DIR", str(Path(__file__).resolve().parents[2] / "shared" / "data" / "rewardbench"))
+    # RewardBench's pairs: the sample; its prompts (RM-Bench's too) from a mirror of ../shared's checkout (no network)
+    monkeypatch.setenv("REWARDBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("CRITIC_AUTHORS_MIRROR", str(authors_mirror(tmp_path / "mirror")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folder = tmp_path / "critiquellm"
     for mode in ("pointwise", "pairwise"):
         (folder / mode).mkdir(parents=True)
@@ -85,7 +87,7 @@ def test_each_canned_critic_scores_at_or_below_chance(task, executor):
     assert not line.skipped, line.skipped
     kind = registry.task(task).kind_spec
     rating = kind.scorer == "parse" and kind.data_dimension not in ("comparison", "alignbench_pairwise", "judgebench",
-                                                                    "rmbench", "processbench", "realcritic",
+                                                                    "rmbench", "rewardbench", "processbench", "realcritic",
                                                                     "realcritic_direct")
     length_raters = {"longer", "shorter"} if rating else set()  # raters by length: rating tasks only
     assert set(line.values) == set(chance.CANNED) | length_raters

@@ -23,6 +23,9 @@ REPO = "allenai/reward-bench"
 COMMIT = "05a9005efb607249822c193590c8ecab87c77052"
 GENERATIVE = AuthorsFile(REPO, COMMIT, "rewardbench/generative.py",
                          "0ac67792e6e202efad5c57c7354dfb92bae8a5b36ad82544949221e3c0edebe0", DATA_DIR_ENV)
+# the subset weights and the sections (EXAMPLE_COUNTS, SUBSET_MAPPING), read the same way
+CONSTANTS = AuthorsFile(REPO, COMMIT, "rewardbench/constants.py",
+                        "4c3661b48b189783b9dc3ed5424f8e2d0e24a9ee3fd2c3531713e212dd9d227d", DATA_DIR_ENV)
 
 
 def _assignments(source: str, where: str) -> dict[str, ast.expr]:
@@ -61,6 +64,21 @@ def pairwise_v1(data_dir: str | None = None) -> tuple[str, str]:
     names = _assignments(GENERATIVE.text(data_dir), where)
     return (_literal(names.get("prompt_v2"), "prompt_v2", where),
             _dict_entry(names.get("MTBENCH_V2"), "prompt_template", "MTBENCH_V2", where))
+
+
+@lru_cache(maxsize=None)
+def sections(data_dir: str | None = None) -> tuple[dict[str, int], dict[str, tuple[str, ...]]]:
+    """(EXAMPLE_COUNTS, SUBSET_MAPPING) of the authors' ``constants.py``: each subset's weight, each section's
+    subsets."""
+    where = f"{REPO}'s {CONSTANTS.path}"
+    names = _assignments(CONSTANTS.text(data_dir), where)
+    try:
+        counts = ast.literal_eval(names["EXAMPLE_COUNTS"])
+        mapping = ast.literal_eval(names["SUBSET_MAPPING"])
+    except (KeyError, ValueError):
+        raise DataError(f"{where}: EXAMPLE_COUNTS / SUBSET_MAPPING are not literals there (another version of the "
+                        "authors' file?)") from None
+    return counts, {section: tuple(subsets) for section, subsets in mapping.items()}
 
 
 def render_pairwise_v1(question: str, answer_a: str, answer_b: str, data_dir: str | None = None) -> tuple[str, str]:

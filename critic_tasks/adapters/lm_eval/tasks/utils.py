@@ -268,6 +268,27 @@ def judgebench_process_results(doc, results):
     return task_functions.process_results(_JUDGEBENCH, doc, results)
 
 
+# pick the better of a chosen and a rejected response ([[A]]/[[B]]), one seeded random order per pair (orders: both
+# asks both)
+_REWARDBENCH = TASK_KINDS["rewardbench"]
+
+
+def rewardbench_load_docs(**kwargs):
+    return task_functions.load_docs(_REWARDBENCH, **kwargs)
+
+
+def rewardbench_doc_to_text(doc):
+    return task_functions.doc_to_text(_REWARDBENCH, doc)
+
+
+def rewardbench_doc_to_target(doc):
+    return task_functions.doc_to_target(_REWARDBENCH, doc)
+
+
+def rewardbench_process_results(doc, results):
+    return task_functions.process_results(_REWARDBENCH, doc, results)
+
+
 # pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders
 _RMBENCH = TASK_KINDS["rmbench"]
 
@@ -494,6 +515,18 @@ judgebench_prompt = task_functions.aggregation("judgebench", "prompt")
 judgebench_judge = task_functions.aggregation("judgebench", "judge")
 judgebench_second_turns = task_functions.aggregation("judgebench", "second_turns")
 judgebench_second_turns_missing = task_functions.aggregation("judgebench", "second_turns_missing")
+rewardbench_score = task_functions.aggregation("rewardbench", "score")
+rewardbench_chat = task_functions.aggregation("rewardbench", "chat")
+rewardbench_chat_hard = task_functions.aggregation("rewardbench", "chat_hard")
+rewardbench_safety = task_functions.aggregation("rewardbench", "safety")
+rewardbench_reasoning = task_functions.aggregation("rewardbench", "reasoning")
+rewardbench_accuracy = task_functions.aggregation("rewardbench", "accuracy")
+rewardbench_inconsistency = task_functions.aggregation("rewardbench", "inconsistency")
+rewardbench_parse_rate = task_functions.aggregation("rewardbench", "parse_rate")
+rewardbench_pairs = task_functions.aggregation("rewardbench", "pairs")
+rewardbench_orders = task_functions.aggregation("rewardbench", "orders")
+rewardbench_first_position = task_functions.aggregation("rewardbench", "first_position")
+rewardbench_length_bias = task_functions.aggregation("rewardbench", "length_bias")
 rmbench_accuracy = task_functions.aggregation("rmbench", "accuracy")
 rmbench_hard = task_functions.aggregation("rmbench", "hard")
 rmbench_normal = task_functions.aggregation("rmbench", "normal")
