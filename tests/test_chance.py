@@ -271,7 +271,8 @@ def test_report_shows_the_chance_line_next_to_the_model(tmp_path, capsys):
     block = out.split("## Chance line: critic_feedback\n", 1)[1].split("\n## ", 1)[0]
     rows = {r.strip("|").split(" | ")[0].strip(): [c.strip() for c in r.strip("|").split(" | ")]
             for r in block.splitlines() if r.startswith("| ") and "---" not in r}
-    assert rows["org/model"][1:] == ["model", "37.50", "68.75", "100.00"]
+    ran = [name for name in rows if name.startswith("org/model")]  # the run's label: model · benchmarks · date
+    assert len(ran) == 1 and rows[ran[0]][1:] == ["model", "37.50", "68.75", "100.00"]
     assert rows["constant"][1:] == ["canned critic", "0.00", "50.00", "100.00"]
     assert rows["unparseable"][1:] == ["canned critic", "0.00", "50.00", "0.00"]
     # on the sample, longer feedback goes with higher human scores: rating by length sets the floor

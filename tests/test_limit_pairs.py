@@ -13,7 +13,7 @@ import pytest
 from helpers import cli_without_services
 
 from critic_tasks import cli, registry
-from critic_tasks.adapters.lm_eval.task_functions import whole_pair_limit
+from critic_tasks.adapters.lm_eval.private import whole_pair_limit
 from critic_tasks.engine import task_docs
 
 PAIRED_ON_SAMPLES = [t.name for t in registry.TASKS.values() if t.kind_spec.pairwise

@@ -221,7 +221,8 @@ def _config_budgets(path: Path) -> list[int]:
 
 def test_opencompass_configs_give_every_dataset_lm_evals_budget():
     """Parity at default settings: every generated OpenCompass dataset config sets the reply budget lm-eval's YAML
-    gives the same task (512; correction and CritiqueLLM 1,024), as its own max_out_len (which OpenCompass's
+    gives the same task (512; correction and CritiqueLLM 1,024; the newer benchmarks
+    their authors' budgets), as its own max_out_len (which OpenCompass's
     --max-out-len does not override); on 36a32e3 they set none and OpenCompass's 256 decided."""
     from critic_tasks.adapters.opencompass import CONFIG_DIR
     from critic_tasks.adapters.opencompass.spec import collections, runnable_tasks
@@ -233,7 +234,7 @@ def test_opencompass_configs_give_every_dataset_lm_evals_budget():
         expected = _yaml_budget(task.name)
         assert _config_budgets(CONFIG_DIR / "datasets" / f"{task.name}_gen.py") == [expected], task.name
         seen.add(expected)
-    assert seen == {512, 1024}
+    assert seen >= {512, 1024, 2048, 4096, 8192}  # ours; RealCritic, JudgeBench, ProcessBench: the authors'
     for name, (members, _) in collections().items():
         got = _config_budgets(CONFIG_DIR / "dataset_collections" / f"{name}_gen.py")
         assert got == [_yaml_budget(m) for m in members], name

@@ -24,7 +24,7 @@ savings need more, and each is here, nowhere else:
   get_sample_size``, then the first N documents); a task asking each pair in both orders lists a pair's orders one
   after the other, so an odd count cut a pair (JudgeBench ``--limit 1``: one order, no inconsistency).
   ``whole_pairs`` wraps ``get_sample_size`` for ``critic-eval``'s runs: for those tasks N counts pairs
-  (``task_functions.whole_pair_limit``).
+  (``whole_pair_limit``).
 * **A second turn.** lm-eval asks each request once; a protocol that asks again (JudgeBench's Arena-Hard judge)
   needs the model between the generations and the scoring. ``around_evaluate`` wraps ``lm_eval.evaluator.evaluate``
   (``simple_evaluate`` calls it by its module name) for the run, so ``turns.second_turns`` holds the model while
@@ -44,6 +44,7 @@ import dataclasses
 import functools
 import json
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -115,14 +116,27 @@ def ours_first_task_manager():
     return OursFirstTaskManager
 
 
+def whole_pair_limit(task_name: str | None, docs, limit: float) -> tuple[int, int] | None:
+    """``--limit`` for a task asking each pair in both orders (``TaskKind.pairwise``: its loader lists a pair's
+    forward document, then its reverse): (the documents covering its first pairs, how many pairs), counting pairs, not
+    documents (a fraction below 1: of its pairs, rounded up, as lm-eval rounds documents); None for any other task,
+    which keeps lm-eval's count."""
+    from critic_tasks import registry  # at call time: the registry imports every protocol
+
+    task = registry.TASKS.get(task_name or "")
+    if task is None or not task.kind_spec.pairwise:
+        return None
+    starts = [i for i, doc in enumerate(docs) if doc.get("order") != "reverse"]  # where each pair begins
+    pairs = math.ceil(len(starts) * limit) if limit < 1 else int(limit)
+    return (starts[pairs] if pairs < len(starts) else len(docs)), min(pairs, len(starts))
+
+
 @contextlib.contextmanager
 def whole_pairs():
     """For the run inside: ``--limit N`` on a task asking each pair in both orders takes its first N pairs (a
-    fraction: of its pairs), both orders of each (``task_functions.whole_pair_limit``; the task's results metadata says so).
+    fraction: of its pairs), both orders of each (``whole_pair_limit``; the task's results metadata says so).
     ``lm_eval.evaluator`` reads ``get_sample_size`` as a module global when it sizes each task."""
     import lm_eval.evaluator
-
-    from critic_tasks.adapters.lm_eval.task_functions import whole_pair_limit
 
     original = lm_eval.evaluator.get_sample_size
 

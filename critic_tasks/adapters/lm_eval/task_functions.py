@@ -18,7 +18,6 @@ import contextvars
 import itertools
 import json
 import logging
-import math
 import os
 import sys
 import time
@@ -140,19 +139,6 @@ def load_docs(kind: registry.TaskKind, **kwargs):
     docs = steps.load_docs(kind.data_dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
     # rows decoded once, not on every pass; a field mixing types: one line naming file and field
     return {"eval": Docs.from_list(docs)}
-
-
-def whole_pair_limit(task_name: str | None, docs, limit: float) -> tuple[int, int] | None:
-    """``--limit`` for a task asking each pair in both orders (``TaskKind.pairwise``: its loader lists a pair's
-    forward document, then its reverse): (the documents covering its first pairs, how many pairs), counting pairs, not
-    documents (a fraction below 1: of its pairs, rounded up, as lm-eval rounds documents); None for any other task,
-    which keeps lm-eval's count."""
-    task = registry.TASKS.get(task_name or "")
-    if task is None or not task.kind_spec.pairwise:
-        return None
-    starts = [i for i, doc in enumerate(docs) if doc.get("order") != "reverse"]  # where each pair begins
-    pairs = math.ceil(len(starts) * limit) if limit < 1 else int(limit)
-    return (starts[pairs] if pairs < len(starts) else len(docs)), min(pairs, len(starts))
 
 
 # what our YAML files put in a task's metadata beside the version (generate._task_config)
