@@ -180,7 +180,9 @@ def second_turn_text(data_dir: str | None = None) -> str:
     return judges_string("ArenaHard.continue", data_dir)
 
 
+@lru_cache(maxsize=None)
 def _system_message(judge: JudgeFormat, data_dir: str | None) -> str:
+    """The judge's system message (the same for every document: rendered once per run)."""
     kind, _, name = judge.system.partition(":")
     if kind == "template":
         return render(name, data_dir)
