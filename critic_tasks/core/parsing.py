@@ -135,7 +135,8 @@ def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequenc
     marker line of one of the ``quoted`` texts is never the verdict (``parse_bracket_rating``), nor is a line that
     names two different ones: an echo of the option list ('"[[A]]" if A is better, "[[B]]" if B is better, "[[C]]"
     for a tie', "[[A]]/[[B]]/[[C]]") names every verdict and gives none."""
-    lines = [_BRACKET_VERDICT.findall(line) for line in _unechoed(text, quoted, _BRACKET_VERDICT).splitlines()]
+    lines = [_BRACKET_VERDICT.findall(line) for line in _unechoed(text, quoted, _BRACKET_VERDICT).splitlines()
+             if "[[" in line]  # a line without brackets holds none (a reply of a million blank lines: fast)
     found = [v for on_line in lines if len({v.upper() for v in on_line}) == 1 for v in on_line]
     return found[0 if first else -1].upper() if found else None
 

@@ -186,18 +186,47 @@ class FeedbackTextRecord(Record):
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _EMPHASIS = r"[\s*_`'\"]*"
-_DENOMINATOR = re.compile(r"(?:\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?)")
+# Each pattern below starts only where a run of its first characters starts ((?<!\s), (?<!\d)): a match starting
+# inside the run would have matched from the run's start already (the run's characters can all be absorbed), and
+# trying every position of a long run (a reply of spaces or digits) made each pass quadratic (issue 44).
+_DENOMINATOR = re.compile(r"(?<!\s)(?:\s*/\s*\d+(?:\.\d+)?|\s+out\s+of\s+\d+(?:\.\d+)?)")
 # Numbers that are part of a stated scale or range, or of a power, are never the score ("I cannot give a score
 # from 1 to 7" is not a 7; "1.8 x 10^7" is not a 7).
 _NOT_A_SCORE = re.compile(
-    r"\b(?:from\s+)?\d+(?:\.\d+)?\s*(?:-|–|—|\bto\b)\s*\d+(?:\.\d+)?"
+    # where an alternative can start: a digit, "from" or "between" after no digit (\b or (?<!\d) below), or a power:
+    # every other position (inside a long number, in prose) fails at once
+    r"(?:(?<!\d)(?=[\dfFbB])|(?=[\^*]))"
+    r"(?:\b(?:from\s+)?\d+(?:\.\d+)?\s*(?:-|–|—|\bto\b)\s*\d+(?:\.\d+)?"
     r"|\bbetween\s+\d+(?:\.\d+)?\s+and\s+\d+(?:\.\d+)?"
-    r"|\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+"
+    r"|(?<!\d)\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+"
     r"|(?:\^|\*\*)\s*[-+]?\d+(?:\.\d+)?"
-    r"|\d+(?:\.\d+)?[eE][-+]?\d+", re.IGNORECASE)
+    r"|(?<!\d)\d+(?:\.\d+)?[eE][-+]?\d+)", re.IGNORECASE)
 # ASCII word characters only: a number right after or before a CJK character ("打5分") is still a number.
 _FALLBACK_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])" + _NUMBER + r"(?![A-Za-z0-9_]|\.\d)")
-_ENUMERATOR = re.compile(r"^(\s*)\d+[.)](?=\s)", re.MULTILINE)
+_ENUMERATOR_TAIL = re.compile(r"\d+[.)](?=\s)")
+_SPACES = re.compile(r"\s*")
+
+
+def _drop_enumerators(text: str) -> str:
+    """``re.sub(r"^(\\s*)\\d+[.)](?=\\s)", r"\\1 ", text, flags=re.M)``: a list's "1." / "2)" at a line's start (after
+    any whitespace, blank lines included) becomes a space. In one pass: the regex retried from every line start of a
+    run of blank lines, each time across the whole run."""
+    out: list[str] = []
+    kept = 0  # text[kept:] is not yet copied
+    start = 0  # a line start
+    while start <= len(text):
+        digits = _SPACES.match(text, start).end()
+        hit = _ENUMERATOR_TAIL.match(text, digits)
+        if hit:
+            out += [text[kept:digits], " "]
+            kept = hit.end()
+        # no line start before the hit's end, or up to the first non-space, can match where this one did not
+        newline = text.find("\n", hit.end() if hit else digits)
+        if newline < 0:
+            break
+        start = newline + 1
+    out.append(text[kept:])
+    return "".join(out)
 
 
 def _scale_ends(low: float, high: float) -> re.Pattern:
@@ -235,7 +264,7 @@ def parse_likert(text: str | None, marker: str = "Decision", low: float = 1, hig
     if looks_cut_off(text):
         return None  # cut off mid-sentence: whatever number came last was not the verdict
     stripped = _NOT_A_SCORE.sub(" ", _DENOMINATOR.sub(" ", text))
-    stripped = _ENUMERATOR.sub(r"\1 ", _scale_ends(low, high).sub(" ", stripped))
+    stripped = _drop_enumerators(_scale_ends(low, high).sub(" ", stripped))
     for value in reversed(_FALLBACK_NUMBER.findall(stripped)):
         score = float(value)
         if low <= score <= high:

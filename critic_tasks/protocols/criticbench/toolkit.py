@@ -24,7 +24,6 @@ import importlib.util
 import json
 import math
 import operator
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -219,12 +218,25 @@ def _last_number(text: str):
     return None
 
 
+def marked_line(text: str, marker: str) -> str | None:
+    """What the toolkit's ``re.findall(f".*({marker}: .+)", text)[0]`` is (None where it finds nothing): on the first
+    line (``.`` stops only at ``\\n``) holding ``<marker>: `` with something after it, the line from the last such
+    ``<marker>: `` on (``.*`` is greedy). Line by line with ``rfind``: the regex retried ``.*`` from every position of
+    a line without the marker, quadratic in a long line."""
+    opening = f"{marker}: "
+    for line in text.split("\n"):
+        at = line.rfind(opening, 0, len(line) - 1)  # "something after": the opening ends before the line's end
+        if at >= 0:
+            return line[at:]
+    return None
+
+
 def parse_score(text: str | None, marker: str = "Decision") -> float | None:
     """The toolkit's score: the first ``<marker>: x`` line (x as a number, or its first word), else the fallback."""
     text = text or ""
-    found = re.findall(f".*({marker}: .+)", text)
-    if found:
-        rest = found[0].replace(f"{marker}:", "").strip()
+    found = marked_line(text, marker)
+    if found is not None:
+        rest = found.replace(f"{marker}:", "").strip()
         for candidate in (rest, rest.split()[0] if rest.split() else ""):
             try:
                 value = float(candidate)
@@ -240,6 +252,6 @@ def parse_score(text: str | None, marker: str = "Decision") -> float | None:
 def parse_verdict(text: str | None) -> str | None:
     """The toolkit's verdict: the first character after the first ``Decision:``, else of the reply without dots."""
     text = text or ""
-    found = re.findall(".*(Decision: .+)", text)
-    option = found[0].replace("Decision:", "").strip() if found else text.replace(".", "").strip()
+    found = marked_line(text, "Decision")
+    option = found.replace("Decision:", "").strip() if found is not None else text.replace(".", "").strip()
     return option[:1] if option[:1] in ("A", "B", "C") else None

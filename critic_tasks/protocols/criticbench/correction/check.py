@@ -49,7 +49,32 @@ DETAIL_CHARS = 200
 # ----------------------------------------------------------------------------- a reply -> the program in it
 # (its only caller is this check: the revision, a solution)
 
-_FENCE = re.compile(r"```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(```|\Z)", re.S)
+_FENCE_LANG = re.compile(r"[ \t]*([\w+.-]*)")
+
+
+def fenced_blocks(text: str):
+    """(language, body, closed) of each fenced block, in order: what
+    ``re.finditer(r"```[ \\t]*([\\w+.-]*)[^\\n]*\\n(.*?)(```|\\Z)", text, re.S)`` gives, in one pass. A block opens at
+    three backticks (its language: the word after them), its body starts on the next line and runs to the next three
+    backticks (closed) or to the end (cut off). An opening with no line break after it ends the search (no later one has
+    one); the regex retried the rest of the reply from each of those, quadratic in a reply of many."""
+    start = 0
+    while True:
+        opened = text.find("```", start)
+        if opened < 0:
+            return
+        line_end = text.find("\n", opened + 3)
+        if line_end < 0:
+            return
+        lang = _FENCE_LANG.match(text, opened + 3, line_end).group(1)
+        closing = text.find("```", line_end + 1)
+        if closing < 0:
+            yield lang, text[line_end + 1:], False
+            return
+        yield lang, text[line_end + 1:closing], True
+        start = closing + 3
+
+
 _PY_LANGS = {"python", "py", "python3", "py3"}
 
 
@@ -67,8 +92,8 @@ def extract_code(text: str | None) -> str | None:
     if not text:
         return None
     text = text.replace("\r\n", "\n")
-    for m in _FENCE.finditer(text):
-        lang, body, closed = m.group(1).lower(), textwrap.dedent(m.group(2)).strip("\n"), bool(m.group(3))
+    for lang, body, closed in fenced_blocks(text):
+        lang, body = lang.lower(), textwrap.dedent(body).strip("\n")
         if lang in _PY_LANGS and body.strip() and (closed or _is_program(body)):  # cut-off block: only if it parses
             return body
         if lang == "" and _is_program(body):
