@@ -509,9 +509,12 @@ REALCRITIC = (Metric("accuracy", "realcritic", when="scored"),
               Metric("solution_accuracy", "realcritic", when="scored"), Metric("parse_rate", "realcritic"),
               Metric("unreadable_golds", "realcritic", scale="count", higher_is_better=False),
               # text: the prompt the critic was asked with (authors | ours)
-              Metric("prompt", "realcritic", scale="text", higher_is_better=None))
+              Metric("prompt", "realcritic", scale="text", higher_is_better=None),
+              # text: the reading rule of the replies (authors | strict)
+              Metric("grading", "realcritic", scale="text", higher_is_better=None))
 # Direct CoT (the question alone): the accuracy of its answers; the released solution's grade means nothing here.
-REALCRITIC_DIRECT = tuple(m for m in REALCRITIC if m.base in ("accuracy", "parse_rate", "unreadable_golds", "prompt"))
+REALCRITIC_DIRECT = tuple(m for m in REALCRITIC if m.base in ("accuracy", "parse_rate", "unreadable_golds", "prompt",
+                                                                  "grading"))
 # The authors' budget: math_eval.py's max_tokens_per_call 2048 (greedy: temperature 0, top_p 1, one sample), which
 # their sh/*/run_*.sh scripts keep, for every mode.
 REALCRITIC_BUDGET = 2048
@@ -594,8 +597,9 @@ PROTOCOLS = {p.name: p for p in (
              source=pb_data.HUB_REPO, sample_dir=pb_data.SAMPLE_DIR, chance=pb_chance),
     Protocol("realcritic", "RealCritic (Tang et al. 2025)", "arXiv:2501.14492",
              load_docs=rc_stages.load_task_docs,
-             options=("data_dir", "subset", rc_prompts.PROMPT_KEY, rc_stages.SELF_KEY, rc_stages.PREVIOUS_KEY,
-                      rc_stages.ROUND_KEY, rc_stages.ROUNDS_KEY), prompt=rc_prompts.critic_prompt,
+             options=("data_dir", "subset", rc_prompts.PROMPT_KEY, rc_scoring.GRADING_KEY, rc_stages.SELF_KEY,
+                      rc_stages.PREVIOUS_KEY, rc_stages.ROUND_KEY, rc_stages.ROUNDS_KEY),
+             prompt=rc_prompts.critic_prompt,
              target=rc_scoring.gold_text, record=rc_scoring.record, data_env=rc_data.DATA_DIR_ENV,
              source=rc_data.REPO, sample_dir=rc_data.SAMPLE_DIR, chance=rc_chance, system_message=True),
     Protocol("rmbench", "RM-Bench (Liu et al. 2025)", "arXiv:2410.16184",

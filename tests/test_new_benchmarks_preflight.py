@@ -150,12 +150,14 @@ def test_offline_with_the_files_cached_passes(offline_and_empty, capsys):
     cached = offline_and_empty / "xdg" / "critic_tasks" / "realcritic" / "data" / "mix_data" / "gsm8k" / "test.jsonl"
     cached.parent.mkdir(parents=True)
     shutil.copy(REALCRITIC / "data" / "mix_data" / "gsm8k" / "test.jsonl", cached)
-    # and the authors' prompt templates (their utils.py at the pinned commit), cached by an earlier online run
+    # and the authors' prompt templates and answer reader (utils.py, parser.py), cached by an earlier online run
+    from critic_tasks.protocols.realcritic.authors_grading import PARSER
     from critic_tasks.protocols.realcritic.prompts import UTILS
 
-    templates = offline_and_empty / "xdg" / "critic_tasks" / "authors" / UTILS.repo / UTILS.commit / UTILS.path
-    templates.parent.mkdir(parents=True)
-    shutil.copy(REALCRITIC / UTILS.path, templates)
+    for spec in (UTILS, PARSER):
+        cached_file = offline_and_empty / "xdg" / "critic_tasks" / "authors" / spec.repo / spec.commit / spec.path
+        cached_file.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REALCRITIC / spec.path, cached_file)
     code, line = preflight(capsys, "critic_realcritic_gsm8k")
     assert code == 0 and "data from tangzhy/RealCritic (in the local cache;" in line, line
 

@@ -16,7 +16,7 @@ import critic_tasks
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
 from critic_tasks.core.records import Record
-from critic_tasks.protocols.realcritic import data, prompts, scoring
+from critic_tasks.protocols.realcritic import data, prompts, scoring, stages
 from critic_tasks.protocols.realcritic.scoring import RealCriticRecord
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcritic"
@@ -301,7 +301,7 @@ def _expected(ds):
 def test_the_offline_scorer_on_a_registered_task_gives_the_hand_computed_numbers():
     from critic_tasks import engine
 
-    docs = {t: data.load_task_docs("realcritic", "sample", subset=t) for t in TASKS}
+    docs = {t: stages.load_task_docs("realcritic", "sample", subset=t) for t in TASKS}  # the registered loader
     critic = _sample_critic(docs)
     for task, ds in docs.items():
         values, records = engine.score_task(f"critic_realcritic_{task.replace('-', '_')}", ds,

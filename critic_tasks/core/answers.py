@@ -256,12 +256,14 @@ def _mv_request(op: str, gold: str, pred: str = "", integer_gold: str | None = N
 class _MathVerifyWorker:
     """A child Python that answers ``_mv_request`` questions, one JSON line each way; killed and restarted when one
     overruns MATH_VERIFY_SECONDS (the answer is then False: not equal, or not parsed). One lock: one question at a
-    time, from any thread."""
+    time, from any thread. Other bounded questions use the same machinery with their own serving loop (``entry``,
+    ``module:function``), bound (``seconds``) and in-process fallback (``here``): RealCritic's sympy grader."""
 
-    def __init__(self):
+    def __init__(self, entry: str = "critic_tasks.core.answers:_serve", seconds: float | None = None, here=None):
         self.lock = threading.Lock()
         self.proc = None
         self.broken = False  # no child could start (a platform without subprocesses): answered in process
+        self.entry, self.seconds, self.here = entry, seconds, here or _mv_request
 
     def _start(self):
         import os
@@ -272,7 +274,8 @@ class _MathVerifyWorker:
         # the child imports this package from where this process did (a path a test or runner put on sys.path)
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        self.proc = subprocess.Popen([sys.executable, "-c", "from critic_tasks.core.answers import _serve; _serve()"],
+        module, function = self.entry.split(":")
+        self.proc = subprocess.Popen([sys.executable, "-c", f"from {module} import {function}; {function}()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, encoding="utf-8", bufsize=1, env=env)
         # it says "ready" once math-verify is imported; a child that cannot is a broken setup, not a wrong answer
@@ -293,13 +296,14 @@ class _MathVerifyWorker:
 
         with self.lock:
             if self.broken:
-                return _mv_request(*request)
+                return self.here(*request)
             try:
                 if self.proc is None or self.proc.poll() is not None:
                     self._start()
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
-                ready, _, _ = select.select([self.proc.stdout], [], [], MATH_VERIFY_SECONDS)
+                bound = MATH_VERIFY_SECONDS if self.seconds is None else self.seconds
+                ready, _, _ = select.select([self.proc.stdout], [], [], bound)
                 line = self.proc.stdout.readline() if ready else ""
                 if not line:
                     self._stop()  # overran its bound (or died on it): killed; the next question starts a fresh one
@@ -310,8 +314,8 @@ class _MathVerifyWorker:
                 self.broken = True
                 import logging
                 logging.getLogger("critic_tasks").warning(
-                    "critic_tasks: math-verify runs in this process, without a time bound (%s)", err)
-                return _mv_request(*request)
+                    "critic_tasks: %s runs in this process, without a time bound (%s)", self.entry, err)
+                return self.here(*request)
 
 
 def _serve():

@@ -54,6 +54,18 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     return resolve_dir(data_dir, DATA_DIR_ENV, default="repo", named={"sample": SAMPLE_DIR})
 
 
+def checkout_root(data_dir: str | os.PathLike | None = None, relpath: str = "utils.py") -> str | None:
+    """The checkout the data setting names, for the authors' own files (``relpath``): the setting itself, or the
+    checkout above the ``data/mix_data`` folder the loader also accepts (None: the setting names none; the cache or
+    GitHub then)."""
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        return None
+    if not (root / relpath).is_file() and root.name == "mix_data" and (root.parents[1] / relpath).is_file():
+        return str(root.parents[1])
+    return str(root)
+
+
 def locate_task(task: str, data_dir: str | os.PathLike | None = None) -> Path:
     if task not in TASKS:
         raise ConfigError(f"realcritic task {task!r}: expected one of {', '.join(TASKS)}")
@@ -112,6 +124,8 @@ def to_doc(row: dict, task: str, where: str, line: int) -> dict:
     model = row.get("model")
     return {"task": task, "dimension": DIMENSION, "idx": field(row, "idx", where, (int,)), "line": line,
             "question": field(row, "question", where), "gold": gold, "solution": field(row, "reasoning", where),
+            # the reference solution: the authors read math's gold from it (parse_ground_truth)
+            "gold_solution": str(row.get("gt_cot") or ""),
             "solution_answer": str(field(row, "pred", where, (str, int, float))),
             # prior_correct: graded when scored, by the rule that grades the critic (scoring.shown_correct)
             "previous_score": previous[0], "prior_correct": None,

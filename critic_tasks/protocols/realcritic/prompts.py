@@ -74,17 +74,6 @@ def templates_from_source(source: str, where: str = UTILS.path) -> dict[str, dic
     return found
 
 
-def checkout_root(data_dir=None) -> str | None:
-    """The checkout the data setting names, for the authors' file: the setting itself, or the checkout above the
-    ``data/mix_data`` folder the loader also accepts (None: the setting names none; the cache or GitHub then)."""
-    root = data.resolve_data_dir(data_dir)
-    if root is None:
-        return None
-    if not (root / UTILS.path).is_file() and root.name == "mix_data" and (root.parents[1] / UTILS.path).is_file():
-        return str(root.parents[1])
-    return str(root)
-
-
 @lru_cache(maxsize=None)
 def authors_templates(data_dir: str | None = None) -> dict[str, dict[str, str]]:
     return templates_from_source(UTILS.text(data_dir), UTILS.path)
@@ -92,7 +81,7 @@ def authors_templates(data_dir: str | None = None) -> dict[str, dict[str, str]]:
 
 def authors_messages(doc: dict, data_dir: str | os.PathLike | None = None) -> tuple[str, str]:
     """(system message, user message) of a document as the authors' ``construct_message`` renders them."""
-    found = authors_templates(checkout_root(data_dir))
+    found = authors_templates(data.checkout_root(data_dir, UTILS.path))
     system_name, user_name = TEMPLATES[DIRECT if doc.get("dimension") == DIRECT else "critique"]
     system, user = found["SYSTEM_PROMPT_TEMPLATES"][system_name], found["USER_PROMPT_TEMPLATE"][user_name]
     if doc.get("dimension") == DIRECT:

@@ -37,9 +37,11 @@ from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.answers import answers_match
+from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval
 from critic_tasks.core.records import Record, rate
 from critic_tasks.protocols import variants
+from critic_tasks.protocols.realcritic import authors_grading, data
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
 
 # ----------------------------------------------------------------------------- records
@@ -62,6 +64,7 @@ class RealCriticRecord(Record):
     unparsed_reason: str = ""
     gold_readable: bool = True
     prompt: str = ""  # the prompt the critic was asked with (authors | ours; "" in a document made before the option)
+    grading: str = ""  # the reading rule (authors | strict)
 
 
 core_records.register_record(RealCriticRecord)
@@ -107,8 +110,52 @@ def option_letter(content: str) -> tuple[str | None, str]:
     return (letters.pop(), "") if letters else (None, "no_option")
 
 
+# ----------------------------------------------------------------------------- the two reading rules
+
+GRADING_KEY = "grading"  # the task option, the document field and the results key
+AUTHORS_RULE, STRICT_RULE = "authors", "strict"
+GRADINGS = (AUTHORS_RULE, STRICT_RULE)
+
+
+def resolve_grading(value, data_dir=None) -> str:
+    """The reading rule of a run: the option as given, else ``strict`` on the bundled sample (which needs no
+    authors' file) and ``authors`` everywhere else."""
+    if value in (None, ""):
+        return STRICT_RULE if data.resolve_data_dir(data_dir) == data.SAMPLE_DIR else AUTHORS_RULE
+    if value not in GRADINGS:
+        raise ConfigError(f"realcritic: {GRADING_KEY}={value!r}: expected one of {', '.join(GRADINGS)}")
+    return str(value)
+
+
+def apply_grading(docs: list[dict], value=None, data_dir=None) -> list[dict]:
+    """Each document's reading rule (``grading``) and, under the authors', their reading of its gold
+    (``authors_gold``): their unit list is read now, so a missing parser.py stops the run before any generation."""
+    chosen = resolve_grading(value, data_dir)
+    if chosen == AUTHORS_RULE:
+        authors_grading.use_source(data_dir)
+    for doc in docs:
+        doc[GRADING_KEY] = chosen
+        doc["authors_gold"] = authors_grading.gold_answer(doc) if chosen == AUTHORS_RULE else ""
+    return docs
+
+
+def rule_of(doc: dict) -> str:
+    """A document's reading rule (one made before the option was read strictly, as then)."""
+    return doc.get(GRADING_KEY) or STRICT_RULE
+
+
+def read(doc: dict, reply) -> tuple[str | None, str]:
+    """(the answer a reply gives under the document's rule or None, why none: see ``read_answer``; the authors'
+    rule: ``no_answer`` for an empty reply, ``empty`` when their reader found nothing)."""
+    if rule_of(doc) == AUTHORS_RULE:
+        answer = authors_grading.read_answer(reply, doc["task"], doc["gold"])
+        return (answer, "") if answer else (None, "no_answer" if answer is None else "empty")
+    return read_answer(reply, doc["multiple_choice"])
+
+
 def read_answer(reply, multiple_choice: bool) -> tuple[str | None, str]:
-    """(the corrected final answer or None, why not: ``no_boxed`` | ``empty`` | ``no_option`` | ``ambiguous``)."""
+    """The strict rule: (the corrected final answer or None, why not: ``no_boxed`` | ``empty`` | ``no_option`` |
+    ``ambiguous``)."""
     content = last_boxed(reply)
     if content is None:
         return None, "no_boxed"
@@ -124,7 +171,10 @@ def _same_text(answer: str, gold: str) -> bool:
 def grade(answer: str | None, doc: dict) -> tuple[bool, bool]:
     """(the corrected answer equals the document's gold, the gold could be read as an answer). A gold math-verify
     cannot read (a few released golds are whole derivations) is matched only by its text, the first rule of the
-    authors' ``math_equal`` (case and spaces aside): strict, never a free pass, and counted (``unreadable_golds``)."""
+    authors' ``math_equal`` (case and spaces aside): strict, never a free pass, and counted (``unreadable_golds``).
+    Under the authors' rule: their ``math_equal`` against their reading of the gold."""
+    if rule_of(doc) == AUTHORS_RULE:
+        return (answer is not None and authors_grading.equal(answer, doc["authors_gold"])), True
     if doc["multiple_choice"]:
         return answer == doc["gold"], True
     try:
@@ -143,21 +193,26 @@ def shown_correct(doc: dict) -> bool:
     answer: its answer read and graded as the reply ``shown_answer_reply`` (a critic that only copies the shown
     answer back then breaks and fixes nothing, issue 44). The file's ``previous_score`` comes from the authors'
     grader in their environment and is kept in the document, not used. A chained run (self-critique, a later round)
-    sets ``prior_correct`` from the earlier reply it graded (``stages``)."""
+    shows an earlier reply: its answer, read from that reply (``solution_read``), is graded as it is, as the authors
+    grade a stage-1 reply's answer into ``previous_score``."""
     if isinstance(doc.get("prior_correct"), bool):
         return doc["prior_correct"]
-    answer, _ = read_answer(shown_answer_reply(doc), doc["multiple_choice"])
-    return grade(answer, doc)[0]
+    if doc.get("solution_read"):
+        graded = grade(doc["solution_answer"] or None, doc)[0]
+    else:
+        graded = grade(read(doc, shown_answer_reply(doc))[0], doc)[0]
+    doc["prior_correct"] = graded  # graded once per document
+    return graded
 
 
 def record(doc: dict, reply) -> RealCriticRecord:
     """``reply``: the critic's text (a list of samples: the first is read; one turn asks once)."""
     text = reply[0] if isinstance(reply, (list, tuple)) and reply else reply
-    answer, reason = read_answer(text, doc["multiple_choice"])
+    answer, reason = read(doc, text)
     correct, gold_readable = grade(answer, doc)
     return RealCriticRecord(domain=doc["task"], item_id=str(doc["idx"]), answer=answer, parsed=answer is not None,
                             correct=correct, prior_correct=shown_correct(doc), unparsed_reason=reason,
-                            gold_readable=gold_readable, prompt=str(doc.get("prompt") or ""))
+                            gold_readable=gold_readable, prompt=str(doc.get("prompt") or ""), grading=rule_of(doc))
 
 
 def gold_text(doc: dict) -> str:
@@ -227,6 +282,7 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("realcritic", "parse_rate"): parse_rate,
     ("realcritic", "unreadable_golds"): unreadable_golds,
     ("realcritic", "prompt"): lambda records: variants.recorded(r.prompt for r in records) or None,
+    ("realcritic", "grading"): lambda records: variants.recorded(r.grading for r in records) or None,
 }
 
 

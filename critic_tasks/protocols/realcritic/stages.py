@@ -28,8 +28,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.jsonl import iter_jsonl
-from critic_tasks.protocols.realcritic import data, prompts
-from critic_tasks.protocols.realcritic.scoring import read_answer
+from critic_tasks.protocols.realcritic import data, prompts, scoring
 
 CROSS = data.DIMENSION  # critique the given solution
 DIRECT = data.DIRECT_DIMENSION  # stage 1 of self-critique: solve the question, no solution shown
@@ -112,9 +111,9 @@ def apply_replies(docs: list[dict], value: str, key: str, dimension: str, source
             raise DataError(f"{entry.where}: item {task}[{doc['idx']}] holds another question than line {doc['line']} "
                             "of the task file; the earlier run read other data")
         # its answer as read from the reply; graded when scored (scoring.shown_correct), as a released solution is
-        answer, _ = read_answer(entry.text, doc["multiple_choice"])
-        doc.update(solution=entry.text, solution_answer=answer or "", prior_correct=None, solution_model=source,
-                   stage_error="")
+        answer, _ = scoring.read(doc, entry.text)
+        doc.update(solution=entry.text, solution_answer=answer or "", solution_read=True, prior_correct=None,
+                   solution_model=source, stage_error="")
     return docs
 
 
@@ -167,8 +166,10 @@ def load_task_docs(dimension: str = CROSS, data_dir=None, subset: str | None = N
     """RealCritic's loader (``registry.Protocol.load_docs``): one task's documents (``data.load_task_docs``) in the
     mode ``dimension`` names, "realcritic" (critique the given solution), "realcritic_direct" (solve it) or
     "realcritic_self" (critique the critic's own), chained as ``options`` ask (``self_solution``,
-    ``previous_round``, ``round``, ``rounds``: see ``chain``), each carrying its prompt (``prompt``: ``prompts.apply``)."""
+    ``previous_round``, ``round``, ``rounds``: see ``chain``), each carrying its reading rule (``grading``:
+    ``scoring.apply_grading``) and its prompt (``prompt``: ``prompts.apply``)."""
     mode = dimension if dimension in (DIRECT, SELF) else CROSS
     docs = data.load_task_docs(CROSS if mode != CROSS else dimension, data_dir, subset)
+    scoring.apply_grading(docs, options.get(scoring.GRADING_KEY), data_dir)
     docs = chain(docs, mode, **{k: options.get(k) for k in (SELF_KEY, PREVIOUS_KEY, ROUND_KEY, ROUNDS_KEY)})
     return prompts.apply(docs, options.get(prompts.PROMPT_KEY), data_dir)
