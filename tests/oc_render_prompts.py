@@ -7,7 +7,9 @@ by OpenCompass's GenInferencer step (retriever + prompt template), parsed by eac
 turned into messages the way each class's ``generate`` does it: ``_convert_chat_messages`` for
 HuggingFacewithChatTemplate and VLLMwithChatTemplate (what they hand to the tokenizer's chat template), and
 ``_preprocess_messages`` + ``_messages_to_chat_completions`` for OpenAISDK (what it posts). Writes
-``{task: {"hf": [...], "vllm": [...], "openai": [...]}}``, one message list per document.
+``{task: {"hf": [...], "vllm": [...], "openai": [...], "hf_system": [...]}}``, one message list per document;
+``hf_system``: HuggingFacewithChatTemplate with a meta template that declares the SYSTEM role (``SYSTEM_META``,
+docs/opencompass.md), which sends a dataset's system messages as such.
 """
 
 from __future__ import annotations
@@ -40,9 +42,13 @@ def prompts(task: str) -> list:
         None, retriever.retrieve(), retriever, "", max_seq_len=None, prompt_template=template)
 
 
-def local_model(cls, meta_template):
+SYSTEM_META = dict(round=[dict(role="HUMAN", api_role="HUMAN"), dict(role="BOT", api_role="BOT", generate=True)],
+                   reserved_roles=[dict(role="SYSTEM", api_role="SYSTEM")])
+
+
+def local_model(cls, meta_template, meta=None):
     model = cls.__new__(cls)  # no weights: only the template parser that __init__ sets up
-    model.template_parser = meta_template(None)
+    model.template_parser = meta_template(meta)
     return model
 
 
@@ -50,6 +56,7 @@ def main(out: str, tasks: list[str]) -> None:
     hf = local_model(HuggingFacewithChatTemplate, hf_meta_template)
     vllm = local_model(VLLMwithChatTemplate, vllm_meta_template)
     api = local_model(OpenAISDK, APITemplateParser)  # as BaseAPIModel.__init__ sets it (tiktoken needs no download)
+    hf_system = local_model(HuggingFacewithChatTemplate, hf_meta_template, SYSTEM_META)
     rendered = {}
     for task in tasks:
         batch = prompts(task)
@@ -57,6 +64,7 @@ def main(out: str, tasks: list[str]) -> None:
         rendered[task] = {
             "hf": _convert_chat_messages(hf.parse_template(batch, mode="gen")),
             "vllm": _convert_chat_messages(vllm.parse_template(batch, mode="gen")),
+            "hf_system": _convert_chat_messages(hf_system.parse_template(batch, mode="gen")),
             "openai": [api._messages_to_chat_completions(api._preprocess_messages(p, None, 10**9, "none", len)[0])
                        for p in api_inputs],
         }

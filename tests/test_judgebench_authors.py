@@ -478,3 +478,17 @@ def test_lm_eval_asks_a_chosen_judge_format_and_records_it(monkeypatch):
         for d in docs]
     results = out["results"]["critic_judgebench_math"]
     assert results["judge,none"] == "prometheus_2" and results["parse_rate,none"] == 0.0  # [[A>B]] is no [RESULT]
+
+
+@needs_shared
+def test_the_offline_scorer_counts_the_second_turns_it_cannot_ask():
+    """OpenCompass's evaluator (engine.score_task) on one reply per document: replies without a verdict stay unread
+    and are counted in second_turns_missing, as under plain lm_eval."""
+    from critic_tasks import engine
+
+    docs = engine.task_docs("critic_judgebench_math", data_dir=str(SHARED))
+    replies = ["Hmm." if i % 5 == 0 else "[[A>B]]" for i in range(len(docs))]
+    values, records = engine.score_task("critic_judgebench_math", docs, replies)
+    missing = sum(i % 5 == 0 for i in range(len(docs)))
+    assert values["second_turns_missing"] == missing and values["second_turns"] == 0
+    assert values["parse_rate"] == pytest.approx(100 * (len(docs) - missing) / len(docs))

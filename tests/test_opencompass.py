@@ -148,6 +148,28 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
             assert theirs[task][model] == ours[task], (task, model)
 
 
+@pytest.mark.slow
+def test_judgebench_system_messages_reach_opencompass_in_the_system_role(oc_bin, tmp_path, monkeypatch):
+    """With the authors' prompt (a system message per document): a model whose meta template declares the SYSTEM
+    role gets lm-eval's system and user messages byte for byte; OpenCompass's default chat meta template maps SYSTEM
+    to the user's turn, so the model gets one user message holding both (docs/opencompass.md)."""
+    checkout = SHARED / "data" / "judgebench"
+    if not (checkout / "utils" / "templates").is_dir():
+        pytest.skip(f"the authors' checkout not found at {checkout}")
+    task = "critic_judgebench_math"
+    env = _env(tmp_path, JUDGEBENCH_DATA_DIR=str(checkout))
+    out = tmp_path / "opencompass_messages.json"
+    run = subprocess.run([str(oc_bin / "python"), str(REPO / "tests" / "oc_render_prompts.py"), str(out), task],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    theirs = json.loads(out.read_text(encoding="utf-8"))[task]
+    monkeypatch.setenv("JUDGEBENCH_DATA_DIR", str(checkout))
+    ours = _lm_eval_messages([task])[task]
+    assert all([m["role"] for m in messages] == ["system", "user"] for messages in ours)
+    assert theirs["hf_system"] == ours
+    assert theirs["hf"] == [[{"role": "user", "content": f"{m[0]['content']}\n{m[1]['content']}\n"}] for m in ours]
+
+
 # ----------------------------------------------------------------------------- real runs
 
 

@@ -15,6 +15,7 @@ from opencompass.registry import LOAD_DATASET
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
+from critic_tasks.adapters.opencompass.spec import SYSTEM_COLUMN
 from critic_tasks.engine import prompt, task_docs
 
 
@@ -36,5 +37,8 @@ class CriticTaskDataset(BaseDataset):
         if scorer.judged:
             require_judge(task, judge_cfg)
         docs = task_docs(task, data_dir, protocol, toolkit_dir)
-        return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str)} for d in docs])
+        # a protocol with system messages (JudgeBench's authors' judge) sends each document's in the SYSTEM role
+        system = registry.PROTOCOLS[spec.kind_spec.protocol].system_message
+        return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str),
+                                   **({SYSTEM_COLUMN: d.get(SYSTEM_COLUMN) or ""} if system else {})} for d in docs])
 

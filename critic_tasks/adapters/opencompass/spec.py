@@ -24,6 +24,7 @@ ZERO_RETRIEVER = ClassRef("opencompass.openicl.icl_retriever", "ZeroRetriever")
 PROMPT_TEMPLATE = ClassRef("critic_tasks.adapters.opencompass.templates", "CriticPromptTemplate")
 DATASET = ClassRef("critic_tasks.adapters.opencompass.datasets", "CriticTaskDataset")
 EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticTaskEvaluator")
+SYSTEM_COLUMN = "system_message"  # a dataset row's system message ("" for none), where its protocol has one
 CLASSES = (GEN_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR)
 
 
@@ -70,6 +71,10 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
     if not supported(spec):
         raise ValueError(refusal(spec))
     evaluator = {"type": EVALUATOR, "task": task}
+    # a protocol whose documents carry a system message (JudgeBench: the authors' judge): a column of its own, sent
+    # in the SYSTEM role (templates.py)
+    system = registry.PROTOCOLS[spec.kind_spec.protocol].system_message
+    template = {"type": PROMPT_TEMPLATE, **({"system_column": SYSTEM_COLUMN} if system else {})}
     loader = {}
     if registry.SCORERS[spec.scorer].judged:
         # {} when none is given, never None: OpenCompass's eval task reads judge_cfg.get('run_cfg', {})
@@ -81,10 +86,10 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
         **loader,
         # lm-eval's reply budget for this task (its max_gen_toks), kept beside the inferencer's (which may differ)
         "critic_max_out_len": spec.kind_spec.max_gen_toks,
-        "reader_cfg": {"input_columns": ["prompt"], "output_column": "doc"},
+        "reader_cfg": {"input_columns": ["prompt", *([SYSTEM_COLUMN] if system else [])], "output_column": "doc"},
         "infer_cfg": {
             # the prompt column as the one user message, byte for byte what lm-eval sends (see templates.py)
-            "prompt_template": {"type": PROMPT_TEMPLATE},
+            "prompt_template": template,
             "retriever": {"type": ZERO_RETRIEVER},
             "inferencer": {"type": GEN_INFERENCER, "max_out_len": max_out_len or spec.kind_spec.max_gen_toks},
         },

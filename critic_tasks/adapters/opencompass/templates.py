@@ -8,20 +8,36 @@ a trailing newline (and the text went through ``str.replace`` of every ``{column
 ``VLLMwithChatTemplate`` turn a string into ``[{"role": "user", "content": text}]`` and apply the tokenizer's chat
 template; ``OpenAISDK`` sends the same single user message; base models get the text itself (as lm-eval without
 ``--apply_chat_template``). A model's ``meta_template`` is therefore not applied to our datasets.
+
+A dataset whose protocol has system messages (JudgeBench's authors' judge; ``system_column``) sends a row with one
+as OpenCompass's dialogue of a ``SYSTEM`` turn (its ``begin`` section, falling back to ``HUMAN``) and a ``HUMAN``
+turn. OpenCompass maps the SYSTEM role by the model's meta template: a model config declaring it
+(``meta_template=dict(round=[dict(role='HUMAN', api_role='HUMAN'), dict(role='BOT', api_role='BOT', generate=True)],
+reserved_roles=[dict(role='SYSTEM', api_role='SYSTEM')])``) sends lm-eval's system and user messages byte for byte;
+OpenCompass's default chat meta template maps every SYSTEM turn to the user's on purpose, so the model gets one user
+message, the system message and the prompt joined by newlines (docs/opencompass.md).
 """
 
 from __future__ import annotations
 
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.registry import ICL_PROMPT_TEMPLATES
+from opencompass.utils.prompt import PromptList
 
 
 @ICL_PROMPT_TEMPLATES.register_module()
 class CriticPromptTemplate(PromptTemplate):
 
-    def __init__(self, column: str = "prompt") -> None:
+    def __init__(self, column: str = "prompt", system_column: str | None = None) -> None:
         super().__init__(template="{" + column + "}")
-        self.column = column
+        self.column, self.system_column = column, system_column
 
     def generate_item(self, entry, output_field=None, output_field_replace_token="", ice_field_replace_token=""):
-        return entry[self.column]
+        system = entry.get(self.system_column) if self.system_column else None
+        if not system:
+            return entry[self.column]
+        return PromptList([{"section": "begin", "pos": "begin"},
+                           {"role": "SYSTEM", "fallback_role": "HUMAN", "prompt": system},
+                           {"section": "begin", "pos": "end"}, {"section": "round", "pos": "begin"},
+                           {"role": "HUMAN", "prompt": entry[self.column]}, {"role": "BOT", "prompt": ""},
+                           {"section": "round", "pos": "end"}])

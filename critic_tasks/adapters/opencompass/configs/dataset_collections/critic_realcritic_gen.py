@@ -20,12 +20,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_arc_challenge',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -48,12 +49,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_college_math',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -76,12 +78,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_gpqa',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -104,12 +107,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_gsm8k',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -132,12 +136,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_math',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -160,12 +165,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_minerva_math',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -188,12 +194,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_mmlu_stem',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
@@ -216,12 +223,13 @@ critic_realcritic_datasets = [dict(
     task='critic_realcritic_olympiadbench',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,

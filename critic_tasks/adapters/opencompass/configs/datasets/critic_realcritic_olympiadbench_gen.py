@@ -18,12 +18,13 @@ critic_realcritic_olympiadbench_datasets = [dict(
     task='critic_realcritic_olympiadbench',
     critic_max_out_len=2048,
     reader_cfg=dict(
-        input_columns=['prompt'],
+        input_columns=['prompt', 'system_message'],
         output_column='doc',
     ),
     infer_cfg=dict(
         prompt_template=dict(
             type=CriticPromptTemplate,
+            system_column='system_message',
         ),
         retriever=dict(
             type=ZeroRetriever,
