@@ -20,8 +20,9 @@ ProcessBench's answer form, for running them through the scorer.
 
 from __future__ import annotations
 
+import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Sequence
 
 import numpy as np
@@ -99,12 +100,46 @@ def expected_chance(docs: Sequence[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
+# ----------------------------------------------------------------------------- the best blind critic, exactly
+
+BLIND = "best_blind_mixture"  # the family's best member, in the floors (``best_blind``)
+
+
+def best_blind(docs: Sequence[dict]) -> dict[str, float]:
+    """The best scores (x100) of a stated family of critics that read nothing of an item: a share p of the items
+    (any share, chosen blind to the content, e.g. by a hash) answered -1, the others by one positional rule: step k
+    (k = 0, 1, ...) or the j-th step from the end (j = 0: the last). Constant answers (p = 0 or 1) and the mixtures
+    of -1 and one constant step are members.
+
+    With e the share of erroneous items the best rule names (``error_accuracy``'s floor, at p = 0), the expected
+    accuracies are (1 - p) e and p, and their harmonic mean 2 p (1 - p) e / (p + (1 - p) e) is largest at
+    p = sqrt(e) / (1 + sqrt(e)), where it is 2 e / (1 + sqrt(e))^2: the F1 floor, exactly (not at an endpoint: either
+    constant alone scores 0). The F1 of expected accuracies bounds such a critic's expected F1 from above (the
+    harmonic mean is concave), so a drawn blind critic stays below the line up to its sampling noise."""
+    errors = [d for d in docs if d["label"] != NO_ERROR]
+    if not errors or len(errors) == len(docs):
+        return {}
+    from_start = Counter(d["label"] for d in errors)
+    from_end = Counter(d["n_steps"] - 1 - d["label"] for d in errors)
+    e = max(max(from_start.values()), max(from_end.values())) / len(errors)
+    return {"error_accuracy": 100.0 * e, "correct_accuracy": 100.0, "f1": 100.0 * 2 * e / (1 + math.sqrt(e)) ** 2}
+
+
 def floor_line(docs: Sequence[dict], headline: Sequence[str]) -> tuple[dict, dict, dict]:
     """What ``critic_tasks.chance._chance`` returns for a task: (headline metric -> the best expected value of the
-    chance critics, metric -> the critic that sets it, critic -> its expected values). ``parse_rate`` has no floor.
+    chance critics and of the best blind mixture (``best_blind``), metric -> the critic that sets it,
+    critic -> its expected values). ``parse_rate`` has no floor.
 
     The first of ``CRITICS`` wins a tie (F1 is 0 for both constant critics)."""
     floors = expected_chance(docs)
+    by_subset: dict[str, list[dict]] = defaultdict(list)
+    for doc in docs:
+        by_subset[doc["subset"]].append(doc)
+    blind = best_blind(docs)
+    subset_f1 = [v["f1"] for v in (best_blind(ds) for ds in by_subset.values()) if "f1" in v]
+    if subset_f1:
+        blind["average_f1"] = sum(subset_f1) / len(subset_f1)
+    floors[BLIND] = blind
     chance: dict[str, float] = {}
     by: dict[str, str] = {}
     for key in headline:
