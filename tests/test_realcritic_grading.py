@@ -155,3 +155,72 @@ def test_strip_string_is_theirs_on_tricky_strings_and_linear_on_long_ones():
         start = time.perf_counter()
         authors_grading.strip_string(long, skip_unit=True)
         assert time.perf_counter() - start < 1.0, long[:20]
+
+
+# ----------------------------------------------------------------------------- a real critic-eval run
+
+RUN_LIMIT = 12
+
+
+@pytest.mark.slow
+@needs_authors
+def test_a_critic_eval_run_gives_evaluate_py_numbers_per_task_and_broken_and_fixed(tmp_path, capsys, monkeypatch):
+    """critic-eval on the eight tasks (their data, prompt and reading; --limit 12) with a critic replying in shapes
+    of every kind; evaluate.py (their code) computes each task's acc and critic_information from the same replies,
+    read by their parser.py and math_eval.py. Its previous_score is the shown solutions' grade as their own grader
+    gives it here (the copy-back reply, read and graded by their code): the file's was made in their environment,
+    and ours grades the shown solution by the rule that grades the critic (docs: Metrics)."""
+    from helpers import scripted_cli_model
+
+    from critic_tasks import cli
+
+    theirs = realcritic_authors.load()
+    rows = {task: [json.loads(line) for line in (SHARED / data.task_file(task)).read_text().splitlines()][:RUN_LIMIT]
+            for task in data.TASKS}
+    by_question = {(task, row["question"]): (task, n, row) for task, rs in rows.items() for n, row in enumerate(rs)}
+    replies: dict[tuple[str, int], str] = {}
+
+    def critic(prompt: str) -> str:
+        task, n, row = next(v for (_, q), v in by_question.items() if q in prompt)
+        shapes = _shapes(row)
+        reply = shapes[(n * 7 + len(task)) % len(shapes)]
+        replies[(task, n)] = reply
+        return reply
+
+    # the question identifies the item: no question repeats, nor holds another
+    questions = [q for _, q in by_question]
+    assert len(set(questions)) == len(questions) and not any(a != b and a in b for a in questions for b in questions)
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(SHARED))
+    scripted_cli_model("critic_scripted_realcritic_authors", critic)
+    out = tmp_path / "out"
+    code = cli.main(["--model", "critic_scripted_realcritic_authors", "--tasks", "critic_realcritic",
+                     "--limit", str(RUN_LIMIT), "--output_path", str(out), "--log_samples"])
+    assert code == 0, capsys.readouterr().err[-3000:]
+    (results_file,) = out.glob("*/results_*.json")
+    results = json.loads(results_file.read_text())["results"]
+    accuracies = []
+    for task, task_rows in rows.items():
+        samples = []
+        for n, row in enumerate(task_rows):
+            code_text = replies[(task, n)].rstrip().strip()
+            pred, _ = theirs.parser.run_execute(None, code_text, "critic_and_correct", task)
+            if row["gt"] in ["A", "B", "C", "D", "E"] and pred not in ["A", "B", "C", "D", "E"]:
+                pred = theirs.parser.choice_answer_clean(code_text)
+            copied = f"\\boxed{{{row['pred']}}}"
+            shown, _ = theirs.parser.run_execute(None, copied, "critic_and_correct", task)
+            if row["gt"] in ["A", "B", "C", "D", "E"] and shown not in ["A", "B", "C", "D", "E"]:
+                shown = theirs.parser.choice_answer_clean(copied)
+            _, gold = theirs.parser.parse_ground_truth(dict(row), task)
+            previous = bool(theirs.grader.math_equal_process((0, shown, gold)))
+            samples.append({"idx": row["idx"], "gt_cot": row["gt_cot"], "gt": row["gt"], "pred": [pred],
+                            "previous_score": [previous]})
+        _, expected = theirs.evaluate.evaluate(data_name=task, prompt_type="critic_and_correct", samples=samples)
+        ours = results[stages.task_name(stages.CROSS, task)]
+        info = expected["critic_information"]
+        assert round(ours["accuracy,none"], 1) == pytest.approx(expected["acc"]), task
+        assert ours.get("correct_to_incorrect,none", 0) == pytest.approx(info["correct_to_incorrect_ratio"]), task
+        assert ours.get("incorrect_to_correct,none", 0) == pytest.approx(info["incorrect_to_correct_ratio"]), task
+        assert ours["solution_accuracy,none"] == pytest.approx(100 * info["originally_correct"] / len(samples))
+        assert ours["prompt,none"] == "authors" and ours["grading,none"] == "authors"
+        accuracies.append(ours["accuracy,none"])
+    assert results["critic_realcritic"]["accuracy,none"] == pytest.approx(sum(accuracies) / len(accuracies))
