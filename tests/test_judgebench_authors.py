@@ -346,6 +346,11 @@ def test_plain_lm_eval_counts_the_replies_it_did_not_ask_again_and_critic_eval_a
     assert len(plain.prompts) == 24 and 0 < len(unread) < 24
     assert out["results"]["critic_judgebench_math"]["second_turns_missing,none"] == len(unread)
     assert out["results"]["critic_judgebench_math"]["second_turns,none"] == 0
+    from critic_tasks.reports.tables import format_table
+
+    accuracy_row = next(line for line in format_table(out["results"]).splitlines()
+                        if line.startswith("critic_judgebench_math") and " accuracy " in line)
+    assert f"{len(unread)} replies without a verdict were not asked the authors' second turn" in accuracy_row
 
     cache = str(tmp_path / "requests")
     for run in range(2):

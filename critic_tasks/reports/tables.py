@@ -68,6 +68,9 @@ def _note(metrics: dict, key: str, value: float | None) -> str:
         return f"{_value(metrics, 'judge_deferred'):.0f} items not judged yet: run `critic-eval judge <output_path>`"
     if value is None and key not in metrics and _value(metrics, "labels_available") == 0:
         return "no human labels in this split"
+    if key == "accuracy" and (_value(metrics, "second_turns_missing") or 0) > 0:
+        return (f"{_value(metrics, 'second_turns_missing'):.0f} replies without a verdict were not asked the authors' "
+                "second turn (plain lm_eval, OpenCompass; critic-eval asks it)")
     return ""
 
 
