@@ -235,8 +235,8 @@ def _timed(fn):
 def time_our_hooks() -> None:
     """Count the time spent in our code: the import of our CLI (counted by the caller), the CLI's checks before
     lm-eval runs, and every hook the task YAML names (loader, prompts, per-document records, aggregations; the
-    intervals are no lm-eval metrics: computed when the results are read). ``tasks/utils.py``'s functions (and
-    its aggregations, ``task_functions.aggregation``) look each hook up in ``task_functions`` when called, so
+    intervals are no lm-eval metrics: computed when the results are read). ``tasks/utils.py``'s functions (its
+    aggregation too, ``task_functions.aggregate``) look each hook up in ``task_functions`` when called, so
     replacing it here times every call. None of them calls another, so nothing is counted twice."""
     from critic_tasks.adapters.lm_eval import runner, task_functions
 

@@ -1,20 +1,21 @@
-"""The one registry: every protocol, dimension, task, group and metric key is declared here, once.
+"""The one registry: every protocol, task kind, task and group is declared here, once; each protocol's metric keys
+are declared in its ``scoring.py`` beside the functions computing them, and collected here.
 
-Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generate.py``), the lm-eval hooks that
-route records to metric keys, the OpenCompass config generator (``adapters/opencompass/generate.py``), the CLI's
+Everything else reads it: the lm-eval YAML generator (``adapters/lm_eval/generate.py``), the lm-eval task functions
+that route records to metric keys, the OpenCompass config generator (``adapters/opencompass/generate.py``), the CLI's
 tables and ``critic-eval tasks``, the judge CLI (which tasks are judged), the reports and the benchmarks. Adding a
-task is one edit here plus the generator run (``python -m critic_tasks.generate``); a new metric is a ``Metric``
-here and, unless an existing family computes it, its function in the protocol's ``scoring.METRICS``. Tests keep
-the generated files in sync.
+task is one edit here plus the generator run (``python -m critic_tasks.generate``); a new metric is a ``Metric`` in
+the protocol's ``scoring.py`` and, unless an existing family computes it, its function in that file's ``METRICS``.
+Tests keep the generated files in sync.
 
-* A ``Metric`` is one key of a task's results: the ``family`` of metric functions that computes it and the ``base``
-  value it reports (one function per pair: the protocol's ``scoring.METRICS``), which records it is computed over
-  (``when``: all records, only ``scored`` ones — with a human label, a usable gold answer, a judge grade —, or only
-  ``deferred`` ones; and a breakdown ``subset`` such as quality = low), its direction, and its ``scale``: the values it can take
-  (``SCALES``), against which the reports and the gate check every results file they read.
+* A ``Metric`` (``core.records``) is one key of a task's results: the ``family`` and ``base`` whose function computes
+  it (``METRICS``), which records it takes (``when``: all records, only ``scored`` ones — with a human label, a
+  usable gold answer, a judge grade —, or only ``deferred`` ones; and a breakdown ``subset`` such as quality = low),
+  its direction, and its ``scale``: the values it can take (``SCALES``), against which the reports and the gate
+  check every results file they read.
 * A ``TaskKind`` is what a kind of task shares: the data dimension it reads (``data_dimension``: the paper's feedback,
   comparison, correction or meta; a document's ``dimension``), how its outputs are scored (its ``scorer``,
-  a key of ``SCORERS``: the scorer its protocol brings), its metrics and the headline keys of the summary table.
+  a key of ``SCORERS``: the scorer its protocol brings), its metric keys and the headline keys of the summary table.
 * A ``Task`` picks its TaskKind's split, domains and options; a ``Group`` averages its members' headline metric.
 * A ``Protocol`` is a paper's way of measuring critics, with its steps: load documents, prompt the critic, show the
   gold label, turn a reply into a record. Each TaskKind names its protocol, and the adapters call these steps
@@ -27,12 +28,11 @@ the generated files in sync.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from critic_tasks.core.errors import ConfigError
-from critic_tasks.core.records import Record, warn_identical
+from critic_tasks.core.records import JUDGE_SCALE, SCALES, WHEN, Metric, Record, warn_identical  # noqa: F401 (read here)
 from critic_tasks.core.settings import SETTINGS
 from critic_tasks.protocols.criticbench import chance as cb_chance
 from critic_tasks.protocols.criticbench import data as cb_data
@@ -47,7 +47,6 @@ from critic_tasks.protocols.critiquellm import chance as cq_chance
 from critic_tasks.protocols.critiquellm import data as cq_data
 from critic_tasks.protocols.critiquellm import prompts as cq_prompts
 from critic_tasks.protocols.critiquellm import scoring as cq_scoring
-from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
 from critic_tasks.protocols.judgebench import chance as jb_chance
 from critic_tasks.protocols.judgebench import data as jb_data
 from critic_tasks.protocols.judgebench import judges as jb_judges
@@ -80,73 +79,15 @@ from critic_tasks.protocols.rmbench import prompts as rm_prompts
 from critic_tasks.protocols.rmbench import scoring as rm_scoring
 from critic_tasks.protocols.scorer import Parse, Scorer
 
-# ----------------------------------------------------------------------------- metric keys
-
-# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
-# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
-# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
-JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
-SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
-    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
-    "correlation": ((-100.0, 100.0), "a x100 correlation"),
-    "difference": ((-100.0, 100.0), "a x100 difference of two rates"),  # the judge-bias line length_bias
-    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
-    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
-    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
-}
-
-
-WHEN = ("all", "scored", "deferred")  # which records a metric takes (``Metric.when``)
-
-
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    family: str
-    base: str = ""  # the family's output reported under this key (default: the key itself)
-    when: str = "all"
-    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
-    min_samples: int = 0  # only records with at least this many samples (pass@k)
-    # its direction: True higher is better, False lower; None neither: a description (a count, a share, a text) or a
-    # value best at ``best_at`` (a judge's first-slot share at 50, its length bias at 0), away from which either way
-    # is worse
-    higher_is_better: bool | None = True
-    best_at: float | None = None
-    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
-    scale: str = "rate"  # a key of SCALES
-    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
-
-    def __post_init__(self):
-        object.__setattr__(self, "base", self.base or self.key)
-        if self.scale not in SCALES:
-            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
-        if self.when not in WHEN:
-            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
-        if self.ci not in ("", "low", "high"):
-            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
-        if self.higher_is_better is not None and (self.best_at is not None or self.scale == "text"):
-            raise ValueError(f"metric {self.key}: a {'text' if self.best_at is None else 'value best at a target'} "
-                             "is neither better higher nor lower: higher_is_better=None")
-
-    def accepts(self, record: Record) -> bool:
-        """Does ``record`` enter this metric's aggregation?"""
-        if record.deferred != (self.when == "deferred"):
-            return False
-        if self.when == "scored" and not record.scored:
-            return False
-        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
-            return False
-        return record.n_samples >= self.min_samples
-
 # ----------------------------------------------------------------------------- metric values
 
-_SCORING = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring, rm_scoring,
+SCORING_MODULES = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring, rm_scoring,
             rwb_scoring)
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
-INTERVALS: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.INTERVALS.items()}
+INTERVALS: dict[str, Callable] = {k: v for scoring in SCORING_MODULES for k, v in scoring.INTERVALS.items()}
 # family -> (record, value) -> the stratum its interval resamples the record's unit within ('' for none), declared
 # beside the interval; `critic-eval compare` draws its paired resamples within the same strata
-STRATA: dict[str, Callable] = {k: v for scoring in _SCORING for k, v in scoring.STRATA.items()}
+STRATA: dict[str, Callable] = {k: v for scoring in SCORING_MODULES for k, v in scoring.STRATA.items()}
 _UNDECLARED = sorted(set(INTERVALS) - set(STRATA))
 if _UNDECLARED:  # a family with an interval says how it is resampled, or compare would silently resample it plainly
     raise ValueError(f"families {', '.join(_UNDECLARED)}: an interval without its strata (scoring.STRATA)")
@@ -168,7 +109,7 @@ def _said(metric: Callable[[Sequence[Record]], Any]) -> Callable[[Sequence[Recor
 # ``adapters/lm_eval/tasks/utils.py``) and ``engine.kind_metrics`` (through ``metric_value``) both take it.
 METRICS: dict[tuple[str, str], Callable[[Sequence[Record]], Any]] = {
     key: _said(fn) if key[1] == "identical_samples" else fn
-    for scoring in _SCORING for key, fn in scoring.METRICS.items()}
+    for scoring in SCORING_MODULES for key, fn in scoring.METRICS.items()}
 
 
 def metric_value(family: str, base: str, records: Sequence[Record]) -> Any:
@@ -381,140 +322,14 @@ class Group:
     about: str
 
 
-# ----------------------------------------------------------------------------- metrics
+# ----------------------------------------------------------------------------- reply budgets
 
-
-def _breakdown(family: str, base: str, field_name: str, values, when: str = "scored",
-               **options) -> tuple[Metric, ...]:
-    """``base`` per breakdown group (``options``: the base's other settings: scale, valid_only)."""
-    return tuple(Metric(f"{base}_{v}", family, base, when, subset=(field_name, v), **options) for v in values)
-
-
-def _likert(qualities) -> tuple[Metric, ...]:
-    return (Metric("spearman", "likert", when="scored", scale="correlation"), Metric("score", "likert", when="scored"),
-            Metric("parse_rate", "likert"), Metric("labels_available", "likert"),
-            Metric("spearman_warnings", "likert", when="scored", higher_is_better=False, scale="count"),
-            *_breakdown("likert", "spearman", "quality", qualities, scale="correlation"))
-
-
-def _bias_lines(family: str) -> tuple[Metric, ...]:
-    """A pairwise task's judge-bias lines beside its position consistency (``core.metrics.bias``): the share of A/B
-    verdicts naming the first-shown response (50: no slot preference), and the share choosing the longer response
-    minus the labels' share on the same verdicts (0: as often as the labels). Each is best at that value: a judge
-    favouring the second slot or the shorter response is as biased as one favouring the first or the longer."""
-    return (Metric("first_position", family, higher_is_better=None, best_at=50.0),
-            Metric("length_bias", family, when="scored", higher_is_better=None, best_at=0.0, scale="difference"))
-
-
-PAIRWISE = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
-            *_breakdown("pairwise", "accuracy", "difficulty", DIFFICULTIES),
-            *_breakdown("pairwise", "accuracy_loose", "difficulty", DIFFICULTIES),
-            Metric("consistency", "pairwise"), Metric("score", "pairwise", when="scored"),
-            Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"), *_bias_lines("pairwise"))
-
-CORRECTION = (Metric("pass_rate", "correction", when="scored", valid_only=True),
-              Metric("score", "correction", when="scored", valid_only=True),
-              Metric("parse_rate", "correction"), Metric("truncated", "correction", higher_is_better=False),
-              Metric("invalid_items", "correction", higher_is_better=False, scale="count"),
-              Metric("isolation", "correction", scale="text", higher_is_better=None),  # the sandbox layer's name, not a number
-              *_breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES, valid_only=True),
-              *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k, valid_only=True) for k in PASS_AT_K),
-              # sampled tasks: items whose k samples were all the same text (the backend did not sample)
-              Metric("identical_samples", "correction", min_samples=2, higher_is_better=False, scale="count"))
-
-
-def _judged(groups) -> tuple[Metric, ...]:
-    # judge_score takes every judged record: an item the judge could not grade counts the minimum (issue 34)
-    return (Metric("judge_score", "judge", scale="judge"), Metric("judge_parse_rate", "judge"),
-            Metric("judge_failed", "judge", higher_is_better=False, scale="count"),
-            # graded the minimum: the judge only echoed a grade the critique states (issue 27)
-            Metric("judge_echoed", "judge", higher_is_better=False, scale="count"),
-            Metric("judge_deferred", "judge", when="deferred", higher_is_better=False, scale="count"),
-            *_breakdown("judge", "judge_score", "group", groups, when="all", scale="judge"))
-
-
-# CritiqueLLM (pointwise ratings, pairwise preferences) and MetaCritique (AIU precision / recall).
-_CORRELATIONS = tuple(Metric(f"{level}_{c}", "rating", when="scored", scale="correlation")
-                      for level in ("text", "system") for c in ("pearson", "spearman", "kendall"))
-RATING = (*_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", higher_is_better=None,
-                                                      scale="count"),
-          Metric("text_constant", "rating", when="scored", higher_is_better=False, scale="count"),
-          Metric("text_skipped", "rating", when="scored", higher_is_better=False, scale="count"),
-          *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", higher_is_better=None,
-                                                       scale="count"),
-          Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
-          # the prompt variant's name (paper | short), not a number
-          Metric("variant", "rating", scale="text", higher_is_better=None),
-          # sampled tasks: items whose k samples were all the same text (the backend did not sample)
-          Metric("identical_samples", "rating", when="scored", min_samples=2, higher_is_better=False, scale="count"),
-          *_breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
-
-PREFERENCE = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
-              Metric("parse_rate", "preference"), Metric("variant", "preference", scale="text", higher_is_better=None),
-              *_breakdown("preference", "agreement", "category", CATEGORY_SLUGS), *_bias_lines("preference"))
-# JudgeBench: the authors' pair score per category (the pair's source) and overall; inconsistency beside it.
-JUDGEBENCH = (Metric("accuracy", "judgebench", when="scored"),
-              *_breakdown("judgebench", "accuracy", "source", tuple(jb_data.SOURCES)),
-              Metric("inconsistency", "judgebench", when="scored", higher_is_better=False),
-              Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench", higher_is_better=None),
-              Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *_bias_lines("judgebench"),
-              # text: the prompt the critic was asked with (authors | ours)
-              Metric("prompt", "judgebench", scale="text", higher_is_better=None),
-              # text: the judge format asked (arena_hard, the default; vanilla, prometheus_2, ...)
-              Metric("judge", "judgebench", scale="text", higher_is_better=None),
-              # the Arena-Hard judge's second turn: replies asked again (critic-eval), and replies that needed it and
-              # were not asked (plain lm_eval: what critic-eval would have asked)
-              Metric("second_turns", "judgebench", higher_is_better=None, scale="count"),
-              Metric("second_turns_missing", "judgebench", higher_is_better=False, scale="count"))
 # The authors' Arena-Hard judge: greedy, max_tokens 4096 (utils/judges.py).
 JUDGEBENCH_BUDGET = jb_judges.JUDGES[jb_judges.DEFAULT_JUDGE].budget
-# RM-Bench: the authors' compute_accuracy over the comparisons decided by the pair rule: per domain, hard / normal /
-# easy (the 3 x 3 matrix's upper triangle, diagonal, lower triangle) and the mean of the domains; the style gap
-# (easy - hard) and the pairwise bias lines beside it.
-RMBENCH = (Metric("accuracy", "rmbench", when="scored"),
-           *_breakdown("rmbench", "accuracy", "domain", rm_data.DOMAINS),
-           *(Metric(c, "rmbench", when="scored") for c in rm_scoring.CLASSES),
-           Metric("style_gap", "rmbench", when="scored", higher_is_better=None, best_at=0.0, scale="difference"),
-           Metric("inconsistency", "rmbench", when="scored", higher_is_better=False),
-           Metric("parse_rate", "rmbench"),
-           Metric("comparisons", "rmbench", when="scored", higher_is_better=None, scale="count"),
-           # text: the domains the overall averages (chat+code+safety on a copy without math)
-           Metric("domains", "rmbench", when="scored", scale="text", higher_is_better=None),
-           *_bias_lines("rmbench"))
-# RewardBench: one value per subset and the authors' weighted section means (constants.py, utils.py), the
-# leaderboard's score (their mean); how the run asked (orders: random | both) and, with both, the bias lines.
-REWARDBENCH = (Metric("score", "rewardbench", when="scored"),
-               *(Metric(s, "rewardbench", when="scored") for s in rwb_data.SECTION_SLUGS.values()),
-               *_breakdown("rewardbench", "accuracy", "subset_slug", rwb_data.SUBSET_SLUGS),
-               Metric("inconsistency", "rewardbench", when="scored", higher_is_better=False),
-               Metric("parse_rate", "rewardbench"),
-               Metric("pairs", "rewardbench", when="scored", higher_is_better=None, scale="count"),
-               Metric("orders", "rewardbench", when="scored", scale="text", higher_is_better=None),
-               *_bias_lines("rewardbench"))
 # RewardBench's API judges get 2048 new tokens (generative.py, run_judge_pair): the explanation, then the verdict.
 RMBENCH_BUDGET = 2048
-# ProcessBench, per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
-PROCESS = (Metric("f1", "process", when="scored"), Metric("error_accuracy", "process", when="scored"),
-           Metric("correct_accuracy", "process", when="scored"), Metric("parse_rate", "process"),
-           Metric("out_of_range", "process", scale="count", higher_is_better=False),
-           # whose prompt: authors | ours (protocols.prompt_choice)
-           Metric("prompt", "process", scale="text", higher_is_better=None))
 # run_eval.py's budget: 8192 new tokens, greedy (32768 for QwQ: --gen_kwargs max_gen_toks=32768).
 PROCESSBENCH_BUDGET = 8192
-# RealCritic, per task: accuracy of the corrected answers, how often a right solution was broken and a wrong one fixed
-# (the group averages the tasks' accuracies, the paper's average).
-REALCRITIC = (Metric("accuracy", "realcritic", when="scored"),
-              Metric("correct_to_incorrect", "realcritic", when="scored", higher_is_better=False),
-              Metric("incorrect_to_correct", "realcritic", when="scored"),
-              Metric("solution_accuracy", "realcritic", when="scored"), Metric("parse_rate", "realcritic"),
-              Metric("unreadable_golds", "realcritic", scale="count", higher_is_better=False),
-              # text: the prompt the critic was asked with (authors | ours)
-              Metric("prompt", "realcritic", scale="text", higher_is_better=None),
-              # text: the reading rule of the replies (authors | strict)
-              Metric("grading", "realcritic", scale="text", higher_is_better=None))
-# Direct CoT (the question alone): the accuracy of its answers; the released solution's grade means nothing here.
-REALCRITIC_DIRECT = tuple(m for m in REALCRITIC if m.base in ("accuracy", "parse_rate", "unreadable_golds", "prompt",
-                                                                  "grading"))
 # The authors' budget: math_eval.py's max_tokens_per_call 2048 (greedy: temperature 0, top_p 1, one sample), which
 # their sh/*/run_*.sh scripts keep, for every mode.
 REALCRITIC_BUDGET = 2048
@@ -525,31 +340,6 @@ CRITIQUELLM_BUDGET = 1024
 CRITIQUELLM_SAMPLING = {"until": [], "do_sample": True, "temperature": 0.8, "top_p": 0.8,
                         "max_gen_toks": CRITIQUELLM_BUDGET}
 
-SELF_FEEDBACK = (Metric("parse_rate", "feedback_text"),)
-
-# every judged critique: one the judge could not score counts its unreadable verdicts False (issue 34)
-AIU = (*(Metric(k, "aiu") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")),
-       Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False, scale="count"),
-       Metric("judge_echoed", "aiu", higher_is_better=False, scale="count"),
-       Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
-       Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False, scale="count"))
-
-
-def _revision_counts(family: str) -> tuple[Metric, ...]:
-    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
-            Metric("judge_echoed", family, higher_is_better=False, scale="count"),
-            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
-            Metric("invalid_items", family, higher_is_better=False, scale="count"),
-            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
-            # items a missing verdict or revision touched (what became of them: failure_rule)
-            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
-            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
-            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
-            Metric("models", family, when="scored", scale="text", higher_is_better=None),
-            Metric("variant", family, when="scored", scale="text", higher_is_better=None),
-            Metric("failure_rule", family, when="scored", scale="text", higher_is_better=None),
-            # JSON: role -> "released: <file>" (CriticEval's text, the user's checkout) | "paraphrase" | "ours"
-            Metric("prompt_source", family, when="scored", scale="text", higher_is_better=None))
 
 # ----------------------------------------------------------------------------- the catalogue
 
@@ -620,81 +410,72 @@ _LIKERT_HEADLINE = ("spearman", "score", "parse_rate")
 _JUDGE_HEADLINE = ("judge_score", "judge_parse_rate")
 
 TASK_KINDS = {d.name: d for d in (
-    TaskKind("feedback", "criticbench", "feedback", "obj", "parse", _likert(QUALITIES), _LIKERT_HEADLINE,
+    TaskKind("feedback", "criticbench", "feedback", "obj", "parse", cb_scoring.likert_keys(QUALITIES), _LIKERT_HEADLINE,
              "feedback: rate one response 1-7; Spearman with human scores"),
-    TaskKind("comparison", "criticbench", "comparison", "obj", "parse", PAIRWISE,
+    TaskKind("comparison", "criticbench", "comparison", "obj", "parse", cb_scoring.PAIRWISE_KEYS,
              ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
              "comparison: pick the better of two responses, asked in both orders", pairwise=True),
-    TaskKind("meta", "criticbench", "meta", "obj", "parse", _likert(MAIN_QUALITIES), _LIKERT_HEADLINE,
+    TaskKind("meta", "criticbench", "meta", "obj", "parse", cb_scoring.likert_keys(MAIN_QUALITIES), _LIKERT_HEADLINE,
              "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores"),
-    TaskKind("correction", "criticbench", "correction", "obj", "sandbox", CORRECTION,
+    TaskKind("correction", "criticbench", "correction", "obj", "sandbox", cb_scoring.CORRECTION_KEYS,
              ("pass_rate", "score", "parse_rate", "truncated"),
              "correction: revise a flawed answer; checked by answer or by running it in the sandbox",
              max_gen_toks=CORRECTION_BUDGET),
-    TaskKind("feedback_sub", "criticbench", "feedback", "sub", "judge", _judged(QUALITIES), _JUDGE_HEADLINE,
+    TaskKind("feedback_sub", "criticbench", "feedback", "sub", "judge", cb_scoring.judged_keys(QUALITIES), _JUDGE_HEADLINE,
              "free-text critique of one response, graded 1-10 by a judge against the human one"),
-    TaskKind("comparison_sub", "criticbench", "comparison", "sub", "judge", _judged(DIFFICULTIES),
+    TaskKind("comparison_sub", "criticbench", "comparison", "sub", "judge", cb_scoring.judged_keys(DIFFICULTIES),
              _JUDGE_HEADLINE, "free-text comparison of two responses, graded 1-10 by a judge"),
-    TaskKind("correction_sub", "criticbench", "correction", "sub", "judge", _judged(MAIN_QUALITIES),
+    TaskKind("correction_sub", "criticbench", "correction", "sub", "judge", cb_scoring.judged_keys(MAIN_QUALITIES),
              _JUDGE_HEADLINE, "revision of a text response, graded 1-10 by a judge against the human one"),
-    TaskKind("self_feedback", "criticbench", "self_feedback", "obj", "parse", SELF_FEEDBACK, ("parse_rate",),
+    TaskKind("self_feedback", "criticbench", "self_feedback", "obj", "parse", cb_scoring.SELF_FEEDBACK_KEYS, ("parse_rate",),
              "SAvg stage 1: free-text feedback on each correction item, kept for critic_correction_self[_sub] "
              "(not scored; parse_rate = non-empty)", scored=False),
-    TaskKind("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", RATING,
+    TaskKind("alignbench_pointwise", "critiquellm", "alignbench_pointwise", "obj", "parse", cq_scoring.RATING_KEYS,
              ("text_pearson", "text_spearman", "text_kendall", "system_pearson", "parse_rate"),
              "rate one AlignBench response 1-10 ([[x]]); correlation with human scores",
              max_gen_toks=CRITIQUELLM_BUDGET),
-    TaskKind("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", PREFERENCE,
+    TaskKind("alignbench_pairwise", "critiquellm", "alignbench_pairwise", "obj", "parse", cq_scoring.PREFERENCE_KEYS,
              ("agreement", "consistency", "parse_rate"),
              "pick the better of two AlignBench responses ([[A]]/[[B]]), asked in both orders; agreement with humans",
              max_gen_toks=CRITIQUELLM_BUDGET, pairwise=True),
-    TaskKind("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", AIU,
+    TaskKind("metacritique", "metacritique", "metacritique", "sub", "aiu_judge", mc_scoring.KEYS,
              ("precision", "recall", "f1", "f1_micro", "judge_parse_rate"),
              "critique an answer; a judge checks the critique's atomic units (precision) and the reference's (recall)"),
-    TaskKind("judgebench", "judgebench", jb_data.DIMENSION, "obj", "parse", JUDGEBENCH,
+    TaskKind("judgebench", "judgebench", jb_data.DIMENSION, "obj", "parse", jb_scoring.KEYS,
              ("accuracy", "inconsistency", "parse_rate"),
              "pick the objectively correct of two answers ([[A>B]]/[[B>A]]), asked in both orders",
              max_gen_toks=JUDGEBENCH_BUDGET, pairwise=True),
-    TaskKind("rewardbench", "rewardbench", rwb_data.DIMENSION, "obj", "parse", REWARDBENCH,
+    TaskKind("rewardbench", "rewardbench", rwb_data.DIMENSION, "obj", "parse", rwb_scoring.KEYS,
              ("score", "chat", "chat_hard", "safety", "reasoning", "parse_rate"),
              "pick the better of a chosen and a rejected response ([[A]]/[[B]]), one seeded random order per pair "
              "(orders: both asks both)", max_gen_toks=RMBENCH_BUDGET),
-    TaskKind("rmbench", "rmbench", rm_data.DIMENSION, "obj", "parse", RMBENCH,
+    TaskKind("rmbench", "rmbench", rm_data.DIMENSION, "obj", "parse", rm_scoring.KEYS,
              ("accuracy", "hard", "normal", "easy", "parse_rate"),
              "pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders",
              max_gen_toks=RMBENCH_BUDGET, pairwise=True),
-    TaskKind("processbench", "processbench", pb_data.DIMENSION, "obj", "parse", PROCESS,
+    TaskKind("processbench", "processbench", pb_data.DIMENSION, "obj", "parse", pb_scoring.KEYS,
              ("f1", "error_accuracy", "correct_accuracy", "parse_rate"),
              "find the earliest wrong step of a math solution (\\boxed{index}, -1 if none); F1 of the accuracies on "
              "erroneous and correct solutions", max_gen_toks=PROCESSBENCH_BUDGET),
-    TaskKind("realcritic", "realcritic", rc_data.DIMENSION, "obj", "parse", REALCRITIC,
+    TaskKind("realcritic", "realcritic", rc_data.DIMENSION, "obj", "parse", rc_scoring.KEYS,
              ("accuracy", "correct_to_incorrect", "incorrect_to_correct", "parse_rate"),
              "critique a solution and give the corrected final answer (\\boxed{}); accuracy of the corrected answers",
              max_gen_toks=REALCRITIC_BUDGET),
-    TaskKind("realcritic_direct", "realcritic", rc_stages.DIRECT, "obj", "parse", REALCRITIC_DIRECT,
+    TaskKind("realcritic_direct", "realcritic", rc_stages.DIRECT, "obj", "parse", rc_scoring.DIRECT_KEYS,
              ("accuracy", "parse_rate"),
              "solve the question (\\boxed{} answer): the Direct CoT baseline, and stage 1 of self-critique",
              max_gen_toks=REALCRITIC_BUDGET),
-    TaskKind("realcritic_self", "realcritic", rc_stages.SELF, "obj", "parse", REALCRITIC,
+    TaskKind("realcritic_self", "realcritic", rc_stages.SELF, "obj", "parse", rc_scoring.KEYS,
              ("accuracy", "solution_accuracy", "correct_to_incorrect", "incorrect_to_correct", "parse_rate"),
              "critique and correct its own direct-CoT solution (\\boxed{}); accuracy of the corrected answers "
              "(solution_accuracy: the direct-CoT baseline)", max_gen_toks=REALCRITIC_BUDGET),
     # MultiCritique and RCO judge a critique by what it does to a revision (``protocols.revision``): items are
     # CriticBench's initial responses (or a user's JSONL: --metadata '{"items_file": ...}'); scorer "revision" = the
     # lm-eval ScoreFilter drives the revisers (CRITIC_REVISER_* / CRITIC_REVISERS) and the judge (CRITIC_JUDGE_*).
-    TaskKind("revision_pool", "multicritique", "revision_pool", "sub", "revision",
-             (Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
-              Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
-              # per domain: R_obj and R_sub are means of these (CriticEval's codebase: per domain, then the mean)
-              *_breakdown("multicritique", "r_obj", "domain", OBJECTIVE_CORRECTION_DOMAINS, valid_only=True),
-              *_breakdown("multicritique", "r_sub", "domain", TEXT_DOMAINS, scale="judge"),
-              *_revision_counts("multicritique")),
+    TaskKind("revision_pool", "multicritique", "revision_pool", "sub", "revision", rv_scoring.MULTICRITIQUE_KEYS,
              ("r_obj", "r_sub", "judge_parse_rate", "reviser_failed"),
              "critique a response; a pool of revisers revises with it; pass rates (math/code), judge 1-10 (text)"),
-    TaskKind("utility", "rco", "utility", "sub", "revision",
-             (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
-              Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
-              *_revision_counts("rco")),
+    TaskKind("utility", "rco", "utility", "sub", "revision", rv_scoring.RCO_KEYS,
              ("critique_utility", "rqs", "refine_accuracy", "judge_parse_rate"),
              "critique a response; an actor revises with it; a judge prefers revised vs initial in both orders"),
 )}
@@ -956,11 +737,6 @@ def kind_for(dimension: str, fmt: str) -> TaskKind:
         if d.data_dimension == dimension and d.fmt == fmt:
             return d
     raise ConfigError(f"no registered dimension for {dimension!r} in format {fmt!r}")
-
-
-def aggregations() -> list[tuple[str, str]]:
-    """Every (family, base) pair some metric reports: one aggregation function each in a harness adapter."""
-    return list(dict.fromkeys((m.family, m.base) for d in TASK_KINDS.values() for m in d.metrics if not m.ci))
 
 
 def result_metric(name: str, key: str) -> Metric | None:

@@ -184,7 +184,7 @@ def test_adversarial_math_replies_score_wrong_quickly_through_a_whole_task(lm_ev
     elapsed = time.monotonic() - start
     assert [r["passed"] for r in rows] == [(False,)] * len(ADVERSARIAL)
     assert {r["checks"][0]["status"] for r in rows} <= {"wrong_answer", "unparsed"}
-    assert task_functions.aggregation("correction", "pass_rate")(rows) == 0
+    assert task_functions.aggregate(rows) == 0
     assert elapsed < 20, elapsed
 
 

@@ -16,6 +16,7 @@ import pytest
 from critic_tasks import chance, engine, registry
 from critic_tasks.adapters.lm_eval import task_functions
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.core.records import KeyedRow
 from critic_tasks.protocols.scorer import Context
 from critic_tasks.reports import report
 from critic_tasks.reports.results import Run
@@ -125,13 +126,15 @@ KINDS = {"criticbench": ("comparison", "pairwise", "critic_comparison", "consist
 
 
 def _lm_eval_value(kind: registry.TaskKind, family: str, key: str, docs, replies):
-    """process_results per document, the rows through JSON (as --log_samples writes them), then the aggregation."""
+    """process_results per document, the rows through JSON (as --log_samples writes them: the same row), each still
+    naming its key's (family, base), then the aggregation."""
     rows = []
     for doc, reply in zip(docs, replies):
         fed = task_functions.process_results(kind, doc, [reply])
         if key in fed:
-            rows.append(json.loads(json.dumps(fed[key])))
-    return task_functions.aggregation(family, key)(rows)
+            assert fed[key].metric == (family, key)
+            rows.append(KeyedRow(json.loads(json.dumps(fed[key])), fed[key].metric))
+    return task_functions.aggregate(rows)
 
 
 @pytest.mark.parametrize("protocol", sorted(KINDS))
@@ -213,8 +216,9 @@ def test_records_logged_without_lengths_give_no_length_bias_but_a_first_position
         row = dict(task_functions.process_results(kind, doc, [reply])["first_position"])
         row.pop("lengths")
         rows.append(row)
-    assert task_functions.aggregation("pairwise", "length_bias")(rows) is None
-    assert task_functions.aggregation("pairwise", "first_position")(rows) == pytest.approx(hand_first_position(PAIRS))
+    assert task_functions.aggregate([KeyedRow(r, ("pairwise", "length_bias")) for r in rows]) is None
+    assert task_functions.aggregate([KeyedRow(r, ("pairwise", "first_position")) for r in rows]) == pytest.approx(
+        hand_first_position(PAIRS))
 
 
 def test_summary_and_report_show_the_bias_lines_with_their_intervals(tmp_path):

@@ -37,26 +37,26 @@ def test_a_yaml_names_its_kinds_functions():
         "!function utils.feedback_doc_to_target", "!function utils.feedback_process_results"]
     assert "filter_list" not in feedback  # parsed one reply at a time: lm-eval's default take_first
     entries = {m["metric"]: m["aggregation"] for m in feedback["metric_list"]}
-    assert entries["spearman"] == entries["spearman_low"] == "!function utils.likert_spearman"
-    assert entries["score"] == "!function utils.likert_score"
+    # one aggregation for every key, as ifeval names its agg_inst_level_acc: each value carries its (family, base)
+    assert entries["spearman"] == entries["spearman_low"] == entries["score"] == "!function utils.aggregate"
     correction = _yaml("critic_correction.yaml")
     assert correction["filter_list"] == [{"name": "none", "filter": [{"function": "!function utils.correction_filter"}]}]
     entries = {m["metric"]: m["aggregation"] for m in correction["metric_list"]}
-    assert entries["pass@5"] == "!function utils.correction_pass_at_5"
+    assert entries["pass@5"] == "!function utils.aggregate"
     assert _yaml("critic_alignbench_ref_sc.yaml")["filter_list"][0]["filter"] == [
         {"function": "!function utils.keep_samples", "repeats": 5}]
     # every aggregation and filter of every task is a utils function; no interval bound is an lm-eval metric
     for path in TASKS.glob("critic_*.yaml"):
         config = _yaml(path.name)
         for m in config.get("metric_list") or []:
-            assert m["aggregation"].startswith("!function utils."), (path.name, m)
+            assert m["aggregation"] == "!function utils.aggregate", (path.name, m)
             assert "_ci_" not in m["metric"], (path.name, m)
 
 
 def test_utils_binds_each_function_to_its_kind_and_defines_nothing_else():
     """utils.py's functions, read as Python: each kind hook passes its own kind (``_FEEDBACK = TASK_KINDS["feedback"]``
     for ``feedback_*``); each aggregation names its own family and base; no registration, no dispatch on a
-    document's fields."""
+    document's fields; one aggregation, ``aggregate``, for every metric key."""
     tree = ast.parse((TASKS / "utils.py").read_text())
     constants = {node.targets[0].id: node.value.slice.value for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)}
@@ -64,14 +64,13 @@ def test_utils_binds_each_function_to_its_kind_and_defines_nothing_else():
     assert len(hooks) > 40
     for fn in hooks:
         call = fn.body[0].value
-        if fn.name == "keep_samples":
+        if fn.name in ("keep_samples", "aggregate"):
             continue
         kind = constants[call.args[0].id]
         assert fn.name.startswith(kind + "_"), (fn.name, kind)
-    aggregations = {node.targets[0].id: [a.value for a in node.value.args] for node in tree.body
-                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)}
-    assert aggregations["likert_spearman"] == ["likert", "spearman"]
-    assert aggregations["correction_pass_at_5"] == ["correction", "pass@5"]
+    assert not [node for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)]
+    assert ast.unparse(next(fn for fn in hooks if fn.name == "aggregate").body[0]) == (
+        "return task_functions.aggregate(rows)")
     text = (TASKS / "utils.py").read_text()
     assert "register" not in text and 'doc["dimension"]' not in text
 
@@ -89,7 +88,9 @@ ROUTE = textwrap.dedent('''
     tasks = manager.load(["critic_feedback_chat", "critic_correction_math_cot"])["tasks"]
     feedback, correction = tasks["critic_feedback_chat"], tasks["critic_correction_math_cot"]
     # hand-made Likert records: predicted 1, 2, 3, 4 against gold 1, 3, 2, 4 (Spearman 0.8, reported x100)
-    rows = [{"kind": "likert", "domain": "chat", "pred": p, "gold": g, "parsed": True} for p, g in ((1, 1), (2, 3), (3, 2), (4, 4))]
+    from critic_tasks.core.records import KeyedRow
+    rows = [KeyedRow({"kind": "likert", "domain": "chat", "pred": p, "gold": g, "parsed": True}, ("likert", "spearman"))
+            for p, g in ((1, 1), (2, 3), (3, 2), (4, 4))]
     made = [f.func(**f.keywords) for f in correction._filters[0].filters]
     config = json.loads(json.dumps({name: t.dump_config() for name, t in tasks.items()}, default=str))
     print(json.dumps({"spearman": feedback.aggregation()["spearman"](rows),
@@ -124,10 +125,11 @@ def test_every_route_finds_the_yamls_functions(route, tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["spearman"] == pytest.approx(80.0)  # 1 - 6 * (0 + 1 + 1 + 0) / (4 * 15) = 0.8
     assert got["filters"] == [["ScoreFilter", "correction"]]
-    assert got["names"] == ["correction_pass_at_5", "likert_spearman"]
+    assert got["names"] == ["aggregate", "aggregate"]
     assert got["ours_registered"] == []
     assert got["prompt"] == "You will see a user "
-    assert got["config"] == "likert_spearman = task_functions.aggregation('likert', 'spearman')"  # what it computes
+    # the function's source, as lm-eval writes it: the value of the (family, base) each row carries
+    assert got["config"] == "def aggregate(rows):\n    return task_functions.aggregate(rows)\n"
     assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)
 
 
@@ -135,12 +137,10 @@ def test_every_metric_value_has_its_own_function(monkeypatch):
     """Each (family, base) a registry key reports is one function of ``registry.METRICS`` (no family computed whole
     to read one value off), the one lm-eval's aggregation and ``engine.kind_metrics`` call."""
     from critic_tasks import engine, registry
-    from critic_tasks.adapters.lm_eval import task_functions
     from critic_tasks.core.metrics.bootstrap import BootstrapSettings
     from critic_tasks.protocols.criticbench.scoring import LikertRecord
 
-    assert set(registry.aggregations()) <= set(registry.METRICS)
-    assert task_functions.aggregation("likert", "spearman").metric is registry.METRICS[("likert", "spearman")]
+    assert {(m.family, m.base) for kind in registry.TASK_KINDS.values() for m in kind.metrics} <= set(registry.METRICS)
     # the engine reads the same table at call time: a function put there is what kind_metrics reports
     monkeypatch.setitem(registry.METRICS, ("likert", "spearman"), lambda records: 12.5 * len(records))
     records = [LikertRecord("chat", pred=p, parsed=True, gold=g, quality="low") for p, g in ((1.0, 2.0), (3.0, 4.0))]

@@ -44,7 +44,7 @@ def test_generated_utils_binds_every_name_the_yaml_files_use():
     on_disk = (Path(critic_tasks.tasks_dir()) / "utils.py").read_text()
     assert on_disk == _generate_configs.render_utils(), "run: python -m critic_tasks.generate"
     assert "def feedback_process_results(doc, results):\n" in on_disk
-    assert 'likert_spearman = task_functions.aggregation("likert", "spearman")\n' in on_disk
+    assert "def aggregate(rows):\n    return task_functions.aggregate(rows)\n" in on_disk
     assert "import *" not in on_disk
 
 

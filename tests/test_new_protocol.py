@@ -80,8 +80,8 @@ def test_lm_evals_hooks_score_a_new_protocol_through_its_own_scorer(toy_task):
     # lm-eval hands process_results each document's filtered response (the filter's one-row list) in a list
     rows = [task_functions.process_results(toy_task, doc, [out]) for doc, out in zip(docs, kept)]
     by_key = {key: [row[key] for row in rows if key in row] for key in ("accuracy", "agreement")}
-    assert task_functions.aggregation("toy", "accuracy")(by_key["accuracy"]) == pytest.approx(75.0)
-    assert task_functions.aggregation("toy", "agreement")(by_key["agreement"]) == pytest.approx(75.0)
+    assert task_functions.aggregate(by_key["accuracy"]) == pytest.approx(75.0)
+    assert task_functions.aggregate(by_key["agreement"]) == pytest.approx(75.0)
 
 
 def test_the_generators_write_a_new_protocols_files(toy_task):
@@ -93,11 +93,11 @@ def test_the_generators_write_a_new_protocols_files(toy_task):
     files = lm_eval_files.render()
     task_yaml = files["critic_toy.yaml"]
     assert "function: !function utils.toy_filter" in task_yaml
-    assert "aggregation: !function utils.toy_accuracy" in task_yaml
+    assert "aggregation: !function utils.aggregate" in task_yaml
     assert "(test_new_protocol.MajorityScorer)" in task_yaml  # the YAML names the scorer where it lives
     utils = lm_eval_files.render_utils(files)
     assert "def toy_filter(**kwargs):" in utils
-    assert "toy_accuracy = task_functions.aggregation('toy', 'accuracy')" in utils.replace('"', "'")
+    assert "def aggregate(rows):" in utils
     assert "critic_toy_datasets = [" in opencompass_files.render()["datasets/critic_toy_gen.py"]
 
 

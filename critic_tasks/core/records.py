@@ -6,9 +6,10 @@ a judge score); ``deferred`` marks an item whose scoring was postponed (judging 
 Harness adapters pass records across their boundary as plain dicts (``as_dict`` / ``from_dict``), so that logged
 samples stay readable JSON.
 
-``rate`` and ``domain_mean`` are the two averages the metric families build their numbers from (a results key and the
-records it takes, ``Metric``, are declared in ``critic_tasks.registry``). ``digest``,
-``all_identical`` and ``warn_identical`` say whether a sampled task's backend sampled (below).
+``rate`` and ``domain_mean`` are the two averages the metric families build their numbers from. A results key and
+the records it takes is a ``Metric`` (below), declared in each protocol's ``scoring.py`` beside the functions that
+compute it; a record's row as one key's value is a ``KeyedRow``. ``digest``, ``all_identical`` and
+``warn_identical`` say whether a sampled task's backend sampled (below).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, ClassVar, Hashable, Iterable, Sequence
@@ -54,6 +56,100 @@ class Record:
             return data
         cls = RECORD_TYPES[data["kind"]]
         return cls(**{k: (tuple(v) if type(v) is list else v) for k, v in data.items() if k in _FIELDS[cls]})
+
+
+# ----------------------------------------------------------------------------- metric keys
+
+# What a metric's value can be (``Metric.scale``): (low, high) and what to call it; None: text, not a number. A results
+# file holding anything else (99999 for a rate, NaN, true) was not written by these tasks: the reports and the gate
+# refuse it (``reports.results.check_values``). Interval bounds take their metric's scale.
+JUDGE_SCALE = (1.0, 10.0)  # a judge's grade: CriticBench's subjective scores, the revision protocols' RQS / R_sub
+SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
+    "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
+    "correlation": ((-100.0, 100.0), "a x100 correlation"),
+    "difference": ((-100.0, 100.0), "a x100 difference of two rates"),  # the judge-bias line length_bias
+    "judge": (JUDGE_SCALE, "a 1-10 judge score"),
+    "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
+    "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)
+}
+
+WHEN = ("all", "scored", "deferred")  # which records a metric takes (``Metric.when``)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One key of a task's results: the ``family`` of metric functions that computes it and the ``base`` value it
+    reports (one function per pair: the protocol's ``scoring.METRICS``), which records it takes (``accepts``), its
+    direction and its ``scale``. Each protocol declares its keys in its ``scoring.py``, beside those functions."""
+    key: str
+    family: str
+    base: str = ""  # the family's output reported under this key (default: the key itself)
+    when: str = "all"
+    subset: tuple[str, str] | None = None  # (record field, value): only records of that breakdown group
+    min_samples: int = 0  # only records with at least this many samples (pass@k)
+    # its direction: True higher is better, False lower; None neither: a description (a count, a share, a text) or a
+    # value best at ``best_at`` (a judge's first-slot share at 50, its length bias at 0), away from which either way
+    # is worse
+    higher_is_better: bool | None = True
+    best_at: float | None = None
+    ci: str = ""  # "low" | "high": this key is a bound of the bootstrap interval of (family, base) on the same records
+    scale: str = "rate"  # a key of SCALES
+    valid_only: bool = False  # computed over the items that could be checked: ``invalid_items`` counts the others
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", self.base or self.key)
+        if self.scale not in SCALES:
+            raise ValueError(f"metric {self.key}: scale={self.scale!r}, expected one of {tuple(SCALES)}")
+        if self.when not in WHEN:
+            raise ValueError(f"metric {self.key}: when={self.when!r}, expected one of {WHEN}")
+        if self.ci not in ("", "low", "high"):
+            raise ValueError(f"metric {self.key}: ci={self.ci!r}, expected 'low' or 'high'")
+        if self.higher_is_better is not None and (self.best_at is not None or self.scale == "text"):
+            raise ValueError(f"metric {self.key}: a {'text' if self.best_at is None else 'value best at a target'} "
+                             "is neither better higher nor lower: higher_is_better=None")
+
+    def accepts(self, record: Record) -> bool:
+        """Does ``record`` enter this metric's aggregation?"""
+        if record.deferred != (self.when == "deferred"):
+            return False
+        if self.when == "scored" and not record.scored:
+            return False
+        if self.subset is not None and record.breakdown(self.subset[0]) != self.subset[1]:
+            return False
+        return record.n_samples >= self.min_samples
+
+    def row(self, value: dict) -> KeyedRow:
+        """``value`` (a record's row) as this key's value: it carries (family, base) to the one aggregation."""
+        return KeyedRow(value, (self.family, self.base))
+
+
+def breakdown(family: str, base: str, field_name: str, values, when: str = "scored", **options) -> tuple[Metric, ...]:
+    """``base`` per breakdown group: ``<base>_<value>`` over the records whose ``field_name`` is that value
+    (``options``: the base's other settings: scale, valid_only)."""
+    return tuple(Metric(f"{base}_{v}", family, base, when, subset=(field_name, v), **options) for v in values)
+
+
+def bias_lines(family: str) -> tuple[Metric, ...]:
+    """A pairwise task's judge-bias lines beside its position consistency (``core.metrics.bias``): the share of A/B
+    verdicts naming the first-shown response (50: no slot preference), and the share choosing the longer response
+    minus the labels' share on the same verdicts (0: as often as the labels). Each is best at that value: a judge
+    favouring the second slot or the shorter response is as biased as one favouring the first or the longer."""
+    return (Metric("first_position", family, higher_is_better=None, best_at=50.0),
+            Metric("length_bias", family, when="scored", higher_is_better=None, best_at=0.0, scale="difference"))
+
+
+class KeyedRow(dict):
+    """A record's row (``Record.as_dict``) as one metric key's value in a harness: the row itself, which the harness
+    logs as it is (lm-eval's ``--log_samples``: the record's plain JSON), and the (family, base) its key reports
+    (``metric``), which an aggregation handed the values alone (lm-eval's) reads to know what to compute. An
+    attribute, not a field, so the logged row stays the record's; it survives pickling (lm-eval's gather across
+    ranks), not JSON."""
+
+    __slots__ = ("metric",)
+
+    def __init__(self, row: dict, metric: tuple[str, str]):
+        super().__init__(row)
+        self.metric = metric
 
 
 @dataclass(frozen=True)

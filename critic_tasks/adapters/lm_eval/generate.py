@@ -7,9 +7,10 @@ Each task is one self-contained file, as lm-eval's gsm8k.yaml is (no ``include``
 generated files may repeat what tasks share): its opening comments say what the critic is asked, the prompt and how
 its replies are scored, and its keys name its functions in ``utils.py``, as lm-eval's ifeval names its own: the
 kind's four hooks (``!function utils.feedback_doc_to_text``), its filter (``function: !function
-utils.correction_filter``) and one aggregation per metric value (``aggregation: !function utils.likert_spearman``).
-``utils.py`` holds those functions, each a line calling ``task_functions.py`` with its TaskKind or its (family, base): lm-eval
-executes it afresh for every ``!function`` tag, so it only defines functions. Groups are their own files.
+utils.correction_filter``) and the one aggregation every metric key names (``aggregation: !function utils.aggregate``:
+each value process_results emits carries its key's (family, base)). ``utils.py`` holds those functions, each a line
+calling ``task_functions.py`` with its TaskKind: lm-eval executes it afresh for every ``!function`` tag, so it only
+defines functions. Groups are their own files.
 """
 
 from __future__ import annotations
@@ -47,9 +48,8 @@ def hook_name(kind: registry.TaskKind, hook: str) -> str:
     return f"{kind.name}_{hook}"
 
 
-def aggregation_name(family: str, base: str) -> str:
-    """The aggregation of ``base`` of ``family`` in utils.py: ``likert_spearman`` (``pass@5``: ``pass_at_5``)."""
-    return f"{family}_{base}".replace("@", "_at_")
+# every key's aggregation in utils.py: each value process_results emits names its (family, base) (core.records.KeyedRow)
+AGGREGATE = "aggregate"
 
 
 def _dump(data: dict, about: str = "") -> str:
@@ -71,8 +71,15 @@ def _about(task: registry.Task) -> str:
         where = f"{type(scorer).__module__.removeprefix('critic_tasks.')}.{type(scorer).__name__}"
         how = f"filter utils.{hook_name(kind, 'filter')} ({where}), then process_results: {scorer.about}"
     return (f"# {task.description()}\n# {protocol.title}; prompt: {prompt}\n# scored by {how}\n"
-            f"# metrics: the {kind.metrics[0].family} family (registry.py METRICS), each over the records it "
+            f"# metrics: the {kind.metrics[0].family} family's keys ({_keys_home(kind)}), each over the records it "
             "accepts\n")
+
+
+def _keys_home(kind: registry.TaskKind) -> str:
+    """Where a kind's metric keys are declared: the protocol's scoring module, beside the functions computing them."""
+    first = kind.metrics[0]
+    home = next((m.__name__ for m in registry.SCORING_MODULES if (first.family, first.base) in m.METRICS), "registry")
+    return home.removeprefix("critic_tasks.")
 
 
 def _kind_config(kind: registry.TaskKind) -> dict:
@@ -82,7 +89,7 @@ def _kind_config(kind: registry.TaskKind) -> dict:
         "dataset_path": registry.PROTOCOLS[kind.protocol].source,
         "custom_dataset": _fn(hook_name(kind, "load_docs")),
         # intervals are no metric keys: reports.results computes them from the --log_samples rows (docs/usage.md)
-        "metric_list": [{"metric": m.key, "aggregation": _fn(aggregation_name(m.family, m.base)),
+        "metric_list": [{"metric": m.key, "aggregation": _fn(AGGREGATE),
                          "higher_is_better": m.higher_is_better} for m in kind.metrics if not m.ci],
         **{hook: _fn(hook_name(kind, hook)) for hook in ("doc_to_text", "doc_to_target", "process_results")},
     }
@@ -156,9 +163,9 @@ def render() -> dict[str, str]:
 
 
 UTILS_HEAD = '''"""The functions the YAML files name with ``!function utils.<name>``, as lm-eval's ifeval names its own: each
-task kind's loader, prompt, gold text and per-document record, its filter, and one aggregation per metric value.
-Each is one call into ``task_functions.py`` with its TaskKind or its (family, base). lm-eval executes this file afresh for
-every ``!function`` tag: it only defines functions over modules already imported."""
+task kind's loader, prompt, gold text and per-document record, its filter, and the one aggregation every metric key
+names. Each is one call into ``task_functions.py`` (with its TaskKind). lm-eval executes this file afresh for every
+``!function`` tag: it only defines functions over modules already imported."""
 
 from critic_tasks.adapters.lm_eval import task_functions
 from critic_tasks.registry import TASK_KINDS
@@ -183,13 +190,10 @@ def render_utils(files: dict[str, str] | None = None) -> str:
     # one blank line after the imports (isort's rule before a statement that is no def), two between blocks
     text = UTILS_HEAD + "".join(_kind_functions(k) for k in registry.TASK_KINDS.values())[1:]
     text += f"\n\ndef {KEEP_SAMPLES}(**kwargs):\n    return task_functions.KeepSamples(**kwargs)\n"
-    # one line each (a def each would triple the time Python takes to compile this file, once per !function tag
-    # where no bytecode is cached): task_functions.aggregation(family, base) is the named callable of registry.METRICS' function
-    text += ("\n\n# One aggregation per (family, base): its value over the rows process_results routed to a key\n"
-             + "".join(f"{aggregation_name(f, b)} = task_functions.aggregation(\"{f}\", \"{b}\")\n"
-                       for f, b in registry.aggregations()))
+    # every metric key's: the value of the (family, base) its rows carry, over the records they hold
+    text += f"\n\ndef {AGGREGATE}(rows):\n    return task_functions.aggregate(rows)\n"
     used = {name for t in files.values() for name in re.findall(r"!function utils\.(\w+)", t)}
-    defined = set(re.findall(r"^def (\w+)\(", text, flags=re.M)) | set(re.findall(r"^(\w+) = task_functions", text, flags=re.M))
+    defined = set(re.findall(r"^def (\w+)\(", text, flags=re.M))
     if used != defined:
         raise RuntimeError(f"the YAML files name {sorted(used - defined)} with !function, which utils.py lacks; "
                            f"utils.py defines {sorted(defined - used)}, which no YAML names")

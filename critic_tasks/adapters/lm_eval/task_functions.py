@@ -1,14 +1,14 @@
 """What the generated ``tasks/utils.py`` calls: each task kind's four hooks there (``feedback_load_docs``,
 ``feedback_doc_to_text``, ``feedback_doc_to_target``, ``feedback_process_results``) are bound to their
 ``registry.TaskKind`` and call the functions below with it; its filters (``correction_filter``: a ``ScoreFilter``
-for the kind's scorer; ``keep_samples``) and its aggregations (``likert_spearman``: ``aggregate``) are named in the
-YAML with ``!function``, as lm-eval's ifeval names its own, so nothing is registered by name in lm-eval's registries.
+for the kind's scorer; ``keep_samples``) and the one aggregation (``aggregate``) are named in the YAML with
+``!function``, as lm-eval's ifeval names its own, so nothing is registered by name in lm-eval's registries.
 
 A thin adapter over the core and the protocols: data loading, prompts, parsing, checks, judging and metrics live
 there. ``process_results`` turns each document's output into a record (the protocol's parser, or the record the
 task's ScoreFilter kept) and hands it to exactly the metric keys that accept it (a ``spearman_low`` key only for
-low-quality items, say), so every aggregation is one metric value over a list of records
-(``registry.metric_value``), and pooling across domains happens naturally.
+low-quality items, say), each value carrying its key's (family, base), so one aggregation computes every key: one
+metric value over a list of records (``registry.metric_value``), and pooling across domains happens naturally.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import private, ranks
@@ -207,10 +207,12 @@ def process_results(kind: registry.TaskKind, doc: dict, results: list) -> dict:
         rec = Record.from_dict(output[0])
     row = rec.as_dict()
     keys = [m for m in kind.metrics if not m.ci]
-    fed = {m.key: row for m in keys if m.accepts(rec)}
     group = process_group()
+    if group is None:  # each key's value: the row, carrying the key's (family, base) to ``aggregate``
+        return {m.key: m.row(row) for m in keys if m.accepts(rec)}
     # several ranks: every key on every document, each value tagged with its rank (ranks.every_key)
-    return fed if group is None else ranks.every_key(fed, [m.key for m in keys], group)
+    slots = ranks.every_key({m.key: row for m in keys if m.accepts(rec)}, [m.key for m in keys], group)
+    return {m.key: m.row(slots[m.key]) for m in keys}
 
 
 def process_group() -> tuple[int, int] | None:
@@ -228,32 +230,19 @@ def process_group() -> tuple[int, int] | None:
 # ----------------------------------------------------------------------------- aggregations
 
 
-def aggregate(metric: Callable[[list[Record]], object], rows: list) -> object:
-    """A metric value (``registry.METRICS[(family, base)]``, what ``registry.metric_value`` computes) over the rows
-    lm-eval routed to a metric key (``process_results``: the records the key's metric accepts)."""
+def aggregate(rows: list) -> object:
+    """Every metric key's aggregation (``utils.aggregate``, named by every key of every YAML): the value of the
+    (family, base) its rows carry (``process_results``' ``KeyedRow``: lm-eval hands an aggregation the values alone)
+    over the records they hold: ``registry.METRICS``' function, what ``registry.metric_value`` computes."""
+    if not rows:
+        return None
+    family, base = rows[0].metric
     if process_group() is not None:  # gathered from several ranks: back in document order
         rows = ranks.in_doc_order(rows)
-    value = metric([Record.from_dict(r) for r in rows])  # None (null in the results), never NaN
+    value = registry.METRICS[(family, base)]([Record.from_dict(r) for r in rows])  # None (null), never NaN
     if value is None:  # lm-eval aggregates every task before its groups: a group over this one averages the rest
         private.install_none_safe_group_mean()
     return value
-
-
-class aggregation:  # noqa: N801 (read in utils.py as a function: ``likert_spearman = task_functions.aggregation(...)``)
-    """The aggregation of a metric key reporting ``base`` of ``family`` (``utils.likert_spearman``): its metric
-    function, looked up once, over the rows lm-eval hands it (``aggregate``). An object, not a closure, so that
-    lm-eval's results JSON, which writes a function's source, writes what it computes:
-    ``likert_spearman = task_functions.aggregation('likert', 'spearman')``."""
-
-    def __init__(self, family: str, base: str):
-        self.family, self.base, self.metric = family, base, registry.METRICS[(family, base)]
-        self.__name__ = f"{family}_{base}".replace("@", "_at_")
-
-    def __call__(self, rows: list) -> object:
-        return aggregate(self.metric, rows)
-
-    def __repr__(self) -> str:
-        return f"{self.__name__} = task_functions.aggregation({self.family!r}, {self.base!r})"
 
 
 # ----------------------------------------------------------------------------- filters

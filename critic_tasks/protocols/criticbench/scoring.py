@@ -70,9 +70,21 @@ from critic_tasks.core.metrics import bias, likert_score, pairwise_metrics, pass
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval, spearman_interval, unstratified
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import looks_cut_off
-from critic_tasks.core.records import CheckOutcome, Record, all_identical, canonical, domain_mean, rate, register_record
+from critic_tasks.core.records import (
+    CheckOutcome,
+    Metric,
+    Record,
+    all_identical,
+    bias_lines,
+    breakdown,
+    canonical,
+    domain_mean,
+    rate,
+    register_record,
+)
 from critic_tasks.protocols.criticbench import toolkit
 from critic_tasks.protocols.criticbench.correction.check import check_samples
+from critic_tasks.protocols.criticbench.data import DIFFICULTIES, MAIN_QUALITIES
 from critic_tasks.protocols.criticbench.judge_prompts import LOWEST
 from critic_tasks.protocols.scorer import Scorer
 
@@ -618,6 +630,50 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("judge", "judge_score"): judge_score,
     ("feedback_text", "parse_rate"): feedback_text_parse_rate,
 }
+
+# ----------------------------------------------------------------------------- metric keys
+
+# The keys CriticBench's task kinds report (``registry.TASK_KINDS``), each computed by its (family, base) above.
+
+
+def likert_keys(qualities) -> tuple[Metric, ...]:
+    """A rating task's keys (feedback, meta-feedback): Spearman with the human scores, overall and per quality."""
+    return (Metric("spearman", "likert", when="scored", scale="correlation"), Metric("score", "likert", when="scored"),
+            Metric("parse_rate", "likert"), Metric("labels_available", "likert"),
+            Metric("spearman_warnings", "likert", when="scored", higher_is_better=False, scale="count"),
+            *breakdown("likert", "spearman", "quality", qualities, scale="correlation"))
+
+
+PAIRWISE_KEYS = (Metric("accuracy", "pairwise", when="scored"), Metric("accuracy_loose", "pairwise", when="scored"),
+                 *breakdown("pairwise", "accuracy", "difficulty", DIFFICULTIES),
+                 *breakdown("pairwise", "accuracy_loose", "difficulty", DIFFICULTIES),
+                 Metric("consistency", "pairwise"), Metric("score", "pairwise", when="scored"),
+                 Metric("parse_rate", "pairwise"), Metric("labels_available", "pairwise"), *bias_lines("pairwise"))
+
+CORRECTION_KEYS = (
+    Metric("pass_rate", "correction", when="scored", valid_only=True),
+    Metric("score", "correction", when="scored", valid_only=True),
+    Metric("parse_rate", "correction"), Metric("truncated", "correction", higher_is_better=False),
+    Metric("invalid_items", "correction", higher_is_better=False, scale="count"),
+    Metric("isolation", "correction", scale="text", higher_is_better=None),  # the sandbox layer's name, not a number
+    *breakdown("correction", "pass_rate", "quality", MAIN_QUALITIES, valid_only=True),
+    *(Metric(f"pass@{k}", "correction", when="scored", min_samples=k, valid_only=True) for k in PASS_AT_K),
+    # sampled tasks: items whose k samples were all the same text (the backend did not sample)
+    Metric("identical_samples", "correction", min_samples=2, higher_is_better=False, scale="count"))
+
+
+def judged_keys(groups) -> tuple[Metric, ...]:
+    """A judge-graded task's keys, overall and per group (quality or difficulty)."""
+    # judge_score takes every judged record: an item the judge could not grade counts the minimum (issue 34)
+    return (Metric("judge_score", "judge", scale="judge"), Metric("judge_parse_rate", "judge"),
+            Metric("judge_failed", "judge", higher_is_better=False, scale="count"),
+            # graded the minimum: the judge only echoed a grade the critique states (issue 27)
+            Metric("judge_echoed", "judge", higher_is_better=False, scale="count"),
+            Metric("judge_deferred", "judge", when="deferred", higher_is_better=False, scale="count"),
+            *breakdown("judge", "judge_score", "group", groups, when="all", scale="judge"))
+
+
+SELF_FEEDBACK_KEYS = (Metric("parse_rate", "feedback_text"),)
 
 # The metric families the registry's metrics name (``Metric.family``).
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {

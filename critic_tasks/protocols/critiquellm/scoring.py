@@ -32,8 +32,9 @@ from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
-from critic_tasks.core.records import Record, all_identical, canonical, rate, register_record
+from critic_tasks.core.records import Metric, Record, all_identical, bias_lines, breakdown, canonical, rate, register_record
 from critic_tasks.protocols import variants
+from critic_tasks.protocols.critiquellm.data import CATEGORY_SLUGS
 
 # ----------------------------------------------------------------------------- records
 
@@ -186,6 +187,28 @@ def _family(name: str) -> Callable[[Sequence], dict[str, float]]:
 
 rating_metrics, preference_metrics = _family("rating"), _family("preference")
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# The keys of CritiqueLLM's pointwise (rating) and pairwise (preference) kinds.
+_CORRELATIONS = tuple(Metric(f"{level}_{c}", "rating", when="scored", scale="correlation")
+                      for level in ("text", "system") for c in ("pearson", "spearman", "kendall"))
+RATING_KEYS = (
+    *_CORRELATIONS[:3], Metric("text_questions", "rating", when="scored", higher_is_better=None, scale="count"),
+    Metric("text_constant", "rating", when="scored", higher_is_better=False, scale="count"),
+    Metric("text_skipped", "rating", when="scored", higher_is_better=False, scale="count"),
+    *_CORRELATIONS[3:], Metric("system_models", "rating", when="scored", higher_is_better=None, scale="count"),
+    Metric("parse_rate", "rating"), Metric("sample_parse_rate", "rating"),
+    # the prompt variant's name (paper | short), not a number
+    Metric("variant", "rating", scale="text", higher_is_better=None),
+    # sampled tasks: items whose k samples were all the same text (the backend did not sample)
+    Metric("identical_samples", "rating", when="scored", min_samples=2, higher_is_better=False, scale="count"),
+    *breakdown("rating", "text_pearson", "category", CATEGORY_SLUGS, scale="correlation"))
+
+PREFERENCE_KEYS = (Metric("agreement", "preference", when="scored"), Metric("consistency", "preference"),
+                   Metric("parse_rate", "preference"),
+                   Metric("variant", "preference", scale="text", higher_is_better=None),
+                   *breakdown("preference", "agreement", "category", CATEGORY_SLUGS), *bias_lines("preference"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"rating": rating_metrics,
                                                                 "preference": preference_metrics}

@@ -40,7 +40,7 @@ from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
 from critic_tasks.core.metrics.pairwise import swap_verdict
-from critic_tasks.core.records import Record, rate
+from critic_tasks.core.records import Metric, Record, bias_lines, breakdown, rate
 from critic_tasks.core.turns import turns_of
 from critic_tasks.protocols import prompt_choice
 from critic_tasks.protocols.judgebench import readers
@@ -262,6 +262,23 @@ def judgebench_metrics(records: Sequence) -> dict[str, float]:
     out = {base: fn(records) for (_, base), fn in METRICS.items()}
     return {k: v for k, v in out.items() if v is not None}
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# The authors' pair score per category (the pair's source) and overall; inconsistency beside it.
+KEYS = (Metric("accuracy", "judgebench", when="scored"),
+        *breakdown("judgebench", "accuracy", "source", tuple(SOURCES)),
+        Metric("inconsistency", "judgebench", when="scored", higher_is_better=False),
+        Metric("parse_rate", "judgebench"), Metric("tie_rate", "judgebench", higher_is_better=None),
+        Metric("pairs", "judgebench", when="scored", higher_is_better=None, scale="count"), *bias_lines("judgebench"),
+        # text: the prompt the critic was asked with (authors | ours)
+        Metric("prompt", "judgebench", scale="text", higher_is_better=None),
+        # text: the judge format asked (arena_hard, the default; vanilla, prometheus_2, ...)
+        Metric("judge", "judgebench", scale="text", higher_is_better=None),
+        # the Arena-Hard judge's second turn: replies asked again (critic-eval), and replies that needed it and were
+        # not asked (plain lm_eval: what critic-eval would have asked)
+        Metric("second_turns", "judgebench", higher_is_better=None, scale="count"),
+        Metric("second_turns_missing", "judgebench", higher_is_better=False, scale="count"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"judgebench": judgebench_metrics}
 

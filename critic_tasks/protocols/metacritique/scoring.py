@@ -26,7 +26,7 @@ import numpy as np
 from critic_tasks.core.metrics import bootstrap, precision_recall_f1
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, ratio_replicates
 from critic_tasks.core.metrics.prf import f1
-from critic_tasks.core.records import Record, canonical, register_record
+from critic_tasks.core.records import Metric, Record, canonical, register_record
 
 # ----------------------------------------------------------------------------- records
 
@@ -128,6 +128,15 @@ def _labels(records: Sequence[AIURecord]) -> tuple[list[list[bool]], list[list[b
     """Per critique, its precision and recall labels: an unreadable verdict (None) counts False, the minimum."""
     return [[v is True for v in r.precision] for r in records], [[v is True for v in r.recall] for r in records]
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# Every judged critique: one the judge could not score counts its unreadable verdicts False (issue 34).
+KEYS = (*(Metric(k, "aiu") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")),
+        Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False, scale="count"),
+        Metric("judge_echoed", "aiu", higher_is_better=False, scale="count"),
+        Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
+        Metric("judge_deferred", "aiu", when="deferred", higher_is_better=False, scale="count"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"aiu": aiu_metrics}
 

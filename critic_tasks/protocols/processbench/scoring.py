@@ -31,7 +31,7 @@ import numpy as np
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
-from critic_tasks.core.records import Record, all_identical, rate
+from critic_tasks.core.records import Metric, Record, all_identical, rate
 from critic_tasks.protocols import prompt_choice
 
 # ----------------------------------------------------------------------------- records
@@ -256,6 +256,15 @@ def process_metrics(records: Sequence[ProcessStepRecord]) -> dict[str, float]:
     out = {base: fn(records) for (_, base), fn in METRICS.items()}
     return {k: v for k, v in out.items() if v is not None}
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# Per subset: F1 of the accuracies on erroneous and on correct solutions (the group averages the F1s).
+KEYS = (Metric("f1", FAMILY, when="scored"), Metric("error_accuracy", FAMILY, when="scored"),
+        Metric("correct_accuracy", FAMILY, when="scored"), Metric("parse_rate", FAMILY),
+        Metric("out_of_range", FAMILY, scale="count", higher_is_better=False),
+        # whose prompt: authors | ours (protocols.prompt_choice)
+        Metric("prompt", FAMILY, scale="text", higher_is_better=None))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {FAMILY: process_metrics}
 

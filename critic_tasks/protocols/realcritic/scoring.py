@@ -39,7 +39,7 @@ from critic_tasks.core import records as core_records
 from critic_tasks.core.answers import answers_match
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval
-from critic_tasks.core.records import Record, rate
+from critic_tasks.core.records import Metric, Record, rate
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.realcritic import authors_grading, data
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
@@ -290,6 +290,22 @@ def realcritic_metrics(records: Sequence) -> dict[str, float]:
     out = {base: fn(records) for (_, base), fn in METRICS.items()}
     return {k: v for k, v in out.items() if v is not None}
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# Per task: accuracy of the corrected answers, how often a right solution was broken and a wrong one fixed (the group
+# averages the tasks' accuracies, the paper's average).
+KEYS = (Metric("accuracy", "realcritic", when="scored"),
+        Metric("correct_to_incorrect", "realcritic", when="scored", higher_is_better=False),
+        Metric("incorrect_to_correct", "realcritic", when="scored"),
+        Metric("solution_accuracy", "realcritic", when="scored"), Metric("parse_rate", "realcritic"),
+        Metric("unreadable_golds", "realcritic", scale="count", higher_is_better=False),
+        # text: the prompt the critic was asked with (authors | ours)
+        Metric("prompt", "realcritic", scale="text", higher_is_better=None),
+        # text: the reading rule of the replies (authors | strict)
+        Metric("grading", "realcritic", scale="text", higher_is_better=None))
+# Direct CoT (the question alone): the accuracy of its answers; the released solution's grade means nothing here.
+DIRECT_KEYS = tuple(m for m in KEYS if m.base in ("accuracy", "parse_rate", "unreadable_golds", "prompt", "grading"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"realcritic": realcritic_metrics}
 

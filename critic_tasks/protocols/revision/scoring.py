@@ -58,8 +58,9 @@ from typing import Callable, ClassVar, Sequence
 import numpy as np
 
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval, resample_indices
-from critic_tasks.core.records import Record, canonical, domain_mean, register_record
+from critic_tasks.core.records import Metric, Record, breakdown, canonical, domain_mean, register_record
 from critic_tasks.protocols import variants
+from critic_tasks.protocols.criticbench.prompts import OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 
 # ----------------------------------------------------------------------------- records
 
@@ -301,6 +302,41 @@ def _family(name: str) -> Callable[[Sequence[RevisionRecord]], dict[str, float]]
 
 
 multicritique_metrics, rco_metrics = _family("multicritique"), _family("rco")
+
+# ----------------------------------------------------------------------------- metric keys
+
+
+
+def _counts(family: str) -> tuple[Metric, ...]:
+    return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
+            Metric("judge_echoed", family, higher_is_better=False, scale="count"),
+            Metric("reviser_failed", family, higher_is_better=False, scale="count"),
+            Metric("invalid_items", family, higher_is_better=False, scale="count"),
+            Metric("revision_deferred", family, when="deferred", higher_is_better=False, scale="count"),
+            # items a missing verdict or revision touched (what became of them: failure_rule)
+            Metric("partial_items", family, when="scored", higher_is_better=False, scale="count"),
+            Metric("empty_items", family, when="scored", higher_is_better=False, scale="count"),
+            # text: the revisers, the judge, the prompt versions (JSON); the prompt variant; exclude | tie | zero
+            Metric("models", family, when="scored", scale="text", higher_is_better=None),
+            Metric("variant", family, when="scored", scale="text", higher_is_better=None),
+            Metric("failure_rule", family, when="scored", scale="text", higher_is_better=None),
+            # JSON: role -> "released: <file>" (CriticEval's text, the user's checkout) | "paraphrase" | "ours"
+            Metric("prompt_source", family, when="scored", scale="text", higher_is_better=None))
+
+
+# MultiCritique: R_obj (pass rates, math/code) and R_sub (judge 1-10, text); per domain, as R_obj and R_sub are means
+# of these (CriticEval's codebase: per domain, then the mean)
+MULTICRITIQUE_KEYS = (
+    Metric("r_obj", "multicritique", when="scored", subset=("checked", True), valid_only=True),
+    Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
+    *breakdown("multicritique", "r_obj", "domain", OBJECTIVE_CORRECTION_DOMAINS, valid_only=True),
+    *breakdown("multicritique", "r_sub", "domain", TEXT_DOMAINS, scale="judge"),
+    *_counts("multicritique"))
+
+# RCO: critique utility (the judge prefers the revision), RQS and the checked items' refine accuracy
+RCO_KEYS = (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
+            Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
+            *_counts("rco"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,
                                                                "rco": rco_metrics}

@@ -30,10 +30,10 @@ import numpy as np
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval
-from critic_tasks.core.records import Record, rate
+from critic_tasks.core.records import Metric, Record, bias_lines, breakdown, rate
 from critic_tasks.protocols.judgebench.scoring import pair_correct, pair_inconsistent
 from critic_tasks.protocols.rewardbench.authors_prompts import read_v1_verdict, sections
-from critic_tasks.protocols.rewardbench.data import SECTION_SLUGS
+from critic_tasks.protocols.rewardbench.data import SECTION_SLUGS, SUBSET_SLUGS
 
 ORDERS_BOTH = ("forward", "reverse")
 
@@ -175,6 +175,19 @@ def rewardbench_metrics(records: Sequence) -> dict[str, object]:
     out = {base: fn(records) for (_, base), fn in METRICS.items()}
     return {k: v for k, v in out.items() if v is not None}
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# One value per subset and the authors' weighted section means (constants.py, utils.py), the leaderboard's score
+# (their mean); how the run asked (orders: random | both) and, with both, the bias lines.
+KEYS = (Metric("score", "rewardbench", when="scored"),
+        *(Metric(s, "rewardbench", when="scored") for s in SECTION_SLUGS.values()),
+        *breakdown("rewardbench", "accuracy", "subset_slug", SUBSET_SLUGS),
+        Metric("inconsistency", "rewardbench", when="scored", higher_is_better=False),
+        Metric("parse_rate", "rewardbench"),
+        Metric("pairs", "rewardbench", when="scored", higher_is_better=None, scale="count"),
+        Metric("orders", "rewardbench", when="scored", scale="text", higher_is_better=None),
+        *bias_lines("rewardbench"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict]] = {"rewardbench": rewardbench_metrics}
 

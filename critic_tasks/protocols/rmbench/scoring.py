@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
-from critic_tasks.core.records import Record, rate
+from critic_tasks.core.records import Metric, Record, bias_lines, breakdown, rate
 from critic_tasks.protocols.judgebench.scoring import pair_correct, pair_inconsistent
 from critic_tasks.protocols.rewardbench.authors_prompts import read_v1_verdict
 from critic_tasks.protocols.rmbench.data import DOMAINS
@@ -199,6 +199,22 @@ def rmbench_metrics(records: Sequence) -> dict[str, object]:
     out = {base: fn(records) for (_, base), fn in METRICS.items()}
     return {k: v for k, v in out.items() if v is not None}
 
+
+# ----------------------------------------------------------------------------- metric keys
+
+# The authors' compute_accuracy over the comparisons decided by the pair rule: per domain, hard / normal / easy (the
+# 3 x 3 matrix's upper triangle, diagonal, lower triangle) and the mean of the domains; the style gap (easy - hard)
+# and the pairwise bias lines beside it.
+KEYS = (Metric("accuracy", "rmbench", when="scored"),
+        *breakdown("rmbench", "accuracy", "domain", DOMAINS),
+        *(Metric(c, "rmbench", when="scored") for c in CLASSES),
+        Metric("style_gap", "rmbench", when="scored", higher_is_better=None, best_at=0.0, scale="difference"),
+        Metric("inconsistency", "rmbench", when="scored", higher_is_better=False),
+        Metric("parse_rate", "rmbench"),
+        Metric("comparisons", "rmbench", when="scored", higher_is_better=None, scale="count"),
+        # text: the domains the overall averages (chat+code+safety on a copy without math)
+        Metric("domains", "rmbench", when="scored", scale="text", higher_is_better=None),
+        *bias_lines("rmbench"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict]] = {"rmbench": rmbench_metrics}
 
