@@ -81,7 +81,7 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
     if registry.SCORERS[dimension.scorer].judged:
         out = _free_text_replies(docs, rng)
     else:
-        out = dimension.steps.chance.replies(dimension, docs, rng)
+        out = dimension.protocol_spec.chance.replies(dimension, docs, rng)
     out["injection"] = [INJECTION] * len(docs)
     out["unparseable"] = [UNPARSEABLE] * len(docs)
     return {**{name: out[name] for name in CANNED}, **{k: v for k, v in out.items() if k not in CANNED}}
@@ -106,7 +106,7 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
     if not docs:
         line.skipped = "no documents"
         return line
-    protocol_chance = dimension.steps.chance
+    protocol_chance = dimension.protocol_spec.chance
     if protocol_chance is None and not scorer.judged:
         line.skipped = f"the {dimension.protocol} protocol declares no canned critics"
         return line

@@ -211,20 +211,20 @@ class TaskKind:
     max_gen_toks: int = 512  # the reply budget (greedy); revisions, whole programs included, get more
     pairwise: bool = False  # a verdict on a pair asked in both orders (its chance floor and bias lines are pairwise)
     scored: bool = True  # False: a stage whose replies feed another task (SAvg's stage 1), no score of its own
-    # its protocol's steps (``PROTOCOLS[protocol]``: loader, prompt, gold text, parser), held by the kind so that a
-    # hook bound to the kind reaches them without a lookup
-    steps: Protocol = field(init=False, repr=False, compare=False)
+    # its Protocol (``PROTOCOLS[protocol]``: loader, prompt, gold text, parser), as ``Task.kind_spec`` is a task's
+    # TaskKind: held by the kind so that a task function bound to the kind reaches its steps without a lookup
+    protocol_spec: Protocol = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "metrics", with_intervals(self.metrics))
-        object.__setattr__(self, "steps", PROTOCOLS[self.protocol])
+        object.__setattr__(self, "protocol_spec", PROTOCOLS[self.protocol])
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
 
     @property
     def per_reply(self) -> bool:
-        """Each reply parsed on its own by the protocol's parser (``steps.record``, in lm-eval's process_results):
+        """Each reply parsed on its own by the protocol's parser (``protocol_spec.record``, in lm-eval's process_results):
         no filter, no model called, no program run, so no setting to check before a run."""
         return self.scorer == PARSED
 

@@ -54,9 +54,9 @@ def _write_run(folder: Path, task: str, docs: list[dict], replies: list[str]) ->
     folder.mkdir(parents=True)
     lines = []
     for doc_id, (doc, reply) in enumerate(zip(docs, replies)):
-        record = kind.steps.record(doc, reply)
+        record = kind.protocol_spec.record(doc, reply)
         fed = {m.key: record.as_dict() for m in kind.metrics if not m.ci and m.accepts(record)}
-        lines.append({"doc_id": doc_id, "doc": doc, "target": kind.steps.target(doc), "arguments": {},
+        lines.append({"doc_id": doc_id, "doc": doc, "target": kind.protocol_spec.target(doc), "arguments": {},
                       "resps": [[reply]], "filtered_resps": [reply], "filter": "none", "metrics": list(fed),
                       "doc_hash": _hash(json.dumps(doc, indent=2, ensure_ascii=False)), **fed})
     keys = {k for line in lines for k in line["metrics"] if kind.metric(k).scale != "text"}  # a number each

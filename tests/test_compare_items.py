@@ -44,14 +44,14 @@ def _sample_row(task: str, doc_id: int, doc: dict, reply: str) -> dict:
     """One line of lm-eval's samples file: the logged document and its hash, the reply before and after the "none"
     filter, and under each metric key the row process_results returned (the record, where the key accepts it)."""
     kind = registry.TASKS[task].kind_spec
-    record = kind.steps.record(doc, reply)
+    record = kind.protocol_spec.record(doc, reply)
     fed = {m.key: record.as_dict() for m in kind.metrics if not m.ci and m.accepts(record)}
     prompt = engine.prompt(doc, task)
-    return {"doc_id": doc_id, "doc": doc, "target": kind.steps.target(doc),
+    return {"doc_id": doc_id, "doc": doc, "target": kind.protocol_spec.target(doc),
             "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": {"until": [], "do_sample": False}}},
             "resps": [[reply]], "filtered_resps": [reply], "filter": "none", "metrics": list(fed),
             "doc_hash": _hash(json.dumps(doc, indent=2, ensure_ascii=False)), "prompt_hash": _hash(prompt),
-            "target_hash": _hash(kind.steps.target(doc)), **fed}
+            "target_hash": _hash(kind.protocol_spec.target(doc)), **fed}
 
 
 def _write_run(folder, task_rows: dict[str, list[dict]], model: str, values: dict | None = None, config=None):

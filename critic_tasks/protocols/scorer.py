@@ -17,7 +17,8 @@ dispatch through that table. The steps:
 * ``identity``: what names the judge in results and caches; ``failed``, ``summary``, ``warnings``: what a live run
   counts and logs about a scored batch.
 
-A scorer reads of its task kind only ``protocol`` and ``steps`` (a protocol never imports the registry).
+A scorer reads of its task kind only ``protocol`` (its name) and ``protocol_spec`` (its Protocol): a protocol
+never imports the registry.
 """
 
 from __future__ import annotations
@@ -125,13 +126,13 @@ class Scorer:
 
 
 class Parse(Scorer):
-    """Each reply parsed on its own into a record by the protocol's record maker (``TaskKind.steps.record``)."""
+    """Each reply parsed on its own into a record by the protocol's record maker (``TaskKind.protocol_spec.record``)."""
 
     name, label, command = "parse", "parse", "rescore"
     about = "each reply parsed into a record (a Likert score, a verdict, a rating)"
 
     def batch(self, kind, docs, samples, ctx):
-        return [kind.steps.record(doc, reply) for doc, reply in zip(docs, first_replies(samples))]
+        return [kind.protocol_spec.record(doc, reply) for doc, reply in zip(docs, first_replies(samples))]
 
 
 class Judged(Scorer):

@@ -129,14 +129,14 @@ def load_docs(kind: registry.TaskKind, **kwargs):
         check_settings(kind)
     if kwargs.get("distinct_seeds"):  # a task with repeats (its YAML's metadata): each repeat of a sampled request
         private.install_distinct_seeds()  # asks lm-eval's API models with its own seed, installed before generating
-    steps = kind.steps
+    protocol = kind.protocol_spec
     name, own = kwargs.pop(registry.TASK_NAME_KEY, None), kwargs.pop(registry.TASK_OPTIONS_KEY, None)
     if isinstance(own, dict) and name in registry.TASKS:
         given = user_metadata(kwargs)
         registry.check_metadata([registry.TASKS[name], *run_tasks()], given)
         kwargs = {**given, **own}  # the task's own options win (a key of another task of the run: not its to set)
     # only the options the protocol's loader takes go through (a key for another task of a mixed run stays out)
-    docs = steps.load_docs(kind.data_dimension, **{k: kwargs[k] for k in steps.options if k in kwargs})
+    docs = protocol.load_docs(kind.data_dimension, **{k: kwargs[k] for k in protocol.options if k in kwargs})
     # rows decoded once, not on every pass; a field mixing types: one line naming file and field
     return {"eval": Docs.from_list(docs)}
 
@@ -188,11 +188,11 @@ def task_executor(kind: registry.TaskKind, name: str | None):
 
 
 def doc_to_text(kind: registry.TaskKind, doc: dict) -> str:
-    return kind.steps.prompt(doc)
+    return kind.protocol_spec.prompt(doc)
 
 
 def doc_to_target(kind: registry.TaskKind, doc: dict) -> str:
-    return kind.steps.target(doc)
+    return kind.protocol_spec.target(doc)
 
 
 def process_results(kind: registry.TaskKind, doc: dict, results: list) -> dict:
@@ -202,7 +202,7 @@ def process_results(kind: registry.TaskKind, doc: dict, results: list) -> dict:
     rows."""
     output = results[0] if results else None
     if kind.per_reply:  # the protocol's parser, e.g. protocols.criticbench.scoring.record
-        rec = kind.steps.record(doc, output)
+        rec = kind.protocol_spec.record(doc, output)
     else:  # the record its ScoreFilter made, as lm-eval hands it on (a one-row list)
         rec = Record.from_dict(output[0])
     row = rec.as_dict()

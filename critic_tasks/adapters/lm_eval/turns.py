@@ -33,8 +33,8 @@ log = logging.getLogger("critic_tasks")
 
 def _protocol(request) -> registry.Protocol | None:
     task = registry.TASKS.get(getattr(request, "task_name", None) or "")
-    steps = task.kind_spec.steps if task is not None else None
-    return steps if steps is not None and steps.follow_up is not None else None
+    protocol = task.kind_spec.protocol_spec if task is not None else None
+    return protocol if protocol is not None and protocol.follow_up is not None else None
 
 
 def second_context(lm, request, reply: str, follow_up: str, chat: bool, system_instruction: str | None) -> str:
