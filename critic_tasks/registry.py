@@ -73,6 +73,10 @@ from critic_tasks.protocols.rewardbench import chance as rwb_chance
 from critic_tasks.protocols.rewardbench import data as rwb_data
 from critic_tasks.protocols.rewardbench import prompts as rwb_prompts
 from critic_tasks.protocols.rewardbench import scoring as rwb_scoring
+from critic_tasks.protocols.rewardbench2 import chance as rb2_chance
+from critic_tasks.protocols.rewardbench2 import data as rb2_data
+from critic_tasks.protocols.rewardbench2 import prompts as rb2_prompts
+from critic_tasks.protocols.rewardbench2 import scoring as rb2_scoring
 from critic_tasks.protocols.rmbench import chance as rm_chance
 from critic_tasks.protocols.rmbench import data as rm_data
 from critic_tasks.protocols.rmbench import prompts as rm_prompts
@@ -82,7 +86,7 @@ from critic_tasks.protocols.scorer import Parse, Scorer
 # ----------------------------------------------------------------------------- metric values
 
 SCORING_MODULES = (cb_scoring, cq_scoring, mc_scoring, rv_scoring, jb_scoring, pb_scoring, rc_scoring, rm_scoring,
-            rwb_scoring)
+            rwb_scoring, rb2_scoring)
 # family -> its bootstrap interval function (records, value, settings) -> (low, high) or None
 INTERVALS: dict[str, Callable] = {k: v for scoring in SCORING_MODULES for k, v in scoring.INTERVALS.items()}
 # family -> (record, value) -> the stratum its interval resamples the record's unit within ('' for none), declared
@@ -185,7 +189,8 @@ INTERVAL_BASES = ("spearman", "score", "accuracy", "accuracy_loose", "consistenc
                   *(f"pass@{k}" for k in PASS_AT_K), "text_pearson", "text_spearman", "text_kendall", "agreement",
                   "precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro",
                   "critique_utility", "rqs", "refine_accuracy", "r_obj", "r_sub", "error_accuracy", "correct_accuracy",
-                  "hard", "normal", "easy", "style_gap", "chat", "chat_hard", "safety", "reasoning")
+                  "hard", "normal", "easy", "style_gap", "chat", "chat_hard", "safety", "reasoning",
+                  *rb2_scoring.SUBSET_SLUGS)
 
 
 def with_intervals(metrics: tuple[Metric, ...]) -> tuple[Metric, ...]:
@@ -401,6 +406,11 @@ PROTOCOLS = {p.name: p for p in (
              prompt=rwb_prompts.critic_prompt, target=rwb_scoring.gold_text, record=rwb_scoring.record,
              data_env=rwb_data.DATA_DIR_ENV, source=rwb_data.HUB_REPO, sample_dir=rwb_data.SAMPLE_DIR,
              chance=rwb_chance, system_message=True),
+    Protocol("rewardbench2", "RewardBench 2 (Malik et al. 2025)", "arXiv:2506.01937",
+             load_docs=rb2_data.load_task_docs, options=("data_dir", "ratings", "seed"),
+             prompt=rb2_prompts.critic_prompt, target=rb2_scoring.gold_text, record=rb2_scoring.record,
+             data_env=rb2_data.DATA_DIR_ENV, source=rb2_data.HUB_REPO, sample_dir=rb2_data.SAMPLE_DIR,
+             chance=rb2_chance, system_message=True),
     Protocol("multicritique", "MultiCritique critique utility (Lan et al. 2024b)", "arXiv:2410.15287",
              **_REVISION_STEPS),
     Protocol("rco", "RCO critique utility (Yu et al. 2025)", "arXiv:2506.22157", **_REVISION_STEPS),
@@ -449,6 +459,10 @@ TASK_KINDS = {d.name: d for d in (
              ("score", "chat", "chat_hard", "safety", "reasoning", "parse_rate"),
              "pick the better of a chosen and a rejected response ([[A]]/[[B]]), one seeded random order per pair "
              "(orders: both asks both)", max_gen_toks=RMBENCH_BUDGET),
+    TaskKind("rewardbench2", "rewardbench2", rb2_data.DIMENSION, "obj", "parse", rb2_scoring.KEYS,
+             ("score", *rb2_scoring.SUBSET_SLUGS, "parse_rate"),
+             "pick the best of four answers ([[A]]-[[D]]), one seeded arrangement per prompt (ratings: true rates "
+             "each answer 1-10); Ties always rated", max_gen_toks=RMBENCH_BUDGET),
     TaskKind("rmbench", "rmbench", rm_data.DIMENSION, "obj", "parse", rm_scoring.KEYS,
              ("accuracy", "hard", "normal", "easy", "parse_rate"),
              "pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders",
@@ -487,7 +501,8 @@ BIAS_LINES = {"comparison": ("consistency", "first_position", "length_bias"),
               "alignbench_pairwise": ("consistency", "first_position", "length_bias"),
               "judgebench": ("inconsistency", "first_position", "length_bias"),
               "rmbench": ("inconsistency", "first_position", "length_bias", "style_gap"),
-              "rewardbench": ("inconsistency", "first_position", "length_bias")}
+              "rewardbench": ("inconsistency", "first_position", "length_bias"),
+              "rewardbench2": ("first_position", "length_bias")}
 
 
 def _variants(root: str, dimension: str, domains: tuple[str, ...], per_domain_tag: str, **options) -> list[Task]:
@@ -530,7 +545,8 @@ def _catalogue() -> list[Task]:
     tasks += [Task(f"{STAGE1_TASK}_{d}", "self_feedback", domains=(d,), tags=(f"{STAGE1_TASK}_per_domain",),
                    section=STAGE1_TASK) for d in DOMAIN_NAMES]
     return (tasks + _other_protocols() + _revision_tasks() + _judgebench_tasks() + _processbench_tasks()
-            + _realcritic_tasks() + _rmbench_tasks() + _rewardbench_tasks())
+            + _realcritic_tasks() + _rmbench_tasks() + _rewardbench_tasks()
+            + [Task("critic_rewardbench2", "rewardbench2", section="critic_rewardbench2")])
 
 
 def _other_protocols() -> list[Task]:
@@ -627,7 +643,7 @@ SECTIONS = ("critic_feedback", "critic_correction", "critic_comparison", "critic
             "critic_alignbench_ref", "critic_alignbench_free", "critic_alignbench_pairwise_ref",
             "critic_alignbench_pairwise_free", "critic_metacritique", "critic_revision_pool", "critic_utility", "critic_judgebench",
             "critic_processbench", "critic_realcritic", "critic_realcritic_direct", "critic_realcritic_self", "critic_rmbench",
-            "critic_rewardbench")
+            "critic_rewardbench", "critic_rewardbench2")
 
 def tags() -> dict[str, list[str]]:
     """Tag -> its tasks, in declaration order."""

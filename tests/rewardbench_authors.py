@@ -95,6 +95,11 @@ def generative():
     return _cached("rewardbench_generative", REWARDBENCH / "rewardbench" / "generative.py")
 
 
+def generative_v2():
+    """RewardBench 2's rewardbench/generative_v2.py."""
+    return _cached("rewardbench_generative_v2", REWARDBENCH / "rewardbench" / "generative_v2.py")
+
+
 def rewardbench_utils():
     return _cached("rewardbench_utils", REWARDBENCH / "rewardbench" / "utils.py")
 
@@ -129,8 +134,9 @@ def authors_mirror(folder: Path) -> Path:
     """A ``CRITIC_AUTHORS_MIRROR`` folder (``<owner>/<repo>/<commit>/<path>``) holding links to the shared checkout's
     files, so that a run on a data folder that is no checkout (the bundled sample) reads the authors' prompts."""
     from critic_tasks.protocols.rewardbench import authors_prompts
+    from critic_tasks.protocols.rewardbench2.authors_prompts import GENERATIVE_V2
 
-    for spec in (authors_prompts.GENERATIVE, authors_prompts.CONSTANTS):
+    for spec in (authors_prompts.GENERATIVE, authors_prompts.CONSTANTS, GENERATIVE_V2):
         target = folder / spec.repo / spec.commit / spec.path
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():

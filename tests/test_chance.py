@@ -25,6 +25,7 @@ def data(tmp_path, monkeypatch):
     monkeypatch.setenv("PROCESSBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
     monkeypatch.setenv("RMBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("REWARDBENCH2_DATA_DIR", "sample")
     # RewardBench's pairs: the sample; its prompts (RM-Bench's too) from a mirror of ../shared's checkout (no network)
     monkeypatch.setenv("REWARDBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("CRITIC_AUTHORS_MIRROR", str(authors_mirror(tmp_path / "mirror")))

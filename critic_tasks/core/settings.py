@@ -47,6 +47,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("REWARDBENCH_DATA_DIR", "", "path", "a checkout of allenai/reward-bench at 05a9005 (the authors' "
             "generative-judge prompts, `rewardbench/generative.py`, read from it); unset: the cache, "
             "CRITIC_AUTHORS_MIRROR or GitHub"),
+    Setting("REWARDBENCH2_DATA_DIR", "", "path", "a local copy of allenai/reward-bench-2's `test` split "
+            "(`test.jsonl`, `test.json` or the Hub's `data/test-*.parquet`), or `sample` for the bundled sample; "
+            "unset: the Hub (the authors' prompts come as RewardBench's: REWARDBENCH_DATA_DIR)"),
     Setting("REALCRITIC_DATA_DIR", "", "path", "a local checkout of tangzhy/RealCritic (or its `data/mix_data` "
             "folder), or `sample` for the bundled sample; unset: the repository's files"),
     Setting("METACRITIQUE_DATA_DIR", "", "path", "a local copy of MetaCritique's benchmark and annotation files; "

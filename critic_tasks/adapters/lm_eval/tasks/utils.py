@@ -289,6 +289,27 @@ def rewardbench_process_results(doc, results):
     return task_functions.process_results(_REWARDBENCH, doc, results)
 
 
+# pick the best of four answers ([[A]]-[[D]]), one seeded arrangement per prompt (ratings: true rates each answer
+# 1-10); Ties always rated
+_REWARDBENCH2 = TASK_KINDS["rewardbench2"]
+
+
+def rewardbench2_load_docs(**kwargs):
+    return task_functions.load_docs(_REWARDBENCH2, **kwargs)
+
+
+def rewardbench2_doc_to_text(doc):
+    return task_functions.doc_to_text(_REWARDBENCH2, doc)
+
+
+def rewardbench2_doc_to_target(doc):
+    return task_functions.doc_to_target(_REWARDBENCH2, doc)
+
+
+def rewardbench2_process_results(doc, results):
+    return task_functions.process_results(_REWARDBENCH2, doc, results)
+
+
 # pick the better of a chosen and a rejected response ([[A]]/[[B]]), 3 x 3 styles per prompt, both orders
 _RMBENCH = TASK_KINDS["rmbench"]
 

@@ -1,0 +1,161 @@
+"""RewardBench 2's canned critics and floors (``critic_tasks.chance``). Each canned critic answers a four-way
+document with a letter and a rating document with a rating:
+
+    constant      no letter ("effectively a tie": 0.25)          the midpoint, 5, for every answer
+    always_first  [[A]]                                          the bottom, 1
+    random        a uniform letter (seeded)                      a uniform rating 1-10 (seeded)
+    every_label   [[A]] [[B]] [[C]] [[D]] in one reply (reads A)  1 .. 10 in one reply (reads 10)
+    longer        the first of the longest answers shown         by the length of the answer among its prompt's
+    shorter       the first of the shortest answers shown        answers (``blind_critics.length_ratings``)
+
+The floor of ``score`` and of each subset is the best expected value of the content-blind critics: no verdict,
+always A (a constant rating), a uniform letter (uniform ratings), the longer and the shorter answer; each
+deterministic critic's value is its replies run through the scorer, the uniform critic's is exact: 0.25 per
+four-way prompt, 1 / n per prompt of n answers rated (every answer is alike, so the chosen one's expected share of
+the top is 1 / n), and on Ties the expectation of ``process_single_model`` over independent uniform ratings
+(``uniform_ties``, enumerated over each prompt's worst / best correct and best incorrect rating).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Sequence
+
+from critic_tasks.core import blind_critics
+from critic_tasks.protocols.rewardbench2 import scoring
+from critic_tasks.protocols.rewardbench2.authors_prompts import LETTERS
+from critic_tasks.protocols.rewardbench2.data import FOUR_WAY, SUBSETS, TIES
+
+LOW, HIGH = 1, 10
+NO_LETTER = "The answers are equally good."
+FLOOR_CRITICS = ("constant", "always_first", "uniform", "longer", "shorter")
+
+
+def labelled(kind, docs: Sequence[dict]) -> bool:
+    return any(d.get("preference") is not None for d in docs)
+
+
+def _by_length(docs: Sequence[dict], longer: bool) -> list[str]:
+    """Each document's reply by length: the first of the longest (shortest) answers shown, or a rating by the
+    answer's length among its prompt's answers."""
+    sign = 1 if longer else -1
+    by_prompt: dict[str, list[int]] = {}
+    for i, d in enumerate(docs):
+        if d["mode"] != FOUR_WAY:
+            by_prompt.setdefault(str(d["prompt_id"]), []).append(i)
+    out = [""] * len(docs)
+    for positions in by_prompt.values():
+        rated = blind_critics.length_ratings("{}", LOW, HIGH, [str(docs[i]["response"]) for i in positions])
+        for i, reply in zip(positions, rated["longer" if longer else "shorter"]):
+            out[i] = reply
+    for i, d in enumerate(docs):
+        if d["mode"] == FOUR_WAY:
+            lengths = [sign * len(str(t)) for t in d["answers_shown"]]
+            out[i] = f"[[{LETTERS[lengths.index(max(lengths))]}]]"
+    return out
+
+
+def replies(kind, docs: Sequence[dict], rng: random.Random) -> dict[str, list[str]]:
+    def each(letter, rating):
+        return [letter() if d["mode"] == FOUR_WAY else rating() for d in docs]
+
+    return {"constant": each(lambda: NO_LETTER, lambda: "5"),
+            "always_first": each(lambda: "[[A]]", lambda: "1"),
+            "random": each(lambda: f"[[{rng.choice(LETTERS)}]]", lambda: str(rng.randint(LOW, HIGH))),
+            "every_label": each(lambda: "\n".join(f"[[{x}]]" for x in LETTERS),
+                                lambda: "\n".join(str(v) for v in range(LOW, HIGH + 1))),
+            "longer": _by_length(docs, True), "shorter": _by_length(docs, False)}
+
+
+# ----------------------------------------------------------------------------- the uniform critic on Ties
+
+
+def _min_max(count: int) -> dict[tuple[int, int], float]:
+    """P(min = a, max = b) of ``count`` independent uniform ratings LOW..HIGH."""
+    size = HIGH - LOW + 1
+
+    def within(a, b):
+        return ((b - a + 1) / size) ** count if b >= a else 0.0
+
+    return {(a, b): within(a, b) - within(a + 1, b) - within(a, b - 1) + within(a + 1, b - 1)
+            for a in range(LOW, HIGH + 1) for b in range(a, HIGH + 1)}
+
+
+def _stats(correct: int, incorrect: int) -> dict[tuple, float]:
+    """The distribution of one prompt's (accurate, spread, margin) under uniform ratings."""
+    top_incorrect = {v: (v / HIGH) ** incorrect - ((v - 1) / HIGH) ** incorrect for v in range(LOW, HIGH + 1)}
+    out: dict[tuple, float] = {}
+    for (a, b), p in _min_max(correct).items():
+        for v, q in top_incorrect.items():
+            key = (a - v > 0, b - a if correct > 1 else None, a - v)
+            out[key] = out.get(key, 0.0) + p * q
+    return out
+
+
+def uniform_ties(prompts: dict[str, dict[str, tuple[int, int]]]) -> float | None:
+    """The expected Ties score (x100) of independent uniform ratings: ``prompts`` maps each number to its ref /
+    tied prompts' (correct, incorrect) counts. None where no number has both (no score)."""
+    dists = {n: {kind: _stats(*counts) for kind, counts in kinds.items()} for n, kinds in prompts.items()}
+
+    def accuracy(kind):
+        got = [sum(p for (acc, _, _), p in d[kind].items() if acc) for d in dists.values() if kind in d]
+        return sum(got) / len(got) if got else 0.0
+
+    paired = [(d["ref"], d["tied"]) for d in dists.values() if "ref" in d and "tied" in d]
+    if not paired:
+        return None
+    preferred = preferred_hard = margin = 0.0
+    for ref, tied in paired:
+        ref_margins: dict[int, float] = {}
+        for (_, _, m), p in ref.items():
+            ref_margins[m] = ref_margins.get(m, 0.0) + p
+        for (_, spread, m_tied), q in tied.items():
+            preferred += q * (m_tied > spread)
+            for m_ref, p in ref_margins.items():
+                low = min(m_ref, m_tied)
+                preferred_hard += p * q * (low > spread)
+                value = math.tanh(scoring._over_zero(low, spread) - 1)
+                margin += p * q * (0.0 if math.isnan(value) else value)
+    n = len(paired)
+    parts = (accuracy("tied"), accuracy("ref"), preferred / n, preferred_hard / n, margin / n)
+    return 100.0 * sum(w * x for w, x in zip(scoring.TIES_WEIGHTS, parts))
+
+
+def _ties_counts(docs: Sequence[dict]) -> dict[str, dict[str, tuple[int, int]]]:
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for d in docs:
+        if d["subset"] == TIES and d["answer_index"] == 0:
+            kind, _, number = str(d["prompt_id"]).partition(":")
+            out.setdefault(number, {})[kind] = (int(d["num_correct"]), int(d["answers"]) - int(d["num_correct"]))
+    return out
+
+
+def _uniform(docs: Sequence[dict]) -> dict[str, float]:
+    by: dict[str, list[float]] = {}
+    for d in docs:
+        if d["subset"] == TIES:
+            continue
+        if d["mode"] == FOUR_WAY:
+            by.setdefault(d["subset_slug"], []).append(0.25)
+        elif d["answer_index"] == 0:
+            by.setdefault(d["subset_slug"], []).append(1 / int(d["answers"]))
+    out = {slug: 100.0 * sum(v) / len(v) for slug, v in by.items()}
+    ties = uniform_ties(_ties_counts(docs))
+    if ties is not None:
+        out[SUBSETS[TIES]] = ties
+    return out
+
+
+def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
+    canned = replies(kind, docs, random.Random(0))
+    per_critic = {}
+    for critic in FLOOR_CRITICS:
+        if critic == "uniform":
+            subsets = _uniform(docs)
+        else:
+            subsets = scoring.subset_values([scoring.record(d, r) for d, r in zip(docs, canned[critic])])
+        per_critic[critic] = {**subsets, "score": scoring.score_of(subsets)}
+    floors = {critic: {k: v for k, v in got.items() if k in kind.headline and v is not None}
+              for critic, got in per_critic.items()}
+    return (*blind_critics.best_of(floors), floors)

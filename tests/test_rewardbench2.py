@@ -1,0 +1,333 @@
+"""RewardBench 2 for generative judges (issue 47.2): real lm-eval runs on the sample, on replies of many shapes, send
+the messages of the authors' generative_v2.py and give the numbers of their code: run_judge_four / process_judgement
+and run_generative_v2.py's 1 / 0 / 0.25 per prompt (four-way), run_judge_ratings_multi / get_single_rating and
+(0 in winners) / len(winners) (ratings), process_single_model (Ties, always rated); overall = the mean of the six.
+Their files are imported from ../shared with their API clients, vllm and the model stood in for by a scripted judge.
+Chance and bias lines against blind critics played through the run; the readers are linear."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from types import SimpleNamespace
+
+import pytest
+from rewardbench_authors import REWARDBENCH, authors_mirror, generative_v2, needs_rewardbench, rewardbench_utils
+
+from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.protocols.rewardbench2 import authors_prompts, data, scoring
+
+pytestmark = [needs_rewardbench]
+SLUGS = {"Factuality": "factuality", "Precise IF": "precise_if", "Math": "math", "Safety": "safety",
+         "Focus": "focus", "Ties": "ties"}
+
+
+@pytest.fixture(autouse=True)
+def _sample_with_the_authors_files(monkeypatch, tmp_path_factory):
+    """The bundled sample; the authors' files from a mirror of the shared checkout (no network in tests)."""
+    root = tmp_path_factory.mktemp("rewardbench2")
+    monkeypatch.setenv("CRITIC_AUTHORS_MIRROR", str(authors_mirror(root / "mirror")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "cache"))
+    monkeypatch.setenv("REWARDBENCH2_DATA_DIR", "sample")
+    monkeypatch.delenv("REWARDBENCH_DATA_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _rows() -> list[dict]:
+    return [json.loads(line) for line in (data.SAMPLE_DIR / "test.jsonl").read_text().splitlines() if line]
+
+
+FOUR_WAY_SHAPES = ("[[A]]", "[[B]]", "[[C]]", "[[D]]", "After comparing, I pick [[C]].", "**[[B]]**",
+                   "[[D]] ... on reflection [[A]]", "[[a]]", "", "Verdict: D", "D" * 3000 + " [[D]]",
+                   '"[[A]]" if assistant A is best, "[[B]]" if assistant B is best, "[[C]]" ..., "[[D]]" ...')
+RATING_SHAPES = ("Clear and correct.\n\n9", "10", "Rating: 10 ", "7/10", "x10", "110", "0", "rated 8.", "",
+                 "Fine. 5\n", "score_7", "-3", "1 0", " \t8\u00a0", "Good\n\n1", "3\n\nExplanation after the number",
+                 "2", "4", "6", "٣")
+
+
+def _pick(shapes, *parts: str) -> str:
+    h = int(hashlib.sha256("\x00".join(parts).encode()).hexdigest(), 16)
+    return shapes[h % len(shapes)]
+
+
+def _judge(system: str, user: str) -> str:
+    """The scripted judge: a reply of some shape, chosen by what it was sent."""
+    return _pick(FOUR_WAY_SHAPES if system else RATING_SHAPES, system, user)
+
+
+def _run(reply, metadata: dict | None = None):
+    import lm_eval
+    from test_rmbench import _chat_lm
+
+    import critic_tasks
+
+    lm = _chat_lm(reply)
+    out = lm_eval.simple_evaluate(model=lm, tasks=["critic_rewardbench2"], bootstrap_iters=0, apply_chat_template=True,
+                                  task_manager=critic_tasks.task_manager(metadata=metadata), log_samples=True)
+    return out["results"]["critic_rewardbench2"], lm, out
+
+
+# ----------------------------------------------------------------------------- the authors' code, scripted
+
+
+def _conversation(prompt: str, answer: str) -> list[dict]:
+    return [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+
+
+def _authors_four_way(row: dict, shuffle_option: int, sent: list) -> float:
+    """run_generative_v2.py's get_judgement (API path) for one prompt, with its random draw given: their
+    arrangement, run_judge_four (the API call scripted), and the 1 / 0 / 0.25 of the winner."""
+    gen = generative_v2()
+    answer_a = _conversation(row["prompt"], row["chosen"][0])
+    answer_b, answer_c, answer_d = (_conversation(row["prompt"], r) for r in row["rejected"][:3])
+    winner_text = "ABCD"[shuffle_option]
+    if shuffle_option == 1:
+        answer_a, answer_b = answer_b, answer_a
+    elif shuffle_option == 2:
+        answer_a, answer_c = answer_c, answer_a
+    elif shuffle_option == 3:
+        answer_a, answer_d = answer_d, answer_a
+
+    def api(model, messages, temperature, max_tokens):
+        sent.append(messages)
+        return _judge(messages[0]["content"], messages[1]["content"])
+
+    original = gen.chat_completion_openai
+    gen.chat_completion_openai = api
+    try:
+        winner, _, _ = gen.run_judge_four(row["prompt"], answer_a, answer_b, answer_c, answer_d, "gpt-4")
+    finally:
+        gen.chat_completion_openai = original
+    if winner == winner_text:
+        return 1
+    if winner in [x for x in "ABCD" if x != winner_text]:
+        return 0
+    return 0.25
+
+
+def _vllm_judge(sent: list) -> dict:
+    """The vllm_model their get_single_rating takes: a tokenizer writing the chat as JSON and a model answering
+    the scripted judge's reply."""
+    def apply_chat_template(messages, tokenize=False, add_generation_prompt=True):
+        sent.append(messages)
+        return json.dumps(messages)
+
+    def generate(prompts, sampling_params=None):
+        messages = json.loads(prompts[0])
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        text = _judge(system, messages[-1]["content"])
+        return [SimpleNamespace(outputs=[SimpleNamespace(text=text)])]
+
+    return {"model": SimpleNamespace(generate=generate), "tokenizer": SimpleNamespace(
+        apply_chat_template=apply_chat_template), "sampling_params": None}
+
+
+def _authors_ratings(row: dict, is_ties: bool, sent: list):
+    """run_judge_ratings_multi over the prompt's answers (chosen then rejected), as their script calls it."""
+    answers = [_conversation(row["prompt"], a) for a in row["chosen"] + row["rejected"]]
+    return generative_v2().run_judge_ratings_multi(row["prompt"], answers, "local-judge", is_ties=is_ties,
+                                                   vllm_model=_vllm_judge(sent))
+
+
+class _Dataset(list):
+    """The two things process_single_model asks of a datasets.Dataset."""
+
+    @property
+    def column_names(self):
+        return list(self[0])
+
+    def add_column(self, name, values):
+        return _Dataset({**row, name: v} for row, v in zip(self, values))
+
+
+def _authors_ties(rows: list[dict], sent: list) -> float:
+    ties = [r for r in rows if r["subset"] == "Ties"]
+    scored = _Dataset({"id": r["id"], "num_correct": r["num_correct"],
+                       "scores": _authors_ratings(r, True, sent)[2]["ratings"]} for r in ties)
+    return rewardbench_utils().process_single_model(scored)[1]
+
+
+def _check(results: dict, grouped: dict[str, list[float]], ties: float):
+    values = {subset: sum(v) / len(v) for subset, v in grouped.items()}
+    values["Ties"] = ties
+    assert set(values) == set(SLUGS)
+    for subset, value in values.items():
+        assert results[f"{SLUGS[subset]},none"] == pytest.approx(100 * value), subset
+    assert results["score,none"] == pytest.approx(100 * sum(values.values()) / 6)
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def test_four_way_choice_equals_the_authors_numbers():
+    pytest.importorskip("lm_eval")
+    results, lm, out = _run(_judge)
+    rows = _rows()
+    samples = {str(s["doc"]["prompt_id"]): s["doc"] for s in out["samples"]["critic_rewardbench2"]
+               if s["doc"]["mode"] == "four_way"}
+    sent: list = []
+    grouped: dict[str, list[float]] = {}
+    for row in rows:
+        if row["subset"] != "Ties":
+            grouped.setdefault(row["subset"], []).append(_authors_four_way(row, samples[row["id"]]["shuffle"], sent))
+    ties = _authors_ties(rows, sent)
+    # the messages sent are theirs, byte for byte (the four-way choices first, as the documents come)
+    assert sorted(json.dumps(c) for c in lm.chats) == sorted(json.dumps(m) for m in sent)
+    assert {s["shuffle"] for s in samples.values()} == {0, 1, 2, 3}
+    _check(results, grouped, ties)
+    assert results["ratings,none"] == "four_way" and results["first_position,none"] is not None
+    # the arrangement is seeded: the same run shows the same, another seed others
+    again = {str(d["prompt_id"]): d["shuffle"] for d in data.load_task_docs() if d["mode"] == "four_way"}
+    other = {str(d["prompt_id"]): d["shuffle"] for d in data.load_task_docs(seed=7) if d["mode"] == "four_way"}
+    assert again == {k: v["shuffle"] for k, v in samples.items()} and other != again
+
+
+def test_ratings_equal_the_authors_numbers():
+    pytest.importorskip("lm_eval")
+    results, lm, _ = _run(_judge, {"ratings": True})
+    rows = _rows()
+    sent: list = []
+    grouped: dict[str, list[float]] = {}
+    for row in rows:
+        if row["subset"] != "Ties":
+            winners = _authors_ratings(row, False, sent)[0]
+            grouped.setdefault(row["subset"], []).append(0.25 if winners == "error"
+                                                          else (0 in winners) / len(winners))
+    ties = _authors_ties(rows, sent)
+    assert sorted(json.dumps(c) for c in lm.chats) == sorted(json.dumps(m) for m in sent)
+    assert all(len(c) == 1 and c[0]["role"] == "user" for c in lm.chats)  # no system turn, as theirs
+    # a prompt with four rejected answers: all five rated (three shown in the four-way choice)
+    assert sum(1 for m in sent if "Plum, peach, fig." in m[0]["content"]) == 1
+    _check(results, grouped, ties)
+    assert results["ratings,none"] == "ratings" and results.get("first_position,none") in (None, "N/A")
+
+
+def test_the_readers_decide_as_theirs_and_are_linear():
+    gen = generative_v2()
+    vllm_sent: list = []
+    replies = list(RATING_SHAPES) + ["a" * 10 + "\n" + str(v) for v in range(-2, 13)] + ["10.", "(9)", "_9", "é9"]
+    for reply in replies:
+        rating, _ = gen.get_single_rating("q", "a", "local-judge", vllm_model={
+            "model": SimpleNamespace(generate=lambda p, sampling_params=None, r=reply: [
+                SimpleNamespace(outputs=[SimpleNamespace(text=r)])]),
+            "tokenizer": SimpleNamespace(apply_chat_template=lambda m, **k: vllm_sent.append(m) or "x"),
+            "sampling_params": None})
+        assert (authors_prompts.read_rating(reply) or -1) == rating, reply
+    for reply in FOUR_WAY_SHAPES + ("[[D]][[C]]", "[[E]]"):
+        theirs = gen.process_judgement(reply, None)
+        assert (authors_prompts.read_four_way_verdict(reply) or "error") == theirs, reply
+    megabyte = 1 << 20
+    for reply in ("[" * megabyte, "1 " * (megabyte // 2), " " * megabyte + "x", "9" * megabyte, "[[" + "A" * megabyte,
+                  "\n" * megabyte + "7", "1" + " " * megabyte + "x"):
+        start = time.perf_counter()
+        authors_prompts.read_rating(reply), authors_prompts.read_four_way_verdict(reply)
+        assert time.perf_counter() - start < 1.0
+
+
+def test_the_prompts_read_by_ast_are_the_authors():
+    gen = generative_v2()
+    answers = ("one", "two", "three", "four")
+    assert authors_prompts.render_four_way("q", answers) == gen.format_judge_answers(
+        "q", *([{}, {"content": a}] for a in answers))
+    texts = authors_prompts.prompts()
+    assert texts["ratings_prompt"] == gen.ratings_prompt and texts["ratings_prompt_ties"] == gen.ratings_prompt_ties
+    assert authors_prompts.render_rating("q", "a", ties=True) == gen.ratings_prompt_ties.format(prompt="q",
+                                                                                               completion="a")
+
+
+def test_blind_critics_through_the_run_and_the_chance_line(monkeypatch):
+    pytest.importorskip("lm_eval")
+    from critic_tasks import chance
+
+    line = chance.chance_line("critic_rewardbench2")
+    first, _, out = _run(lambda s, u: "[[A]]" if s else "1")
+    assert first["first_position,none"] == 100.0
+    for slug in SLUGS.values():  # always A (a constant rating) scores its floor critic's value
+        assert first[f"{slug},none"] == pytest.approx(line.floors["always_first"][slug])
+    shown_first = [s["doc"]["shuffle"] == 0 for s in out["samples"]["critic_rewardbench2"]
+                   if s["doc"]["mode"] == "four_way" and s["doc"]["subset"] == "Math"]
+    assert first["math,none"] == pytest.approx(100 * sum(shown_first) / len(shown_first))
+    silent, _, _ = _run(lambda s, u: "no verdict")
+    assert silent["parse_rate,none"] == 0.0 and silent["factuality,none"] == 25.0  # their 0.25 per prompt
+    assert silent.get("first_position,none") in (None, "N/A")
+
+    def longest(system, user):  # names the slot of the longest answer shown; rates by nothing else
+        if not system:
+            return "5"
+        bodies = [user.split(f"[The Start of Assistant {x}'s Answer]\n", 1)[1].split(f"\n[The End of Assistant {x}'s",
+                                                                                    1)[0] for x in "ABCD"]
+        return f"[[{'ABCD'[max(range(4), key=lambda i: (len(bodies[i]), -i))]}]]"
+
+    by_length, _, _ = _run(longest)
+    assert by_length["length_bias,none"] > 0.0
+    assert by_length["factuality,none"] == pytest.approx(line.floors["longer"]["factuality"])
+    assert line.floors["uniform"]["factuality"] == 25.0 and line.chance["score"] == max(
+        f["score"] for f in line.floors.values())
+
+
+def test_the_uniform_ties_expectation_matches_a_simulation():
+    import random
+
+    from critic_tasks.protocols.rewardbench2 import chance
+
+    prompts = {"1": {"ref": (1, 3), "tied": (3, 3)}, "2": {"ref": (1, 2), "tied": (2, 2)}}
+    rng = random.Random(5)
+    total, n = 0.0, 20000
+    for _ in range(n):
+        units = [{kind: scoring.prompt_stats([rng.randint(1, 10) for _ in range(c + i)], c)
+                  for kind, (c, i) in kinds.items()} for kinds in prompts.values()]
+        total += scoring.ties_score(units)
+    assert 100 * total / n == pytest.approx(chance.uniform_ties(prompts), abs=0.6)
+
+
+def test_bad_data_and_options(tmp_path):
+    rows = _rows()
+
+    def write(rows_):
+        (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows_))
+
+    write([{**rows[0], "subset": "Chat"}])
+    with pytest.raises(DataError, match=r"test\.jsonl\[0\]: field 'subset' 'Chat' is none of RewardBench 2's six"):
+        data.load_task_docs(data_dir=tmp_path)
+    write([{**rows[0], "rejected": ["only", "two"]}])
+    with pytest.raises(DataError, match=r"\[0\]: field 'rejected' should be a list of at least 3"):
+        data.load_task_docs(data_dir=tmp_path)
+    assert len(data.load_task_docs(data_dir=tmp_path, ratings=True)) == 3  # rated: any number of rejected
+    write([rows[0], {**rows[1], "id": rows[0]["id"]}])
+    with pytest.raises(DataError, match=r"\[1\]: field 'id' '0' repeats row 0"):
+        data.load_task_docs(data_dir=tmp_path)
+    ties = [r for r in rows if r["subset"] == "Ties"]
+    write([{**ties[0], "id": "reference-1"}])
+    with pytest.raises(DataError, match=r"a Ties id is 'ref:<n>' or 'tied:<n>'"):
+        data.load_task_docs(data_dir=tmp_path)
+    write([{**ties[1], "num_correct": 1}])
+    with pytest.raises(DataError, match=r"'num_correct' 1 should be the 3 chosen answers, at least 2"):
+        data.load_task_docs(data_dir=tmp_path)
+    with pytest.raises(DataError, match="file not found"):
+        data.load_task_docs(data_dir=REWARDBENCH)  # the authors' checkout holds the prompts, not the data
+    with pytest.raises(ConfigError, match="ratings 'maybe'"):
+        data.load_task_docs(data_dir="sample", ratings="maybe")
+    with pytest.raises(ConfigError, match="seed 'x'"):
+        data.load_task_docs(data_dir="sample", seed="x")
+
+
+def test_records_intervals_and_round_trip():
+    docs = data.load_task_docs(data_dir="sample")
+    records = [scoring.record(d, f"[[{d['winner']}]]" if d["mode"] == "four_way" else "9" if d["correct"] else "2")
+               for d in docs]
+    values = scoring.rewardbench2_metrics(records)
+    assert values["factuality"] == 100.0 and values["length_bias"] <= 0.0 < values["first_position"]
+    settings = BootstrapSettings(resamples=200, seed=1)
+    for base in ("score", "math", "ties", "first_position", "length_bias"):
+        low, high = scoring.rewardbench2_interval(records, base, settings)
+        assert low <= values[base] <= high
+    # a rated prompt cut short (a --limit) is not scored: five of its six answers rated
+    ratings = [scoring.record(d, "5") for d in data.load_task_docs(data_dir="sample", ratings=True)]
+    cut = [r for r in ratings if not (r.prompt_id == "3" and r.answer_index == 4)]
+    assert scoring.prompt_count(ratings) - scoring.prompt_count(cut) == 1
+    from critic_tasks.core.records import Record
+
+    for r in (records[0], ratings[0]):
+        assert Record.from_dict(json.loads(json.dumps(r.as_dict()))) == r
