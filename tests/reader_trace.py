@@ -7,8 +7,18 @@ prompt, filters the replies, makes each document's record and aggregates. A file
 it runs (module bodies run by imports aside: importing is not reading), where the path reads a table of it (a
 module-level name a function that ran loads: ``registry.TASK_KINDS``, ``registry.METRICS``; a class of ours named
 there), and where its text is pasted into a program the sandbox runs (a module-level string holding a file of ours
-the package read as text). Prints the files in the order first met, the returns (edges back into a file met earlier)
-and the number with what a test recomputes it from.
+the package read as text). The sandbox is one unit (issue 45's ruling: for scoring its contract is ``run_pairs`` ->
+``PairResult.trusted.status``): every file under ``sandbox/`` and the programs that run inside it
+(``protocols/criticbench/correction/inside/``) count as ``critic_tasks/sandbox/``.
+
+Returns are counted as a reader meets them: opening a file already read and left, to read new code there. New code
+is a top-level definition of the file not read before (a function; a class with its methods; a module-level table),
+whoever calls it: a file of ours, or lm-eval, which calls the functions the YAML names (the reader goes back to the
+YAML, then opens utils.py again). A file opened again counts once in each of lm-eval's steps (building the task and
+loading the documents, each prompt, gold text, filter, record, the aggregation), however often the step bounces
+through it. Going back up the call stack reads nothing new and does not count; neither does a definition read
+again. Prints the files in the order first met, the returns ([from, into, the definition]) and the
+number with what a test recomputes it from.
 """
 
 import ast
@@ -23,6 +33,8 @@ import types
 root, task_name, picked = sys.argv[1], sys.argv[2], sys.argv[3]
 ours = os.path.join(root, "critic_tasks") + os.sep
 utils_file = os.path.join(ours, "adapters", "lm_eval", "tasks", "utils.py")
+SANDBOX = "critic_tasks/sandbox/"  # one unit: its files and the programs that run inside it
+INSIDE = ("critic_tasks/sandbox/", "critic_tasks/protocols/criticbench/correction/inside/")
 pasted, reading = {}, [False]
 
 
@@ -43,19 +55,37 @@ def audit(event, args):  # .py files of ours read as text (not imported): what a
 sys.addaudithook(audit)
 from lm_eval.tasks import TaskManager  # noqa: E402
 
-order = [f"critic_tasks/adapters/lm_eval/tasks/{task_name}.yaml"]
-edges, analysed, owners, sources = set(), set(), {}, {}
+YAML = f"critic_tasks/adapters/lm_eval/tasks/{task_name}.yaml"
+order = [YAML]
+analysed, owners, sources = set(), {}, {}
+read = {}  # file -> the top-level definitions read there
+returns = []  # [from, into, the new definitions]: a file already read and left, opened again for new code
+at = [YAML]  # the file the reader has open
+step = [0, set()]  # lm-eval's step the reader follows (the YAML's next function), and the files it opened again
 
 
 def rel(path):
-    return os.path.relpath(path, root)
+    path = os.path.relpath(path, root)
+    return SANDBOX if path.startswith(INSIDE) else path
 
 
-def note(src, dst):
+def note(src, dst, units):
+    """The reader, in ``src`` (None: lm-eval, which the YAML drives), opens ``dst`` to read ``units`` there."""
+    if src is None:  # lm-eval's next step: the reader goes back to the YAML and opens the function it names
+        src, step[0], step[1] = YAML, step[0] + 1, set()
+    new = sorted(set(units) - read.setdefault(dst, set()))
     if dst not in order:
         order.append(dst)
-    if src is not None and src != dst:
-        edges.add((src, dst))
+    elif new and dst != src and dst != at[0] and dst not in step[1]:
+        step[1].add(dst)
+        returns.append([src, dst, ", ".join(new)])
+    read[dst].update(units)
+
+
+def unit_of(code):
+    """The top-level definition a code object belongs to: ``LikertRecord`` for ``LikertRecord.scored``."""
+    name = getattr(code, "co_qualname", code.co_name)
+    return name.split(".")[0]
 
 
 def top_level_names(path):
@@ -102,6 +132,7 @@ def read_tables(frame, here):
         return
     analysed.add(code)
     instructions = list(dis.get_instructions(code))
+    seen = {}  # file -> the definitions this code reads there, noted once per file: one opening each
     for i, ins in enumerate(instructions):
         if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
             continue
@@ -125,11 +156,14 @@ def read_tables(frame, here):
         else:
             path = owner_of(found_name, obj, globals_of) or ""
         if path.startswith(ours):
-            note(here, rel(path))
+            seen.setdefault(rel(path), []).append(obj.__name__ if isinstance(obj, type) else found_name)
             if isinstance(obj, str):
                 for file, text in pasted.items():
                     if len(text) > 80 and text in obj:
-                        note(rel(path), rel(file))
+                        seen.setdefault(rel(file), []).append(os.path.basename(file))
+    for path, units in seen.items():
+        note(here, path, units)
+    at[0] = here  # back in the code that read them
 
 
 def importing(frame):
@@ -158,6 +192,9 @@ def profile(frame, event, arg):
     if event == "return" and code.co_filename == utils_file and code.co_name == "<module>":
         read_tables(frame, rel(utils_file))  # its names are bound once it has run
         return
+    if event == "return" and code.co_filename.startswith(ours) and not importing(frame):
+        at[0] = caller_of(frame) or YAML  # back up the call stack: nothing new read
+        return
     if event != "call":
         return
     if not code.co_filename.startswith(ours):
@@ -166,7 +203,9 @@ def profile(frame, event, arg):
         return
     here = rel(code.co_filename)
     generator = code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE)
-    note(None if generator else caller_of(frame), here)
+    # a generator's frame is entered again at each resumption, from wherever its consumer is: read where it is
+    note(here if generator else caller_of(frame), here, [unit_of(code)])
+    at[0] = here
     if code.co_name != "<module>":
         read_tables(frame, here)
 
@@ -184,6 +223,15 @@ if task_name == "critic_feedback":
     replies = [f"Decision: {i % 7 + 1}\nbecause" for i in range(len(docs) - 1)] + ["I would rather not rate this."]
     filtered = [[r] for r in replies]  # lm-eval's take_first
     key = "spearman"
+elif task_name == "critic_judgebench":
+    # the first three pairs judged right in both orders, the others wrong in both: the pair score is 3 of the pairs
+    pairs = list(dict.fromkeys(d["pair_id"] for d in docs))
+    def verdict(doc):
+        shown = doc["label"] if doc["order"] == "forward" else {"A>B": "B>A", "B>A": "A>B"}[doc["label"]]
+        wrong = {"A>B": "B>A", "B>A": "A>B"}[shown]
+        return f"My final verdict is [[{shown if pairs.index(doc['pair_id']) < 3 else wrong}]]."
+    filtered = [[verdict(d)] for d in docs]
+    key = "accuracy"
 else:
     replies = [[f"Revised:\n```python\n{d['generation']}\n```"] for d in docs]
     kept = task._filters[0].filters[0]().apply(replies, docs)
@@ -195,7 +243,8 @@ sys.setprofile(None)
 threading.setprofile(None)
 if task_name == "critic_feedback":
     extra = [[i % 7 + 1 for i in range(len(docs) - 1)] + [4], [d["feedback_score"] for d in docs]]
+elif task_name == "critic_judgebench":
+    extra = [len(pairs), [d["order"] for d in docs]]
 else:
     extra = [[d["quality"] for d in docs], [[c["status"] for c in row["checks"]] for row in rows]]
-back = sorted([a, b] for a, b in edges if order.index(b) < order.index(a))
-print(json.dumps({"order": order, "returns": back, "value": value, "extra": extra}))
+print(json.dumps({"order": order, "returns": returns, "value": value, "extra": extra}))

@@ -221,24 +221,25 @@ def test_layout_names_every_package_and_module_in_its_own_folder():
 
 
 # What a reader opens, from a task's YAML to its printed number, measured in a fresh process while lm-eval builds the
-# task (reading the YAML, executing utils.py, loading the documents: CRITICBENCH_DATA_DIR=sample), makes each
-# prompt, filters the replies, makes each document's record and aggregates. A file counts where a function of it
-# runs (module bodies run by imports aside: importing is not reading), where the path reads a table of it (a
-# module-level name loaded by a function that ran: registry.TASK_KINDS, registry.METRICS; a class of ours named
-# there), and where its text is pasted into a program the sandbox runs (a module-level string holding a file of
-# ours that the package read as text: boot.py, zygote.py, prelude.py ...). Files are listed in the order first met;
-# an edge is a call or a read from one file into another, and a return is an edge back into a file met earlier.
-# The measuring script: tests/reader_trace.py.
+# task (reading the YAML, executing utils.py, loading the documents: the bundled samples), makes each prompt, filters
+# the replies, makes each document's record and aggregates. A file counts where a function of it runs (module bodies
+# run by imports aside: importing is not reading), where the path reads a table of it (a module-level name loaded by a
+# function that ran: registry.TASK_KINDS, registry.METRICS; a class of ours named there), and where its text is
+# pasted into a program the sandbox runs; the sandbox (sandbox/ and the programs that run inside it) is one unit.
+# Files are listed in the order first met. A return is counted as a reader meets it (issue 45): opening a file already
+# read and left, to read a top-level definition not read before there, at most once per file in each of lm-eval's
+# steps; going back up the call stack does not count. The measuring script: tests/reader_trace.py.
 
-# task -> (documents traced, the most files a reader opens, the most returns). Issue 35 asks for 10 files for
-# critic_feedback and 14 for a code correction, with no return; these are what the house reaches now
-# (docs/architecture.md names the files that remain above the target).
-TRACES = {"critic_feedback": ("all", 13, 2), "critic_correction": ("code_not_exec", 26, 7)}
+# task -> (documents traced, the most files, the most returns) the house reaches now: a change may only lower them
+TRACES = {"critic_feedback": ("all", 13, 19), "critic_judgebench": ("all", 17, 20),
+          "critic_correction": ("code_not_exec", 16, 25)}
+# issue 45's targets (files, returns), not met yet: test_the_traces_meet_issue_45s_targets fails until they are
+TARGETS = {"critic_feedback": (10, 2), "critic_judgebench": (10, 2), "critic_correction": (14, 3)}
 
 
 def _trace(task: str) -> dict:
     picked = TRACES[task][0]
-    env = {**os.environ, "CRITICBENCH_DATA_DIR": "sample", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "CRITICBENCH_DATA_DIR": "sample", "JUDGEBENCH_DATA_DIR": "sample", "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, str(REPO / "tests" / "reader_trace.py"), str(REPO), task, picked],
                          capture_output=True, text=True,
                          cwd=REPO, env=env, timeout=300)
@@ -248,27 +249,39 @@ def _trace(task: str) -> dict:
 
 @pytest.mark.parametrize("task", sorted(TRACES))
 def test_the_trace_a_reader_follows_is_documented_and_short(task):
-    """docs/architecture.md lists, per task, every file a reader opens from the task's YAML to its printed number
-    (``TRACE``: the files whose functions run while lm-eval builds the task, loads its documents, makes the
-    prompts, filters, records and aggregates; the tables those functions read; the files pasted into the sandbox),
-    in the order met: exactly the measured list, within the limits of files and of returns (a call or read back into
-    a file already left). The number
-    is the one computed here by hand (scipy's Spearman; the sample's one correct code item of two)."""
-    _, limit, returns = TRACES[task]
+    """docs/architecture.md lists, per task, every file a reader opens from the task's YAML to its printed number,
+    in the order met, and its count of files and returns: exactly the measured ones, within today's limits. The
+    number is the one computed here by hand (scipy's Spearman; the sample's one correct code item of two; three of
+    the five JudgeBench pairs judged right in both orders)."""
+    _, limit, most_returns = TRACES[task]
     found = _trace(task)
     text = (REPO / "docs" / "architecture.md").read_text()
     listed = text.split(f"<!-- trace {task} -->\n```\n", 1)[1].split("```", 1)[0].split()
     measured = "\n".join(found["order"])
     assert listed == found["order"], f"docs/architecture.md's {task} trace is not the measured one:\n{measured}"
     assert len(found["order"]) <= limit, found["order"]
-    assert len(found["returns"]) <= returns, found["returns"]
-    assert f"{len(listed)} files" in text.split(f"<!-- trace {task} -->", 1)[1][:3000]
+    assert len(found["returns"]) <= most_returns, found["returns"]
+    counts = f"{len(listed)} files, {len(found['returns'])} returns"
+    assert counts in text.split(f"<!-- trace {task} -->", 1)[1][:3000], f"architecture.md should say: {counts}"
     if task == "critic_feedback":
         predicted, human = found["extra"]
         assert found["value"] == pytest.approx(100 * stats.spearmanr(predicted, human).statistic, abs=1e-9)
+    elif task == "critic_judgebench":
+        pairs, orders = found["extra"]
+        assert orders == ["forward", "reverse"] * pairs and pairs == 5
+        assert found["value"] == pytest.approx(100 * 3 / 5)
     else:
         assert found["extra"] == [["med", "high"], [["failed"], ["passed"]]]
         assert found["value"] == 50.0  # one domain, one of its two items passes
+
+
+@pytest.mark.xfail(strict=True, reason="issue 45's targets are not met yet (docs/architecture.md: the traces)")
+@pytest.mark.parametrize("task", sorted(TARGETS))
+def test_the_traces_meet_issue_45s_targets(task):
+    found = _trace(task)
+    files, returns = TARGETS[task]
+    assert len(found["order"]) <= files and len(found["returns"]) <= returns, (len(found["order"]),
+                                                                               found["returns"])
 
 
 def test_the_orchestration_names_no_protocol():
