@@ -67,14 +67,15 @@ def score(kind: registry.TaskKind, docs: Sequence[dict], samples: Sequence[Seque
 
 
 def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir: str | None = None,
-              prompt: str | None = None) -> list[dict]:
+              prompt: str | None = None, **options) -> list[dict]:
     """The documents of a registered task, as its lm-eval YAML loads them (same split, domains and options);
     ``protocol`` / ``toolkit_dir`` reach the loaders that take them (CriticBench's), ``prompt`` (authors | ours) the
-    benchmarks that follow their authors' prompts."""
+    benchmarks that follow their authors' prompts, and any other option (RealCritic's ``grading``) the protocols
+    that declare it; an option a protocol does not take is left out, as for a mixed run's --metadata."""
     spec = registry.task(task)
     steps = registry.PROTOCOLS[spec.kind_spec.protocol]
     given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir,
-             **({"prompt": prompt} if prompt is not None else {})}
+             **({"prompt": prompt} if prompt is not None else {}), **options}
     docs = steps.load_docs(spec.kind_spec.data_dimension, **steps.task_options(spec),
                            **{k: v for k, v in given.items() if k in steps.options})
     check_one_type_per_field(docs)  # as lm-eval's loader does: both harnesses refuse the same files alike

@@ -81,11 +81,18 @@ def _copies(tmp_path, protocol: str) -> tuple:
 # ----------------------------------------------------------------------------- identity: the item, not its folder
 
 
-def test_every_bundled_sample_loaded_from_two_folders_differs_only_where_compare_looks_away(tmp_path):
+def test_every_bundled_sample_loaded_from_two_folders_differs_only_where_compare_looks_away(tmp_path, monkeypatch):
     """Each protocol's documents, loaded by its own loader from two copies of its bundled data: the fields that
     differ are all fields compare leaves out of an item's identity (``PLACE_FIELDS``), so nothing else of a document
     records where it was read (our prompts: a copy of a sample holds no authors' templates, and no network here)."""
+    from critic_tasks.protocols import authors
     from critic_tasks.reports.compare import PLACE_FIELDS, document_identity
+    from rewardbench_authors import authors_mirror
+
+    # RewardBench's and RM-Bench's samples are asked with the authors' prompts only: a mirror of ../shared has them
+    monkeypatch.setenv(authors.MIRROR_ENV, str(authors_mirror(tmp_path / "mirror")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    authors._text.cache_clear()
 
     sample_dirs = {"criticbench": registry.PROTOCOLS["processbench"].sample_dir.parents[1] / "criticbench" / "sample_data"}
     checked, placed = [], 0
@@ -95,7 +102,8 @@ def test_every_bundled_sample_loaded_from_two_folders_differs_only_where_compare
             continue
         task = next(t for t, spec in registry.TASKS.items() if spec.kind_spec.protocol == name and spec.kind_spec.scored)
         copies = [shutil.copytree(source, tmp_path / name / where) for where in ("a", "b")]
-        docs_a, docs_b = (engine.task_docs(task, data_dir=str(c), prompt="ours") for c in copies)
+        # our prompts and RealCritic's strict reading: a copy of a sample holds no authors' files
+        docs_a, docs_b = (engine.task_docs(task, data_dir=str(c), prompt="ours", grading="strict") for c in copies)
         assert len(docs_a) == len(docs_b) > 0, task
         differing = {k for da, db in zip(docs_a, docs_b) for k in da.keys() | db.keys() if da.get(k) != db.get(k)}
         assert differing <= set(PLACE_FIELDS), (task, differing)
