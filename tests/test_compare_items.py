@@ -85,9 +85,10 @@ def test_every_bundled_sample_loaded_from_two_folders_differs_only_where_compare
     """Each protocol's documents, loaded by its own loader from two copies of its bundled data: the fields that
     differ are all fields compare leaves out of an item's identity (``PLACE_FIELDS``), so nothing else of a document
     records where it was read (our prompts: a copy of a sample holds no authors' templates, and no network here)."""
+    from rewardbench_authors import authors_mirror
+
     from critic_tasks.protocols import authors
     from critic_tasks.reports.compare import PLACE_FIELDS, document_identity
-    from rewardbench_authors import authors_mirror
 
     # RewardBench's and RM-Bench's samples are asked with the authors' prompts only: a mirror of ../shared has them
     monkeypatch.setenv(authors.MIRROR_ENV, str(authors_mirror(tmp_path / "mirror")))
