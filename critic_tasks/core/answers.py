@@ -134,11 +134,38 @@ def extract_final_answer(text: str | None, question: str | None = None) -> str |
         return _strip_commas(before_unit)  # the whole reply is the answer and its unit ("72 cm^2")
     if looks_cut_off(text, quantity=True):
         return None  # cut off by the token budget: its last number is a step of the work, not the answer
-    numbers = [m for m in _NUMBER.finditer(text) if not _EXPONENT_BEFORE.search(text[max(0, m.start() - 8):m.start()])]
-    if not numbers:
+    last = _last_number(text)
+    if last is None:
         return None
-    power = _POWER_AFTER.match(text, numbers[-1].end())  # "10^5" is one answer, its 5 no answer of its own
-    return _strip_commas(numbers[-1].group(0)) + (f"^{{{power.group(1) or power.group(2)}}}" if power else "")
+    power = _POWER_AFTER.match(text, last.end())  # "10^5" is one answer, its 5 no answer of its own
+    return _strip_commas(last.group(0)) + (f"^{{{power.group(1) or power.group(2)}}}" if power else "")
+
+
+# A place no number of _NUMBER runs across: after a character no number holds (a letter but e/E, a bracket, a
+# percent sign, which only ends one), after a run of spaces with no slash beside it (spaces are in a number only
+# around its fraction slash), between a digit and a following sign (a sign follows only "e", "/" or a space).
+_NUMBER_BOUNDARY = re.compile(r"[^0-9,.\-eE+/\s]|(?<![\s/])\s+(?![\s/])|(?<=[0-9])(?=[-+])")
+
+
+def _last_number(text: str):
+    """The last match of ``_NUMBER.finditer(text)`` that is no exponent, read from the end: the matches after a
+    place no number runs across are the same whether the scan starts there or at the text's start, so the text is
+    scanned back from its end in growing windows, each from such a place, and a reply's last number costs its
+    last window, not the whole reply (one number per two characters of a megabyte made a million matches)."""
+    end, window = len(text), 2048
+    while end > 0:
+        start = max(0, end - window)
+        if start > 0:
+            boundary = _NUMBER_BOUNDARY.search(text, start)
+            if boundary is None or boundary.end() >= end:
+                window *= 4  # none in this window: a larger one
+                continue
+            start = boundary.end()
+        for number in reversed(list(_NUMBER.finditer(text, start, end))):
+            if not _EXPONENT_BEFORE.search(text[max(0, number.start() - 8):number.start()]):
+                return number
+        end, window = start, window * 2
+    return None
 
 
 # ----------------------------------------------------------------------------- answer matching

@@ -24,6 +24,7 @@ import importlib.util
 import json
 import math
 import operator
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def _arithmetic(token: str):
     """What ``eval(token)`` gives for a plain number or arithmetic on numbers, without eval; None otherwise."""
     try:
         node = ast.parse(token, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: the parser's stack, too deep
         return None
 
     def value(n):
@@ -209,10 +210,51 @@ def _arithmetic(token: str):
         return None
 
 
+# What a whitespace token must look like (before a ``#``, where Python's comment starts) for ``eval`` to give a plain
+# number: signs and opening brackets, a Python int or float literal, closing brackets, and more of the same after
+# an operator. Necessary, not sufficient (brackets are not counted here): a token this does not match is a syntax
+# error, a name, a string, a call or a complex number to Python, none a score, and is skipped without a parse.
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_LITERAL = (r"0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+"  # first: "0x1" is not "0" and more
+            rf"|(?:(?:{_DIGITS})?\.{_DIGITS}|{_DIGITS}\.?)(?:[eE][-+]?{_DIGITS})?")
+_OPERAND = rf"[-+(]*(?:{_LITERAL})\)*"
+# (?=(...))\1 is an atomic group (the grammar has one way to read a token, so nothing is lost; without it a long token
+# that fails at its end was retried from every operator, slowly); ASCII: Python's literals are ASCII digits
+_ARITHMETIC_TOKEN = re.compile(rf"(?=({_OPERAND}(?:(?:\*\*|//|[-+*/%]){_OPERAND})*))\1", re.ASCII)
+_SIGNED_LITERAL = re.compile(rf"([-+]*)({_LITERAL})", re.ASCII)
+
+
+def _token_value(token: str):
+    """``_arithmetic(token)``, without a parse where none is needed: a token that cannot be arithmetic is None at
+    once, a signed literal is read by ``int(x, 0)`` / ``float`` (Python's own literal rules), the rest parsed."""
+    head, hash_mark, comment = token.partition("#")
+    if not _ARITHMETIC_TOKEN.fullmatch(head):
+        return None
+    if hash_mark and ("\x00" in comment or not comment.isascii()):
+        return _arithmetic(token)  # a comment Python may refuse (NUL, a lone surrogate): it decides
+    plain = _SIGNED_LITERAL.fullmatch(head)
+    if plain is None:
+        return _arithmetic(head)
+    signs, literal = plain.groups()
+    try:
+        value = int(literal, 0)  # Python's int literal: prefixes, underscores, no leading zeros
+    except ValueError:
+        if literal[:2].lower() in ("0x", "0o", "0b"):
+            return _arithmetic(head)
+        if not any(c in literal for c in ".eE"):
+            return None  # "012" (leading zeros) or beyond int()'s digit limit: the parser refuses both as well
+        value = float(literal)
+    return -value if signs.count("-") % 2 else value
+
+
 def _last_number(text: str):
-    """The toolkit's fallback: the last whitespace token that evaluates to a non-zero int or float."""
+    """The toolkit's fallback: the last whitespace token that evaluates to a non-zero int or float. Linear in the
+    reply: a token is parsed only if it looks like arithmetic, and each distinct one once."""
+    seen: dict[str, object] = {}
     for token in reversed(text.replace("\n", " ").replace("=", "= ").split()):
-        value = _arithmetic(token)
+        if token not in seen:
+            seen[token] = _token_value(token)
+        value = seen[token]
         if value and type(value) in (int, float):
             return value
     return None
@@ -246,7 +288,10 @@ def parse_score(text: str | None, marker: str = "Decision") -> float | None:
             # could then trade a losing correlation for the 0 an undefined one was reported as: unparsed here
             return value if math.isfinite(value) else None
     value = _last_number(text)
-    return None if value is None or not math.isfinite(value) else float(value)
+    try:
+        return None if value is None or not math.isfinite(value) else float(value)
+    except OverflowError:  # an int beyond any float ("0x" and a megabyte of "f"): no score, as inf and nan are not
+        return None
 
 
 def parse_verdict(text: str | None) -> str | None:

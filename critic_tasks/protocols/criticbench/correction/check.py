@@ -78,8 +78,21 @@ def fenced_blocks(text: str):
 _PY_LANGS = {"python", "py", "python3", "py3"}
 
 
-def _is_program(code: str) -> bool:
-    """Parses as Python and does something besides bare expressions (so prose like ``1.71`` is not code)."""
+# How much of a reply is parsed as Python, all candidates together. A parse builds a tree of the whole program
+# (8 s for a megabyte of one-line statements), so a reply that would need more is read as far as this goes: a
+# candidate beyond what is left is no program. A revision is generated within CORRECTION_BUDGET (1,024 tokens, a
+# few thousand characters; the released ones run to ~2,100), so no real reply comes near it: for any reply up to
+# this size the reading is exactly what parsing everything gives.
+PARSED_CHARS = 50_000
+
+
+def _is_program(code: str, budget: list[int] | None = None) -> bool:
+    """Parses as Python and does something besides bare expressions (so prose like ``1.71`` is not code).
+    ``budget``: a one-item list of the characters still allowed to be parsed, spent here."""
+    if budget is not None:
+        if len(code) > budget[0]:
+            return False
+        budget[0] -= len(code)
     try:
         tree = ast.parse(code)
     except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError (absurd nesting)
@@ -88,18 +101,23 @@ def _is_program(code: str) -> bool:
 
 
 def extract_code(text: str | None) -> str | None:
-    """The first ```python (or ```py) block; an unlabelled block only if it is Python; else the whole text if it is."""
+    """The first ```python (or ```py) block; an unlabelled block only if it is Python; else the whole text if it is.
+    Whether a block is Python is parsed, up to PARSED_CHARS characters in all."""
     if not text:
         return None
+    budget = [PARSED_CHARS]
     text = text.replace("\r\n", "\n")
     for lang, body, closed in fenced_blocks(text):
-        lang, body = lang.lower(), textwrap.dedent(body).strip("\n")
-        if lang in _PY_LANGS and body.strip() and (closed or _is_program(body)):  # cut-off block: only if it parses
+        lang = lang.lower()
+        if lang not in _PY_LANGS and lang != "":
+            continue  # another language's block: nothing to read in it
+        body = textwrap.dedent(body).strip("\n")
+        if lang in _PY_LANGS and body.strip() and (closed or _is_program(body, budget)):  # cut off: only if it parses
             return body
-        if lang == "" and _is_program(body):
+        if lang == "" and _is_program(body, budget):
             return body
-    if "```" not in text and _is_program(textwrap.dedent(text)):
-        return textwrap.dedent(text).strip("\n")
+    if "```" not in text and len(text) <= budget[0] and _is_program(whole := textwrap.dedent(text), budget):
+        return whole.strip("\n")
     return None
 
 
