@@ -235,15 +235,17 @@ def _timed(fn):
 def time_our_hooks() -> None:
     """Count the time spent in our code: the import of our CLI (counted by the caller), the CLI's checks before
     lm-eval runs, and every hook the task YAML names (loader, prompts, per-document records, aggregations; the
-    intervals are no lm-eval metrics: computed when the results are read). ``tasks/utils.py``'s functions (its
-    aggregation too, ``task_functions.aggregate``) look each hook up in ``task_functions`` when called, so
-    replacing it here times every call. None of them calls another, so nothing is counted twice."""
-    from critic_tasks.adapters.lm_eval import runner, task_functions
+    intervals are no lm-eval metrics: computed when the results are read). ``tasks/utils.py`` binds the methods
+    of ``task_functions.TaskFunctions`` (its aggregation too, ``TaskFunctions.aggregate``) when lm-eval executes it,
+    after this replaces them, so every call is timed. None of them calls another, so nothing is counted twice."""
+    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval.task_functions import TaskFunctions
 
     for name in ("preflight", "check_model_paths", "require_scorer_or_samples", "self_feedback_stage"):
         setattr(runner, name, _timed(getattr(runner, name)))
     for name in ("load_docs", "doc_to_text", "doc_to_target", "process_results", "aggregate"):
-        setattr(task_functions, name, _timed(getattr(task_functions, name)))
+        timed = _timed(getattr(TaskFunctions, name))
+        setattr(TaskFunctions, name, staticmethod(timed) if name == "aggregate" else timed)
 
 
 

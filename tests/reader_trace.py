@@ -14,7 +14,8 @@ the package read as text). The sandbox is one unit (issue 45's ruling: for scori
 Returns are counted as a reader meets them: opening a file already read and left, to read new code there. New code
 is a top-level definition of the file not read before (a function; a class with its methods; a module-level table),
 whoever calls it: a file of ours, or lm-eval, which calls the functions the YAML names (the reader goes back to the
-YAML, then opens utils.py again). A file opened again counts once in each of lm-eval's steps (building the task and
+YAML, then opens utils.py again), read at the opening or reading on in the file opened again (a definition read
+before calling one that was not). A file opened again counts once in each of lm-eval's steps (building the task and
 loading the documents, each prompt, gold text, filter, record, the aggregation), however often the step bounces
 through it. Going back up the call stack reads nothing new and does not count; neither does a definition read
 again. Prints the files in the order first met, the returns ([from, into, the definition]) and the
@@ -61,7 +62,9 @@ analysed, owners, sources = set(), {}, {}
 read = {}  # file -> the top-level definitions read there
 returns = []  # [from, into, the new definitions]: a file already read and left, opened again for new code
 at = [YAML]  # the file the reader has open
-step = [0, set()]  # lm-eval's step the reader follows (the YAML's next function), and the files it opened again
+# lm-eval's step the reader follows (the YAML's next function), the files it counted a return into, and the files it
+# opened again (each with the file it came from)
+step = [0, set(), {}]
 
 
 def rel(path):
@@ -72,13 +75,17 @@ def rel(path):
 def note(src, dst, units):
     """The reader, in ``src`` (None: lm-eval, which the YAML drives), opens ``dst`` to read ``units`` there."""
     if src is None:  # lm-eval's next step: the reader goes back to the YAML and opens the function it names
-        src, step[0], step[1] = YAML, step[0] + 1, set()
+        src, step[0], step[1], step[2] = YAML, step[0] + 1, set(), {}
     new = sorted(set(units) - read.setdefault(dst, set()))
     if dst not in order:
         order.append(dst)
-    elif new and dst != src and dst != at[0] and dst not in step[1]:
+    elif dst != src and dst != at[0]:  # an opening of a file already read and left
+        step[2][dst] = src
+    # new code read in a file opened again in this step: at its opening, or reading on there (a function of the file
+    # that a definition read before calls: the reader opened the file again to read it all the same)
+    if new and dst in step[2] and dst not in step[1]:
         step[1].add(dst)
-        returns.append([src, dst, ", ".join(new)])
+        returns.append([step[2][dst], dst, ", ".join(new)])
     read[dst].update(units)
 
 

@@ -179,12 +179,12 @@ def test_adversarial_math_replies_score_wrong_quickly_through_a_whole_task(lm_ev
     doc = next(d for d in docs if d["ground_truth_answer"] == "3.2")
     kind = registry.TASK_KINDS["correction"]
     start = time.monotonic()
-    kept = task_functions.ScoreFilter(kind).apply([[r] for r in ADVERSARIAL.values()], [doc] * len(ADVERSARIAL))
-    rows = [task_functions.process_results(kind, doc, [k])["pass_rate"] for k in kept]
+    kept = task_functions.TaskFunctions(kind).score_filter().apply([[r] for r in ADVERSARIAL.values()], [doc] * len(ADVERSARIAL))
+    rows = [task_functions.TaskFunctions(kind).process_results(doc, [k])["pass_rate"] for k in kept]
     elapsed = time.monotonic() - start
     assert [r["passed"] for r in rows] == [(False,)] * len(ADVERSARIAL)
     assert {r["checks"][0]["status"] for r in rows} <= {"wrong_answer", "unparsed"}
-    assert task_functions.aggregate(rows) == 0
+    assert task_functions.TaskFunctions.aggregate(rows) == 0
     assert elapsed < 20, elapsed
 
 
@@ -193,7 +193,7 @@ def test_comparison_replies_that_echo_the_options_or_hold_odd_characters_are_unp
     registry = engine.registry
     doc = engine.task_docs("critic_comparison_math_cot")[0]
     for reply in ["Decision: A/B/C.", "决策：A/B/C", "\ud800", "\x00Decision:\x00", "Decision: " + "A/" * 500_000]:
-        row = task_functions.process_results(registry.TASK_KINDS["comparison"], doc, [reply])["parse_rate"]
+        row = task_functions.TaskFunctions(registry.TASK_KINDS["comparison"]).process_results(doc, [reply])["parse_rate"]
         assert row["parsed"] is False and row["verdict"] is None, reply[:40]
 
 

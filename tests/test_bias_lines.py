@@ -130,11 +130,11 @@ def _lm_eval_value(kind: registry.TaskKind, family: str, key: str, docs, replies
     naming its key's (family, base), then the aggregation."""
     rows = []
     for doc, reply in zip(docs, replies):
-        fed = task_functions.process_results(kind, doc, [reply])
+        fed = task_functions.TaskFunctions(kind).process_results(doc, [reply])
         if key in fed:
             assert fed[key].metric == (family, key)
             rows.append(KeyedRow(json.loads(json.dumps(fed[key])), fed[key].metric))
-    return task_functions.aggregate(rows)
+    return task_functions.TaskFunctions.aggregate(rows)
 
 
 @pytest.mark.parametrize("protocol", sorted(KINDS))
@@ -213,11 +213,11 @@ def test_records_logged_without_lengths_give_no_length_bias_but_a_first_position
     docs, replies = _docs_and_replies("criticbench")
     rows = []
     for doc, reply in zip(docs, replies):
-        row = dict(task_functions.process_results(kind, doc, [reply])["first_position"])
+        row = dict(task_functions.TaskFunctions(kind).process_results(doc, [reply])["first_position"])
         row.pop("lengths")
         rows.append(row)
-    assert task_functions.aggregate([KeyedRow(r, ("pairwise", "length_bias")) for r in rows]) is None
-    assert task_functions.aggregate([KeyedRow(r, ("pairwise", "first_position")) for r in rows]) == pytest.approx(
+    assert task_functions.TaskFunctions.aggregate([KeyedRow(r, ("pairwise", "length_bias")) for r in rows]) is None
+    assert task_functions.TaskFunctions.aggregate([KeyedRow(r, ("pairwise", "first_position")) for r in rows]) == pytest.approx(
         hand_first_position(PAIRS))
 
 

@@ -3,6 +3,7 @@ aggregation per metric value are functions of the generated ``tasks/utils.py`` (
 names registered in lm-eval's global registries (issue 35, point 1)."""
 
 import ast
+import inspect
 import json
 import os
 import subprocess
@@ -54,23 +55,24 @@ def test_a_yaml_names_its_kinds_functions():
 
 
 def test_utils_binds_each_function_to_its_kind_and_defines_nothing_else():
-    """utils.py's functions, read as Python: each kind hook passes its own kind (``_FEEDBACK = TASK_KINDS["feedback"]``
-    for ``feedback_*``); each aggregation names its own family and base; no registration, no dispatch on a
-    document's fields; one aggregation, ``aggregate``, for every metric key."""
+    """utils.py read as Python: one table of names, no function of its own. Each kind's names are methods of its own
+    ``TaskFunctions`` (``_FEEDBACK = TaskFunctions.of("feedback")`` for ``feedback_*``); ``keep_samples`` and the one
+    aggregation, ``aggregate``, for every metric key; no registration, no dispatch on a document's fields."""
+    from critic_tasks import registry
+
     tree = ast.parse((TASKS / "utils.py").read_text())
-    constants = {node.targets[0].id: node.value.slice.value for node in tree.body
-                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)}
-    hooks = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    assert len(hooks) > 40
-    for fn in hooks:
-        call = fn.body[0].value
-        if fn.name in ("keep_samples", "aggregate"):
+    assert not [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    kinds = {node.targets[0].id: node.value.args[0].value for node in tree.body if isinstance(node, ast.Assign)
+             and isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "TaskFunctions.of"}
+    bound = {node.targets[0].id: ast.unparse(node.value) for node in tree.body if isinstance(node, ast.Assign)
+             and node.targets[0].id not in kinds}
+    assert len(bound) > 40 and len(kinds) == len(registry.TASK_KINDS)
+    for name, value in bound.items():
+        if name in ("keep_samples", "aggregate"):
             continue
-        kind = constants[call.args[0].id]
-        assert fn.name.startswith(kind + "_"), (fn.name, kind)
-    assert not [node for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)]
-    assert ast.unparse(next(fn for fn in hooks if fn.name == "aggregate").body[0]) == (
-        "return task_functions.aggregate(rows)")
+        holder, method = value.split(".")
+        assert name.startswith(kinds[holder] + "_") and name.endswith(method.replace("score_", "")), (name, value)
+    assert bound["aggregate"] == "TaskFunctions.aggregate" and bound["keep_samples"] == "TaskFunctions.keep_samples"
     text = (TASKS / "utils.py").read_text()
     assert "register" not in text and 'doc["dimension"]' not in text
 
@@ -129,7 +131,9 @@ def test_every_route_finds_the_yamls_functions(route, tmp_path):
     assert got["ours_registered"] == []
     assert got["prompt"] == "You will see a user "
     # the function's source, as lm-eval writes it: the value of the (family, base) each row carries
-    assert got["config"] == "def aggregate(rows):\n    return task_functions.aggregate(rows)\n"
+    from critic_tasks.adapters.lm_eval.task_functions import TaskFunctions
+
+    assert got["config"] == inspect.getsource(TaskFunctions.aggregate)
     assert got["intervals"] == []  # no interval is an lm-eval metric (reports.results computes them from samples)
 
 

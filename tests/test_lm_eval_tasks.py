@@ -43,8 +43,8 @@ def test_generated_utils_binds_every_name_the_yaml_files_use():
     one aggregation per metric value; grep finds each definition), and nothing else."""
     on_disk = (Path(critic_tasks.tasks_dir()) / "utils.py").read_text()
     assert on_disk == _generate_configs.render_utils(), "run: python -m critic_tasks.generate"
-    assert "def feedback_process_results(doc, results):\n" in on_disk
-    assert "def aggregate(rows):\n    return task_functions.aggregate(rows)\n" in on_disk
+    assert "\nfeedback_process_results = _FEEDBACK.process_results\n" in on_disk
+    assert "\naggregate = TaskFunctions.aggregate\n" in on_disk
     assert "import *" not in on_disk
 
 

@@ -74,14 +74,14 @@ def test_the_engine_scores_a_new_protocol_through_its_own_scorer(toy_task):
 
 
 def test_lm_evals_hooks_score_a_new_protocol_through_its_own_scorer(toy_task):
-    docs = task_functions.load_docs(toy_task)["eval"]
-    assert [task_functions.doc_to_text(toy_task, d) for d in docs][:1] == ["Answer yes or no: q0"]
-    kept = task_functions.ScoreFilter(toy_task).apply([[r] for r in REPLIES], list(docs))  # lm-eval's filter step
+    docs = task_functions.TaskFunctions(toy_task).load_docs()["eval"]
+    assert [task_functions.TaskFunctions(toy_task).doc_to_text(d) for d in docs][:1] == ["Answer yes or no: q0"]
+    kept = task_functions.TaskFunctions(toy_task).score_filter().apply([[r] for r in REPLIES], list(docs))  # lm-eval's filter step
     # lm-eval hands process_results each document's filtered response (the filter's one-row list) in a list
-    rows = [task_functions.process_results(toy_task, doc, [out]) for doc, out in zip(docs, kept)]
+    rows = [task_functions.TaskFunctions(toy_task).process_results(doc, [out]) for doc, out in zip(docs, kept)]
     by_key = {key: [row[key] for row in rows if key in row] for key in ("accuracy", "agreement")}
-    assert task_functions.aggregate(by_key["accuracy"]) == pytest.approx(75.0)
-    assert task_functions.aggregate(by_key["agreement"]) == pytest.approx(75.0)
+    assert task_functions.TaskFunctions.aggregate(by_key["accuracy"]) == pytest.approx(75.0)
+    assert task_functions.TaskFunctions.aggregate(by_key["agreement"]) == pytest.approx(75.0)
 
 
 def test_the_generators_write_a_new_protocols_files(toy_task):
@@ -96,8 +96,8 @@ def test_the_generators_write_a_new_protocols_files(toy_task):
     assert "aggregation: !function utils.aggregate" in task_yaml
     assert "(test_new_protocol.MajorityScorer)" in task_yaml  # the YAML names the scorer where it lives
     utils = lm_eval_files.render_utils(files)
-    assert "def toy_filter(**kwargs):" in utils
-    assert "def aggregate(rows):" in utils
+    assert "\ntoy_filter = _TOY.score_filter\n" in utils
+    assert "\naggregate = TaskFunctions.aggregate\n" in utils
     assert "critic_toy_datasets = [" in opencompass_files.render()["datasets/critic_toy_gen.py"]
 
 

@@ -85,7 +85,7 @@ def test_mixed_type_ids_stop_with_one_line_naming_file_and_field(name, tmp_path)
     kwargs, make = MIXED[name]
     path, field, item = make(tmp_path)
     with pytest.raises(DataError) as caught:
-        task_functions.load_docs(registry.kind_for(kwargs["dimension"], kwargs.get("fmt", "obj")), **kwargs,
+        task_functions.TaskFunctions(registry.kind_for(kwargs["dimension"], kwargs.get("fmt", "obj"))).load_docs(**kwargs,
                         data_dir=str(tmp_path))
     message = str(caught.value)
     assert "\n" not in message and message.startswith(f"{path}{item}: field '{field}' is str but number at {path}[0]")
@@ -101,12 +101,13 @@ def test_mixed_type_ids_load_where_the_loader_keeps_them_as_text(tmp_path):
     for i, item in enumerate(items):
         item["id"] = i if i % 2 else f"item-{i}"
     path.write_text(json.dumps(items))
-    docs = task_functions.load_docs(registry.TASK_KINDS["feedback"], fmt="obj", split="dev", domains=["math_cot"],
+    docs = task_functions.TaskFunctions(registry.TASK_KINDS["feedback"]).load_docs(fmt="obj", split="dev", domains=["math_cot"],
                                     data_dir=str(copy))
     assert len(docs["eval"]) >= len(items) >= 2  # the main file and its correction_part
     rows = _jsonl(tmp_path / "items.jsonl", [{"id": 7, "question": "q", "generation": "g"},
                                             {"id": "item-8", "question": "q", "generation": "g"}])
-    docs = task_functions.load_docs(registry.TASK_KINDS["revision_pool"], fmt="sub", items_file=str(rows), variant="short")
+    pool = task_functions.TaskFunctions(registry.TASK_KINDS["revision_pool"])
+    docs = pool.load_docs(fmt="sub", items_file=str(rows), variant="short")
     assert [d["id"] for d in docs["eval"]] == ["7", "item-8"]
 
 

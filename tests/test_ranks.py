@@ -97,7 +97,7 @@ def test_rows_come_back_in_document_order(world):
         assert ranks.in_doc_order(gathered[key]) == [{"doc": d} for d in docs if fed(d)]
     from critic_tasks.adapters.lm_eval import task_functions
 
-    assert task_functions.process_group() is None  # one process: the hooks call nothing of ranks, rows pass unchanged
+    assert task_functions.TaskFunctions.process_group() is None  # one process: the hooks call nothing of ranks, rows pass unchanged
     assert ranks.in_doc_order([{"doc": 1}, {"doc": 0}]) == [{"doc": 1}, {"doc": 0}]
 
 

@@ -8,9 +8,9 @@ generated files may repeat what tasks share): its opening comments say what the 
 its replies are scored, and its keys name its functions in ``utils.py``, as lm-eval's ifeval names its own: the
 kind's four hooks (``!function utils.feedback_doc_to_text``), its filter (``function: !function
 utils.correction_filter``) and the one aggregation every metric key names (``aggregation: !function utils.aggregate``:
-each value process_results emits carries its key's (family, base)). ``utils.py`` holds those functions, each a line
-calling ``task_functions.py`` with its TaskKind: lm-eval executes it afresh for every ``!function`` tag, so it only
-defines functions. Groups are their own files.
+each value process_results emits carries its key's (family, base)). ``utils.py`` binds those names, each a line naming
+a method of its kind's ``task_functions.TaskFunctions``: lm-eval executes it afresh for every ``!function`` tag, so
+it only binds names. Groups are their own files.
 """
 
 from __future__ import annotations
@@ -162,25 +162,25 @@ def render() -> dict[str, str]:
     return files
 
 
-UTILS_HEAD = '''"""The functions the YAML files name with ``!function utils.<name>``, as lm-eval's ifeval names its own: each
-task kind's loader, prompt, gold text and per-document record, its filter, and the one aggregation every metric key
-names. Each is one call into ``task_functions.py`` (with its TaskKind). lm-eval executes this file afresh for every
-``!function`` tag: it only defines functions over modules already imported."""
+UTILS_HEAD = '''"""The functions the YAML files name with ``!function utils.<name>``, as lm-eval's ifeval names its own: one
+table, each line binding a name to one of ``task_functions.py``'s: each task kind's loader, prompt, gold text,
+per-document record and filter (the methods of its ``TaskFunctions``), ``keep_samples`` and the one aggregation every
+metric key names. lm-eval executes this file afresh for every ``!function`` tag: it only binds names."""
 
-from critic_tasks.adapters.lm_eval import task_functions
-from critic_tasks.registry import TASK_KINDS
+from critic_tasks.adapters.lm_eval.task_functions import TaskFunctions
 '''
+
+HOOKS = ("load_docs", "doc_to_text", "doc_to_target", "process_results")
 
 
 def _kind_functions(kind: registry.TaskKind) -> str:
     const = f"_{kind.name.upper()}"
     about = "".join(f"# {line}\n" for line in textwrap.wrap(kind.about, 116))
-    text = f"\n\n{about}{const} = TASK_KINDS[\"{kind.name}\"]\n"
-    for hook, params in (("load_docs", "**kwargs"), ("doc_to_text", "doc"), ("doc_to_target", "doc"),
-                         ("process_results", "doc, results")):
-        text += f"\n\ndef {hook_name(kind, hook)}({params}):\n    return task_functions.{hook}({const}, {params})\n"
+    text = f"\n{about}{const} = TaskFunctions.of(\"{kind.name}\")\n"
+    for hook in HOOKS:
+        text += f"{hook_name(kind, hook)} = {const}.{hook}\n"
     if not kind.per_reply:  # the whole task scored at once (registry.SCORERS[kind.scorer].batch)
-        text += f"\n\ndef {hook_name(kind, 'filter')}(**kwargs):\n    return task_functions.ScoreFilter({const}, **kwargs)\n"
+        text += f"{hook_name(kind, 'filter')} = {const}.score_filter\n"
     return text
 
 
@@ -188,12 +188,12 @@ def render_utils(files: dict[str, str] | None = None) -> str:
     """``tasks/utils.py``: the functions the YAML files ``files`` (default: ``render()``) name with ``!function``."""
     files = render() if files is None else files
     # one blank line after the imports (isort's rule before a statement that is no def), two between blocks
-    text = UTILS_HEAD + "".join(_kind_functions(k) for k in registry.TASK_KINDS.values())[1:]
-    text += f"\n\ndef {KEEP_SAMPLES}(**kwargs):\n    return task_functions.KeepSamples(**kwargs)\n"
+    text = UTILS_HEAD + "".join(_kind_functions(k) for k in registry.TASK_KINDS.values())
+    text += f"\n{KEEP_SAMPLES} = TaskFunctions.keep_samples\n"
     # every metric key's: the value of the (family, base) its rows carry, over the records they hold
-    text += f"\n\ndef {AGGREGATE}(rows):\n    return task_functions.aggregate(rows)\n"
+    text += f"{AGGREGATE} = TaskFunctions.aggregate\n"
     used = {name for t in files.values() for name in re.findall(r"!function utils\.(\w+)", t)}
-    defined = set(re.findall(r"^def (\w+)\(", text, flags=re.M))
+    defined = set(re.findall(r"^([a-z]\w*) = ", text, flags=re.M))
     if used != defined:
         raise RuntimeError(f"the YAML files name {sorted(used - defined)} with !function, which utils.py lacks; "
                            f"utils.py defines {sorted(defined - used)}, which no YAML names")

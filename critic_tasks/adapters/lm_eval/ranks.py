@@ -17,7 +17,7 @@ our numbers, and are handled here:
   the rows back in document order and drops the empty slots.
 
 Outside a process group (one process: the usual run), nothing here runs: the hooks call these functions only under
-one (``task_functions.process_group``), or, for the aggregation, only on rows ``every_key`` wrapped.
+one (``TaskFunctions.process_group``), or, for the aggregation, only on rows ``every_key`` wrapped.
 """
 
 from __future__ import annotations
