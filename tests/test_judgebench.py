@@ -308,7 +308,12 @@ def test_chance_line_of_the_consistent_coin_and_position_critics(monkeypatch):
     gold_shorter = sum(len(r["response_A"]) != len(r["response_B"]) for r in rows) - gold_longer
     assert line.floors["longer"]["accuracy"] == 100 * gold_longer / len(rows)
     assert line.floors["shorter"]["accuracy"] == 100 * gold_shorter / len(rows)
-    assert line.chance["accuracy"] == max(50.0, 100 * gold_longer / len(rows), 100 * gold_shorter / len(rows))
+    # the family of verdict tables (issue 44.3): the shorter answer, and on equal lengths the pair's hashed-first
+    # text (a consistent coin: right on half of them); the old line (the best named critic, 60) was below it
+    equal = sum(len(r["response_A"]) == len(r["response_B"]) for r in rows)
+    assert equal and line.chance["accuracy"] == pytest.approx(
+        max(50.0, 100 * (gold_longer + equal / 2) / len(rows), 100 * (gold_shorter + equal / 2) / len(rows)))
+    assert line.chance["accuracy"] > max(50.0, 100 * gold_longer / len(rows), 100 * gold_shorter / len(rows))
     # the canned always-first critic, run through the scorer: every pair inconsistent, none right
     assert line.values["always_first"]["inconsistency"] == 100.0 and line.values["always_first"]["accuracy"] == 0.0
 

@@ -10,12 +10,16 @@ pieces here, so that the orchestration never asks which protocol it is looking a
 * The comparison floor, exactly: ``FLOOR_CRITICS`` (each a distribution over a pair's (forward, reverse) verdicts),
   ``shown_pairs`` (each pair once, with its two responses' lengths), ``expected_pairwise`` (each critic's expected
   rate per rule, in fractions), ``best_of`` (the floor and the critic that sets it).
+* The comparison family, exactly: ``blind_table_values`` (every verdict table over the blind features of one prompt:
+  which slot shows the pair's first text by a hash, and which slot shows the longer text), ``best_tables`` (the
+  tables that set a metric's best).
 * The rating floor: ``rating_floor`` (0 for a correlation, 50 for its (x + 100) / 2 score, unless rating by length
   does better on the task's data).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from fractions import Fraction
 from typing import Callable, Sequence
@@ -124,6 +128,71 @@ def expected_pairwise(pairs: Sequence[dict], rules: dict[str, Rule]) -> dict[str
                     totals[key] += prob * bool(rule(forward, reverse, pair["gold"]))
         out[critic] = {key: float(100 * total / max(1, len(pairs))) for key, total in totals.items()}
     return out
+
+
+# ----------------------------------------------------------------------------- the family of verdict tables
+
+# A blind critic sees one prompt: two texts in slots A and B. Without reading their quality it can still tell which
+# slot shows the longer text (A longer, B longer, equal lengths) and, by hashing the two texts, which slot shows the
+# pair's "first" text (a fixed but content-blind order of the pair: the same in both orders, so a critic keyed on it
+# answers consistently; it is independent of the gold, so it names the better text on a fair coin). A deterministic
+# blind critic is a table from these 2 x 3 features to a verdict A / B / C: 3^6 = 729 tables. They hold the constant
+# verdicts, the positional ones, the longer / shorter answer, the consistent coin, and any verdict by length that
+# differs by slot. The order (forward / reverse) is not a feature: the pair rule's gold rides on it (RM-Bench's and
+# RewardBench's forward order always shows the chosen response as A), so a critic keyed on it reads the label.
+#
+# Mixtures, exactly: a metric that is a mean over pairs of a per-pair rule is linear in a per-pair mixture, so mixing
+# two tables by a hash of the pair scores between them (the best is an endpoint). Mixing per prompt (each of a pair's
+# two prompts picks table X with share 1 - p, Y with p, independently) is not linear: the expected pair score is
+# (1 - p)^2 s(X) + p (1 - p) (s(Z1) + s(Z2)) + p^2 s(Y), where Z1 and Z2 answer the hashed-first prompt with one
+# table and the other prompt with the other. Z1 and Z2 are tables of the family, and the four weights sum to 1, so
+# the polynomial never exceeds the best table: over every share, the family's maximum is a table's score.
+SIGNS = ("A longer", "B longer", "equal")
+SLOTS = ("first shown as A", "first shown as B")
+TABLES = tuple(itertools.product("ABC", repeat=len(SLOTS) * len(SIGNS)))
+
+
+def table_name(table: Sequence[str]) -> str:
+    """``table[slot * 3 + sign]`` written out, e.g. ``blind table: first shown as A -> A/B/C, first shown as B ->
+    A/B/C (A longer/B longer/equal)``."""
+    halves = (f"{slot} -> {'/'.join(table[3 * i:3 * i + 3])}" for i, slot in enumerate(SLOTS))
+    return f"blind table: {', '.join(halves)} ({'/'.join(SIGNS)})"
+
+
+def _sign(shown_a: int, shown_b: int) -> int:
+    return 0 if shown_a > shown_b else 1 if shown_b > shown_a else 2
+
+
+def blind_table_values(pairs: Sequence[dict], rules: dict[str, Rule]) -> dict[str, dict[str, Fraction]]:
+    """Every table's expected score x100 on each rate (``rules``), exactly (fractions): per pair, the hashed-first
+    text is response 1 or response 2 with probability 1/2 each; the forward prompt shows response 1 as A, the
+    reverse one as B. Pairs are grouped by what the tables can tell apart (gold, lengths' sign, orders asked)."""
+    groups: dict[tuple, int] = {}
+    for pair in pairs:
+        key = (pair["gold"], _sign(*pair["lengths"]), frozenset(pair["orders"]))
+        groups[key] = groups.get(key, 0) + 1
+    half = Fraction(1, 2)
+    out: dict[str, dict[str, Fraction]] = {}
+    for table in TABLES:
+        totals = dict.fromkeys(rules, Fraction(0))
+        for (gold, sign, orders), count in groups.items():
+            reverse_sign = (1, 0, 2)[sign]
+            for first_is_response_1 in (True, False):
+                # forward: response 1 in slot A; the hashed-first text is in A iff it is response 1
+                forward = table[3 * (0 if first_is_response_1 else 1) + sign] if "forward" in orders else None
+                reverse = table[3 * (1 if first_is_response_1 else 0) + reverse_sign] if "reverse" in orders else None
+                for key, rule in rules.items():
+                    totals[key] += half * count * bool(rule(forward, reverse, gold))
+        out[table_name(table)] = {key: 100 * total / max(1, len(pairs)) for key, total in totals.items()}
+    return out
+
+
+def best_tables(values: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The tables (of ``values``: table -> metric -> value) that set some metric's best, with all their values; the
+    first table in ``TABLES`` order wins a tie."""
+    keys = next(iter(values.values()), {})
+    chosen = {max(values, key=lambda name: values[name][key]) for key in keys}
+    return {name: {k: float(v) for k, v in values[name].items()} for name in values if name in chosen}
 
 
 def best_of(floors: dict[str, dict[str, float]]) -> tuple[dict[str, float], dict[str, str]]:

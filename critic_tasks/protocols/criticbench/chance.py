@@ -90,7 +90,10 @@ def _pair_rules(kind, docs: Sequence[dict]) -> dict:
 def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
     """(headline metric -> floor, metric -> the critic that sets it, floor critic -> its expected values)."""
     if kind.pairwise:
-        floors = blind_critics.expected_pairwise(blind_critics.shown_pairs(docs, _shown), _pair_rules(kind, docs))
+        pairs, rules = blind_critics.shown_pairs(docs, _shown), _pair_rules(kind, docs)
+        floors = blind_critics.expected_pairwise(pairs, rules)
+        # the whole family of verdict tables (slot, length, a hashed order of the pair); no mixture beats its best
+        floors.update(blind_critics.best_tables(blind_critics.blind_table_values(pairs, rules)))
         return (*blind_critics.best_of(floors), floors)
     if kind.data_dimension == "correction":
         # deterministic content-blind corrections, run through the sandbox: the response unchanged, a constant

@@ -36,7 +36,10 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
         rules = {"agreement": lambda f, r, g: pairwise.pair_consistent(f, r) and f == g,
                  "consistency": lambda f, r, g: pairwise.pair_consistent(f, r)}
         rules = {key: rule for key, rule in rules.items() if key in kind.headline}
-        floors = blind_critics.expected_pairwise(blind_critics.shown_pairs(docs, _shown), rules)
+        pairs = blind_critics.shown_pairs(docs, _shown)
+        floors = blind_critics.expected_pairwise(pairs, rules)
+        # the whole family of verdict tables (slot, length, a hashed order of the pair); no mixture beats its best
+        floors.update(blind_critics.best_tables(blind_critics.blind_table_values(pairs, rules)))
         return (*blind_critics.best_of(floors), floors)
     keys = [k for k in kind.headline if k.startswith(("text_", "system_"))]
     return (*blind_critics.rating_floor(keys, values), {})

@@ -1,7 +1,9 @@
 """JudgeBench's canned critics and floors (``critic_tasks.chance``): Arena-Hard verdicts (``[[A>B]]``,
 ``[[B>A]]``, ``[[A=B]]``) on a pair asked in both orders; the floor of the authors' pair score is the best expected
 score of the content-blind critics of ``core.blind_critics`` (a consistent coin, fixed positions, the longer or
-shorter answer, ...). Inconsistency (lower is better) has no floor."""
+shorter answer, ...) and of its whole family of verdict tables (``blind_table_values``: every verdict by slot,
+length and a hashed order of the pair; mixtures of two never beat the best table). Inconsistency (lower is better)
+has no floor."""
 
 from __future__ import annotations
 
@@ -26,5 +28,7 @@ def replies(kind, docs: Sequence[dict], rng: random.Random) -> dict[str, list[st
 
 def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
     rules = {"accuracy": pair_correct} if "accuracy" in kind.headline else {}
-    floors = blind_critics.expected_pairwise(blind_critics.shown_pairs(docs, _shown), rules)
+    pairs = blind_critics.shown_pairs(docs, _shown)
+    floors = blind_critics.expected_pairwise(pairs, rules)
+    floors.update(blind_critics.best_tables(blind_critics.blind_table_values(pairs, rules)))
     return (*blind_critics.best_of(floors), floors)

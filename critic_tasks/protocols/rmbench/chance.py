@@ -2,8 +2,9 @@
 comparisons asked in both orders. A tie is no verdict of this prompt (``[[C]]`` reads as none, as the authors'
 reading gives ``error``). The floor of each headline (``accuracy``, ``hard``, ``normal``, ``easy``) is the best
 expected value of the content-blind critics of ``core.blind_critics`` (a consistent coin, fixed positions, the longer
-or shorter response, ...), computed per domain and class and averaged as the metric averages (the mean of the
-domains of the mean of their classes)."""
+or shorter response, ...) and of its family of verdict tables (``blind_table_values``; mixtures of two never beat
+the best table), computed per domain and class and averaged as the metric averages (the mean of the domains of the
+mean of their classes): one table is played on every cell, so the best table is picked after averaging."""
 
 from __future__ import annotations
 
@@ -41,9 +42,11 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
     cells: dict[tuple[str, str], list[dict]] = {}
     for d in docs:
         cells.setdefault((d["domain"], _class(d)), []).append(d)
-    expected = {cell: blind_critics.expected_pairwise(blind_critics.shown_pairs(cell_docs, _shown),
-                                                      {"right": pair_correct})
-                for cell, cell_docs in cells.items()}
+    expected = {}
+    for cell, cell_docs in cells.items():
+        pairs = blind_critics.shown_pairs(cell_docs, _shown)
+        expected[cell] = {**blind_critics.expected_pairwise(pairs, {"right": pair_correct}),
+                          **blind_critics.blind_table_values(pairs, {"right": pair_correct})}
     domains = sorted({domain for domain, _ in cells})
 
     def mean_of_domains(critic: str, classes) -> float:
@@ -54,7 +57,11 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
                 per_domain.append(sum(got) / len(got))
         return sum(per_domain) / len(per_domain)
 
-    floors = {critic: {"accuracy": mean_of_domains(critic, CLASSES), **{c: mean_of_domains(critic, (c,)) for c in CLASSES}}
-              for critic in blind_critics.FLOOR_CRITICS}
-    floors = {critic: {k: v for k, v in values.items() if k in kind.headline} for critic, values in floors.items()}
+    def values_of(critic: str) -> dict[str, float]:
+        every = {"accuracy": mean_of_domains(critic, CLASSES), **{c: mean_of_domains(critic, (c,)) for c in CLASSES}}
+        return {k: float(v) for k, v in every.items() if k in kind.headline}
+
+    floors = {critic: values_of(critic) for critic in blind_critics.FLOOR_CRITICS}
+    floors.update(blind_critics.best_tables({blind_critics.table_name(t): values_of(blind_critics.table_name(t))
+                                             for t in blind_critics.TABLES}))
     return (*blind_critics.best_of(floors), floors)
