@@ -241,7 +241,7 @@ def time_our_hooks() -> None:
     from critic_tasks.adapters.lm_eval import runner
     from critic_tasks.adapters.lm_eval.task_functions import TaskFunctions
 
-    for name in ("preflight", "check_model_paths", "require_scorer_or_samples", "self_feedback_stage"):
+    for name in ("preflight", "check_model_paths", "require_scorer_or_samples", "prior_runs"):
         setattr(runner, name, _timed(getattr(runner, name)))
     for name in ("load_docs", "doc_to_text", "doc_to_target", "process_results", "aggregate"):
         timed = _timed(getattr(TaskFunctions, name))

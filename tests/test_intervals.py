@@ -205,10 +205,10 @@ def test_the_demo_prints_and_writes_each_value_with_its_interval(sample, monkeyp
     """`critic-eval demo` (its lm-eval run answered by the scripted critic): the table it prints and the results file
     it writes hold each value with its interval, computed from the run's logged rows (lm-eval's own results hold
     none)."""
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
-    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=scripted")
+    monkeypatch.setattr(demo, "smollm2_model_args", lambda: "pretrained=scripted")
     evaluate, seen = lm_eval.simple_evaluate, []
 
     def scripted(**kwargs):  # the demo's own call, answered by the scripted critic (no chat template to apply)

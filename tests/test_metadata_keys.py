@@ -146,9 +146,9 @@ def _lm_evals_reading(argv: list[str]) -> dict:
     ["--metadata=split=claude"],
 ])
 def test_metadata_is_parsed_exactly_as_lm_evals_cli_parses_it(argv):
-    from critic_tasks.adapters.lm_eval.runner import _metadata
+    from critic_tasks.adapters.lm_eval.flags import run_metadata
 
-    assert _metadata(argv) == _lm_evals_reading(argv)
+    assert run_metadata(argv) == _lm_evals_reading(argv)
 
 
 @pytest.mark.parametrize(("value", "expected"), [

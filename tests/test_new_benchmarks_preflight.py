@@ -243,15 +243,15 @@ def test_set_but_empty_names_only_documented_values(monkeypatch, capsys, env, wh
 
 
 def test_the_demo_counts_the_generations_of_its_tasks(monkeypatch, capsys):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.delenv("CRITICBENCH_DATA_DIR")  # the demo's own default: every benchmark's bundled sample
-    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=unused")
-    monkeypatch.setattr(runner, "_demo_evaluate", lambda *args: {"results": {}, "samples": {}})
+    monkeypatch.setattr(demo, "smollm2_model_args", lambda: "pretrained=unused")
+    monkeypatch.setattr(demo, "_demo_evaluate", lambda *args: {"results": {}, "samples": {}})
     pairs = [line for line in (PACKAGE / "judgebench" / "sample_data" / GPT_FILE).read_text().splitlines()
              if line.strip()]
     steps = len(json.loads((PACKAGE / "processbench" / "sample_data" / "gsm8k.json").read_text()))
-    runner.run_demo(["critic_judgebench", "critic_processbench_gsm8k"], 32, "1", None)
+    demo.run_demo(["critic_judgebench", "critic_processbench_gsm8k"], 32, "1", None)
     err = capsys.readouterr().err
     assert f"({2 * len(pairs) + steps} generations; " in err and "critic group: 141 generations" not in err
 
@@ -264,9 +264,9 @@ def test_the_demo_counts_the_generations_of_its_tasks(monkeypatch, capsys):
      True),
 ])
 def test_the_demo_says_which_budget_a_task_needs(monkeypatch, capsys, tasks, results, hinted, leaderboard):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
-    monkeypatch.setattr(runner, "run_demo", lambda *args: results)
+    monkeypatch.setattr(demo, "run_demo", lambda *args: results)
     assert cli.main(["demo", "--tasks", tasks]) == 0
     out = capsys.readouterr().out
     hints = [line for line in out.splitlines() if "--max_gen_toks" in line]

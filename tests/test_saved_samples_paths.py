@@ -25,7 +25,7 @@ def test_the_per_round_lines_name_each_rounds_results_file(tmp_path, capsys):
     round's line names the results file to give `summary`, `check` or `compare`."""
     import json
 
-    from critic_tasks.adapters.lm_eval.runner import rounds_summary
+    from critic_tasks.adapters.lm_eval.stages import rounds_summary
 
     runs, files = [], []
     for round_no, accuracy in ((1, 50.0), (2, 0.0)):

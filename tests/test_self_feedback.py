@@ -304,22 +304,23 @@ def test_one_command_with_limit_runs_stage1_per_domain_with_the_same_limit(cli_m
 
 
 def test_stage1_argv_keeps_the_model_flags_and_replaces_tasks_and_output(tmp_path):
-    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.adapters.lm_eval import stages
+    from critic_tasks.adapters.lm_eval.flags import run_metadata, run_tasks
 
     argv = ["--model", "hf", "--model_args", "pretrained=m", "--tasks", "critic_correction_self_math_cot",
             "critic_feedback_chat", "--limit", "2", "-s", "-o", str(tmp_path / "out"), "--metadata", "data_dir=sample",
             "--apply_chat_template"]
-    assert [t.name for t in runner._tasks(argv)] == ["critic_correction_self_math_cot", "critic_feedback_chat"]
-    with runner.self_feedback_stage(argv) as (stage1, stage2):
+    assert [t.name for t in run_tasks(argv)] == ["critic_correction_self_math_cot", "critic_feedback_chat"]
+    with stages.self_feedback_stage(argv) as (stage1, stage2):
         folder = stage1[-1]
         assert stage1 == ["--model", "hf", "--model_args", "pretrained=m", "--limit", "2", "--metadata", "data_dir=sample",
                           "--apply_chat_template", "--tasks", "critic_self_feedback_math_cot", "--log_samples",
                           "--output_path", folder]
         assert folder.startswith(str(tmp_path / "out" / "self_feedback"))
         assert stage2 == [*argv, "--metadata", json.dumps({"self_feedback": folder})]
-        assert runner._metadata(stage2) == {"data_dir": "sample", "self_feedback": folder}
-    assert runner.self_feedback_stage(stage2) is None  # given: no stage 1
-    assert runner.self_feedback_stage(["--model", "hf", "--tasks", "critic_correction_math_cot"]) is None
+        assert run_metadata(stage2) == {"data_dir": "sample", "self_feedback": folder}
+    assert stages.self_feedback_stage(stage2) is None  # given: no stage 1
+    assert stages.self_feedback_stage(["--model", "hf", "--tasks", "critic_correction_math_cot"]) is None
 
 
 def test_summary_table_shows_the_new_columns_after_the_annotated_ones():

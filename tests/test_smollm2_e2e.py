@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import critic_tasks
-from critic_tasks.adapters.lm_eval.runner import smollm2_model_args
+from critic_tasks.adapters.lm_eval.demo import smollm2_model_args
 from critic_tasks.protocols.criticbench import data
 from critic_tasks.sandbox import Program
 

