@@ -327,19 +327,84 @@ def test_lm_eval_run_of_the_group_on_the_fixtures_gives_the_hand_computed_number
     assert out["results"]["critic_realcritic"]["accuracy,none"] == pytest.approx(sum(accuracies) / len(TASKS))
 
 
-def test_the_chance_floor_is_the_solution_accepted_or_a_random_letters_expectation(monkeypatch):
+def test_the_chance_floor_is_the_solution_accepted_or_the_best_constant_answer(monkeypatch):
     from critic_tasks import chance
 
     monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
-    # gsm8k fixtures: one right solution, one wrong: accepting both scores 50, fixes none; a random integer 0..100
-    # hits the golds 21 and 17 with 1/101 each
+    # gsm8k fixtures: one right solution (gold 21), one wrong (gold 17, shown 15): accepting both scores 50, fixes
+    # none; a random integer 0..100 expects 1/101; the constant 21 scores 50 and fixes none, the constant 17 scores 50
+    # and fixes the one wrong solution: 100 (a critic that knows the task's answers, not the item)
     line = chance.chance_line("critic_realcritic_gsm8k")
     assert line.chance["accuracy"] == 50.0 and line.chance_by["accuracy"] == "the solution accepted"
-    assert line.chance["incorrect_to_correct"] == pytest.approx(100 / 101)
+    assert line.chance["incorrect_to_correct"] == 100.0
+    assert line.chance_by["incorrect_to_correct"] == "constant answer 17"
+    assert line.floors["random"]["incorrect_to_correct"] == pytest.approx(100 / 101)
     assert line.values["always_first"]["correct_to_incorrect"] == 0.0
     assert line.values["every_label"]["accuracy"] == 0.0 and line.values["unparseable"]["parse_rate"] == 0.0
-    # arc-challenge fixtures (options A-D, one right solution of two): accepting scores 50 and fixes none; a random
-    # letter is expected to score 25 and to fix 25
+    # arc-challenge fixtures (golds C and B; the wrong solution's gold is C): always C fixes it
     line = chance.chance_line("critic_realcritic_arc_challenge")
     assert line.chance["accuracy"] == 50.0
-    assert line.chance["incorrect_to_correct"] == 25.0 and line.chance_by["incorrect_to_correct"] == "random (expected)"
+    assert line.chance["incorrect_to_correct"] == 100.0 and line.chance_by["incorrect_to_correct"] == "constant answer C"
+    # direct CoT shows no solution: the best constant (21 or 17, one gold each) scores 50 where the old A / 0 scored 0
+    line = chance.chance_line("critic_realcritic_direct_gsm8k")
+    assert line.chance == {"accuracy": 50.0} and line.chance_by["accuracy"] == "constant answer 21"
+
+
+def _mmlu_stem_docs():
+    return stages.load_task_docs(stages.CROSS, SHARED, subset="mmlu_stem", grading="strict")
+
+
+@needs_shared
+def test_always_the_most_common_letter_stays_at_the_line():
+    """Issue 44.3: the constant was option A, so a critic that always boxes the task's most common gold letter (D on
+    mmlu_stem: 91 of 292 golds against A's 61) beat the line on the items whose solution was wrong; the line now holds
+    every constant. The letter and its values by hand from the file's golds."""
+    from collections import Counter
+
+    from critic_tasks import chance, engine
+
+    docs = _mmlu_stem_docs()
+    letter = Counter(d["gold"] for d in docs).most_common(1)[0][0]
+    wrong = [d for d in docs if not scoring.shown_correct(d)]
+    values, _ = engine.score_task("critic_realcritic_mmlu_stem", docs, [f"\\boxed{{{letter}}}"] * len(docs))
+    assert values["accuracy"] == pytest.approx(100 * sum(d["gold"] == letter for d in docs) / len(docs))
+    fixed = 100 * sum(d["gold"] == letter for d in wrong) / len(wrong)
+    assert values["incorrect_to_correct"] == pytest.approx(fixed)
+    line = chance.chance_line("critic_realcritic_mmlu_stem", docs)
+    for key, floor in line.chance.items():
+        assert values[key] <= floor + 1e-9, (key, values[key], floor)
+    # the constant that fixes most is the most common gold among the wrong solutions' items, by hand
+    best = max(Counter(d["gold"] for d in wrong).values())
+    assert line.chance["incorrect_to_correct"] == pytest.approx(max(100 * best / len(wrong), 25.0))
+
+
+def _draw(seed: str) -> float:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big") / 2 ** 64
+
+
+@needs_shared
+def test_hashed_mixtures_of_blind_critics_stay_below_the_line():
+    """Critics from a wider blind family: each picks, per item by a hash, one of two members (copy the shown answer
+    back, box a letter, box every letter, box nothing) with a random share. Both metrics are means over items, so a
+    draw's expectation is at most the line, and a draw lands above it by sampling noise only: 3 standard errors of a
+    rate on the items it averages."""
+    import math
+    import random
+
+    from critic_tasks import chance, engine
+
+    docs = _mmlu_stem_docs()
+    line = chance.chance_line("critic_realcritic_mmlu_stem", docs)
+    members = {"copy": lambda d: scoring.shown_answer_reply(d), "every": lambda d: "\\boxed{A, B, C, D}",
+               "none": lambda d: "No answer.", **{c: (lambda d, c=c: f"\\boxed{{{c}}}") for c in "ABCDE"}}
+    rng = random.Random(44)
+    counts = {"accuracy": len(docs), "incorrect_to_correct": sum(not scoring.shown_correct(d) for d in docs)}
+    for seed in range(25):
+        one, two, share = rng.choice(list(members)), rng.choice(list(members)), rng.random()
+        replies = [members[two if _draw(f"{seed}:{d['idx']}") < share else one](d) for d in docs]
+        values, _ = engine.score_task("critic_realcritic_mmlu_stem", docs, replies)
+        for key, floor in line.chance.items():
+            noise = 300.0 * math.sqrt(0.25 / counts[key])
+            assert values[key] <= floor + noise, (seed, one, two, share, key, values[key], floor)
