@@ -6,8 +6,8 @@ Replies are DeepSeek-67B-Chat's released CriticEval outputs (../shared/data/...)
 the requested size; human labels are synthetic (seeded), since the released predictions carry
 none. Two ways of scoring the same records run side by side:
 
-* ours: the lm-eval path users run (process_results per item, then every metric key's
-  aggregation, including the per-quality / per-difficulty breakdowns);
+* ours: the lm-eval path users run (TaskFunctions.process_results per item, then
+  TaskFunctions.aggregate per metric key, the per-quality / per-difficulty breakdowns included);
 * baseline: the original toolkit's per-item parsing (regex + eval fallback) and one scipy
   Spearman per dimension — what the published numbers were computed with.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from scipy import stats
 
 from critic_tasks import registry
-from critic_tasks.adapters.lm_eval import task_functions as utils
+from critic_tasks.adapters.lm_eval.task_functions import TaskFunctions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from toolkit_reference import toolkit_extract, toolkit_option  # noqa: E402  (shared with the parser tests)
@@ -63,16 +63,14 @@ def load_workload(n_items: int, seed: int = 0):
 
 
 def score_ours(workload):
-    """The lm-eval path: process_results per item, then every metric key's aggregation, as the registry routes them."""
+    """The lm-eval path: each kind's ``process_results`` per item (a row per metric key, carrying its (family,
+    base)), then ``TaskFunctions.aggregate`` on each key's rows, as the generated YAMLs name them."""
+    functions = {dim: TaskFunctions(registry.kind_for(dim, "obj")) for dim in ("feedback", "meta", "comparison")}
     keyed: dict[tuple[str, str], list] = {}
     for doc, text in workload:
-        for key, rec in utils.process_results(registry.kind_for(doc["dimension"], "obj"), doc, [text]).items():
-            keyed.setdefault((doc["dimension"], key), []).append(rec)
-    out = {}
-    for (dim, key), recs in keyed.items():
-        metric = registry.kind_for(dim, "obj").metric(key)
-        out[f"{dim}/{key}"] = utils.aggregation(metric.family, metric.base)(recs)
-    return out
+        for key, row in functions[doc["dimension"]].process_results(doc, [text]).items():
+            keyed.setdefault((doc["dimension"], key), []).append(row)
+    return {f"{dim}/{key}": TaskFunctions.aggregate(rows) for (dim, key), rows in keyed.items()}
 
 
 def score_baseline(workload):

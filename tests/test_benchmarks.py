@@ -114,3 +114,17 @@ def test_fanout_benchmark(tmp_path):
     numbers = json.loads((tmp_path / "out.json").read_text())
     assert numbers["one server"]["served"] == [16, 0] and sum(numbers["2 servers"]["served"]) == 16
     assert min(numbers["2 servers"]["served"]) > 0  # both servers got work
+
+
+def test_score_throughput_benchmark():
+    """The scoring benchmark runs the lm-eval path as it is (it called an aggregation function that had gone), and
+    that path's feedback Spearman is scipy's on the same replies, parsed as the toolkit does."""
+    import score_throughput
+
+    if not score_throughput.PRED_DIR.is_dir():
+        pytest.skip(f"no released CriticEval predictions at {score_throughput.PRED_DIR}")
+    workload = score_throughput.load_workload(120)
+    ours, toolkit = score_throughput.score_ours(workload), score_throughput.score_baseline(workload)
+    assert ours["feedback/spearman"] == pytest.approx(toolkit["feedback/spearman"])
+    out = _run_script("benchmarks/score_throughput.py", "--items", "60", "--repeats", "1")
+    assert "ours" in out and "toolkit baseline" in out and "items/s" in out
