@@ -219,19 +219,19 @@ class TaskKind:
     # its Protocol (``PROTOCOLS[protocol]``: loader, prompt, gold text, parser), as ``Task.kind_spec`` is a task's
     # TaskKind: held by the kind so that a task function bound to the kind reaches its steps without a lookup
     protocol_spec: Protocol = field(init=False, repr=False, compare=False)
+    # each reply parsed on its own by the protocol's parser (``protocol_spec.record``, in lm-eval's process_results):
+    # no filter, no model called, no program run, so no setting to check before a run (a field, set here: a task
+    # function reads it without going back into this file)
+    per_reply: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "metrics", with_intervals(self.metrics))
         object.__setattr__(self, "protocol_spec", PROTOCOLS[self.protocol])
+        object.__setattr__(self, "per_reply", self.scorer == PARSED)
 
     def metric(self, key: str) -> Metric:
         return next(m for m in self.metrics if m.key == key)
 
-    @property
-    def per_reply(self) -> bool:
-        """Each reply parsed on its own by the protocol's parser (``protocol_spec.record``, in lm-eval's process_results):
-        no filter, no model called, no program run, so no setting to check before a run."""
-        return self.scorer == PARSED
 
 
 @dataclass(frozen=True)
@@ -661,12 +661,6 @@ def task(name: str) -> Task:
 
 
 # ----------------------------------------------------------------------------- loader options and --metadata keys
-
-
-# A task's lm-eval YAML hands its loader its name and ``loader_options`` under these two keys of its dataset_kwargs
-# (nested: lm-eval calls the loader with them and the run's --metadata merged, custom_dataset(**metadata,
-# **dataset_kwargs), where a --metadata key equal to a task option would be Python's TypeError, not our line)
-TASK_NAME_KEY, TASK_OPTIONS_KEY = "critic_task", "critic_task_options"
 
 
 def loader_options(task: Task) -> dict:

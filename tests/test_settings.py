@@ -72,8 +72,8 @@ def test_an_empty_executor_setting_is_the_sandbox_in_preflight_and_in_the_filter
     """``CRITIC_EXECUTOR=`` passed the preflight (``or "sandbox"``) and then the filter raised (``get("X",
     "sandbox")`` returns ''): both read the one setting now."""
     from critic_tasks import registry
-    from critic_tasks.adapters.lm_eval.task_functions import ScoreFilter
+    from critic_tasks.adapters.lm_eval.task_functions import ScoreFilter, TaskFunctions
 
     monkeypatch.setenv("CRITIC_EXECUTOR", "")
     registry.SCORERS["sandbox"].check_settings()
-    assert type(ScoreFilter(registry.TASK_KINDS["correction"]).executor).__name__ == "SandboxExecutor"
+    assert type(ScoreFilter(TaskFunctions(registry.TASK_KINDS["correction"])).executor).__name__ == "SandboxExecutor"

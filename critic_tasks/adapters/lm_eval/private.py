@@ -1,7 +1,7 @@
 """Every use of lm-eval's private API, in one place, for the one lm-eval release it was written against.
 
-lm-eval's public API (``TaskManager``, ``simple_evaluate``, its YAML, ``cli_evaluate``) does all a run needs; four
-savings need more, and each is here, nowhere else:
+lm-eval's public API (``TaskManager``, ``simple_evaluate``, its YAML, ``cli_evaluate``) does all a run needs; some
+savings need more, and each is here but the one the loader makes itself (below):
 
 * **The task index.** A ``TaskManager`` indexes lm-eval's own ~14,700 tasks in every run (~9 s on 2 cores) that a
   run of our tasks never reads. ``OursFirstTaskManager`` indexes ours first and lm-eval's only when a name, a glob or
@@ -15,11 +15,8 @@ savings need more, and each is here, nowhere else:
   F1 of a subset with one class only, under ``--limit``); lm-eval's group mean (``api.metrics.
   aggregate_subtask_metrics``) multiplies it and the run dies after its generations. ``install_none_safe_group_mean``
   wraps it: members without a value are left out of the mean (with one warning), a group of none is None.
-* **The run's model arguments and tasks, seen from a loader.** lm-eval hands every task's loader the run's
-  ``--metadata`` merged with ``--model_args`` and its own keys (``config_source``; ``version`` from the YAML);
-  ``evaluate_call`` reads the model arguments and task names from the ``simple_evaluate`` frame building the tasks
-  (the CLI's and the Python API's path alike), so that ``task_functions.load_docs`` checks only the user's --metadata keys,
-  against every critic task of the run. ``LM_EVAL_METADATA_KEYS``: what lm-eval itself adds.
+* **The run's model arguments and tasks, seen from a loader**: ``task_functions.TaskFunctions.evaluate_call``
+  reads them from the ``simple_evaluate`` frame building the tasks; it lives with the loader that reads it.
 * **Whole pairs under --limit.** lm-eval cuts each task's document list at ``--limit`` (``evaluator.
   get_sample_size``, then the first N documents); a task asking each pair in both orders lists a pair's orders one
   after the other, so an odd count cut a pair (JudgeBench ``--limit 1``: one order, no inconsistency).
@@ -207,39 +204,6 @@ def parse_metadata(occurrences: list[list[str]]) -> dict:
                 raise ValueError(f"{word}: expected a JSON object ({{\"key\": value}}) or key=value words"
                                  + (f", not a JSON {type(parsed).__name__}" if parsed is not None else "")) from None
     return merged
-
-
-# what lm-eval 0.4.13 itself puts in a task's metadata (tasks/_factory.py: the YAML's file, a placeholder config, a
-# metadata that is no mapping; the YAML's version)
-LM_EVAL_METADATA_KEYS = frozenset({"config_source", "config", "_metadata", "version"})
-
-
-@dataclasses.dataclass(frozen=True)
-class EvaluateCall:
-    model_arg_names: frozenset[str]  # the keys of its model_args (lm-eval merges them into every task's metadata)
-    tasks: tuple[str, ...]  # the task, group and tag names asked (objects and inline configs left out)
-
-
-def evaluate_call() -> EvaluateCall | None:
-    """The ``lm_eval.simple_evaluate`` call on the stack (the CLI's ``run`` calls it too), as its arguments stand;
-    None outside one (tasks built by a TaskManager of the caller's, then ``evaluate``)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "simple_evaluate" and frame.f_globals.get("__name__") == "lm_eval.evaluator":
-            args, tasks = frame.f_locals.get("model_args"), frame.f_locals.get("tasks")
-            if isinstance(args, str):
-                from lm_eval.utils import simple_parse_args_string
-
-                try:
-                    args = simple_parse_args_string(args)
-                except ValueError:
-                    args = {}
-            names = [n for t in (tasks if isinstance(tasks, (list, tuple)) else [tasks] if tasks else [])
-                     if isinstance(t, str) for n in t.split(",")]
-            return EvaluateCall(frozenset(args) if isinstance(args, dict) else frozenset(),
-                                tuple(n.strip() for n in names if n.strip()))
-        frame = frame.f_back
-    return None
 
 
 def _sampled(gen_kwargs: dict) -> bool:

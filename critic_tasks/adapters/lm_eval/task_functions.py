@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import itertools
 import json
 import logging
@@ -36,83 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("critic_tasks")
 
-class _ExpectedCountWarning(logging.Filter):
-    """lm-eval warns for every critic task that its metrics were "not scored on the same number of documents":
-    expected, since a per-quality key sees only its quality's items (and groups average only the headline metric,
-    unweighted). Dropped for our tasks, explained once."""
-
-    def __init__(self):
-        super().__init__()
-        self.explained = False
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message.startswith("[critic_") and "not scored on the same number of documents" in message:
-            if not self.explained:
-                self.explained = True
-                log.info("critic_tasks: breakdown metrics (per quality, difficulty, ...) are computed on their own "
-                         "items, so lm-eval's 'not scored on the same number of documents' notes are expected")
-            return False
-        return True
-
-
-class _CustomKwargsWarning(logging.Filter):
-    """lm-eval warns, for every task built from a ``custom_dataset`` (all of ours), that "Custom kwargs can be passed
-    to `--metadata`": four identical warnings for four tasks, about options our README documents. Dropped for ours."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not (message.startswith("critic_") and "Custom kwargs can be passed to `--metadata`" in message)
-
-
-# Installed on import, i.e. when lm-eval loads our tasks' utils.py: the warning is logged before any of our code runs
-# for a task (lm-eval's download() warns, then calls our loader), so no later point would catch the first one.
-logging.getLogger("lm_eval.api.task").addFilter(_CustomKwargsWarning())
-
-
-class Docs(list):
-    """The documents ``load_docs`` hands lm-eval: a list (``Task.eval_docs`` is typed ``datasets.Dataset |
-    list[dict]``), decoded from Arrow once instead of on every pass.
-
-    lm-eval walks a task's documents several times (building the requests, then scoring each reply; the test
-    document at task build), and ``datasets.Dataset.__iter__`` turns each row back into a dict on each walk: a
-    one-row table slice and a per-column decode, ~0.1 ms a row for our documents of 20-30 fields, about a second of
-    a CriticBench dev run's own time. The documents still pass through one Arrow table (``Dataset.from_list``: one
-    type per column, a missing field null in every row, as a ``datasets`` loader gives them), read back in one batch
-    (``to_list``); each walk (and each ``docs[i]``) then hands out a fresh copy of a row, as ``datasets`` does, so
-    a caller may add keys to its document without another walk seeing them, and ``features``, which lm-eval reads
-    for the column names. A table Arrow refuses (a field whose values mix types across documents) stops the run with
-    one line naming the file, the items and the field (``core.columns.check_one_type_per_field``), else with Arrow's
-    own error: well-formed documents are never walked for it."""
-
-    def __init__(self, rows: list[dict], features: datasets.Features):
-        super().__init__(rows)
-        self.features = features
-
-    @classmethod
-    def from_list(cls, docs: list[dict]) -> Docs:
-        import datasets  # imported by lm-eval anyway; not by the CLI, which imports this module too
-        import pyarrow
-
-        try:
-            table = datasets.Dataset.from_list(docs)
-        except pyarrow.ArrowException:  # one line naming file and field, not pyarrow's traceback
-            check_one_type_per_field(docs)
-            raise
-        return cls(table.to_list(), table.features)
-
-    def __iter__(self):
-        for row in super().__iter__():
-            yield dict(row)
-
-    def __getitem__(self, index):
-        item = super().__getitem__(index)
-        return [dict(row) for row in item] if isinstance(index, slice) else dict(item)
-
-
-# what our YAML files put in a task's metadata beside the version (generate._task_config)
-OWN_METADATA_KEYS = frozenset({"distinct_seeds"})
-
 
 class TaskFunctions:
     """One task kind's functions, as lm-eval calls them: the generated ``tasks/utils.py`` binds them by name, one
@@ -122,6 +46,92 @@ class TaskFunctions:
     tag, and the executor checked at task build must reach the filter built later."""
 
     _made: dict[str, TaskFunctions] = {}
+
+    # Everything lm-eval reaches of ours is a member of this class (its logging filters, its document list, the
+    # lm-eval internals the loader reads), so that a reader of a task reads this file once, not again at each step.
+
+    class ExpectedCountWarning(logging.Filter):
+        """lm-eval warns for every critic task that its metrics were "not scored on the same number of documents":
+        expected, since a per-quality key sees only its quality's items (and groups average only the headline metric,
+        unweighted). Dropped for our tasks, explained once."""
+
+        def __init__(self):
+            super().__init__()
+            self.explained = False
+
+        def filter(self, record: logging.LogRecord) -> bool:
+            message = record.getMessage()
+            if message.startswith("[critic_") and "not scored on the same number of documents" in message:
+                if not self.explained:
+                    self.explained = True
+                    log.info("critic_tasks: breakdown metrics (per quality, difficulty, ...) are computed on their own "
+                             "items, so lm-eval's 'not scored on the same number of documents' notes are expected")
+                return False
+            return True
+
+    class CustomKwargsWarning(logging.Filter):
+        """lm-eval warns, for every task built from a ``custom_dataset`` (all of ours), that "Custom kwargs can be passed
+        to `--metadata`": four identical warnings for four tasks, about options our README documents. Dropped for ours."""
+
+        def filter(self, record: logging.LogRecord) -> bool:
+            message = record.getMessage()
+            return not (message.startswith("critic_") and "Custom kwargs can be passed to `--metadata`" in message)
+
+    class Docs(list):
+        """The documents ``load_docs`` hands lm-eval: a list (``Task.eval_docs`` is typed ``datasets.Dataset |
+        list[dict]``), decoded from Arrow once instead of on every pass.
+
+        lm-eval walks a task's documents several times (building the requests, then scoring each reply; the test
+        document at task build), and ``datasets.Dataset.__iter__`` turns each row back into a dict on each walk: a
+        one-row table slice and a per-column decode, ~0.1 ms a row for our documents of 20-30 fields, about a second of
+        a CriticBench dev run's own time. The documents still pass through one Arrow table (``Dataset.from_list``: one
+        type per column, a missing field null in every row, as a ``datasets`` loader gives them), read back in one batch
+        (``to_list``); each walk (and each ``docs[i]``) then hands out a fresh copy of a row, as ``datasets`` does, so
+        a caller may add keys to its document without another walk seeing them, and ``features``, which lm-eval reads
+        for the column names. A table Arrow refuses (a field whose values mix types across documents) stops the run with
+        one line naming the file, the items and the field (``core.columns.check_one_type_per_field``), else with Arrow's
+        own error: well-formed documents are never walked for it."""
+
+        def __init__(self, rows: list[dict], features: datasets.Features):
+            super().__init__(rows)
+            self.features = features
+
+        @classmethod
+        def from_list(cls, docs: list[dict]) -> TaskFunctions.Docs:
+            import datasets  # imported by lm-eval anyway; not by the CLI, which imports this module too
+            import pyarrow
+
+            try:
+                table = datasets.Dataset.from_list(docs)
+            except pyarrow.ArrowException:  # one line naming file and field, not pyarrow's traceback
+                check_one_type_per_field(docs)
+                raise
+            return cls(table.to_list(), table.features)
+
+        def __iter__(self):
+            for row in super().__iter__():
+                yield dict(row)
+
+        def __getitem__(self, index):
+            item = super().__getitem__(index)
+            return [dict(row) for row in item] if isinstance(index, slice) else dict(item)
+
+    @dataclasses.dataclass(frozen=True)
+    class EvaluateCall:  # what ``evaluate_call`` reads of the ``simple_evaluate`` call building the tasks
+        model_arg_names: frozenset[str]  # the keys of its model_args (lm-eval merges them into every task's metadata)
+        tasks: tuple[str, ...]  # the task, group and tag names asked (objects and inline configs left out)
+
+    # what our YAML files put in a task's metadata beside the version (generate._task_config)
+    OWN_METADATA_KEYS = frozenset({"distinct_seeds"})
+    # what lm-eval 0.4.13 itself puts in a task's metadata (tasks/_factory.py: the YAML's file, a placeholder config, a
+    # metadata that is no mapping; the YAML's version)
+    LM_EVAL_METADATA_KEYS = frozenset({"config_source", "config", "_metadata", "version"})
+    # A task's lm-eval YAML hands its loader its name and ``registry.loader_options`` under these two keys of its
+    # dataset_kwargs (nested: lm-eval calls the loader with them and the run's --metadata merged,
+    # custom_dataset(**metadata, **dataset_kwargs), where a --metadata key equal to a task option would be Python's
+    # TypeError, not our line)
+    TASK_NAME_KEY, TASK_OPTIONS_KEY = "critic_task", "critic_task_options"
+
 
     def __init__(self, kind: registry.TaskKind):
         self.kind, self.protocol = kind, kind.protocol_spec
@@ -153,28 +163,62 @@ class TaskFunctions:
             self.check_settings()
         if kwargs.get("distinct_seeds"):  # a task with repeats (its YAML's metadata): each repeat of a sampled
             private.install_distinct_seeds()  # request asks lm-eval's API models with its own seed
-        name, own = kwargs.pop(registry.TASK_NAME_KEY, None), kwargs.pop(registry.TASK_OPTIONS_KEY, None)
-        if isinstance(own, dict) and name in registry.TASKS:
-            call = private.evaluate_call()
+        name, own = kwargs.pop(self.TASK_NAME_KEY, None), kwargs.pop(self.TASK_OPTIONS_KEY, None)
+        if isinstance(own, dict):
+            call = self.evaluate_call()
             given = self.user_metadata(kwargs, call)
-            registry.check_metadata([registry.TASKS[name], *self.run_tasks(call)], given)
+            if given:  # nothing given: nothing to check
+                self.check_metadata(name, given, call)
             kwargs = {**given, **own}  # the task's own options win (a key of another task of the run: not its to set)
         # only the options the protocol's loader takes go through (a key for another task of a mixed run stays out)
         protocol = self.protocol
         docs = protocol.load_docs(kind.data_dimension, **{k: kwargs[k] for k in protocol.options if k in kwargs})
         # rows decoded once, not on every pass; a field mixing types: one line naming file and field
-        return {"eval": Docs.from_list(docs)}
+        return {"eval": self.Docs.from_list(docs)}
 
     @staticmethod
-    def user_metadata(metadata: dict, call: private.EvaluateCall | None) -> dict:
+    def check_metadata(name: str, given: dict, call: TaskFunctions.EvaluateCall | None) -> None:
+        """Every key of ``given`` (the user's --metadata) is taken by a critic task of the run: this task (``name``)
+        or another the ``simple_evaluate`` call building it asks for (``registry.check_metadata``)."""
+        if name in registry.TASKS:
+            registry.check_metadata([registry.TASKS[name], *TaskFunctions.run_tasks(call)], given)
+
+    @staticmethod
+    def evaluate_call() -> TaskFunctions.EvaluateCall | None:
+        """The ``lm_eval.simple_evaluate`` call on the stack (the CLI's ``run`` calls it too), as its arguments stand;
+        None outside one (tasks built by a TaskManager of the caller's, then ``evaluate``). lm-eval's private API
+        (its frame's locals; ``private.py`` holds every other use): lm-eval hands every task's loader the run's
+        ``--metadata`` merged with ``--model_args`` and its own keys, so the loader reads the model arguments and
+        task names from there, to check only the user's --metadata keys, against every critic task of the run."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "simple_evaluate" and frame.f_globals.get("__name__") == "lm_eval.evaluator":
+                args, tasks = frame.f_locals.get("model_args"), frame.f_locals.get("tasks")
+                if isinstance(args, str):
+                    from lm_eval.utils import simple_parse_args_string
+
+                    try:
+                        args = simple_parse_args_string(args)
+                    except ValueError:
+                        args = {}
+                names = [n for t in (tasks if isinstance(tasks, (list, tuple)) else [tasks] if tasks else [])
+                         if isinstance(t, str) for n in t.split(",")]
+                return TaskFunctions.EvaluateCall(frozenset(args) if isinstance(args, dict) else frozenset(),
+                                                  tuple(n.strip() for n in names if n.strip()))
+            frame = frame.f_back
+        return None
+
+    @staticmethod
+    def user_metadata(metadata: dict, call: TaskFunctions.EvaluateCall | None) -> dict:
         """The keys of a task's metadata that the user gave (``--metadata``, or a TaskManager's ``metadata``): less
         what lm-eval and our YAML add, and less the model arguments of the ``simple_evaluate`` call building the
         task (``call``), which lm-eval's CLI merges in."""
-        skip = private.LM_EVAL_METADATA_KEYS | OWN_METADATA_KEYS | (call.model_arg_names if call else frozenset())
+        skip = (TaskFunctions.LM_EVAL_METADATA_KEYS | TaskFunctions.OWN_METADATA_KEYS
+                | (call.model_arg_names if call else frozenset()))
         return {k: v for k, v in metadata.items() if k not in skip}
 
     @staticmethod
-    def run_tasks(call: private.EvaluateCall | None) -> list[registry.Task]:
+    def run_tasks(call: TaskFunctions.EvaluateCall | None) -> list[registry.Task]:
         """The critic tasks the run asks for (groups and tags expanded), as the ``simple_evaluate`` call building
         them (``call``) names them; none outside one."""
         if call is None:
@@ -188,8 +232,8 @@ class TaskFunctions:
     def quiet_expected_count_warnings() -> None:
         """Install the filter on lm-eval's logger once a critic task is built (not when this module is imported)."""
         logger = logging.getLogger("lm_eval.evaluator_utils")
-        if not any(isinstance(f, _ExpectedCountWarning) for f in logger.filters):
-            logger.addFilter(_ExpectedCountWarning())
+        if not any(isinstance(f, TaskFunctions.ExpectedCountWarning) for f in logger.filters):
+            logger.addFilter(TaskFunctions.ExpectedCountWarning())
 
     def check_settings(self) -> None:
         """The settings a batch-scored kind's scorer needs (judge, revisers, sandbox), checked while lm-eval builds
@@ -267,6 +311,12 @@ class TaskFunctions:
 
 
 # ----------------------------------------------------------------------------- filters
+
+
+# Installed on import, i.e. when lm-eval loads our tasks' utils.py: the warning is logged before any of our code runs
+# for a task (lm-eval's download() warns, then calls our loader), so no later point would catch the first one.
+logging.getLogger("lm_eval.api.task").addFilter(TaskFunctions.CustomKwargsWarning())
+Docs = TaskFunctions.Docs
 
 
 RESCUE_DIR_ENV = "CRITIC_RESCUE_DIR"
