@@ -267,6 +267,68 @@ def test_blind_critics_through_the_run_and_the_chance_line(monkeypatch):
         f["score"] for f in line.floors.values())
 
 
+def test_every_slot_is_in_the_family_and_sets_its_subsets_floor():
+    """Issue 44.3: the line held always A only, so always the slot where a subset's winner is most often shown beat
+    it. Each slot's value by hand: the share of a subset's four-way prompts whose winner letter is that slot."""
+    from critic_tasks import chance, engine
+
+    docs = engine.task_docs("critic_rewardbench2")
+    line = chance.chance_line("critic_rewardbench2", docs)
+    four_way = [d for d in docs if d["mode"] == "four_way"]
+    for letter in "ABCD":
+        values, _ = engine.score_task("critic_rewardbench2", docs,
+                                      [f"[[{letter}]]" if d["mode"] == "four_way" else "1" for d in docs])
+        for slug in {d["subset_slug"] for d in four_way}:
+            shown = [d["winner"] == letter for d in four_way if d["subset_slug"] == slug]
+            assert values[slug] == pytest.approx(100 * sum(shown) / len(shown))
+            assert values[slug] <= line.chance[slug] + 1e-9, (letter, slug, values[slug], line.chance[slug])
+        assert values["score"] <= line.chance["score"] + 1e-9
+
+
+def _draw(seed: str) -> float:
+    return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big") / 2 ** 64
+
+
+def test_hashed_per_prompt_mixtures_of_blind_critics_stay_below_the_line():
+    """Critics from the blind family mixed per prompt (on Ties per number: its reference and tied prompts alike) by a
+    hash with a random share, through engine.score_task: each subset is a mean over prompts, so a draw expects at most
+    the line and lands above it by sampling noise only (3 standard errors of a rate on the subset's prompts). The
+    four-way members (a slot, no letter, the longest or shortest answer shown) are written here; the rating members
+    are a constant rating and the canned ratings by length."""
+    import math
+    import random
+
+    from critic_tasks import chance, engine
+    from critic_tasks.protocols.rewardbench2 import chance as rb2_chance
+
+    docs = engine.task_docs("critic_rewardbench2")
+    line = chance.chance_line("critic_rewardbench2", docs)
+    by_length = {"longer": rb2_chance._by_length(docs, True), "shorter": rb2_chance._by_length(docs, False)}
+
+    def slot_by_length(doc, sign):
+        lengths = [sign * len(str(t)) for t in doc["answers_shown"]]
+        return f"[[{'ABCD'[lengths.index(max(lengths))]}]]"
+
+    members = {**{f"slot {x}": (lambda i, d, x=x: f"[[{x}]]" if d["mode"] == "four_way" else "3") for x in "ABCD"},
+               "none": lambda i, d: "No verdict." if d["mode"] == "four_way" else "7",
+               **{name: (lambda i, d, name=name, sign=sign: slot_by_length(d, sign) if d["mode"] == "four_way"
+                         else by_length[name][i]) for name, sign in (("longer", 1), ("shorter", -1))}}
+    prompts: dict[str, set] = {}
+    for d in docs:
+        prompts.setdefault(d["subset_slug"], set()).add(str(d["prompt_id"]).partition(":")[2] or str(d["prompt_id"]))
+    rng = random.Random(44)
+    for seed in range(30):
+        one, two, share = rng.choice(list(members)), rng.choice(list(members)), rng.random()
+        replies = []
+        for i, d in enumerate(docs):
+            unit = str(d["prompt_id"]).partition(":")[2] or str(d["prompt_id"])
+            replies.append(members[two if _draw(f"{seed}:{unit}") < share else one](i, d))
+        values, _ = engine.score_task("critic_rewardbench2", docs, replies)
+        for key, floor in line.chance.items():
+            count = len(prompts[key]) if key in prompts else sum(map(len, prompts.values()))
+            assert values[key] <= floor + 300.0 * math.sqrt(0.25 / count), (seed, one, two, share, key, floor)
+
+
 def test_the_uniform_ties_expectation_matches_a_simulation():
     import random
 

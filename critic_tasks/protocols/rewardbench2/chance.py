@@ -8,12 +8,19 @@ document with a letter and a rating document with a rating:
     longer        the first of the longest answers shown         by the length of the answer among its prompt's
     shorter       the first of the shortest answers shown        answers (``blind_critics.length_ratings``)
 
-The floor of ``score`` and of each subset is the best expected value of the content-blind critics: no verdict,
-always A (a constant rating), a uniform letter (uniform ratings), the longer and the shorter answer; each
-deterministic critic's value is its replies run through the scorer, the uniform critic's is exact: 0.25 per
-four-way prompt, 1 / n per prompt of n answers rated (every answer is alike, so the chosen one's expected share of
-the top is 1 / n), and on Ties the expectation of ``process_single_model`` over independent uniform ratings
-(``uniform_ties``, enumerated over each prompt's worst / best correct and best incorrect rating).
+The floor of ``score`` and of each subset is the best expected value over a stated, exact family of critics that
+read nothing of quality (issue 44.3): on a four-way prompt, no verdict (0.25), always slot k (each of A-D: the
+shuffle sets where the winner is shown, so the slots need not score alike), the slot of the longest or the shortest
+answer shown (the first such slot on equal lengths), and a uniform letter (0.25 exactly); on a rating prompt, a
+constant rating (every constant scores alike: the metrics read only differences of ratings), the ratings by length
+(longer / shorter rated higher), and independent uniform ratings (1 / n per prompt of n answers rated, and on Ties
+the expectation of ``process_single_model``, ``uniform_ties``, enumerated over each prompt's worst / best correct and
+best incorrect rating). Each deterministic critic's value is its replies run through the scorer. One critic answers
+every subset (``score`` is the mean of the subsets' values under one critic). Every subset's value is a mean over
+prompts of a per-prompt result (Ties: over its numbers, each a reference and a tied prompt), so a critic that picks
+its member per prompt (per number on Ties) by a hash with share p scores linearly in p and the best mixture is an
+endpoint: the line is the best member. A rating critic that mixes members answer by answer within one prompt is
+outside the family (its rating vectors are not a member's).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from critic_tasks.protocols.rewardbench2.data import FOUR_WAY, SUBSETS, TIES
 
 LOW, HIGH = 1, 10
 NO_LETTER = "The answers are equally good."
-FLOOR_CRITICS = ("constant", "always_first", "uniform", "longer", "shorter")
+FLOOR_CRITICS = ("constant", "always_first", "always_B", "always_C", "always_D", "uniform", "longer", "shorter")
 
 
 def labelled(kind, docs: Sequence[dict]) -> bool:
@@ -149,6 +156,9 @@ def _uniform(docs: Sequence[dict]) -> dict[str, float]:
 
 def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
     canned = replies(kind, docs, random.Random(0))
+    for letter in LETTERS[1:]:  # always slot k; on a rating prompt a constant rating (always_first's)
+        canned[f"always_{letter}"] = [f"[[{letter}]]" if d["mode"] == FOUR_WAY else first
+                                      for d, first in zip(docs, canned["always_first"])]
     per_critic = {}
     for critic in FLOOR_CRITICS:
         if critic == "uniform":
