@@ -34,14 +34,8 @@ from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import read_setting, resolve_dir
 from critic_tasks.protocols.criticbench import self_feedback as savg
-from critic_tasks.protocols.criticbench.prompts import (
-    DOMAINS,
-    OBJECTIVE_CORRECTION_DOMAINS,
-    TEXT_DOMAINS,
-    resolve_domains,
-)
+from critic_tasks.protocols.criticbench.prompts import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.toolkit import attach_prompts, load_toolkit
-from critic_tasks.protocols.remote import read_json
 
 HUB_REPO = "opencompass/CriticBench"
 DATA_DIR_ENV = "CRITICBENCH_DATA_DIR"
@@ -75,7 +69,15 @@ def read_file(relpath: str, data_dir: str | os.PathLike | None = None) -> tuple[
         path = root / relpath
         if not path.is_file():
             raise DataError(f"{path}: file not found (expected the opencompass/CriticBench layout)")
-    items = read_json(path)
+    try:  # read here, not through protocols/remote.py: the loader reads its files in one place
+        with open(path, encoding="utf-8") as fh:
+            items = json.load(fh)
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
     if not isinstance(items, list):
         raise DataError(f"{path}: expected a JSON array of objects, got {type(items).__name__}")
     if not items:  # every file of the dataset holds items: an empty one would drop its domain without a word
@@ -113,6 +115,17 @@ def check_hub(timeout: float = 5.0) -> None:
     if answer.state != "ok":
         raise DataError(f"the Hub ({constants.ENDPOINT}) cannot be reached for {HUB_REPO} ({answer.detail}); "
                         f"{advice}")
+
+
+def resolve_domains(domains: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """``None`` / ``"all"`` -> every domain (``prompts.DOMAINS``); otherwise validate the names given."""
+    if domains is None or domains == "all":
+        return tuple(DOMAINS)  # prompts.DOMAIN_NAMES
+    names = domains.split(",") if isinstance(domains, str) else list(domains)
+    unknown = [n for n in names if n not in DOMAINS]
+    if unknown:
+        raise ConfigError(f"unknown CriticBench domain(s) {unknown}; known: {', '.join(DOMAINS)}")
+    return tuple(names)
 
 
 # ----------------------------------------------------------------------------- fields

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -93,17 +93,6 @@ DOMAINS: dict[str, Domain] = {
 DOMAIN_NAMES: tuple[str, ...] = tuple(DOMAINS)
 TEXT_DOMAINS = tuple(d for d in DOMAIN_NAMES if not DOMAINS[d].objective_correction)
 OBJECTIVE_CORRECTION_DOMAINS = tuple(d for d in DOMAIN_NAMES if DOMAINS[d].objective_correction)
-
-
-def resolve_domains(domains: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """``None`` / ``"all"`` -> every domain; otherwise validate the names given."""
-    if domains is None or domains == "all":
-        return DOMAIN_NAMES
-    names = domains.split(",") if isinstance(domains, str) else list(domains)
-    unknown = [n for n in names if n not in DOMAINS]
-    if unknown:
-        raise ConfigError(f"unknown CriticBench domain(s) {unknown}; known: {', '.join(DOMAIN_NAMES)}")
-    return tuple(names)
 
 
 # ----------------------------------------------------------------------------- prompts

@@ -36,12 +36,8 @@ from critic_tasks.core.settings import read_setting
 from critic_tasks.protocols import variants
 from critic_tasks.protocols.criticbench import data as cb_data
 from critic_tasks.protocols.criticbench import toolkit
-from critic_tasks.protocols.criticbench.prompts import (
-    DOMAINS,
-    OBJECTIVE_CORRECTION_DOMAINS,
-    TEXT_DOMAINS,
-    resolve_domains,
-)
+from critic_tasks.protocols.criticbench.data import resolve_domains
+from critic_tasks.protocols.criticbench.prompts import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 
 DATA_DIR_ENV = cb_data.DATA_DIR_ENV
 TASK_KINDS = ("revision_pool", "utility")  # MultiCritique's and RCO's data dimensions (registry)
