@@ -400,14 +400,32 @@ def _tiny_feedback(lengths_and_golds):
             for i, (n, g) in enumerate(lengths_and_golds)]
 
 
+def _best_step_map(lengths, golds, levels=7, sign=1):
+    """By hand: every partition of the sorted distinct lengths into at most ``levels`` consecutive blocks (a monotone
+    map of length onto the scale), scipy's Spearman of each, the best (0 where undefined)."""
+    import itertools
+
+    from scipy import stats
+
+    distinct = sorted({sign * n for n in lengths})
+    best = 0.0
+    for k in range(1, min(levels, len(distinct))):
+        for cuts in itertools.combinations(range(1, len(distinct)), k):
+            level = {x: sum(i >= c for c in cuts) for i, x in enumerate(distinct)}
+            best = max(best, 100 * stats.spearmanr([level[sign * n] for n in lengths], golds).statistic)
+    return best
+
+
 def test_a_rating_by_length_sets_the_feedback_floor_where_length_goes_with_the_labels():
     """Six responses whose human scores mostly grow with their length: a critic that rates by length alone reads no
-    content, so its Spearman (scipy, on the length itself: the rater's 1-7 ratings are a monotone map of it) is the
-    floor, not 0; with the lengths reversed against the labels, the shorter-is-better rater sets the same floor."""
+    content, so the best Spearman of any monotone map of length onto the 1-7 scale (by hand: every partition of the
+    lengths into consecutive blocks, scipy) is the floor, not 0, and at least the length's own Spearman; with the
+    lengths reversed against the labels, the shorter-is-better rater sets the same floor."""
     from scipy import stats
 
     pairs = [(10, 1), (20, 2), (30, 2), (40, 5), (50, 4), (60, 7)]
-    expected = 100 * stats.spearmanr([n for n, _ in pairs], [g for _, g in pairs]).statistic
+    expected = _best_step_map([n for n, _ in pairs], [g for _, g in pairs])
+    assert expected > 100 * stats.spearmanr([n for n, _ in pairs], [g for _, g in pairs]).statistic
     line = chance.chance_line("critic_feedback", _tiny_feedback(pairs))
     assert line.chance["spearman"] == pytest.approx(expected)
     assert line.chance["score"] == pytest.approx((expected + 100) / 2)
@@ -415,6 +433,60 @@ def test_a_rating_by_length_sets_the_feedback_floor_where_length_goes_with_the_l
     reversed_line = chance.chance_line("critic_feedback", _tiny_feedback([(70 - n, g) for n, g in pairs]))
     assert reversed_line.chance["spearman"] == pytest.approx(expected)
     assert reversed_line.chance_by["spearman"] == "rating by length (shorter rated higher)"
+
+
+def test_the_best_step_map_by_length_against_every_partition():
+    """``best_monotone_blocks`` against the brute force on 60 random small data sets (ties in lengths and labels,
+    2 to 4 levels), and the levels it returns score what it says (scipy)."""
+    import random
+
+    from scipy import stats
+
+    from critic_tasks.core import blind_critics
+
+    rng = random.Random(44)
+    for _ in range(60):
+        n = rng.randint(3, 10)
+        lengths, golds = [rng.randint(1, 8) for _ in range(n)], [rng.randint(1, 4) for _ in range(n)]
+        if len(set(golds)) < 2:
+            continue
+        levels = rng.randint(2, 4)
+        value, assigned = blind_critics.best_monotone_blocks(lengths, golds, levels)
+        assert value == pytest.approx(_best_step_map(lengths, golds, levels), abs=1e-9)
+        if value > 0:
+            assert 100 * stats.spearmanr(assigned, golds).statistic == pytest.approx(value)
+            assert len(set(assigned)) <= levels
+
+
+@pytest.mark.parametrize("task", ["critic_feedback", "critic_meta"])
+def test_raters_by_length_and_their_hashed_mixtures_stay_below_the_line(task):
+    """The rating family (issue 44.3): any monotone map of length onto the scale (random cut points, either
+    direction) scores at or below the line exactly; a hashed per-item mixture of two such raters (or of one and a
+    constant) is not one of them, and its Spearman is held to the line within 3 standard errors (1 / sqrt(n - 1))."""
+    import random
+
+    from critic_tasks import engine
+
+    docs = engine.task_docs(task)
+    line = chance.chance_line(task, docs)
+    form = "Score: {}" if task == "critic_meta" else "Decision: {}"
+    texts = [str(d["evaluated_feedback" if task == "critic_meta" else "generation"] or "") for d in docs]
+    distinct = sorted({len(t) for t in texts})
+    rng = random.Random(task)
+
+    def step_rater():
+        cuts = sorted(rng.sample(distinct, min(6, len(distinct))))
+        sign = rng.choice((1, -1))
+        return lambda t: 4 + sign * (sum(len(t) >= c for c in cuts) - 3)
+
+    for seed in range(25):
+        one, two = step_rater(), (step_rater() if seed % 3 else (lambda t, v=rng.randint(1, 7): v))
+        values, _ = engine.score_task(task, docs, [form.format(one(t)) for t in texts])
+        assert values["spearman"] <= line.chance["spearman"] + 1e-9, (task, seed, values["spearman"])
+        share = rng.random()
+        mixed = [form.format((two if _draw(f"{seed}:{i}") < share else one)(t)) for i, t in enumerate(texts)]
+        values, _ = engine.score_task(task, docs, mixed)
+        assert values["spearman"] <= line.chance["spearman"] + 300 / math.sqrt(len(docs) - 1), (task, seed)
 
 
 def test_without_a_length_signal_the_correlation_floor_stays_zero():

@@ -14,7 +14,8 @@ pieces here, so that the orchestration never asks which protocol it is looking a
   which slot shows the pair's first text by a hash, and which slot shows the longer text), ``best_tables`` (the
   tables that set a metric's best).
 * The rating floor: ``rating_floor`` (0 for a correlation, 50 for its (x + 100) / 2 score, unless rating by length
-  does better on the task's data).
+  does better on the task's data); ``best_length_ratings``: the rating by length (longer or shorter rated higher)
+  whose Spearman with the labels is the best of every monotone map of length onto the scale (``best_monotone_blocks``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import itertools
 import random
 from fractions import Fraction
 from typing import Callable, Sequence
+
+import numpy as np
 
 Rule = Callable[[str | None, str | None, str | None], bool]  # (forward verdict, reverse verdict, gold) -> counted
 
@@ -47,6 +50,121 @@ def length_ratings(form: str, low: int, high: int, texts: Sequence[str]) -> dict
     rank = {n: i / max(1, len(distinct) - 1) for i, n in enumerate(distinct)}
     longer = [round(low + rank[n] * (high - low)) for n in lengths]
     return {"longer": [form.format(v) for v in longer], "shorter": [form.format(low + high - v) for v in longer]}
+
+
+def _average_ranks(values: Sequence[float]) -> np.ndarray:
+    order = np.argsort(values, kind="stable")
+    sorted_values = np.asarray(values, dtype=float)[order]
+    ranks = np.empty(len(values))
+    start = 0
+    for end in range(1, len(values) + 1):
+        if end == len(values) or sorted_values[end] != sorted_values[start]:
+            ranks[order[start:end]] = (start + end + 1) / 2
+            start = end
+    return ranks
+
+
+def best_monotone_blocks(lengths: Sequence[int], labels: Sequence[float], levels: int) -> tuple[float, list[int]]:
+    """The best Spearman (x100, 0 where undefined) with ``labels`` of a rating that is a non-decreasing function of
+    ``lengths`` onto ``levels`` values, and each item's level (0-based) in that rating.
+
+    Spearman is the Pearson correlation of average ranks, so such a rating is worth only its partition of the
+    sorted distinct lengths into at most ``levels`` consecutive blocks: with nt items and the labels' centred ranks
+    y, a block of the items ranked C_i+1 .. C_j by length adds N = a * sum(y) and D = n * a^2 to the numerator and to
+    the rating's sum of squares, a = (C_i + C_j - nt) / 2 its centred average rank, n = C_j - C_i; rho = N /
+    sqrt(D * sum(y^2)). The best ratio lies on the upper concave hull of the partitions' (D, N) points (a point off
+    it is beaten by the tangent argument: N <= r* sqrt(D) <= r* sqrt(D*) / 2 + r* D / (2 sqrt(D*))), whose vertices
+    each maximise N - lambda * D for some lambda > 0: a dynamic programme over blocks per lambda, lambdas found by
+    splitting the hull between two vertices at the slope of their chord until no new vertex appears."""
+    total = len(lengths)
+    if total < 2 or len(set(labels)) < 2:
+        return 0.0, [0] * total
+    label_ranks = _average_ranks(labels)
+    centred = label_ranks - (total + 1) / 2
+    syy = float(centred @ centred)
+    distinct = sorted(set(lengths))
+    index = {n: i for i, n in enumerate(distinct)}
+    m = len(distinct)
+    counts = np.zeros(m)
+    sums = np.zeros(m)
+    for n, y in zip(lengths, centred):
+        counts[index[n]] += 1
+        sums[index[n]] += y
+    cum_c = np.concatenate([[0.0], np.cumsum(counts)])
+    cum_s = np.concatenate([[0.0], np.cumsum(sums)])
+    a = (cum_c[:, None] + cum_c[None, :] - total) / 2  # block (i, j]: its centred average rank
+    size = cum_c[None, :] - cum_c[:, None]
+    block_n = a * (cum_s[None, :] - cum_s[:, None])
+    block_d = size * a * a
+    allowed = np.triu(np.ones((m + 1, m + 1), dtype=bool), 1)
+
+    def solve(lam: float) -> tuple[float, float, tuple[int, ...]]:
+        gain = np.where(allowed, block_n - lam * block_d, -np.inf)
+        best = np.full(m + 1, -np.inf)
+        best[0] = 0.0
+        layers, choices = [], []
+        for _ in range(min(levels, m)):
+            options = best[:, None] + gain
+            choice = options.argmax(axis=0)
+            best = options[choice, np.arange(m + 1)]
+            layers.append(best)
+            choices.append(choice)
+        k = int(np.argmax([layer[m] for layer in layers]))
+        cuts, j = [m], m
+        for layer in range(k, -1, -1):
+            j = int(choices[layer][j])
+            cuts.append(j)
+        cuts = tuple(reversed(cuts))
+        n_sum = sum(block_n[i, j] for i, j in zip(cuts, cuts[1:]))
+        d_sum = sum(block_d[i, j] for i, j in zip(cuts, cuts[1:]))
+        return float(n_sum), float(d_sum), cuts
+
+    found: dict[tuple[int, ...], tuple[float, float]] = {}
+
+    def hull(left, right, depth=0):  # left: the larger lambda (smaller D)
+        (n1, d1, c1), (n2, d2, c2) = left, right
+        if c1 == c2 or d2 <= d1 or depth > 60:
+            return
+        lam = (n2 - n1) / (d2 - d1)
+        mid = solve(lam)
+        found[mid[2]] = mid[:2]
+        if mid[0] - lam * mid[1] > n1 - lam * d1 + 1e-9 * (1 + abs(n1) + lam * d1):
+            hull(left, mid, depth + 1)
+            hull(mid, right, depth + 1)
+
+    scale = float(block_d.max()) or 1.0
+    ends = [solve(0.0), solve(1e6 * float(np.abs(block_n).max() + 1) / 1e-9 / scale)]
+    for end in ends:
+        found[end[2]] = end[:2]
+    hull(ends[1], ends[0])
+    best_rho, best_cuts = 0.0, (0, m)
+    for cuts, (n_sum, d_sum) in found.items():
+        if d_sum > 0 and n_sum / np.sqrt(d_sum * syy) > best_rho:
+            best_rho, best_cuts = n_sum / np.sqrt(d_sum * syy), cuts
+    level_of = np.searchsorted(np.asarray(best_cuts[1:]), np.arange(m), side="right")
+    return 100.0 * best_rho, [int(level_of[index[n]]) for n in lengths]
+
+
+def best_length_ratings(form: str, low: int, high: int, texts: Sequence[str],
+                        labels: Sequence[float | None]) -> dict[str, list[str]]:
+    """``longer`` / ``shorter``: the ratings by length (the longer, or the shorter, the text, the higher) whose
+    Spearman with the labels (the items with one) is the best of every monotone map of length onto ``low`` ..
+    ``high`` (``best_monotone_blocks``); an item without a label is rated as the labelled lengths next below it
+    (above it, where none is below). Without two distinct labels: ``length_ratings``."""
+    known = [(len(t), float(y)) for t, y in zip(texts, labels) if y is not None]
+    if len({y for _, y in known}) < 2:
+        return length_ratings(form, low, high, texts)
+    out = {}
+    for name, sign in (("longer", 1), ("shorter", -1)):
+        signed = [sign * n for n, _ in known]
+        _, levels = best_monotone_blocks(signed, [y for _, y in known], high - low + 1)
+        steps = sorted(set(zip(signed, levels)))
+        ratings = []
+        for text in texts:
+            below = [lv for n, lv in steps if n <= sign * len(text)]
+            ratings.append(low + (below[-1] if below else steps[0][1]))
+        out[name] = [form.format(v) for v in ratings]
+    return out
 
 
 def verdict_replies(say: Callable[[str], str], n: int, rng: random.Random) -> dict[str, list[str]]:

@@ -66,7 +66,9 @@ def _correction_replies(docs: Sequence[dict], rng: random.Random) -> dict[str, l
 
 
 def replies(kind, docs: Sequence[dict], rng: random.Random) -> dict[str, list[str]]:
-    """The canned critics' replies; a rating task's also rate by length (``longer`` / ``shorter``)."""
+    """The canned critics' replies; a rating task's also rate by length (``longer`` / ``shorter``: of every monotone
+    map of length onto the 1-7 scale, the one with the best Spearman against the labels,
+    ``blind_critics.best_length_ratings``)."""
     if kind.data_dimension == "correction":
         return _correction_replies(docs, rng)
     if kind.pairwise:
@@ -74,7 +76,13 @@ def replies(kind, docs: Sequence[dict], rng: random.Random) -> dict[str, list[st
     form = _form(kind)
     texts = [str(d.get(RATED[kind.data_dimension]) or "") for d in docs]
     return {**blind_critics.rating_replies(form, LIKERT_LOW, LIKERT_HIGH, len(docs), rng),
-            **blind_critics.length_ratings(form, LIKERT_LOW, LIKERT_HIGH, texts)}
+            **blind_critics.best_length_ratings(form, LIKERT_LOW, LIKERT_HIGH, texts,
+                                                [_label(d.get(LABELS[kind.data_dimension])) for d in docs])}
+
+
+def _label(value) -> float | None:
+    """A document's human score as the scorer reads it (``float(gold)``), None where it has none."""
+    return None if value is None else float(value)
 
 
 def _pair_rules(kind, docs: Sequence[dict]) -> dict:
