@@ -118,9 +118,10 @@ class Metric:
             return False
         return record.n_samples >= self.min_samples
 
-    def row(self, value: dict) -> KeyedRow:
-        """``value`` (a record's row) as this key's value: it carries (family, base) to the one aggregation."""
-        return KeyedRow(value, (self.family, self.base))
+    def row(self, value: dict, record: Record | None = None) -> KeyedRow:
+        """``value`` (a record's row) as this key's value: it carries (family, base) to the one aggregation, and the
+        record it was made from (``record``), so that the aggregation does not make it again."""
+        return KeyedRow(value, (self.family, self.base), record)
 
 
 def breakdown(family: str, base: str, field_name: str, values, when: str = "scored", **options) -> tuple[Metric, ...]:
@@ -143,13 +144,20 @@ class KeyedRow(dict):
     logs as it is (lm-eval's ``--log_samples``: the record's plain JSON), and the (family, base) its key reports
     (``metric``), which an aggregation handed the values alone (lm-eval's) reads to know what to compute. An
     attribute, not a field, so the logged row stays the record's; it survives pickling (lm-eval's gather across
-    ranks), not JSON."""
+    ranks), not JSON. ``record``: the record the row was made from (None: make it again, ``Record.from_dict``)."""
 
-    __slots__ = ("metric",)
+    __slots__ = ("metric", "record")
 
-    def __init__(self, row: dict, metric: tuple[str, str]):
+    def __init__(self, row: dict, metric: tuple[str, str], record: Record | None = None):
         super().__init__(row)
-        self.metric = metric
+        self.metric, self.record = metric, record
+
+
+def keyed_rows(metrics: Sequence[Metric], record: Record) -> dict[str, KeyedRow]:
+    """The record as the value of each of ``metrics`` that accepts it, by key: its row (``as_dict``), carrying the
+    key's (family, base) and the record itself (``KeyedRow``)."""
+    row = record.as_dict()
+    return {m.key: m.row(row, record) for m in metrics if m.accepts(record)}
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import private, ranks
 from critic_tasks.core.columns import check_one_type_per_field
-from critic_tasks.core.records import Record
+from critic_tasks.core.records import Record, keyed_rows
 from critic_tasks.core.settings import read_setting
-from critic_tasks.protocols.scorer import Scorer
 from critic_tasks.sandbox import get_executor
 
 if TYPE_CHECKING:
@@ -260,17 +259,20 @@ class TaskFunctions:
         ScoreFilter kept) under every metric key that accepts it, as a plain row (JSON in --log_samples files, where
         ``reports.results`` reads it back for the intervals)."""
         output = results[0] if results else None
-        if self.kind.per_reply:  # the protocol's parser, e.g. protocols.criticbench.scoring.record
-            rec = self.protocol.record(doc, output)
-        else:  # the record its ScoreFilter made, as lm-eval hands it on (a one-row list)
-            rec = Record.from_dict(output[0])
-        row = rec.as_dict()
+        # the protocol's parser (e.g. protocols.criticbench.scoring.record), or the record the task's ScoreFilter made
+        rec = self.protocol.record(doc, output) if self.kind.per_reply else self.kept_record(output)
         group = self.process_group()
-        if group is None:  # each key's value: the row, carrying the key's (family, base) to ``aggregate``
-            return {m.key: m.row(row) for m in self.keys if m.accepts(rec)}
+        if group is None:  # each key's value: the row, carrying the key's (family, base) and the record to ``aggregate``
+            return keyed_rows(self.keys, rec)
+        row = rec.as_dict()
         # several ranks: every key on every document, each value tagged with its rank (ranks.every_key)
         slots = ranks.every_key({m.key: row for m in self.keys if m.accepts(rec)}, [m.key for m in self.keys], group)
         return {m.key: m.row(slots[m.key]) for m in self.keys}
+
+    @staticmethod
+    def kept_record(output: list) -> Record:
+        """The record a batch-scored kind's ScoreFilter made, as lm-eval hands it on (a one-row list)."""
+        return Record.from_dict(output[0])
 
     @staticmethod
     def process_group() -> tuple[int, int] | None:
@@ -289,9 +291,9 @@ class TaskFunctions:
         """The filter of the tasks that read every sample (``utils.keep_samples``): see ``KeepSamples``."""
         return KeepSamples(**kwargs)
 
-    def score_filter(self, **kwargs) -> ScoreFilter:
+    def score_filter(self, **kwargs) -> TaskFunctions.ScoreFilter:
         """The filter of a batch-scored kind (``utils.correction_filter``): see ``ScoreFilter``."""
-        return ScoreFilter(self, **kwargs)
+        return self.ScoreFilter(self, **kwargs)
 
     @staticmethod
     def aggregate(rows: list) -> object:
@@ -304,10 +306,85 @@ class TaskFunctions:
         family, base = rows[0].metric
         if TaskFunctions.process_group() is not None:  # gathered from several ranks: back in document order
             rows = ranks.in_doc_order(rows)
-        value = registry.METRICS[(family, base)]([Record.from_dict(r) for r in rows])  # None (null), never NaN
+        # each row's record, as process_results made it (made again where a row lost it: gathered from other ranks)
+        records = [r.record if getattr(r, "record", None) is not None else Record.from_dict(r) for r in rows]
+        value = registry.METRICS[(family, base)](records)  # None (null), never NaN
         if value is None:  # lm-eval aggregates every task before its groups: a group over this one averages the rest
             private.install_none_safe_group_mean()
         return value
+
+
+    class ScoreFilter:
+        """lm-eval filter for every task kind scored a whole batch at once (its kind's scorer, ``registry.SCORERS``; the
+        YAML names the kind's filter, ``utils.correction_filter``): programs run in parallel in the sandbox
+        (``sandbox``), judge calls run concurrently (``judge``: CriticBench's 1-10 grades; ``aiu_judge``: MetaCritique's
+        AIU extraction, precision and recall), and the revision protocols' revisers, checks and judge (``revision``), all
+        cached per step.
+
+        Replaces each document's generations with its record (the scorer's ``batch`` step), kept in ``--log_samples``
+        output: a correction record keeps each sample's check outcome in ``checks`` (items whose gold answer or unit
+        test is unusable are marked ``invalid``, logged, excluded from pass rates and counted in ``invalid_items``); a
+        judged record comes with the judge's identity.
+        Settings come from CRITIC_JUDGE_*, CRITIC_REVISER_* / CRITIC_REVISERS and CRITIC_EXECUTOR (or the ``executor``
+        argument). Without a judge or reviser configured, scoring is deferred: the run keeps its generations (use
+        ``--log_samples``) and the scorer's command (``critic-eval judge / revise <output dir>``) scores them later,
+        with the same numbers. Failed calls and unreadable replies are counted per item and make ``critic-eval`` exit 1.
+        """
+
+        def __init__(self, functions: TaskFunctions, **kwargs):
+            kind = functions.kind
+            self.kind, self.scorer = kind, registry.SCORERS[kind.scorer]
+            self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
+            # lm-eval builds the filter when it filters, after generation: its executor is the one built and checked while
+            # lm-eval built the task (a bad CRITIC_EXECUTOR stopped the run before any generation), one per task. The
+            # filter's ``executor`` argument (a plugin's name, given in the YAML's filter options) asks for another
+            self.executor = functions.task_executor(kwargs.get("executor")) if self.scorer.uses_executor else None
+
+        def apply(self, resps, docs):
+            if TaskFunctions.process_group() is not None:  # no item checked or judged twice under data parallel
+                resps = ranks.own_replies(resps, self.repeats)
+            scorer, kind = self.scorer, self.kind
+            context = scorer.context_from_env(progress=True, executor=self.executor)
+            why = scorer.defers(kind, docs, context)
+            if why:
+                log.warning(why)
+                return [[scorer.deferred_record(doc).as_dict()] for doc in docs]
+            records = self.scored_or_rescued(resps, docs, lambda: scorer.batch(kind, docs, resps, context))
+            for line in scorer.warnings(docs, records):
+                log.warning(line)
+            if scorer.live_failures:
+                _report_unscored(rec.item for rec in records if scorer.failed(rec))
+            summary = scorer.summary(kind, records)
+            if summary:
+                log.info(summary)
+            identity = scorer.identity(context.judge)
+            identity = {} if identity is None else {"judge": identity}
+            # a revision's record names the revisers, judge and prompt versions itself (models); a correction record
+            # keeps each sample's check outcome (``checks``)
+            return [[{**rec.as_dict(), **identity}] for rec in records]
+
+        def scored_or_rescued(self, resps, docs, score):
+            """Run ``score()``; if it raises, first save every generation in lm-eval's samples format, then say how to
+            re-score them (``rescue``), so a late failure never throws away a finished generation run."""
+            try:
+                return score()
+            except Exception as err:
+                raise self.rescue(resps, docs, err) from err
+
+        def rescue(self, resps, docs, err: Exception) -> ScoringFailed:
+            """The generations saved under ``CRITIC_RESCUE_DIR``, and the error saying where and how to re-score them."""
+            scorer, kind = self.scorer, self.kind
+            folder = Path(read_setting(RESCUE_DIR_ENV)).resolve()
+            folder.mkdir(parents=True, exist_ok=True)
+            # the kind's first task names the file (``critic-eval judge / revise / rescore`` read the kind from it)
+            task = next(t.name for t in registry.TASKS.values() if t.kind == kind.name)
+            path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
+            with open(path, "w", encoding="utf-8") as fh:
+                for i, (doc, resp) in enumerate(zip(docs, resps)):
+                    fh.write(json.dumps({"doc_id": i, "doc": doc, "resps": [list(resp)]}, default=str) + "\n")
+            how = scorer.rescore_hint.replace("<output_path>", str(path)) + " (once the cause is fixed)"
+            return ScoringFailed(f"{scorer.label} scoring failed ({type(err).__name__}: {err}); the {len(docs)} "
+                                 f"generations are saved in {path}; re-score them with: {how}")
 
 
 # ----------------------------------------------------------------------------- filters
@@ -316,7 +393,7 @@ class TaskFunctions:
 # Installed on import, i.e. when lm-eval loads our tasks' utils.py: the warning is logged before any of our code runs
 # for a task (lm-eval's download() warns, then calls our loader), so no later point would catch the first one.
 logging.getLogger("lm_eval.api.task").addFilter(TaskFunctions.CustomKwargsWarning())
-Docs = TaskFunctions.Docs
+Docs, ScoreFilter = TaskFunctions.Docs, TaskFunctions.ScoreFilter
 
 
 RESCUE_DIR_ENV = "CRITIC_RESCUE_DIR"
@@ -325,25 +402,6 @@ _RESCUES = itertools.count()
 
 class ScoringFailed(RuntimeError):
     """Scoring a task's generations failed after they were made; they were saved first (see the message)."""
-
-
-def _scored_or_rescued(scorer: Scorer, kind: registry.TaskKind, resps, docs, score):
-    """Run ``score()``; if it raises, first save every generation in lm-eval's samples format, then say how to
-    re-score them, so a late failure never throws away a finished generation run."""
-    try:
-        return score()
-    except Exception as err:
-        folder = Path(read_setting(RESCUE_DIR_ENV)).resolve()
-        folder.mkdir(parents=True, exist_ok=True)
-        # the kind's first task names the file (``critic-eval judge / revise / rescore`` read the kind from it)
-        task = next(t.name for t in registry.TASKS.values() if t.kind == kind.name)
-        path = folder / f"samples_{task}_{time.strftime('%Y-%m-%dT%H-%M-%S')}.{os.getpid()}-{next(_RESCUES)}.jsonl"
-        with open(path, "w", encoding="utf-8") as fh:
-            for i, (doc, resp) in enumerate(zip(docs, resps)):
-                fh.write(json.dumps({"doc_id": i, "doc": doc, "resps": [list(resp)]}, default=str) + "\n")
-        how = scorer.rescore_hint.replace("<output_path>", str(path)) + " (once the cause is fixed)"
-        raise ScoringFailed(f"{scorer.label} scoring failed ({type(err).__name__}: {err}); the {len(docs)} generations "
-                            f"are saved in {path}; re-score them with: {how}") from err
 
 
 # The list ``unscored_items`` collects into while its block runs (lm-eval builds the filters: nothing can be handed
@@ -367,56 +425,6 @@ def _report_unscored(items) -> None:
     collecting = _UNSCORED.get()
     if collecting is not None:
         collecting.extend(items)
-
-
-class ScoreFilter:
-    """lm-eval filter for every task kind scored a whole batch at once (its kind's scorer, ``registry.SCORERS``; the
-    YAML names the kind's filter, ``utils.correction_filter``): programs run in parallel in the sandbox
-    (``sandbox``), judge calls run concurrently (``judge``: CriticBench's 1-10 grades; ``aiu_judge``: MetaCritique's
-    AIU extraction, precision and recall), and the revision protocols' revisers, checks and judge (``revision``), all
-    cached per step.
-
-    Replaces each document's generations with its record (the scorer's ``batch`` step), kept in ``--log_samples``
-    output: a correction record keeps each sample's check outcome in ``checks`` (items whose gold answer or unit
-    test is unusable are marked ``invalid``, logged, excluded from pass rates and counted in ``invalid_items``); a
-    judged record comes with the judge's identity.
-    Settings come from CRITIC_JUDGE_*, CRITIC_REVISER_* / CRITIC_REVISERS and CRITIC_EXECUTOR (or the ``executor``
-    argument). Without a judge or reviser configured, scoring is deferred: the run keeps its generations (use
-    ``--log_samples``) and the scorer's command (``critic-eval judge / revise <output dir>``) scores them later,
-    with the same numbers. Failed calls and unreadable replies are counted per item and make ``critic-eval`` exit 1.
-    """
-
-    def __init__(self, functions: TaskFunctions, **kwargs):
-        kind = functions.kind
-        self.kind, self.scorer = kind, registry.SCORERS[kind.scorer]
-        self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
-        # lm-eval builds the filter when it filters, after generation: its executor is the one built and checked while
-        # lm-eval built the task (a bad CRITIC_EXECUTOR stopped the run before any generation), one per task. The
-        # filter's ``executor`` argument (a plugin's name, given in the YAML's filter options) asks for another
-        self.executor = functions.task_executor(kwargs.get("executor")) if self.scorer.uses_executor else None
-
-    def apply(self, resps, docs):
-        if TaskFunctions.process_group() is not None:  # no item checked or judged twice under data parallel
-            resps = ranks.own_replies(resps, self.repeats)
-        scorer, kind = self.scorer, self.kind
-        context = scorer.context_from_env(progress=True, executor=self.executor)
-        why = scorer.defers(kind, docs, context)
-        if why:
-            log.warning(why)
-            return [[scorer.deferred_record(doc).as_dict()] for doc in docs]
-        records = _scored_or_rescued(scorer, kind, resps, docs, lambda: scorer.batch(kind, docs, resps, context))
-        for line in scorer.warnings(docs, records):
-            log.warning(line)
-        if scorer.live_failures:
-            _report_unscored(rec.item for rec in records if scorer.failed(rec))
-        summary = scorer.summary(kind, records)
-        if summary:
-            log.info(summary)
-        identity = scorer.identity(context.judge)
-        identity = {} if identity is None else {"judge": identity}
-        # a revision's record names the revisers, judge and prompt versions itself (models); a correction record
-        # keeps each sample's check outcome (``checks``)
-        return [[{**rec.as_dict(), **identity}] for rec in records]
 
 
 class KeepSamples:
