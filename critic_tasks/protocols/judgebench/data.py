@@ -35,10 +35,10 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.judgebench import judges, prompts
-from critic_tasks.protocols.remote import field, read_jsonl
 
 HUB_REPO = "ScalerLab/JudgeBench"
 DATA_DIR_ENV = judges.DATA_ENV  # JUDGEBENCH_DATA_DIR
@@ -80,7 +80,7 @@ def read_rows(split: str, data_dir: str | os.PathLike | None = None) -> tuple[li
         return _download(split), f"hf://datasets/{HUB_REPO}[{split}]"
     for candidate in (root / name, root / "data" / name):
         if candidate.is_file():
-            return read_jsonl(candidate), str(candidate)
+            return [row for _, _, row in iter_jsonl(candidate)], str(candidate)
     raise DataError(f"{root / name}: file not found (expected {name} under {root} or {root / 'data'}, the layout "
                     f"of the paper repository's data/)")
 
@@ -107,6 +107,20 @@ def check_published(timeout: float = 5.0) -> None:
     """Online, before a run: the Hub answers one call for the dataset within ``timeout`` seconds (offline, the
     run's own loading from the cache is the check). One DataError naming the fix if not."""
     remote.check_hub_dataset(HUB_REPO, DATA_DIR_ENV, "README.md", timeout)
+
+
+def field(item: dict, key: str, where: str, kinds=(str,)):
+    """``item[key]`` of one of ``kinds``, or a DataError naming file, item and field (as ``remote.field``: the loader
+    reads its rows here, in one place)."""
+    if not isinstance(item, dict):
+        raise DataError(f"{where}: expected an object, got {type(item).__name__}")
+    if key not in item or item[key] is None:
+        raise DataError(f"{where}: missing field '{key}'")
+    value = item[key]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise DataError(f"{where}: field '{key}' should be {'/'.join(k.__name__ for k in kinds)}, "
+                        f"got {type(value).__name__}")
+    return value
 
 
 def to_pair(row: dict, where: str, split: str, index: int, source_file: str) -> dict:
@@ -146,13 +160,10 @@ def pair_docs(pair: dict, category: str, orders: str = "both") -> list[dict]:
              "response_b": shown[order][1]} for order in chosen]
 
 
-def with_messages(docs: list[dict], judge: str | None = None, prompt: str | None = None,
-                  data_dir: str | os.PathLike | None = None) -> list[dict]:
-    """``docs`` with the run's ``judge`` and ``prompt`` and the messages they make (``system_message``,
-    ``user_message``); ``prompt`` unset: ``ours`` on the bundled sample, else ``authors``."""
-    root = resolve_data_dir(data_dir)
-    fmt = judges.resolve_judge(judge)
-    chosen = judges.resolve_prompt(prompt, root == SAMPLE_DIR, fmt)
+def with_messages(docs: list[dict], fmt: judges.JudgeFormat, chosen: str, root: Path | None) -> list[dict]:
+    """``docs`` with the run's judge format (``fmt``) and prompt (``chosen``: authors | ours) and the messages they
+    make (``system_message``, ``user_message``); ``root``: the data folder (None: the Hub), where a checkout of the
+    paper repository holds the authors' files."""
     where = None if root is None or root == SAMPLE_DIR else root
     # the authors' second turn (their wording: their judges.py), for the judge that asks it; our prompt asks once
     follow_up = judges.second_turn_text(None if where is None else str(where)) if chosen == judges.AUTHORS and fmt.turns > 1 else ""
@@ -174,17 +185,17 @@ def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | Non
     claude), the pairs of one ``category`` (all | knowledge | reasoning | math | coding), each in both orders
     (``orders``: both | single), asked by one of the authors' judge formats (``judge``: arena_hard, the default,
     ...) in their wording or ours (``prompt``: authors | ours)."""
-    fmt = judges.resolve_judge(judge)  # bad options stop the run before the data is read
-    if prompt not in (None, ""):
-        judges.resolve_prompt(prompt, False, fmt)
+    root = resolve_data_dir(data_dir)  # where the files are (the data setting), then how they are asked
+    # bad options stop the run before the data is read; prompt unset: ours on the bundled sample (no authors' file
+    # needed), else the authors'
+    fmt, chosen = judges.resolve(judge, prompt, root == SAMPLE_DIR)
     if dimension != DIMENSION:
         raise ConfigError(f"judgebench: unknown dimension {dimension!r} (expected {DIMENSION!r})")
     if category not in CATEGORIES:
         raise ConfigError(f"judgebench category {category!r}: expected one of {', '.join(CATEGORIES)}")
     if orders not in ORDER_CHOICES:
         raise ConfigError(f"judgebench orders {orders!r}: expected one of {', '.join(ORDER_CHOICES)}")
-    pairs = [p for p in load_pairs(split, data_dir) if category == "all" or p["source_slug"] == category]
+    pairs = [p for p in load_pairs(split, root) if category == "all" or p["source_slug"] == category]
     if not pairs:
         raise DataError(f"judgebench {split}: no pairs of category {category!r}")
-    return with_messages([doc for pair in pairs for doc in pair_docs(pair, category, orders)], fmt.name, prompt,
-                         data_dir)
+    return with_messages([doc for pair in pairs for doc in pair_docs(pair, category, orders)], fmt, chosen, root)

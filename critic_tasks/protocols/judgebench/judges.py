@@ -107,6 +107,12 @@ def resolve_judge(judge: str | None) -> JudgeFormat:
     return JUDGES[name]
 
 
+def resolve(judge: str | None, prompt: str | None, sample: bool) -> tuple[JudgeFormat, str]:
+    """How a run asks its pairs: its judge format (``resolve_judge``) and whose prompt (``resolve_prompt``)."""
+    fmt = resolve_judge(judge)
+    return fmt, resolve_prompt(prompt, sample, fmt)
+
+
 def resolve_prompt(prompt: str | None, sample: bool, judge: JudgeFormat) -> str:
     """``prompt`` as given, else ``ours`` on the bundled sample (offline, no authors' file needed) and ``authors``
     elsewhere. Our wording exists for the Arena-Hard judge only."""
