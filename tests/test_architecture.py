@@ -343,3 +343,25 @@ def test_the_sandbox_is_one_room():
     assert programs == {"__init__.py", "wire.py", "candidate_side.py", "tester_side.py", "prelude.py"}
     assert {p.name for p in (PACKAGE / "sandbox/inside").glob("*.py")} == {"__init__.py", "boot.py", "zygote.py",
                                                                          "tree.py"}
+
+
+def test_no_module_defines_a_top_level_name_twice():
+    """A second ``KEYS = ...`` in a module silently replaced the first (MetaCritique's AIU intervals became None when
+    its metric declarations moved beside its value names): every top-level name is bound once per module."""
+    import ast
+    import collections
+
+    twice = {}
+    for path in sorted((REPO / "critic_tasks").rglob("*.py")):
+        names = collections.Counter()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names[node.target.id] += 1
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names[node.name] += 1
+        repeated = sorted(n for n, count in names.items() if count > 1 and n != "__all__")
+        if repeated:
+            twice[str(path.relative_to(REPO))] = repeated
+    assert twice == {}

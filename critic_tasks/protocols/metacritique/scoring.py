@@ -67,7 +67,7 @@ class AIURecord(Record):
         return self.is_deferred
 
 
-KEYS = ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
+AIU_VALUES = ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")
 
 
 def _done(records: Sequence[AIURecord]) -> list[AIURecord]:
@@ -99,7 +99,7 @@ def aiu_judge_parse_rate(done):
 
 
 def _prf(key: str) -> Callable[[Sequence[AIURecord]], float | None]:
-    """One of ``KEYS`` (``core.metrics.prf``: the six share one pass over the labels)."""
+    """One of ``AIU_VALUES`` (``core.metrics.prf``: the six share one pass over the labels)."""
     def value(done):
         return precision_recall_f1(*_labels(done))[key]
 
@@ -114,7 +114,7 @@ METRICS: dict[tuple[str, str], Callable[[Sequence], object]] = {
     ("aiu", "judge_failed"): _over_done(lambda done: float(sum(not r.scored for r in done))),
     ("aiu", "empty_critiques"): _over_done(lambda done: float(sum(r.n_aius == 0 for r in done if r.scored))),
     ("aiu", "judge_echoed"): _over_done(lambda done: float(sum(r.echoed > 0 for r in done))),
-    **{("aiu", key): _prf(key) for key in KEYS},
+    **{("aiu", key): _prf(key) for key in AIU_VALUES},
 }
 
 
@@ -132,7 +132,7 @@ def _labels(records: Sequence[AIURecord]) -> tuple[list[list[bool]], list[list[b
 # ----------------------------------------------------------------------------- metric keys
 
 # Every judged critique: one the judge could not score counts its unreadable verdicts False (issue 34).
-KEYS = (*(Metric(k, "aiu") for k in ("precision", "recall", "f1", "precision_micro", "recall_micro", "f1_micro")),
+KEYS = (*(Metric(k, "aiu") for k in AIU_VALUES),
         Metric("judge_parse_rate", "aiu"), Metric("judge_failed", "aiu", higher_is_better=False, scale="count"),
         Metric("judge_echoed", "aiu", higher_is_better=False, scale="count"),
         Metric("empty_critiques", "aiu", higher_is_better=False, scale="count"),
@@ -145,7 +145,7 @@ def aiu_interval(records: Sequence[AIURecord], base: str, settings: BootstrapSet
     """Judged critiques resampled: the macro values' per-critique P / R / F1 averaged, the micro values' units
     pooled over the drawn critiques (P and R from the same draws, so F1 of each resample's P and R)."""
     done = [r for r in canonical(records) if not r.deferred]
-    if not done or base not in KEYS:
+    if not done or base not in AIU_VALUES:
         return None
     p, r_ = _labels(done)
     if not base.endswith("_micro"):

@@ -307,7 +307,7 @@ multicritique_metrics, rco_metrics = _family("multicritique"), _family("rco")
 
 
 
-def _counts(family: str) -> tuple[Metric, ...]:
+def _count_keys(family: str) -> tuple[Metric, ...]:
     return (Metric("judge_parse_rate", family), Metric("judge_failed", family, higher_is_better=False, scale="count"),
             Metric("judge_echoed", family, higher_is_better=False, scale="count"),
             Metric("reviser_failed", family, higher_is_better=False, scale="count"),
@@ -331,12 +331,12 @@ MULTICRITIQUE_KEYS = (
     Metric("r_sub", "multicritique", when="scored", subset=("checked", False), scale="judge"),
     *breakdown("multicritique", "r_obj", "domain", OBJECTIVE_CORRECTION_DOMAINS, valid_only=True),
     *breakdown("multicritique", "r_sub", "domain", TEXT_DOMAINS, scale="judge"),
-    *_counts("multicritique"))
+    *_count_keys("multicritique"))
 
 # RCO: critique utility (the judge prefers the revision), RQS and the checked items' refine accuracy
 RCO_KEYS = (Metric("critique_utility", "rco", when="scored"), Metric("rqs", "rco", when="scored", scale="judge"),
             Metric("refine_accuracy", "rco", when="scored", subset=("checked", True), valid_only=True),
-            *_counts("rco"))
+            *_count_keys("rco"))
 
 FAMILIES: dict[str, Callable[[Sequence], dict[str, float]]] = {"multicritique": multicritique_metrics,
                                                                "rco": rco_metrics}
