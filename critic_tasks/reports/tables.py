@@ -97,25 +97,33 @@ def format_bias_table(results: dict) -> str:
     return f"Judge-bias lines\n{render_rows(rows)}\n{BIAS_NOTE}" if len(rows) > 1 else ""
 
 
-def format_table(results: dict) -> str:
+def format_table(results: dict, chance: dict[str, dict[str, float]] | None = None) -> str:
     """The dimension table: one row per (task, headline metric) in the paper's dimension order, overalls last;
     below it, where a pairwise task is present, its judge-bias lines (``format_bias_table``).
 
     Only registered critic tasks are shown; a value that is absent reads ``n/a``, with a note saying why; a value with
     a bootstrap interval is followed by it (``45.20 [41.10, 49.30]``); a rate that left unchecked items out says how
-    many (``invalid_items``)."""
-    rows = [("task", "metric", "value", "note")]
+    many (``invalid_items``). ``chance`` (task -> metric -> floor, ``critic_tasks.chance``): a column beside each
+    value with its chance line ("-": none for that metric)."""
+    def floor(task: str, key: str) -> tuple[str, ...]:
+        if chance is None:
+            return ()
+        value = (chance.get(task) or {}).get(key)
+        return (f"{value:.2f}" if isinstance(value, (int, float)) else "-",)
+
+    rows = [("task", "metric", "value", *(("chance",) if chance is not None else ()), "note")]
     for task in _in_order(results):
         for key in task.headline_keys():
             value = _value(results[task.name], key)
             notes = (_note(results[task.name], key, value), invalid_note(invalid_items(results, task.name, key)),
                      prompt_note(results[task.name]))
             rows.append((task.name, key, format_value(value, _interval(results[task.name], key)),
-                         "; ".join(filter(None, notes))))
+                         *floor(task.name, key), "; ".join(filter(None, notes))))
     for group in registry.GROUPS.values():
         overall = _value(results.get(group.name, {}), group.metric)
         if overall is not None:
             rows.append((group.name, group.label, format_value(overall, group_interval(results, group)),
+                         *floor(group.name, group.metric),
                          invalid_note(invalid_items(results, group.name, group.metric))))
     bias = format_bias_table(results)
     return render_rows(rows) + (f"\n\n{bias}" if bias else "")

@@ -38,17 +38,20 @@ def smollm2_model_args() -> str:
 
 
 def run_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
-             argv: list[str] | None = None) -> dict:
+             argv: list[str] | None = None, per_domain: int | None = None) -> dict:
     """Our sample + SmolLM2-135M-Instruct through lm-eval's ``hf`` model, offline, on CPU; lm-eval's results. Its
     generations are kept in the request cache as they finish; a Ctrl-C raises KeyboardInterrupt with the line to
-    print (what was kept, ``critic-eval demo`` + ``argv`` to resume)."""
+    print (what was kept, ``critic-eval demo`` + ``argv`` to resume). ``per_domain``: the items of each domain it
+    runs (``demo_samples``; None: the demo's default, 0: every item)."""
     _check_demo(tasks, max_gen_toks)
     check_output_path(output_path)
     check_model_backend(["--model", "hf"])
     model_args, folder = _demo_model()
     cache = os.path.join(folder, resume.PREFIX) if folder else None
-    _announce_demo(tasks, max_gen_toks, folder, "")
-    results = _demo_pass(model_args, tasks, batch_size, {"max_gen_toks": max_gen_toks}, cache, argv).results
+    samples = demo_samples(tasks, per_domain)
+    _announce_demo(tasks, max_gen_toks, folder, "", samples, per_domain)
+    results = _demo_pass(model_args, tasks, batch_size, {"max_gen_toks": max_gen_toks}, cache, argv,
+                         samples=samples).results
     if output_path:
         try:
             Path(output_path).write_text(json.dumps(results["results"], indent=2, default=str))
@@ -98,7 +101,7 @@ class PairedDemo:
 
 def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output_path: str | None,
                     seeds: tuple[int, int] = PAIRED_SEEDS, temperature: float = PAIRED_TEMPERATURE,
-                    argv: list[str] | None = None) -> PairedDemo:
+                    argv: list[str] | None = None, per_domain: int | None = None) -> PairedDemo:
     """The demo twice, each reply sampled (``do_sample``, ``temperature``) under lm-eval's seeds set to
     ``seeds[0]``, then ``seeds[1]``, and the paired comparison of the two (``compare.compare_samples`` on the rows
     each run logged, in memory). No request cache: lm-eval's never answers a sampled request (a cached reply would
@@ -117,13 +120,14 @@ def run_paired_demo(tasks: list[str], max_gen_toks: int, batch_size: str, output
     check_output_path(output_path)
     check_model_backend(["--model", "hf"])
     model_args, _ = _demo_model()
+    samples = demo_samples(tasks, per_domain)
     _announce_demo(tasks, max_gen_toks, None, f"twice, sampled at temperature {temperature:g} with seeds "
-                   f"{seeds[0]} and {seeds[1]}, ")
+                   f"{seeds[0]} and {seeds[1]}, ", samples, per_domain)
     gen_kwargs = {"max_gen_toks": max_gen_toks, "do_sample": True, "temperature": temperature}
     passes = []
     for seed in seeds:
         try:
-            one = _demo_pass(model_args, tasks, batch_size, gen_kwargs, None, argv, seed)
+            one = _demo_pass(model_args, tasks, batch_size, gen_kwargs, None, argv, seed, samples)
         except KeyboardInterrupt:
             raise KeyboardInterrupt("critic-eval: interrupted; sampled replies are not kept (lm-eval's request cache "
                                     "answers greedy requests only), so a rerun generates them again: "
@@ -218,19 +222,65 @@ def _demo_model() -> tuple[str, str | None]:
     return model_args, resume.model_folder("hf", model_args)
 
 
-def _announce_demo(tasks: list[str], max_gen_toks: int, folder: str | None, how: str) -> None:
-    count = demo_generations(tasks)
+def _announce_demo(tasks: list[str], max_gen_toks: int, folder: str | None, how: str,
+                   samples: dict[str, list[int]] | None = None, per_domain: int | None = None) -> None:
+    count = demo_generations(tasks, samples)
+    per_domain = DEMO_PER_DOMAIN if per_domain is None else per_domain
+    pairs = max(1, per_domain // 2)
+    chosen = (f"the first {'item' if per_domain == 1 else f'{per_domain} items'} of each domain (of a task asking "
+              f"pairs: {'its first pair' if pairs == 1 else f'the first {pairs} pairs'}, both orders), "
+              if samples else "")
     print(f"critic-eval demo: loading SmolLM2-135M-Instruct (a GGUF, dequantised on load: ~30 s), then "
-          f"{', '.join(tasks)} on the CPU, {how}up to {max_gen_toks} tokens a reply ("
-          + (f"{count} generations{' a run' if how else ''}; " if count else "")
-          + "the critic group's 141 take about 3 minutes on 2 idle cores at 32 tokens, several times that on busy "
-          "ones; lm-eval's first time estimates run high). "
+          f"{', '.join(tasks)} on the CPU, {chosen}{how}up to {max_gen_toks} tokens a reply"
+          + (f" ({count} generations{' a run' if how else ''}; " if count else " (")
+          + "the time left is estimated from the first ones as they finish). "
           + (f"Generations are kept as they finish in {folder}: Ctrl-C, then the same command, resumes." if folder
              else ""), file=sys.stderr, flush=True)
 
 
+# The demo's default cut of the bundled samples: per domain, the first item, or the first pair (both orders) of a
+# task asking pairs; every dimension still runs end to end (its prompts, the model, its parser or the sandbox, its
+# metrics, intervals and chance line) in 40 generations instead of the critic group's 141. Its time is the prompts'
+# (the model reads ~9,600 prompt tokens instead of ~32,000; each reply is 32 tokens): benchmarks/demo_time.py.
+DEMO_PER_DOMAIN = 1
+
+
+def demo_samples(tasks: list[str], per_domain: int | None = None) -> dict[str, list[int]] | None:
+    """lm-eval's ``samples`` (task -> the document indices to run) for the demo: of each task whose documents name
+    their ``domain``, the first ``per_domain`` documents of each domain (a task asking pairs in both orders,
+    ``TaskKind.pairwise``: the first ``per_domain // 2`` pairs, both orders of each); other tasks run whole (their
+    bundled samples are a few items). None: every document (``per_domain`` 0, or documents not countable here)."""
+    from critic_tasks.engine import task_docs
+
+    per_domain = DEMO_PER_DOMAIN if per_domain is None else per_domain
+    if per_domain <= 0:
+        return None
+    data_dir = None if (read_raw(DATA_DIR_ENV) or "").strip() not in ("", "sample") else "sample"
+    chosen = {}
+    try:
+        for task in expand(n.strip() for n in tasks if n.strip()):
+            docs = task_docs(task.name, data_dir=data_dir)
+            if not all("domain" in d for d in docs):
+                chosen[task.name] = list(range(len(docs)))
+                continue
+            units = max(1, per_domain // 2) if task.kind_spec.pairwise else per_domain
+            taken: dict[str, int] = {}
+            picked = []
+            for i, doc in enumerate(docs):
+                starts = doc.get("order") != "reverse"  # a pair's reverse follows its forward document
+                if starts:
+                    taken[doc["domain"]] = taken.get(doc["domain"], 0) + 1
+                if taken[doc["domain"]] <= units:
+                    picked.append(i)
+            chosen[task.name] = picked
+    except (ConfigError, DataError, KeyError):  # the run says it in its own words
+        return None
+    return chosen
+
+
 def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: dict, cache: str | None,
-               argv: list[str] | None, seed: int | None = None) -> DemoPass:
+               argv: list[str] | None, seed: int | None = None, samples: dict[str, list[int]] | None = None
+               ) -> DemoPass:
     """One lm-eval run of the demo, our intervals added to its results from the rows it logged (kept in memory, as
     a results file's are computed from its samples files); a Ctrl-C raises KeyboardInterrupt with the line to
     print."""
@@ -239,7 +289,7 @@ def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: d
     cached_before = resume.cached_count(cache) if cache else 0
     started = time.monotonic()
     try:
-        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
+        results = _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed, samples)
     except KeyboardInterrupt:
         pass
     else:
@@ -250,7 +300,7 @@ def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: d
         for task, samples in (results.get("samples") or {}).items():
             if task in results["results"]:
                 results["results"][task].update(logged_intervals(task, ((task, s) for s in samples)))
-        replies = demo_generations(tasks)
+        replies = demo_generations(tasks, samples)
         if cache is None:  # no cache read (the cache off, or the paired demo's sampled replies): all generated
             from_cache = None
         else:
@@ -292,16 +342,38 @@ def check_demo_tasks(tasks: list[str]) -> None:
                               "the objective tasks (the default, critic)")
 
 
-def demo_generations(tasks: list[str]) -> int | None:
-    """How many replies the demo's ``tasks`` ask for (each document of the bundled sample, times its repeats), or
-    None where a task reads other data (``CRITICBENCH_DATA_DIR`` set) or its documents cannot be counted here."""
+def demo_chance(tasks: list[str], samples: dict[str, list[int]] | None) -> dict[str, dict[str, float]]:
+    """Each demo task's chance line (``critic_tasks.chance``: what critics that read nothing score) on the documents
+    the demo ran, headline metric -> floor; tasks without one (no labels, judge-scored) are left out."""
+    from critic_tasks import chance
+    from critic_tasks.engine import task_docs
+
+    data_dir = None if (read_raw(DATA_DIR_ENV) or "").strip() not in ("", "sample") else "sample"
+    floors = {}
+    for task in expand(n.strip() for n in tasks if n.strip()):
+        try:
+            docs = task_docs(task.name, data_dir=data_dir)
+        except (ConfigError, DataError):
+            continue
+        if samples and task.name in samples:
+            docs = [docs[i] for i in samples[task.name]]
+        line = chance.chance_line(task.name, docs)
+        if line.chance:
+            floors[task.name] = dict(line.chance)
+    return floors
+
+
+def demo_generations(tasks: list[str], samples: dict[str, list[int]] | None = None) -> int | None:
+    """How many replies the demo's ``tasks`` ask for (each document of the bundled sample it runs, ``samples`` where
+    given, times its repeats), or None where a task reads other data (``CRITICBENCH_DATA_DIR`` set) or its documents
+    cannot be counted here."""
     from critic_tasks.engine import task_docs
 
     if (read_raw(DATA_DIR_ENV) or "").strip() not in ("", "sample"):  # "sample": the bundled sample counted here
         return None
     try:
-        return sum(len(task_docs(t.name, data_dir="sample")) * t.repeats
-                   for t in expand(n.strip() for n in tasks if n.strip()))
+        return sum((len(samples[t.name]) if samples and t.name in samples else len(task_docs(t.name, data_dir="sample")))
+                   * t.repeats for t in expand(n.strip() for n in tasks if n.strip()))
     except (ConfigError, DataError):  # the run says it in its own words
         return None
 
@@ -334,18 +406,39 @@ class _DemoSettingsWarning(logging.Filter):
         return "Ensure 'do_sample=True'" not in record.getMessage()
 
 
-def _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
+def _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None, samples=None):
     quiet = _DemoSettingsWarning()
     logger = logging.getLogger("lm_eval.evaluator")
     logger.addFilter(quiet)
     try:
-        with private.quiet(), private.whole_pairs():
-            return _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed)
+        with private.quiet(), private.whole_pairs(), private.generation_progress(_report_progress):
+            return _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed, samples)
     finally:
         logger.removeFilter(quiet)
 
 
-def _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None):
+FIRST_ESTIMATE_AFTER = 8  # replies: the demo's first batch (--batch_size 8)
+
+
+def _report_progress(done: int, total: int, seconds: float, share: float, last: list) -> None:
+    """The demo's estimate of the time left, from the rate of its own replies so far, each weighed by its prompt's
+    length (``private.generation_progress``: lm-eval runs the longest prompts first, so a count of replies would
+    overestimate; its bar's first estimates run high): said after the first batch, then at each further quarter of
+    the work, and at the end."""
+    if total <= 0 or done < min(total, FIRST_ESTIMATE_AFTER) or share <= 0:  # a batch's replies arrive together
+        return
+    mark = 4 if done >= total else min(3, int(4 * share))
+    if last and mark <= last[-1]:
+        return
+    last.append(mark)
+    left = seconds * (1 - share) / share
+    from tqdm import tqdm  # lm-eval's progress bar is tqdm's: the line goes above it, not into it
+
+    tqdm.write(f"critic-eval demo: {done}/{total} replies generated in {_duration(seconds)}"
+               + (f": about {_duration(left)} left" if done < total else ""), file=sys.stderr)
+
+
+def _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None, samples=None):
     # a sampled pass (demo --paired) sets lm-eval's seeds, torch's among them (what sampling draws from)
     seeds = {} if seed is None else {"random_seed": seed, "numpy_random_seed": seed, "torch_random_seed": seed}
     return lm_eval.simple_evaluate(
@@ -360,5 +453,6 @@ def _simple_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, 
         gen_kwargs=dict(gen_kwargs),
         bootstrap_iters=0,
         log_samples=True,  # the per-document rows the intervals (and demo --paired's comparison) are computed from
+        samples=samples,  # the items it runs (demo_samples)
         **seeds,
     )

@@ -27,6 +27,9 @@ savings need more, and each is here but the one the loader makes itself (below):
   (``simple_evaluate`` calls it by its module name) for the run, so ``turns.second_turns`` holds the model while
   it runs; ``system_prompt`` joins ``--system_instruction`` and a document's system message as lm-eval's
   ``fewshot_context`` does (``api.utils.maybe_delimit``, the task's default fewshot delimiter).
+* **The demo's progress.** ``generation_progress`` counts the replies lm-eval's ``hf`` model generates (each goes
+  through its ``cache_hook.add_partial``, the request cache's writer) against the requests its ``generate_until``
+  was handed (those the cache did not answer), so the demo estimates its time left from its own rate.
 * **Quiet output.** ``quiet`` replaces ``lm_eval.evaluator.get_git_commit_hash`` (git's "fatal: not a git
   repository" on the terminal outside a checkout) and labels ``lm_eval.api.task.tqdm``'s bar for the run.
 
@@ -154,6 +157,48 @@ def whole_pairs():
         yield
     finally:
         lm_eval.evaluator.get_sample_size = original
+
+
+@contextlib.contextmanager
+def generation_progress(report):
+    """For the run inside: ``report(done, total, seconds, share, state)`` after each reply lm-eval's ``hf`` model
+    generates (``total``: the requests its ``generate_until`` was handed; ``seconds`` since it started; ``share``: the
+    share of the work done, each request weighing its prompt's characters plus a reply's (on a CPU the prompts' reading
+    is most of a small model's time, and lm-eval runs the longest first); ``state``: a list kept for the caller)."""
+    import time
+
+    from lm_eval.api.model import CacheHook
+    from lm_eval.models.huggingface import HFLM
+
+    state: dict = {"done": 0, "total": 0, "start": None, "weight": 0.0, "work": 1.0}
+    kept: list = []
+    generate, add_partial = HFLM.generate_until, CacheHook.add_partial
+
+    def weight(context) -> float:
+        return len(context) + REPLY_WEIGHT if isinstance(context, str) else REPLY_WEIGHT
+
+    def counted_generate(self, requests, *args, **kwargs):
+        work = sum(weight(getattr(r, "args", ("",))[0]) for r in requests) or 1.0
+        state.update(done=0, total=len(requests), start=time.monotonic(), weight=0.0, work=work)
+        return generate(self, requests, *args, **kwargs)
+
+    def counted_add_partial(self, attr, req, res):
+        add_partial(self, attr, req, res)
+        if attr == "generate_until" and state["start"] is not None:
+            state["done"] += 1
+            state["weight"] += weight(req[0] if isinstance(req, tuple) and req else "")
+            report(state["done"], state["total"], time.monotonic() - state["start"],
+                   min(1.0, state["weight"] / state["work"]), kept)
+
+    HFLM.generate_until, CacheHook.add_partial = counted_generate, counted_add_partial
+    try:
+        yield
+    finally:
+        HFLM.generate_until, CacheHook.add_partial = generate, add_partial
+
+
+# a reply's weight against its prompt's characters in generation_progress: the demo's 32 tokens, ~4 characters each
+REPLY_WEIGHT = 128.0
 
 
 def cli(argv: list[str]) -> None:
