@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from judgebench_authors import SHARED, authors, judgment, needs_shared
@@ -231,12 +232,15 @@ def _scripted_turns(split: str) -> dict:
     return turns
 
 
-def _authors_metrics(split: str, turns: dict) -> tuple[dict, int]:
+def _authors_metrics(split: str, turns: dict, category: str | None = None) -> tuple[dict, int]:
     """Their ArenaHard.get_judgment on every pair in both orders (its API client answering with the scripted turns),
-    then their compute_final_metrics per category prefix and overall; and how many second turns their judge sent."""
+    then their compute_final_metrics per category prefix and overall; and how many second turns their judge sent.
+    ``category``: that category's pairs only."""
     _, _, metrics, _ = authors()
     rows, asked_again = [], 0
     for pair in data.load_pairs(split, SHARED):
+        if category is not None and pair["source_slug"] != category:
+            continue
         judgments = []
         for order, (a, b) in (("forward", (pair["response_1"], pair["response_2"])),
                               ("reverse", (pair["response_2"], pair["response_1"]))):
@@ -248,6 +252,8 @@ def _authors_metrics(split: str, turns: dict) -> tuple[dict, int]:
         rows.append({"label": pair["label"], "source": pair["source"], "judgments": judgments})
     prefixes = {"accuracy_knowledge": "mmlu-pro", "accuracy_reasoning": "livebench-reasoning",
                 "accuracy_math": "livebench-math", "accuracy_coding": "livecodebench", "accuracy": ""}
+    if category is not None:  # one category's pairs: their accuracy over them
+        prefixes = {"accuracy": ""}
     return ({key: metrics.compute_final_metrics(rows, True, include_fn=lambda x, p=prefix: x["source"].startswith(p))
              for key, prefix in prefixes.items()}, asked_again)
 
@@ -497,3 +503,48 @@ def test_the_offline_scorer_counts_the_second_turns_it_cannot_ask():
     missing = sum(i % 5 == 0 for i in range(len(docs)))
     assert values["second_turns_missing"] == missing and values["second_turns"] == 0
     assert values["parse_rate"] == pytest.approx(100 * (len(docs) - missing) / len(docs))
+
+
+
+@needs_shared
+@pytest.mark.slow  # OpenCompass's environment: one process, no model
+def test_opencompass_asks_the_second_turn_and_gives_the_authors_numbers(tmp_path):
+    """OpenCompass's inference step with our inferencer (a scripted critic behind HuggingFacewithChatTemplate's own
+    template parser, its meta template declaring SYSTEM) and its eval step's hand-over to our evaluator: every
+    request is the conversation lm-eval sends (system, prompt; then the first reply and their follow-up where it has
+    no verdict), and the accuracy and second turns equal their get_judgment + compute_final_metrics on the same
+    replies (tests/oc_second_turn.py)."""
+    import os
+    import subprocess
+
+    oc_python = Path(os.environ.get("CRITIC_OPENCOMPASS_VENV", Path(__file__).resolve().parents[1] /
+                                    ".venv-opencompass")) / "bin" / "python"
+    if not oc_python.exists():
+        pytest.skip(f"OpenCompass environment not found at {oc_python.parent.parent}")
+    turns = _scripted_turns("gpt")
+    docs = data.load_task_docs(data_dir=SHARED, category="math")
+    replies = {"turns": {d["user_message"]: list(turns[(d["pair_id"], d["order"])]) for d in docs},
+               "follow_up": docs[0]["follow_up"]}
+    (tmp_path / "replies.json").write_text(json.dumps(replies), encoding="utf-8")
+    env = {**os.environ, "JUDGEBENCH_DATA_DIR": str(SHARED), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                       os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([str(oc_python), str(Path(__file__).resolve().parent / "oc_second_turn.py"),
+                          str(tmp_path / "out.json"), "critic_judgebench_math", str(tmp_path / "replies.json")],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    expected, asked_again = _authors_metrics("gpt", turns, category="math")
+    assert out["metrics"]["accuracy"] == pytest.approx(expected["accuracy"], abs=1e-9)
+    assert out["metrics"]["second_turns"] == asked_again > 0 and out["metrics"]["second_turns_missing"] == 0
+    system = authors()[0].render_template("arena_hard_judge_system")
+    firsts = [m for m in out["sent"] if len(m) == 2]
+    seconds = [m for m in out["sent"] if len(m) == 4]
+    assert len(firsts) == len(docs) and len(seconds) == asked_again
+    assert sorted(json.dumps(m) for m in firsts) == sorted(json.dumps(
+        [{"role": "system", "content": system}, {"role": "user", "content": d["user_message"]}]) for d in docs)
+    for messages in seconds:
+        first, _ = replies["turns"][messages[1]["content"]]
+        assert messages[0]["content"] == system
+        assert messages[2:] == [{"role": "assistant", "content": first},
+                                {"role": "user", "content": replies["follow_up"]}]

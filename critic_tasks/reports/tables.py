@@ -70,7 +70,7 @@ def _note(metrics: dict, key: str, value: float | None) -> str:
         return "no human labels in this split"
     if key == "accuracy" and (_value(metrics, "second_turns_missing") or 0) > 0:
         return (f"{_value(metrics, 'second_turns_missing'):.0f} replies without a verdict were not asked the authors' "
-                "second turn (plain lm_eval, OpenCompass; critic-eval asks it)")
+                "second turn (plain lm_eval; critic-eval and OpenCompass ask it)")
     return ""
 
 

@@ -18,6 +18,7 @@ from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import DataError
+from critic_tasks.core.turns import Turns
 from critic_tasks.engine import judge_identity, score_task
 from critic_tasks.sandbox import get_executor
 
@@ -34,7 +35,9 @@ class CriticTaskEvaluator(BaseEvaluator):
         self.judge_cfg = judge_cfg
 
     @clear_errors
-    def score(self, predictions: list, references: list) -> dict:
+    def score(self, predictions: list, references: list, turns: list | None = None) -> dict:
+        """``turns``: each prediction's turns where the inferencer asked again (CriticGenInferencer: JudgeBench's
+        second turn), so its record counts it as an lm-eval run's does."""
         if len(predictions) != len(references):
             raise DataError(f"{self.task}: {len(predictions)} predictions for {len(references)} documents")
         docs = [json.loads(r) if isinstance(r, str) else r for r in references]
@@ -44,6 +47,9 @@ class CriticTaskEvaluator(BaseEvaluator):
         if scorer.uses_executor:
             executor = get_executor(self.executor_name)  # None: CRITIC_EXECUTOR's
         texts = [p if isinstance(p, str) else None for p in predictions]
+        if turns is not None and len(turns) == len(texts):
+            texts = [Turns(t, asked) if isinstance(t, str) and isinstance(asked, list) and len(asked) > 1 else t
+                     for t, asked in zip(texts, turns)]
         metrics, records = score_task(self.task, docs, texts, executor=executor, judge=judge)
         details = [{"item": item_label(d), "prediction": t, **r.as_dict()}
                    for d, t, r in zip(docs, texts, records)]

@@ -26,7 +26,22 @@ def _import_lines(refs) -> str:
     return "".join(theirs) + "\n" + "".join(ours)
 
 
-IMPORTS = _import_lines(CLASSES)
+def _refs(value) -> list[ClassRef]:
+    """The classes a config value names, in the order ``CLASSES`` lists them (each once)."""
+    found: set = set()
+
+    def walk(v):
+        if isinstance(v, ClassRef):
+            found.add(v)
+        elif isinstance(v, dict):
+            for item in v.values():
+                walk(item)
+        elif isinstance(v, list):
+            for item in v:
+                walk(item)
+
+    walk(value)
+    return [c for c in CLASSES if c in found]
 
 
 def _python(value, indent: int = 0) -> str:
@@ -64,17 +79,18 @@ def budget_note(max_out_len: int | None = None) -> str:
 
 
 def _dataset_file(task: registry.Task, max_out_len: int | None = None) -> str:
-    config = _python(dataset_spec(task.name, max_out_len=max_out_len))
+    spec = dataset_spec(task.name, max_out_len=max_out_len)
     about = _comment(f"{task.name}: {task.description()}") + _comment(budget_note(max_out_len))
-    return f"{HEADER}{about}{IMPORTS}\n{task.name}_datasets = [{config}]\n"
+    return f"{HEADER}{about}{_import_lines(_refs(spec))}\n{task.name}_datasets = [{_python(spec)}]\n"
 
 
 def _collection_file(name: str, members: list[str], about: str, max_out_len: int | None = None) -> str:
     # Written out in full, not composed with read_base: the file must read the same in OpenCompass's lazy-import
     # mode (an eval config's read_base) and plain mode (--datasets), and only one *_datasets variable may appear.
-    listed = ", ".join(_python(dataset_spec(m, max_out_len=max_out_len)) for m in members)
+    specs = [dataset_spec(m, max_out_len=max_out_len) for m in members]
+    listed = ", ".join(_python(spec) for spec in specs)
     summary = _comment(f"{name}: {about} ({', '.join(members)})") + _comment(budget_note(max_out_len))
-    return f"{HEADER}{summary}{IMPORTS}\n{name}_datasets = [{listed}]\n"
+    return f"{HEADER}{summary}{_import_lines(_refs(specs))}\n{name}_datasets = [{listed}]\n"
 
 
 SUMMARIZER = f"""{HEADER}# The paper's dimension table and overall, after OpenCompass's own table: --summarizer critic

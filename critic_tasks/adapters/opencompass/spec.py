@@ -20,12 +20,14 @@ class ClassRef(NamedTuple):
 
 
 GEN_INFERENCER = ClassRef("opencompass.openicl.icl_inferencer", "GenInferencer")
+# GenInferencer plus a protocol's second turn (JudgeBench's Arena-Hard judge): inferencers.py
+TURNS_INFERENCER = ClassRef("critic_tasks.adapters.opencompass.inferencers", "CriticGenInferencer")
 ZERO_RETRIEVER = ClassRef("opencompass.openicl.icl_retriever", "ZeroRetriever")
 PROMPT_TEMPLATE = ClassRef("critic_tasks.adapters.opencompass.templates", "CriticPromptTemplate")
 DATASET = ClassRef("critic_tasks.adapters.opencompass.datasets", "CriticTaskDataset")
 EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticTaskEvaluator")
 SYSTEM_COLUMN = "system_message"  # a dataset row's system message ("" for none), where its protocol has one
-CLASSES = (GEN_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR)
+CLASSES = (GEN_INFERENCER, TURNS_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR)
 
 
 def unsupported_reason(task: registry.Task) -> str | None:
@@ -73,7 +75,10 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
     evaluator = {"type": EVALUATOR, "task": task}
     # a protocol whose documents carry a system message (JudgeBench: the authors' judge): a column of its own, sent
     # in the SYSTEM role (templates.py)
-    system = registry.PROTOCOLS[spec.kind_spec.protocol].system_message
+    steps = registry.PROTOCOLS[spec.kind_spec.protocol]
+    system = steps.system_message
+    # a protocol that asks again (JudgeBench's Arena-Hard judge): the second turn in an inferencer of ours
+    inferencer = ({"type": TURNS_INFERENCER, "task": task} if steps.follow_up is not None else {"type": GEN_INFERENCER})
     template = {"type": PROMPT_TEMPLATE, **({"system_column": SYSTEM_COLUMN} if system else {})}
     loader = {}
     if registry.SCORERS[spec.scorer].judged:
@@ -91,7 +96,7 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
             # the prompt column as the one user message, byte for byte what lm-eval sends (see templates.py)
             "prompt_template": template,
             "retriever": {"type": ZERO_RETRIEVER},
-            "inferencer": {"type": GEN_INFERENCER, "max_out_len": max_out_len or spec.kind_spec.max_gen_toks},
+            "inferencer": {**inferencer, "max_out_len": max_out_len or spec.kind_spec.max_gen_toks},
         },
         "eval_cfg": {"evaluator": evaluator, "pred_role": "BOT"},
     }

@@ -34,10 +34,16 @@ class CriticPromptTemplate(PromptTemplate):
 
     def generate_item(self, entry, output_field=None, output_field_replace_token="", ice_field_replace_token=""):
         system = entry.get(self.system_column) if self.system_column else None
-        if not system:
-            return entry[self.column]
-        return PromptList([{"section": "begin", "pos": "begin"},
-                           {"role": "SYSTEM", "fallback_role": "HUMAN", "prompt": system},
-                           {"section": "begin", "pos": "end"}, {"section": "round", "pos": "begin"},
-                           {"role": "HUMAN", "prompt": entry[self.column]}, {"role": "BOT", "prompt": ""},
-                           {"section": "round", "pos": "end"}])
+        return dialogue(system, entry[self.column]) if system else entry[self.column]
+
+
+def dialogue(system: str, prompt: str, earlier: tuple[tuple[str, str], ...] = ()) -> PromptList:
+    """OpenCompass's dialogue of a system message ("" for none), the prompt, then for each earlier exchange the
+    model's reply and the next user message (a second turn), ending where the model answers."""
+    begin = ([{"section": "begin", "pos": "begin"}, {"role": "SYSTEM", "fallback_role": "HUMAN", "prompt": system},
+              {"section": "begin", "pos": "end"}] if system else [])
+    turns = [{"role": "HUMAN", "prompt": prompt}]
+    for reply, follow_up in earlier:
+        turns += [{"role": "BOT", "prompt": reply}, {"role": "HUMAN", "prompt": follow_up}]
+    return PromptList([*begin, {"section": "round", "pos": "begin"}, *turns, {"role": "BOT", "prompt": ""},
+                       {"section": "round", "pos": "end"}])

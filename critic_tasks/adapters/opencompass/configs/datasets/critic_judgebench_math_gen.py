@@ -5,11 +5,11 @@
 # harnesses give the same numbers at their defaults. A dataset's own max_out_len wins over OpenCompass's
 # --max-out-len: `critic-eval opencompass --max-out-len N` runs a copy of this tree written with N; in a config,
 # set d['infer_cfg']['inferencer']['max_out_len'].
-from opencompass.openicl.icl_inferencer import GenInferencer
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
 from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
+from critic_tasks.adapters.opencompass.inferencers import CriticGenInferencer
 from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
 
 critic_judgebench_math_datasets = [dict(
@@ -30,7 +30,8 @@ critic_judgebench_math_datasets = [dict(
             type=ZeroRetriever,
         ),
         inferencer=dict(
-            type=GenInferencer,
+            type=CriticGenInferencer,
+            task='critic_judgebench_math',
             max_out_len=4096,
         ),
     ),
