@@ -29,6 +29,7 @@ from critic_tasks.adapters.lm_eval import private, ranks
 from critic_tasks.core.columns import check_one_type_per_field
 from critic_tasks.core.records import Record, keyed_rows
 from critic_tasks.core.settings import read_setting
+from critic_tasks.protocols.scorer import Scorer
 from critic_tasks.sandbox import get_executor
 
 if TYPE_CHECKING:
@@ -131,9 +132,10 @@ class TaskFunctions:
     # TypeError, not our line)
     TASK_NAME_KEY, TASK_OPTIONS_KEY = "critic_task", "critic_task_options"
 
-
-    def __init__(self, kind: registry.TaskKind):
+    def __init__(self, kind: registry.TaskKind, scorer: Scorer | None = None):
         self.kind, self.protocol = kind, kind.protocol_spec
+        # how its replies are scored (``registry.SCORERS``; ``of`` hands it over with the kind)
+        self.scorer = scorer if scorer is not None else self.scorer_of(kind)
         # the keys lm-eval computes (interval bounds are no lm-eval keys: computed from the logged rows)
         self.keys = [m for m in kind.metrics if not m.ci]
         # the executors built while lm-eval builds a task of this kind (``check_settings``), until that task's
@@ -148,8 +150,13 @@ class TaskFunctions:
     @classmethod
     def of(cls, name: str) -> TaskFunctions:
         if name not in cls._made:
-            cls._made[name] = cls(registry.TASK_KINDS[name])
+            kind = registry.TASK_KINDS[name]
+            cls._made[name] = cls(kind, registry.SCORERS[kind.scorer])
         return cls._made[name]
+
+    @staticmethod
+    def scorer_of(kind: registry.TaskKind) -> Scorer:
+        return registry.SCORERS[kind.scorer]
 
     def load_docs(self, **kwargs):
         """``custom_dataset``: lm-eval passes the task's ``dataset_kwargs`` (its name and its own loader options,
@@ -237,7 +244,7 @@ class TaskFunctions:
     def check_settings(self) -> None:
         """The settings a batch-scored kind's scorer needs (judge, revisers, sandbox), checked while lm-eval builds
         the task: before any generation. The executor built for the check is the one the task's ScoreFilter runs."""
-        executor = registry.SCORERS[self.kind.scorer].check_settings()
+        executor = self.scorer.check_settings()
         if executor is not None:
             self.checked_executors.append(executor)
 
@@ -333,7 +340,7 @@ class TaskFunctions:
 
         def __init__(self, functions: TaskFunctions, **kwargs):
             kind = functions.kind
-            self.kind, self.scorer = kind, registry.SCORERS[kind.scorer]
+            self.kind, self.scorer = kind, functions.scorer
             self.repeats = int(kwargs.get("repeats", 1))  # the task's repeats (samples per item)
             # lm-eval builds the filter when it filters, after generation: its executor is the one built and checked while
             # lm-eval built the task (a bad CRITIC_EXECUTOR stopped the run before any generation), one per task. The
