@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 from conftest import REPO, SHARED
 from helpers import scripted_lm, with_logged_intervals
+from rewardbench_authors import authors_mirror
 
 import critic_tasks
 from critic_tasks import cli, registry
 from critic_tasks.adapters.opencompass import CONFIG_DIR
 from critic_tasks.adapters.opencompass import generate as _generate_configs
 from critic_tasks.adapters.opencompass.spec import collections, runnable_tasks
+from critic_tasks.protocols import authors
 from critic_tasks.reports.results import read_results
 
 OC_BIN = Path(os.environ.get("CRITIC_OPENCOMPASS_VENV", REPO / ".venv-opencompass")) / "bin"
@@ -93,7 +95,11 @@ def _env(tmp_path, **extra) -> dict:
     return {**env, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "CRITICBENCH_DATA_DIR": "sample",
             "CRITIQUELLM_DATA_DIR": str(SHARED / "data" / "critiquellm"),
             "METACRITIQUE_DATA_DIR": str(SHARED / "data" / "metacritique"), "JUDGEBENCH_DATA_DIR": "sample",
-            "PROCESSBENCH_DATA_DIR": "sample", "REALCRITIC_DATA_DIR": "sample",
+            "PROCESSBENCH_DATA_DIR": "sample", "REALCRITIC_DATA_DIR": "sample", "RMBENCH_DATA_DIR": "sample",
+            "REWARDBENCH_DATA_DIR": "sample", "REWARDBENCH2_DATA_DIR": "sample",
+            # RewardBench's, RewardBench 2's and RM-Bench's samples are asked with the authors' prompts only
+            authors.MIRROR_ENV: str(authors_mirror(tmp_path / "authors-mirror")),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
             "CRITIC_JUDGE_CACHE": str(tmp_path / "judge.sqlite"), **extra}
 
 
@@ -142,15 +148,17 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
     assert run.returncode == 0, run.stderr[-3000:]
     theirs = json.loads(out.read_text(encoding="utf-8"))
     for key in ("CRITICBENCH_DATA_DIR", "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR", "JUDGEBENCH_DATA_DIR",
-                "PROCESSBENCH_DATA_DIR", "REALCRITIC_DATA_DIR"):
+                "PROCESSBENCH_DATA_DIR", "REALCRITIC_DATA_DIR", "RMBENCH_DATA_DIR", "REWARDBENCH_DATA_DIR",
+                "REWARDBENCH2_DATA_DIR", authors.MIRROR_ENV, "XDG_CACHE_HOME"):
         monkeypatch.setenv(key, env[key])
+    authors._text.cache_clear()
     ours = _lm_eval_messages(tasks)
     assert set(theirs) == set(ours) == set(tasks)
     systems = 0
     for task in tasks:
         assert ours[task], task
-        if ours[task][0][0]["role"] == "system":  # JudgeBench, the authors' judge
-            systems += 1
+        if ours[task][0][0]["role"] == "system":  # the authors' judges: JudgeBench's, RewardBench's (RM-Bench's too)
+            systems += task.startswith("critic_judgebench")
             assert all([m["role"] for m in messages] == ["system", "user"] for messages in ours[task]), task
             assert theirs[task]["hf_system"] == ours[task], task
             assert theirs[task]["hf"] == [[{"role": "user", "content": f"{m[0]['content']}\n{m[1]['content']}\n"}]
