@@ -157,12 +157,13 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
     systems = 0
     for task in tasks:
         assert ours[task], task
-        if ours[task][0][0]["role"] == "system":  # the authors' judges: JudgeBench's, RewardBench's (RM-Bench's too)
+        if any(messages[0]["role"] == "system" for messages in ours[task]):  # the authors' judges
             systems += task.startswith("critic_judgebench")
-            assert all([m["role"] for m in messages] == ["system", "user"] for messages in ours[task]), task
+            assert all([m["role"] for m in messages] in (["system", "user"], ["user"]) for messages in ours[task]), task
             assert theirs[task]["hf_system"] == ours[task], task
+            # OpenCompass's default chat meta template maps SYSTEM to the user's turn
             assert theirs[task]["hf"] == [[{"role": "user", "content": f"{m[0]['content']}\n{m[1]['content']}\n"}]
-                                          for m in ours[task]], task
+                                          if len(m) == 2 else m for m in ours[task]], task
             continue
         assert all(len(m) == 1 and m[0]["role"] == "user" for m in ours[task]), task
         for model in ("hf", "vllm", "openai"):
