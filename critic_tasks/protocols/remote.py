@@ -59,6 +59,26 @@ def check_hub_dataset(repo: str, env: str, filename: str, timeout: float) -> Non
                         "to a local copy of the data files, or to 'sample' for the bundled sample")
 
 
+def hub_rows(repo: str, split: str | None, env: str) -> list[dict]:
+    """The rows of a Hub dataset's split (``split`` None: the dataset's only one, as ``load_dataset`` picks it), or
+    one DataError naming ``env`` (a local copy, or ``sample``): offline with nothing cached, the Hub unreachable, a
+    missing split."""
+    where = f"hf://datasets/{repo}" + (f" (split {split!r})" if split else "")
+    try:
+        from datasets import load_dataset
+
+        return [dict(row) for row in load_dataset(repo, split=split)]
+    except Exception as err:  # network, offline mode, a missing split: one message for all
+        from huggingface_hub import constants
+
+        if constants.HF_HUB_OFFLINE:
+            raise DataError(f"HF_HUB_OFFLINE is set and {where} is not in the local cache; set {env} to a local copy "
+                            "of the data files, or to 'sample' for the bundled sample") from None
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise DataError(f"{where}: could not be read from the Hub ({type(err).__name__}: {first}). Set {env} to a "
+                        "local copy of the data files, or to 'sample' for the bundled sample.") from None
+
+
 def read_json(path: Path):
     try:
         with open(path, encoding="utf-8") as fh:

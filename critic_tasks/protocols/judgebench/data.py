@@ -77,30 +77,12 @@ def read_rows(split: str, data_dir: str | os.PathLike | None = None) -> tuple[li
     name = _split_file(split)
     root = resolve_data_dir(data_dir)
     if root is None:
-        return _download(split), f"hf://datasets/{HUB_REPO}[{split}]"
+        return remote.hub_rows(HUB_REPO, split, DATA_DIR_ENV), f"hf://datasets/{HUB_REPO}[{split}]"
     for candidate in (root / name, root / "data" / name):
         if candidate.is_file():
             return [row for _, _, row in iter_jsonl(candidate)], str(candidate)
     raise DataError(f"{root / name}: file not found (expected {name} under {root} or {root / 'data'}, the layout "
                     f"of the paper repository's data/)")
-
-
-def _download(split: str) -> list[dict]:
-    try:
-        from datasets import load_dataset
-
-        return [dict(row) for row in load_dataset(HUB_REPO, split=split)]
-    except Exception as err:  # network, offline mode, a missing split: one message for all
-        from huggingface_hub import constants
-
-        if constants.HF_HUB_OFFLINE:
-            raise DataError(f"HF_HUB_OFFLINE is set and hf://datasets/{HUB_REPO} (split {split!r}) is not in the local "
-                            f"cache; set {DATA_DIR_ENV} to a local copy of the data files, or to 'sample' for the "
-                            "bundled sample") from None
-        first = str(err).splitlines()[0] if str(err) else ""
-        raise DataError(f"hf://datasets/{HUB_REPO} split {split!r}: could not be read from the Hub "
-                        f"({type(err).__name__}: {first}). Set {DATA_DIR_ENV} to a local copy of the data files, "
-                        f"or to 'sample' for the bundled sample.") from None
 
 
 def check_published(timeout: float = 5.0) -> None:

@@ -56,24 +56,6 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     return resolve_dir(data_dir, DATA_DIR_ENV, default="hub", named={"sample": SAMPLE_DIR})
 
 
-def _download() -> list[dict]:
-    try:
-        from datasets import load_dataset
-
-        return [dict(row) for row in load_dataset(HUB_REPO, split=SPLIT)]
-    except Exception as err:  # network, offline mode, a missing split: one message for all
-        from huggingface_hub import constants
-
-        if constants.HF_HUB_OFFLINE:
-            raise DataError(f"HF_HUB_OFFLINE is set and hf://datasets/{HUB_REPO} (split {SPLIT!r}) is not in the local "
-                            f"cache; set {DATA_DIR_ENV} to a local copy of the data, or to 'sample' for the bundled "
-                            "sample") from None
-        first = str(err).splitlines()[0] if str(err) else ""
-        raise DataError(f"hf://datasets/{HUB_REPO} split {SPLIT!r}: could not be read from the Hub "
-                        f"({type(err).__name__}: {first}). Set {DATA_DIR_ENV} to a local copy of the data, or to "
-                        "'sample' for the bundled sample.") from None
-
-
 def check_published(timeout: float = 5.0) -> None:
     remote.check_hub_dataset(HUB_REPO, DATA_DIR_ENV, "README.md", timeout)
 
@@ -81,7 +63,7 @@ def check_published(timeout: float = 5.0) -> None:
 def read_rows(data_dir: str | os.PathLike | None = None) -> tuple[list[dict], str]:
     root = resolve_data_dir(data_dir)
     if root is None:
-        return _download(), f"hf://datasets/{HUB_REPO}[{SPLIT}]"
+        return remote.hub_rows(HUB_REPO, SPLIT, DATA_DIR_ENV), f"hf://datasets/{HUB_REPO}[{SPLIT}]"
     for folder in (root, root / "data"):
         if (folder / f"{SPLIT}.jsonl").is_file():
             return read_jsonl(folder / f"{SPLIT}.jsonl"), str(folder / f"{SPLIT}.jsonl")

@@ -64,24 +64,6 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     return resolve_dir(data_dir, DATA_DIR_ENV, default="hub", named={"sample": SAMPLE_DIR})
 
 
-def _download() -> list[dict]:
-    try:
-        from datasets import load_dataset
-
-        return [dict(row) for row in load_dataset(HUB_REPO, split=HUB_SPLIT)]
-    except Exception as err:  # network, offline mode, a missing split: one message for all
-        from huggingface_hub import constants
-
-        if constants.HF_HUB_OFFLINE:
-            raise DataError(f"HF_HUB_OFFLINE is set and hf://datasets/{HUB_REPO} is not in the local cache; set "
-                            f"{DATA_DIR_ENV} to a local copy of the data files, or to 'sample' for the bundled "
-                            "sample") from None
-        first = str(err).splitlines()[0] if str(err) else ""
-        raise DataError(f"hf://datasets/{HUB_REPO}: could not be read from the Hub ({type(err).__name__}: {first}). "
-                        f"Set {DATA_DIR_ENV} to a local copy of the data files, or to 'sample' for the bundled "
-                        "sample.") from None
-
-
 def check_published(timeout: float = 5.0) -> None:
     """Online, before a run: the Hub answers one call for the dataset within ``timeout`` seconds."""
     remote.check_hub_dataset(HUB_REPO, DATA_DIR_ENV, "README.md", timeout)
@@ -105,7 +87,7 @@ def read_rows(domains: tuple[str, ...], data_dir: str | os.PathLike | None = Non
     domain file is an error (else one line, and the domain is left out)."""
     root = resolve_data_dir(data_dir)
     if root is None:
-        rows = _rows_of_total(_download(), f"hf://datasets/{HUB_REPO}")
+        rows = _rows_of_total(remote.hub_rows(HUB_REPO, HUB_SPLIT, DATA_DIR_ENV), f"hf://datasets/{HUB_REPO}")
     else:
         total = next((p for p in (root / TOTAL_FILE, root / "data" / TOTAL_FILE) if p.is_file()), None)
         if total is not None:
