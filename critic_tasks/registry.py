@@ -92,6 +92,9 @@ INTERVALS: dict[str, Callable] = {k: v for scoring in SCORING_MODULES for k, v i
 # family -> (record, value) -> the stratum its interval resamples the record's unit within ('' for none), declared
 # beside the interval; `critic-eval compare` draws its paired resamples within the same strata
 STRATA: dict[str, Callable] = {k: v for scoring in SCORING_MODULES for k, v in scoring.STRATA.items()}
+# family -> (record, value) -> the unit its interval resamples the record with ('' for its own document): pairs,
+# prompts, questions; declared beside the strata, so `critic-eval compare` draws the units the interval draws
+UNITS: dict[str, Callable] = {k: v for scoring in SCORING_MODULES for k, v in getattr(scoring, "UNITS", {}).items()}
 _UNDECLARED = sorted(set(INTERVALS) - set(STRATA))
 if _UNDECLARED:  # a family with an interval says how it is resampled, or compare would silently resample it plainly
     raise ValueError(f"families {', '.join(_UNDECLARED)}: an interval without its strata (scoring.STRATA)")

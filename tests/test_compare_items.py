@@ -352,3 +352,41 @@ def test_compare_names_both_runs_by_label(tmp_path, capsys):
     assert "(A: base; B: tuned)" in capsys.readouterr().out
     assert cli.main(["compare", str(a), str(b), "--label", "base"]) == 2
     assert "name both runs" in one_line(capsys)
+
+
+def _rmbench_records(prompt: str, right: bool) -> list:
+    from critic_tasks.protocols.rmbench.scoring import RMBenchRecord
+
+    out = []
+    for i in range(3):
+        for j in range(3):
+            for order, gold in (("forward", "A"), ("reverse", "B")):
+                verdict = gold if right else {"A": "B", "B": "A"}[gold]
+                out.append(RMBenchRecord(domain="chat", prompt_id=prompt, pair_id=f"{prompt}-{i}{j}",
+                                         chosen_style=i, rejected_style=j, order=order, verdict=verdict, parsed=True,
+                                         gold=gold, lengths=(10, 20)))
+    return out
+
+
+def test_rmbench_is_resampled_by_prompt_and_a_prompt_drawn_twice_counts_twice():
+    """compare draws the unit each family declares beside its interval (registry.UNITS): an RM-Bench prompt with its
+    3 x 3 comparisons in both orders for the prompt-level values (its bias lines: one comparison), a RewardBench pair.
+    A prompt drawn twice enters the metric as two prompts (its prompt_id told apart): with one prompt all right and
+    one all wrong, the draw (0, 0, 1) is 2/3 right, by hand; counted as one prompt it would be 1/2."""
+    from critic_tasks.reports.compare import Recompute, Units, unit_of
+
+    records = {"p0": _rmbench_records("p0", True), "p1": _rmbench_records("p1", False)}
+    accuracy = registry.result_metric("critic_rmbench", "accuracy")
+    units: dict[str, list] = {}
+    for doc_id, record in enumerate(r for rs in records.values() for r in rs):
+        units.setdefault(unit_of("rmbench", "accuracy", record, doc_id), []).append(record)
+    assert sorted(units) == ["prompt p0", "prompt p1"] and all(len(v) == 18 for v in units.values())
+    assert unit_of("rmbench", "first_position", records["p0"][0], 0) == "pair p0-00"
+    names = sorted(units)
+    drawn = Recompute(accuracy, Units(names, [units[n] for n in names], [units[n] for n in names], ["chat"] * 2))
+    assert drawn.value(0, [0, 1]) == pytest.approx(50.0)
+    assert drawn.value(0, [0, 0, 1]) == pytest.approx(200 / 3)
+    from critic_tasks.protocols.rewardbench.scoring import RewardBenchRecord
+
+    assert unit_of("rewardbench", "accuracy", RewardBenchRecord(domain="chat", pair_id="7"), 3) == "pair 7"
+    assert unit_of("process", "f1", object(), 3) == "doc 3"  # no unit declared: the document

@@ -14,13 +14,14 @@ whose documents differ, is refused in one line naming the field that differs (``
 comparison needs the same items.
 
 The unit resampled and swapped is the one the metric's own interval resamples
-(``registry.INTERVALS``): a comparison pair with both of its orders (``pair_id``) for the pairwise families, a question
-for CritiqueLLM's text-level correlations, else a document; resampled within the strata the family declares beside
+(``registry.INTERVALS``), as each family declares it beside its interval (``registry.UNITS``): a comparison pair with both
+of its orders (``pair_id``), a prompt (RM-Bench, RewardBench 2), a question for CritiqueLLM's text-level correlations,
+else a document; resampled within the strata the family declares beside
 its interval (``registry.STRATA``, each protocol's ``scoring.STRATA``: CriticBench's corrections and judge scores,
 RealCritic and the revision protocols' r_obj / r_sub by domain, ProcessBench's F1 by subset and class). Each
 resample recomputes the metric itself (``registry.metric_value``) on the
 drawn units' records for both runs, so correlations and domain means are recomputed, not approximated; a unit drawn
-twice enters twice (its ``pair_id`` / ``question`` / ``item`` told apart by the copy, so the metric's own grouping
+twice enters twice (its ``pair_id`` / ``prompt_id`` / ``question`` / ``item`` told apart by the copy, so the metric's own grouping
 sees two units).
 
 The pure functions below (``paired_bootstrap``, ``paired_permutation``, ``mcnemar``) take the statistic as a
@@ -47,10 +48,7 @@ from critic_tasks.core.metrics.bootstrap import BootstrapSettings, percentile_in
 from critic_tasks.core.rank_rows import row_of
 from critic_tasks.core.records import RECORD_TYPES, Record
 
-# families whose interval resamples comparison pairs (both orders together), and CritiqueLLM's per-question one
-PAIR_FAMILIES = ("pairwise", "preference", "judgebench")
-QUESTION_FAMILIES = ("rating",)
-RELABELLED = ("pair_id", "question", "item")  # the fields a metric groups by: a unit drawn twice counts twice
+RELABELLED = ("pair_id", "prompt_id", "question", "item")  # the fields a metric groups by: a unit drawn twice counts twice
 TOLERANCE = 1e-9  # a resampled |difference| this close to the observed one counts as reaching it
 
 
@@ -241,13 +239,11 @@ def check_same_items(task: str, a: Logged, b: Logged, setting_note: str = "") ->
                            "same items")
 
 
-def unit_of(family: str, record: Record, doc_id) -> str:
-    """The unit a record's metric resamples: its pair, its question, or its document."""
-    if family in PAIR_FAMILIES and getattr(record, "pair_id", ""):
-        return f"pair {record.pair_id}"
-    if family in QUESTION_FAMILIES and getattr(record, "question", ""):
-        return f"question {record.question}"
-    return f"doc {doc_id}"
+def unit_of(family: str, base: str, record: Record, doc_id) -> str:
+    """The unit a record's metric resamples: what its family declares beside its interval (``registry.UNITS``: a
+    pair, a prompt, a question), else its document."""
+    declared = registry.UNITS.get(family)
+    return (declared(record, base) if declared else "") or f"doc {doc_id}"
 
 
 @dataclass
@@ -271,7 +267,7 @@ def paired_units(metric: registry.Metric, a: Logged, b: Logged) -> Units:
         either = ra or rb
         if either is None:
             continue
-        name = unit_of(metric.family, either, doc_id)
+        name = unit_of(metric.family, metric.base, either, doc_id)
         held = per_unit.setdefault(name, ([], [], registry.metric_stratum(metric.family, metric.base, either)))
         if ra is not None:
             held[0].append(ra)

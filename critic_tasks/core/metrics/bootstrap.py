@@ -97,6 +97,16 @@ def unstratified(record, base: str) -> str:
     return ""
 
 
+def by_pair(record, base: str) -> str:
+    """A comparison pair's orders resampled together (``pair_id``): the unit of the pairwise families' intervals."""
+    return f"pair {record.pair_id}" if getattr(record, "pair_id", "") else ""
+
+
+def by_prompt(record, base: str) -> str:
+    """A prompt's comparisons (or answers) resampled together (``prompt_id``)."""
+    return f"prompt {record.prompt_id}" if getattr(record, "prompt_id", "") else ""
+
+
 def by_domain(record, base: str) -> str:
     """Each domain (task, subset) resampled within itself: the value is a mean of the domains' means."""
     return record.domain

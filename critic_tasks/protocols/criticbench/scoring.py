@@ -67,7 +67,14 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, Sequence
 
 from critic_tasks.core.metrics import bias, likert_score, pairwise_metrics, pass_at_k, spearman_x100
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval, spearman_interval, unstratified
+from critic_tasks.core.metrics.bootstrap import (
+    BootstrapSettings,
+    by_domain,
+    by_pair,
+    mean_interval,
+    spearman_interval,
+    unstratified,
+)
 from critic_tasks.core.metrics.pairwise import pair_consistent, pair_correct, pair_correct_loose, swap_verdict
 from critic_tasks.core.parsing import looks_cut_off
 from critic_tasks.core.records import (
@@ -742,6 +749,8 @@ INTERVALS: dict[str, Callable[[Sequence, str, BootstrapSettings], Interval]] = {
 # means): what `critic-eval compare` resamples within
 STRATA: dict[str, Callable] = {"likert": unstratified, "pairwise": unstratified, "correction": by_domain,
                                "judge": by_domain}
+# family -> (record, value) -> the unit its interval resamples (unlisted: the document)
+UNITS: dict[str, Callable] = {"pairwise": by_pair}
 
 
 def gold_text(doc: dict) -> str:

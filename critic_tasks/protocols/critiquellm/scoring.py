@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar, Sequence
 
 from critic_tasks.core.metrics import agreement_metrics, bias, system_level, text_level
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_pair, mean_interval, unstratified
 from critic_tasks.core.metrics.correlation import COEFFICIENTS, per_question, question_values
 from critic_tasks.core.metrics.pairwise import pair_consistent, swap_verdict
 from critic_tasks.core.parsing import parse_bracket_rating, parse_bracket_verdict
@@ -250,6 +250,15 @@ def preference_interval(records: Sequence[PreferenceRecord], base: str, settings
 INTERVALS: dict[str, Callable] = {"rating": rating_interval, "preference": preference_interval}
 # family -> (record, value) -> the stratum its interval resamples within: none (questions, pairs)
 STRATA: dict[str, Callable] = {"rating": unstratified, "preference": unstratified}
+
+
+def question_unit(record, base: str) -> str:
+    """A question's ratings resampled together (the text-level correlations are per question)."""
+    return f"question {record.question}" if getattr(record, "question", "") else ""
+
+
+# family -> (record, value) -> the unit its interval resamples: a pair (both orders), a question
+UNITS: dict[str, Callable] = {"preference": by_pair, "rating": question_unit}
 
 
 def gold_text(doc: dict) -> str:

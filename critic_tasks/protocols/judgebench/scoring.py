@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, unstratified
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_pair, mean_interval, unstratified
 from critic_tasks.core.metrics.pairwise import swap_verdict
 from critic_tasks.core.records import Metric, Record, bias_lines, breakdown, rate
 from critic_tasks.core.turns import turns_of
@@ -305,3 +305,5 @@ def judgebench_interval(records: Sequence[JudgeBenchRecord], base: str,
 INTERVALS: dict[str, Callable] = {"judgebench": judgebench_interval}
 # family -> (record, value) -> the stratum its interval resamples within: none (pairs, over every category)
 STRATA: dict[str, Callable] = {"judgebench": unstratified}
+# family -> (record, value) -> the unit its interval resamples: a pair, both orders together
+UNITS: dict[str, Callable] = {"judgebench": by_pair}

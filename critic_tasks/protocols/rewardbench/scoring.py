@@ -29,7 +29,7 @@ import numpy as np
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval, percentile_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_pair, mean_interval, percentile_interval
 from critic_tasks.core.records import Metric, Record, bias_lines, breakdown, rate
 from critic_tasks.protocols.judgebench.scoring import pair_correct, pair_inconsistent
 from critic_tasks.protocols.rewardbench.authors_prompts import read_v1_verdict, sections
@@ -245,3 +245,5 @@ def rewardbench_stratum(record: RewardBenchRecord, base: str) -> str:
 
 INTERVALS: dict[str, Callable] = {"rewardbench": rewardbench_interval}
 STRATA: dict[str, Callable] = {"rewardbench": rewardbench_stratum}
+# family -> (record, value) -> the unit its interval resamples: a pair, both orders together
+UNITS: dict[str, Callable] = {"rewardbench": by_pair}

@@ -43,7 +43,7 @@ import numpy as np
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, percentile_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_prompt, percentile_interval
 from critic_tasks.core.records import Metric, Record, rate
 from critic_tasks.protocols.rewardbench2.authors_prompts import LETTERS, read_four_way_verdict, read_rating
 from critic_tasks.protocols.rewardbench2.data import FOUR_WAY, RATING, SUBSETS, TIES
@@ -363,3 +363,5 @@ def rewardbench2_stratum(record: RewardBench2Record, base: str) -> str:
 
 INTERVALS: dict[str, Callable] = {"rewardbench2": rewardbench2_interval}
 STRATA: dict[str, Callable] = {"rewardbench2": rewardbench2_stratum}
+# family -> (record, value) -> the unit its interval resamples: a prompt, all its answers together
+UNITS: dict[str, Callable] = {"rewardbench2": by_prompt}

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
 from critic_tasks.core.metrics import bias
-from critic_tasks.core.metrics.bootstrap import BootstrapSettings, mean_interval
+from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_pair, by_prompt, mean_interval
 from critic_tasks.core.records import Metric, Record, bias_lines, breakdown, rate
 from critic_tasks.protocols.judgebench.scoring import pair_correct, pair_inconsistent
 from critic_tasks.protocols.rewardbench.authors_prompts import read_v1_verdict
@@ -251,3 +251,13 @@ def rmbench_stratum(record: RMBenchRecord, base: str) -> str:
 
 INTERVALS: dict[str, Callable] = {"rmbench": rmbench_interval}
 STRATA: dict[str, Callable] = {"rmbench": rmbench_stratum}
+
+
+def rmbench_unit(record: RMBenchRecord, base: str) -> str:
+    """A prompt (its 3 x 3 comparisons) for the prompt-level values; a comparison (both orders) for the pairwise
+    bias lines, as ``rmbench_interval`` draws them."""
+    return by_pair(record, base) if base in (*bias.BASES, "inconsistency") else by_prompt(record, base)
+
+
+# family -> (record, value) -> the unit its interval resamples
+UNITS: dict[str, Callable] = {"rmbench": rmbench_unit}
