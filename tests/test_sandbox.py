@@ -459,6 +459,27 @@ def test_interpreter_started_by_a_relative_path_keeps_the_strongest_layer(tmp_pa
     assert ".." in executable and (layer, status, value) == (detect_isolation(), "passed", "42")
 
 
+def test_interpreter_of_a_venv_reached_through_a_symlink_keeps_the_strongest_layer(tmp_path):
+    """A checkout whose ``.venv`` links to a venv elsewhere (a worktree sharing one venv): ``sys.executable`` runs
+    through the link, a folder the sandbox does not bind, so bwrap could not exec it, the probe fell to a weaker
+    layer and the run was refused as root (seen in a session)."""
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    linked = tmp_path / "checkout" / ".venv"
+    linked.parent.mkdir()
+    linked.symlink_to(venv, target_is_directory=True)
+    python = str(linked / "bin" / os.path.basename(sys.executable))
+    script = ("import sys\nfrom critic_tasks.sandbox import Program, SandboxExecutor\n"
+              "ex = SandboxExecutor()\n(r,) = ex.run([Program('print(6 * 7)')])\n"
+              "print(sys.executable, ex.isolation, r.status, r.stdout.strip(), ex.python)")
+    out = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    assert out.returncode == 0, out.stderr[-2000:]
+    executable, layer, status, value, used = out.stdout.split()
+    assert executable == python and (layer, status, value) == (detect_isolation(), "passed", "42")
+    # the venv's own bin/python through real folders, not its base interpreter
+    assert used == os.path.join(os.path.realpath(os.path.join(venv, "bin")), os.path.basename(sys.executable))
+
+
 def test_weaker_layer_refuses_without_opt_in(monkeypatch):
     monkeypatch.delenv("CRITIC_ALLOW_UNISOLATED", raising=False)
     with pytest.raises(ValueError, match=r"refusing to run model-written code: .*CRITIC_ALLOW_UNISOLATED=1"):

@@ -49,6 +49,7 @@ from critic_tasks.sandbox._isolation import (
     _unprivileged_can_run,
     _view_in_tmp,
     detect_isolation,
+    interpreter_path,
     sandbox_env,
 )
 from critic_tasks.sandbox._limits import (
@@ -121,9 +122,10 @@ class SandboxExecutor:
                  max_output_bytes: int = 8 << 20, python: str | None = None, isolation: str | None = None,
                  use_cgroup: bool = True, allow_unisolated: bool | None = None, max_disk_mb: int = 128,
                  hide: Sequence[str] = (), reuse_sandboxes: bool = True):
-        # absolute and without ``..``: an interpreter started as ``../.venv/bin/python`` reports a path through
-        # folders the sandbox does not show (the caller's cwd), which bwrap cannot exec
-        self.python = os.path.abspath(python or sys.executable)
+        # absolute, without ``..`` and through real folders: an interpreter started as ``../.venv/bin/python``, or
+        # from a venv reached by a symlink, reports a path through folders the sandbox does not show, which bwrap
+        # cannot exec (``interpreter_path``)
+        self.python = interpreter_path(python or sys.executable)
         # bytes a program may write in all (its work dir and /tmp: one sized tmpfs under bwrap); ``hide``: more
         # folders the sandbox must never show (output folders), on top of ``private_paths()``, with the folders the
         # environment names, read here once: the layers below read no setting

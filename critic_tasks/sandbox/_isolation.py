@@ -269,10 +269,19 @@ PROBE_WORKDIR = "/tmp/critic-sbx-probe"  # inside the sandbox's own /tmp: nothin
 _UNSHARE = ["unshare", "--net", "--pid", "--mount-proc", "--ipc", "--uts", "--fork", "--kill-child", "--"]
 
 
+def interpreter_path(python: str) -> str:
+    """``python`` as the sandbox can exec it: absolute, without ``..``, and through real folders (a venv reached by
+    a symlink, ``checkout/.venv -> /elsewhere/.venv``: the sandbox binds the real folders only, so the linked path
+    does not exist inside it), keeping the file's own name (a venv's ``bin/python`` is itself a link to the base
+    interpreter: resolving it would leave the venv and its site-packages)."""
+    python = os.path.abspath(python)
+    return os.path.join(os.path.realpath(os.path.dirname(python)), os.path.basename(python))
+
+
 @functools.lru_cache(maxsize=None)
 def detect_isolation(python: str = sys.executable) -> str:
     """The strongest layer that can run ``python -c pass`` here."""
-    python = os.path.abspath(python)
+    python = interpreter_path(python)
     probe = [python, "-c", "pass"]
     # the stdlib's shared modules too: the sandbox shows only what the interpreter needs, and must show all of it
     full = [python, "-c", "import ctypes, json, math"]
@@ -311,6 +320,7 @@ def _unprivileged_can_run(python: str, isolation: str) -> bool:
     uid = SANDBOX_UID
     if os.geteuid() != 0:
         return False
+    python = interpreter_path(python)  # as the executor runs it
     if isolation != "bwrap":
         return _works([python, "-c", "pass"], user=uid, group=uid, extra_groups=[], cwd="/", env=PROBE_ENV)
     if not shutil.which("setpriv"):
