@@ -1,8 +1,8 @@
 """One JudgeBench task through OpenCompass's own inference and evaluation steps with our inferencer, a scripted
 critic and no model loaded: the prompts rendered by OpenCompass (HuggingFacewithChatTemplate's template parser, with a
 meta template declaring the SYSTEM role), the replies looked up by the user message they answer, the second turn
-asked by CriticGenInferencer, the predictions file read back and scored by CriticTaskEvaluator as OpenCompass's eval
-task hands it the prediction entries' keys (``openicl_eval``: each key of the entries, kept where ``score`` takes it).
+asked by CriticGenInferencer, the predictions file read back and scored by the config's evaluator as OpenCompass's
+eval task hands it the prediction entries' keys (``openicl_eval``: exactly the keys ``score`` names).
 
     .venv-opencompass/bin/python tests/oc_second_turn.py OUT.json TASK REPLIES.json
 
@@ -21,11 +21,11 @@ from pathlib import Path
 from mmengine.config import ConfigDict
 from opencompass.models.huggingface_above_v4_33 import HuggingFacewithChatTemplate, _convert_chat_messages
 from opencompass.models.huggingface_above_v4_33 import _get_meta_template as hf_meta_template
-from opencompass.registry import ICL_INFERENCERS, ICL_PROMPT_TEMPLATES, ICL_RETRIEVERS
+from opencompass.registry import ICL_EVALUATORS, ICL_INFERENCERS, ICL_PROMPT_TEMPLATES, ICL_RETRIEVERS
 from opencompass.utils.build import build_dataset_from_cfg
 
+import critic_tasks.adapters.opencompass.evaluators  # noqa: F401 (registers our evaluators)
 from critic_tasks.adapters.opencompass.configuring import dataset_config
-from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
 
 SYSTEM_META = dict(round=[dict(role="HUMAN", api_role="HUMAN"), dict(role="BOT", api_role="BOT", generate=True)],
                    reserved_roles=[dict(role="SYSTEM", api_role="SYSTEM")])
@@ -73,8 +73,10 @@ def main(out: str, task: str, replies: str) -> None:
     handed = {k: [e.get(k) for e in entries] for k in entries[0]}
     handed["predictions"] = handed.pop("prediction")
     handed["references"] = dataset.test[cfg["reader_cfg"]["output_column"]]
-    evaluator = CriticTaskEvaluator(**{k: v for k, v in cfg["eval_cfg"]["evaluator"].items() if k != "type"})
-    metrics = evaluator.score(**{k: handed[k] for k in inspect.signature(evaluator.score).parameters if k in handed})
+    # the config's own evaluator class, built as OpenCompass builds it, handed exactly what its score names (a name
+    # the predictions lack is OpenCompass's KeyError: every task's run failed when the one evaluator named turns)
+    evaluator = ICL_EVALUATORS.build(cfg["eval_cfg"]["evaluator"])
+    metrics = evaluator.score(**{k: handed[k] for k in inspect.signature(evaluator.score).parameters})
     metrics.pop("details", None)
     Path(out).write_text(json.dumps({"metrics": metrics, "sent": model.sent, "predictions": predictions}),
                          encoding="utf-8")

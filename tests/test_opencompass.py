@@ -171,6 +171,45 @@ def test_every_task_sends_lm_evals_messages_byte_for_byte(oc_bin, tmp_path, monk
     assert systems == (5 if (checkout / "utils").is_dir() else 0)  # critic_judgebench and its four categories
 
 
+EVALUATOR_CHECK = """
+import inspect, json, sys
+from mmengine.config import Config
+from opencompass.registry import ICL_EVALUATORS
+import critic_tasks.adapters.opencompass.evaluators  # registers ours
+out = {}
+for path in sys.argv[1:]:
+    cfg = Config.fromfile(path)
+    for name, value in cfg.items():
+        if not name.endswith("_datasets"):
+            continue
+        for d in value:
+            evaluator = ICL_EVALUATORS.build(d["eval_cfg"]["evaluator"])
+            inferencer = d["infer_cfg"]["inferencer"]["type"]
+            name = getattr(inferencer, "__name__", str(inferencer))
+            out[d["abbr"]] = [sorted(inspect.signature(evaluator.score).parameters), name]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_every_evaluator_names_only_what_its_predictions_hold(oc_bin, tmp_path):
+    """OpenCompass's eval task hands ``score`` exactly the prediction fields its signature names, and fails the task
+    with a KeyError on a name the predictions lack: only the evaluator of the tasks whose inferencer records each
+    prediction's turns (CriticGenInferencer) may name ``turns`` (one evaluator naming it for every task failed every
+    OpenCompass run but JudgeBench's)."""
+    configs = sorted(str(p) for p in (CONFIG_DIR / "datasets").glob("*_gen.py"))
+    run = subprocess.run([str(oc_bin / "python"), "-c", EVALUATOR_CHECK, *configs], capture_output=True, text=True,
+                         env=_env(tmp_path), timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert set(seen) == {t.name for t in runnable_tasks()}
+    for task, (names, inferencer) in seen.items():
+        held = {"predictions", "references", "test_set", "origin_prompt"}
+        held |= {"turns"} if inferencer == "CriticGenInferencer" else set()
+        assert set(names) <= held, (task, names, inferencer)
+    assert any("turns" in names for names, _ in seen.values())  # JudgeBench's evaluator takes them
+
+
 # ----------------------------------------------------------------------------- real runs
 
 

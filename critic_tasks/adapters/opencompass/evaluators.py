@@ -34,8 +34,14 @@ class CriticTaskEvaluator(BaseEvaluator):
         self.executor_name = executor
         self.judge_cfg = judge_cfg
 
+    # OpenCompass hands score() exactly the prediction fields its signature names, and refuses a run whose
+    # predictions lack one (KeyError): so only the evaluator of the tasks whose inferencer records ``turns``
+    # (CriticTurnsEvaluator) names it
     @clear_errors
-    def score(self, predictions: list, references: list, turns: list | None = None) -> dict:
+    def score(self, predictions: list, references: list) -> dict:
+        return self.scored(predictions, references, None)
+
+    def scored(self, predictions: list, references: list, turns: list | None) -> dict:
         """``turns``: each prediction's turns where the inferencer asked again (CriticGenInferencer: JudgeBench's
         second turn), so its record counts it as an lm-eval run's does."""
         if len(predictions) != len(references):
@@ -58,3 +64,12 @@ class CriticTaskEvaluator(BaseEvaluator):
             out["judge"] = judge_identity(self.task, judge)
         return out
 
+
+@ICL_EVALUATORS.register_module()
+class CriticTurnsEvaluator(CriticTaskEvaluator):
+    """The evaluator of a task whose inferencer asks again (``CriticGenInferencer``): its predictions keep their
+    ``turns``, which OpenCompass hands ``score`` because it names them."""
+
+    @clear_errors
+    def score(self, predictions: list, references: list, turns: list) -> dict:
+        return self.scored(predictions, references, turns)

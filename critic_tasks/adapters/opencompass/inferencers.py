@@ -7,7 +7,7 @@ them; the first pass resumes as GenInferencer's does), each reply whose protocol
 (``registry.Protocol.follow_up``, on the row's document) is asked again, in batches, with the conversation so far
 (``templates.dialogue``: the system message, the prompt, the reply, the follow-up), and the prediction is both turns
 joined as the protocol's authors join them. Every prediction keeps its turns (``turns``), which OpenCompass hands the
-evaluator with the predictions (``CriticTaskEvaluator.score(..., turns)``), so the records count the second turns as
+evaluator with the predictions (``CriticTurnsEvaluator.score(..., turns)``), so the records count the second turns as
 an lm-eval run's do.
 """
 

@@ -26,8 +26,10 @@ ZERO_RETRIEVER = ClassRef("opencompass.openicl.icl_retriever", "ZeroRetriever")
 PROMPT_TEMPLATE = ClassRef("critic_tasks.adapters.opencompass.templates", "CriticPromptTemplate")
 DATASET = ClassRef("critic_tasks.adapters.opencompass.datasets", "CriticTaskDataset")
 EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticTaskEvaluator")
+# the evaluator of TURNS_INFERENCER's tasks: its score() names the predictions' turns (evaluators.py)
+TURNS_EVALUATOR = ClassRef("critic_tasks.adapters.opencompass.evaluators", "CriticTurnsEvaluator")
 SYSTEM_COLUMN = "system_message"  # a dataset row's system message ("" for none), where its protocol has one
-CLASSES = (GEN_INFERENCER, TURNS_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR)
+CLASSES = (GEN_INFERENCER, TURNS_INFERENCER, ZERO_RETRIEVER, PROMPT_TEMPLATE, DATASET, EVALUATOR, TURNS_EVALUATOR)
 
 
 def unsupported_reason(task: registry.Task) -> str | None:
@@ -72,10 +74,10 @@ def dataset_spec(task: str, judge_cfg: dict | None = None, max_out_len: int | No
     spec = registry.task(task)
     if not supported(spec):
         raise ValueError(refusal(spec))
-    evaluator = {"type": EVALUATOR, "task": task}
     # a protocol whose documents carry a system message (JudgeBench: the authors' judge): a column of its own, sent
     # in the SYSTEM role (templates.py)
     steps = registry.PROTOCOLS[spec.kind_spec.protocol]
+    evaluator = {"type": TURNS_EVALUATOR if steps.follow_up is not None else EVALUATOR, "task": task}
     system = steps.system_message
     # a protocol that asks again (JudgeBench's Arena-Hard judge): the second turn in an inferencer of ours
     inferencer = ({"type": TURNS_INFERENCER, "task": task} if steps.follow_up is not None else {"type": GEN_INFERENCER})

@@ -8,7 +8,7 @@
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from critic_tasks.adapters.opencompass.datasets import CriticTaskDataset
-from critic_tasks.adapters.opencompass.evaluators import CriticTaskEvaluator
+from critic_tasks.adapters.opencompass.evaluators import CriticTurnsEvaluator
 from critic_tasks.adapters.opencompass.inferencers import CriticGenInferencer
 from critic_tasks.adapters.opencompass.templates import CriticPromptTemplate
 
@@ -37,7 +37,7 @@ critic_judgebench_math_datasets = [dict(
     ),
     eval_cfg=dict(
         evaluator=dict(
-            type=CriticTaskEvaluator,
+            type=CriticTurnsEvaluator,
             task='critic_judgebench_math',
         ),
         pred_role='BOT',
