@@ -31,7 +31,7 @@ def test_tasks_lists_every_registered_task_group_and_tag(capsys):
         "critic_self_feedback_per_domain",
         "critic_revision", "critic_revision_pool_per_domain", "critic_utility_per_domain",
         "critic_judgebench_per_category", "critic_processbench_subsets", "critic_realcritic_tasks",
-        "critic_realcritic_direct_tasks", "critic_realcritic_self_tasks"}
+        "critic_realcritic_direct_tasks", "critic_realcritic_self_tasks", "critic_rmbench_per_domain"}
 
 
 @pytest.mark.slow
@@ -52,15 +52,17 @@ def test_passthrough_run_and_summary(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert cli.main(["summary", str(results_file)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].split() == ["task", "metric", "value", "note"] and lines[-1].startswith("All values are x100")
-    table = lines[1:lines.index("")]  # the dimension table; then the judge-bias block, then the scale note
+    # the run's name first (model · benchmarks · date), then the table
+    assert "·" in lines[0] and lines[1].split() == ["task", "metric", "value", "note"]
+    assert lines[-1].startswith("All values are x100")
+    table = lines[2:lines.index("")]  # the dimension table; then the judge-bias block, then the scale note
     rows = [line.split()[:3] for line in table]
     bias = lines[lines.index("Judge-bias lines") + 2:-1]
     assert [line.split()[:3] for line in bias[:3]] == [
         ["critic_comparison_chat", "consistency", "0.00"], ["critic_comparison_chat", "first_position", "n/a"],
         ["critic_comparison_chat", "length_bias", "n/a"]]  # no verdict read: no slot or length preference to see
     # the paper's order (feedback before comparison), each task's headline keys, values as lm-eval wrote them
-    assert "undefined correlation(s) reported as 0" in lines[1]
+    assert "undefined correlation(s) reported as 0" in lines[2]
     assert rows == [
         ["critic_feedback_chat", "spearman", "0.00"], ["critic_feedback_chat", "score", "50.00"],
         ["critic_feedback_chat", "parse_rate", "0.00"],

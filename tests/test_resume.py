@@ -49,33 +49,33 @@ def test_second_run_asks_nothing_and_cache_is_per_model(tmp_path, monkeypatch, c
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
     assert run("--limit", "2") == 0
-    # --limit counts documents; a comparison document is one order of a pair
-    assert len(counted_dummy) == 2 + 2
+    # --limit counts feedback documents and comparison pairs (both orders of each: critic-eval keeps pairs whole)
+    assert len(counted_dummy) == 2 + 2 * 2
     (db,) = (tmp_path / "cache").rglob("requests_rank0.db")
-    assert db.parent.name.startswith("dummy-model-") and rows(db) == 4
+    assert db.parent.name.startswith("dummy-model-") and rows(db) == 6
     counted_dummy.clear()
     assert run("--limit", "2") == 0
     assert counted_dummy == []
     assert run("--limit", "3") == 0  # one more item of each task: only those are asked
-    assert len(counted_dummy) == 1 + 1
+    assert len(counted_dummy) == 1 + 2
     counted_dummy.clear()
     # other model arguments: another folder, everything asked again
     assert run("--limit", "2", "--model_args", "seed=1") == 0
-    assert len(counted_dummy) == 4
+    assert len(counted_dummy) == 6
     assert len(list((tmp_path / "cache").rglob("requests_rank0.db"))) == 2
 
 
 def test_no_resume_and_off_and_own_use_cache(tmp_path, monkeypatch, counted_dummy):
     monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", str(tmp_path / "cache"))
-    assert run("--limit", "1", "--no_resume") == 0
-    assert not (tmp_path / "cache").exists() and len(counted_dummy) == 2
+    assert run("--limit", "1", "--no_resume") == 0  # a feedback item and a comparison pair (both orders)
+    assert not (tmp_path / "cache").exists() and len(counted_dummy) == 3
     monkeypatch.setenv("CRITIC_REQUEST_CACHE", "off")
     assert run("--limit", "1") == 0
-    assert not (tmp_path / "cache").exists() and len(counted_dummy) == 4
+    assert not (tmp_path / "cache").exists() and len(counted_dummy) == 6
     own = tmp_path / "mine" / "c"
     assert run("--limit", "1", "--use_cache", str(own)) == 0
-    assert rows(tmp_path / "mine" / "c_rank0.db") == 2
+    assert rows(tmp_path / "mine" / "c_rank0.db") == 3
 
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch, capsys):

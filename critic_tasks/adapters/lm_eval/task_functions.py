@@ -245,14 +245,18 @@ class TaskFunctions:
         """The settings a batch-scored kind's scorer needs (judge, revisers, sandbox), checked while lm-eval builds
         the task: before any generation. The executor built for the check is the one the task's ScoreFilter runs."""
         executor = self.scorer.check_settings()
-        if executor is not None:
-            self.checked_executors.append(executor)
+        if executor is not None:  # with the setting it was built for: a later run in this process may name another
+            self.checked_executors.append((read_setting("CRITIC_EXECUTOR"), executor))
 
     def task_executor(self, name: str | None):
         """The executor a task of this kind scores with: the one checked while lm-eval built the task (the first
         such task without its own yet), else one built now; ``name`` (the filter's ``executor`` option) asks for
-        another."""
-        executor = self.checked_executors.pop(0) if self.checked_executors else None
+        another. One checked for another CRITIC_EXECUTOR (a task built, never filtered, in an earlier run of this
+        process) is dropped, never used."""
+        current = read_setting("CRITIC_EXECUTOR")
+        while self.checked_executors and self.checked_executors[0][0] != current:
+            self.checked_executors.pop(0)
+        executor = self.checked_executors.pop(0)[1] if self.checked_executors else None
         return executor if executor is not None and name is None else get_executor(name)
 
     def doc_to_text(self, doc: dict) -> str:
