@@ -102,7 +102,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, monkeypatch, capsys):
 # ---- a real model, interrupted mid-generation with SIGINT -------------------------------------------------------
 
 REAL_TASKS = "critic_feedback_chat,critic_comparison_chat"
-N_REQUESTS = 2 + 2  # --limit 2: two documents of each task
+N_REQUESTS = 2 + 2 * 2  # --limit 2: two feedback documents, two comparison pairs (both orders of each)
 
 
 def _real_run(tmp_path: Path, name: str, cache: Path, model_args: str, extra=(), hold=False):

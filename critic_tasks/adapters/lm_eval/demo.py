@@ -297,9 +297,9 @@ def _demo_pass(model_args: str, tasks: list[str], batch_size: str, gen_kwargs: d
 
         seconds = time.monotonic() - started
         # intervals are no lm-eval keys: computed from the logged rows (kept in memory here), as a results file's are
-        for task, samples in (results.get("samples") or {}).items():
+        for task, rows in (results.get("samples") or {}).items():  # (not ``samples``: the items asked, counted below)
             if task in results["results"]:
-                results["results"][task].update(logged_intervals(task, ((task, s) for s in samples)))
+                results["results"][task].update(logged_intervals(task, ((task, s) for s in rows)))
         replies = demo_generations(tasks, samples)
         if cache is None:  # no cache read (the cache off, or the paired demo's sampled replies): all generated
             from_cache = None
