@@ -33,6 +33,7 @@ from critic_tasks.core import hub
 from critic_tasks.core.columns import item_label
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.core.settings import read_setting, resolve_dir
+from critic_tasks.protocols import remote
 from critic_tasks.protocols.criticbench import self_feedback as savg
 from critic_tasks.protocols.criticbench.prompts import DOMAINS, OBJECTIVE_CORRECTION_DOMAINS, TEXT_DOMAINS
 from critic_tasks.protocols.criticbench.toolkit import attach_prompts, load_toolkit
@@ -69,15 +70,7 @@ def read_file(relpath: str, data_dir: str | os.PathLike | None = None) -> tuple[
         path = root / relpath
         if not path.is_file():
             raise DataError(f"{path}: file not found (expected the opencompass/CriticBench layout)")
-    try:  # read here, not through protocols/remote.py: the loader reads its files in one place
-        with open(path, encoding="utf-8") as fh:
-            items = json.load(fh)
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason})") from None
-    except OSError as err:
-        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
+    items = remote.read_json(path)
     if not isinstance(items, list):
         raise DataError(f"{path}: expected a JSON array of objects, got {type(items).__name__}")
     if not items:  # every file of the dataset holds items: an empty one would drop its domain without a word

@@ -39,6 +39,7 @@ from critic_tasks.core.jsonl import iter_jsonl
 from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.judgebench import judges, prompts
+from critic_tasks.protocols.remote import field
 
 HUB_REPO = "ScalerLab/JudgeBench"
 DATA_DIR_ENV = judges.DATA_ENV  # JUDGEBENCH_DATA_DIR
@@ -89,20 +90,6 @@ def check_published(timeout: float = 5.0) -> None:
     """Online, before a run: the Hub answers one call for the dataset within ``timeout`` seconds (offline, the
     run's own loading from the cache is the check). One DataError naming the fix if not."""
     remote.check_hub_dataset(HUB_REPO, DATA_DIR_ENV, "README.md", timeout)
-
-
-def field(item: dict, key: str, where: str, kinds=(str,)):
-    """``item[key]`` of one of ``kinds``, or a DataError naming file, item and field (as ``remote.field``: the loader
-    reads its rows here, in one place)."""
-    if not isinstance(item, dict):
-        raise DataError(f"{where}: expected an object, got {type(item).__name__}")
-    if key not in item or item[key] is None:
-        raise DataError(f"{where}: missing field '{key}'")
-    value = item[key]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise DataError(f"{where}: field '{key}' should be {'/'.join(k.__name__ for k in kinds)}, "
-                        f"got {type(value).__name__}")
-    return value
 
 
 def to_pair(row: dict, where: str, split: str, index: int, source_file: str) -> dict:
