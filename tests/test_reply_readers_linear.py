@@ -211,7 +211,20 @@ def _baseline(text: str) -> float:
 BOUND_IN_PASSES = 25
 
 
+def _best_times_side_by_side(read, whole_text: str, quarter_text: str, rounds: int = 5) -> tuple[float, float]:
+    """The best of a few timings of the whole and its quarter, taken in turns: a load spike on a shared CI core then
+    lands on both sizes, not on one (timed apart, one spike read as 9x for a linear reader in the two-worker tier)."""
+    whole, quarter = [], []
+    for _ in range(rounds):
+        for text, spent in ((whole_text, whole), (quarter_text, quarter)):
+            started = time.perf_counter()
+            read(text)
+            spent.append(time.perf_counter() - started)
+    return min(whole), min(quarter)
+
+
 @pytest.mark.slow  # ~2 minutes on a shared core: 17 readers x 28 shapes of 1 MB
+@pytest.mark.serial  # timings: CI runs it with the machine to itself, not beside the two-worker tier's real models
 @pytest.mark.parametrize("reader", READERS)
 def test_every_reader_reads_a_megabyte_of_any_shape_in_linear_time(reader):
     """Each shape at 1 MB, and its first quarter: a linear reader takes about 4 times as long on the whole, a
@@ -226,7 +239,7 @@ def test_every_reader_reads_a_megabyte_of_any_shape_in_linear_time(reader):
             if whole > 0.2:
                 passes = whole / _baseline(text)
                 assert passes < BOUND_IN_PASSES, f"{reader} on {shape}: {whole:.2f} s, {passes:.1f} plain passes"
-            if whole < 0.2:
+            if whole < 0.1:
                 continue  # too fast to tell anything from a ratio (and nothing to fear)
-            quarter = _best_time(read, make(MEGABYTE // 4))
+            whole, quarter = _best_times_side_by_side(read, text, make(MEGABYTE // 4))
             assert whole < 8 * quarter + 0.05, f"{reader} on {shape}: {whole:.3f} s on 1 MB, {quarter:.3f} s on 250 KB"
