@@ -76,8 +76,9 @@ def task_docs(task: str, data_dir=None, protocol: str | None = None, toolkit_dir
     steps = registry.PROTOCOLS[spec.kind_spec.protocol]
     given = {"data_dir": data_dir, "protocol": protocol, "toolkit_dir": toolkit_dir,
              **({"prompt": prompt} if prompt is not None else {}), **options}
-    docs = steps.load_docs(spec.kind_spec.data_dimension, **steps.task_options(spec),
-                           **{k: v for k, v in given.items() if k in steps.options})
+    # the task's own options win, as lm-eval's dataset_kwargs win over --metadata
+    docs = steps.load_docs(spec.kind_spec.data_dimension,
+                           **{**{k: v for k, v in given.items() if k in steps.options}, **steps.task_options(spec)})
     check_one_type_per_field(docs)  # as lm-eval's loader does: both harnesses refuse the same files alike
     return docs
 

@@ -55,10 +55,18 @@ class ScriptedChatModel(HuggingFacewithChatTemplate):
 
 def main(out: str, task: str, replies: str) -> None:
     given = json.loads(Path(replies).read_text(encoding="utf-8"))
-    cfg = ConfigDict(dataset_config(task))
+    model = ScriptedChatModel(given["turns"], given["follow_up"])
+    metrics, predictions = infer_and_score(ConfigDict(dataset_config(task)), model)
+    Path(out).write_text(json.dumps({"metrics": metrics, "sent": model.sent, "predictions": predictions}),
+                         encoding="utf-8")
+
+
+def infer_and_score(cfg: ConfigDict, model) -> tuple[dict, dict]:
+    """One dataset config through OpenCompass's inference step (its retriever, prompt template and inferencer, with
+    ``model``) and its eval step's hand-over to the config's evaluator: the metrics (without ``details``) and the
+    predictions file."""
     dataset = build_dataset_from_cfg(cfg)
     infer = cfg["infer_cfg"]
-    model = ScriptedChatModel(given["turns"], given["follow_up"])
     retriever = ICL_RETRIEVERS.build({**infer["retriever"], "dataset": dataset})
     template = ICL_PROMPT_TEMPLATES.build(infer["prompt_template"])
     with tempfile.TemporaryDirectory() as folder:
@@ -78,8 +86,7 @@ def main(out: str, task: str, replies: str) -> None:
     evaluator = ICL_EVALUATORS.build(cfg["eval_cfg"]["evaluator"])
     metrics = evaluator.score(**{k: handed[k] for k in inspect.signature(evaluator.score).parameters})
     metrics.pop("details", None)
-    Path(out).write_text(json.dumps({"metrics": metrics, "sent": model.sent, "predictions": predictions}),
-                         encoding="utf-8")
+    return metrics, predictions
 
 
 if __name__ == "__main__":

@@ -60,6 +60,24 @@ def test_generated_config_tree_in_sync_with_generator():
     assert "summarizers/critic.py" in files
 
 
+def test_a_dataset_configs_option_keys_are_its_protocols_and_not_the_tasks_own():
+    """A protocol's options are dataset config keys under OpenCompass (lm-eval's --metadata): one OpenCompass hands
+    the loader is checked, never dropped; a key the protocol lacks, or one the task fixes, is one line naming both."""
+    from critic_tasks.adapters.opencompass.spec import check_options
+    from critic_tasks.core.errors import ConfigError
+
+    check_options(registry.task("critic_rewardbench"), {"orders": "both", "seed": 3})
+    check_options(registry.task("critic_rewardbench2"), {"ratings": True})
+    with pytest.raises(ConfigError, match=r"^critic_rewardbench: unknown dataset config key 'order'; the rewardbench "
+                                          r"protocol takes orders, seed$"):
+        check_options(registry.task("critic_rewardbench"), {"order": "both"})
+    with pytest.raises(ConfigError, match=r"^critic_rmbench_code: dataset config key 'domain' is fixed by the task "
+                                          r"\(domain='code'\)"):
+        check_options(registry.task("critic_rmbench_code"), {"domain": "chat"})
+    with pytest.raises(ConfigError, match=r"'ratings'; the rmbench protocol takes no options$"):
+        check_options(registry.task("critic_rmbench"), {"ratings": True})
+
+
 @pytest.fixture(scope="session")
 def oc_bin():
     if not (OC_BIN / "opencompass").exists():
@@ -208,6 +226,90 @@ def test_every_evaluator_names_only_what_its_predictions_hold(oc_bin, tmp_path):
         held |= {"turns"} if inferencer == "CriticGenInferencer" else set()
         assert set(names) <= held, (task, names, inferencer)
     assert any("turns" in names for names, _ in seen.values())  # JudgeBench's evaluator takes them
+
+
+# ----------------------------------------------------------------------------- RewardBench, RewardBench 2, RM-Bench
+
+
+# (label, tasks, options): the defaults (one seeded order per RewardBench pair, one seeded arrangement per RewardBench 2
+# prompt with Ties rated, every RM-Bench comparison in both orders) and each of their options set as a user's eval
+# config sets it, on the bundled samples (the whole samples: a few seconds of replies played back)
+REWARD_RUNS = (("defaults", ("critic_rewardbench", "critic_rewardbench2", "critic_rmbench", "critic_rmbench_chat",
+                             "critic_rmbench_code", "critic_rmbench_math", "critic_rmbench_safety"), {}),
+               ("both_orders", ("critic_rewardbench",), {"orders": "both"}),
+               ("seed_7", ("critic_rewardbench", "critic_rewardbench2"), {"seed": 7}),
+               ("ratings", ("critic_rewardbench2",), {"ratings": True, "seed": 7}))
+
+
+def _reward_judge(system: str, user: str) -> str:
+    """Replies of many shapes, chosen by the conversation: verdicts for the pairwise and four-way judges (which carry
+    a system message), ratings for RewardBench 2's rating requests (which do not)."""
+    from test_rewardbench import SHAPES
+    from test_rewardbench2 import FOUR_WAY_SHAPES, RATING_SHAPES, _pick
+
+    return _pick(SHAPES + FOUR_WAY_SHAPES if system else RATING_SHAPES, system, user)
+
+
+@pytest.mark.slow  # OpenCompass's environment: one process, no model
+def test_reward_benchmarks_give_the_lm_eval_numbers_through_opencompass(oc_bin, tmp_path, monkeypatch):
+    """RewardBench, RewardBench 2 and RM-Bench through OpenCompass's inference and evaluation steps (the generated
+    config files, tests/oc_replayed_datasets.py) on the replies lm-eval's run got for the same conversations: every
+    conversation OpenCompass asks is one lm-eval asked with the same options (so the seeded orders and arrangements,
+    both orders and the rating requests are the same), as many, and every number (per subset, section and domain,
+    overall, the bias lines, the intervals) equals lm-eval's."""
+    from rewardbench_authors import REWARDBENCH
+    from test_rmbench import _chat_lm
+
+    if not (REWARDBENCH / "rewardbench" / "generative.py").is_file():  # their prompts (RM-Bench asks RewardBench's)
+        pytest.skip(f"the authors' checkout is absent ({REWARDBENCH})")
+    import lm_eval
+
+    env = _env(tmp_path)
+    for key in ("RMBENCH_DATA_DIR", "REWARDBENCH_DATA_DIR", "REWARDBENCH2_DATA_DIR", authors.MIRROR_ENV,
+                "XDG_CACHE_HOME", "HF_HUB_OFFLINE"):
+        monkeypatch.setenv(key, env[key])
+    authors._text.cache_clear()
+    live, replies, asked = {}, {}, {}
+    for label, tasks, options in REWARD_RUNS:
+        lm = _chat_lm(_reward_judge)
+        out = lm_eval.simple_evaluate(model=lm, tasks=list(tasks), bootstrap_iters=0, apply_chat_template=True,
+                                      task_manager=critic_tasks.task_manager(metadata=options or None),
+                                      log_samples=True)
+        live[label] = with_logged_intervals(out)
+        asked[label] = {t: len(out["samples"][t]) for t in tasks}
+        replies[label] = {json.dumps(chat): _reward_judge(chat[0]["content"] if len(chat) == 2 else "",
+                                                          chat[-1]["content"]) for chat in lm.chats}
+    # the options changed what was asked: both orders double RewardBench's requests, a seed rearranges them
+    assert asked["both_orders"]["critic_rewardbench"] == 2 * asked["defaults"]["critic_rewardbench"]
+    assert replies["seed_7"].keys() - replies["defaults"].keys()
+    assert asked["ratings"]["critic_rewardbench2"] > asked["defaults"]["critic_rewardbench2"]
+    runs = [{"label": label, "task": task, "options": options} for label, tasks, options in REWARD_RUNS
+            for task in tasks]
+    (tmp_path / "runs.json").write_text(json.dumps({"replies": replies, "runs": runs}), encoding="utf-8")
+    run = subprocess.run([str(oc_bin / "python"), str(REPO / "tests" / "oc_replayed_datasets.py"),
+                          str(tmp_path / "out.json"), str(tmp_path / "runs.json")],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    theirs = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    compared = 0
+    for label, tasks, _ in REWARD_RUNS:
+        for task in tasks:
+            ours, lm_values = theirs[label][task]["metrics"], live[label][task]
+            assert theirs[label][task]["asked"] == asked[label][task], (label, task)
+            # the same keys, but those lm-eval reports as None (a bias line one order per pair cannot give), which
+            # OpenCompass's results leave out
+            lm_keys = {k for k in lm_values if k.endswith(",none") and "_stderr," not in k}
+            assert {f"{k},none" for k in ours} <= lm_keys, (label, task)
+            assert all(lm_values[k] is None for k in lm_keys - {f"{k},none" for k in ours}), (label, task)
+            for key, value in ours.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    assert lm_values[f"{key},none"] == pytest.approx(value, abs=1e-9), (label, task, key)
+                else:
+                    assert lm_values[f"{key},none"] == value, (label, task, key)
+                compared += 1
+    assert theirs["both_orders"]["critic_rewardbench"]["metrics"]["orders"] == "both"
+    assert theirs["ratings"]["critic_rewardbench2"]["metrics"]["ratings"] == "ratings"
+    assert compared > 200
 
 
 # ----------------------------------------------------------------------------- real runs

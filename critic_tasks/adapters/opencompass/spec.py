@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from critic_tasks import registry
+from critic_tasks.core.errors import ConfigError
 
 
 class ClassRef(NamedTuple):
@@ -128,3 +129,18 @@ def group_results(per_task: dict[str, dict[str, float]]) -> dict[str, dict[str, 
         if values:
             results[group.name] = {f"{group.metric},none": sum(values) / len(values)}
     return results
+
+
+def check_options(spec: registry.Task, options: dict) -> None:
+    """A dataset config's option keys are the protocol's options, and none the task itself fixes (lm-eval's
+    --metadata is run-wide, so there an option a protocol lacks is left out; a dataset config is the task's own)."""
+    steps = registry.PROTOCOLS[spec.kind_spec.protocol]
+    takes = sorted(set(steps.options) - {"data_dir", "protocol", "toolkit_dir"})
+    fixed = steps.task_options(spec)
+    for key in options:
+        if key in fixed:
+            raise ConfigError(f"{spec.name}: dataset config key {key!r} is fixed by the task ({key}={fixed[key]!r}); "
+                              "choose the task with the value you want (critic-eval tasks)")
+        if key not in steps.options:
+            raise ConfigError(f"{spec.name}: unknown dataset config key {key!r}; the {steps.name} protocol takes "
+                              + (", ".join(k for k in takes if k not in fixed) or "no options"))
