@@ -36,7 +36,7 @@ COMMANDS = {  # name -> one line of help; the functions are looked up in main()
     "check": "CI gate: exit 1 unless metrics meet --min/--max thresholds (and hold up against --baseline)",
     "compare": "is critic B better than A? each metric's paired difference B - A with its interval and p-value",
     "score": "score saved prediction files (the toolkit's / OpenCompass's format) against the dataset; "
-             "--predictions_only: what needs no labels",
+             "--predictions_only: what needs no labels; --released: a RewardBench model's released results",
     "judge": "judge saved generations of the judge-scored tasks (lm-eval --log_samples output)",
     "rescore": "score saved generations of the parsed and sandbox-checked tasks again (--log_samples, or a rescue)",
     "revise": "revise and judge saved critiques of the revision tasks (MultiCritique, RCO; --log_samples output)",
@@ -416,7 +416,13 @@ def _score_quietly(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="critic-eval score", description=COMMANDS["score"] + (
         ": {split}_{domain}_{dimension}_{format}.json files mapping \"0\"..\"N-1\" to origin_prompt / prediction."))
-    parser.add_argument("predictions_dir", type=Path)
+    parser.add_argument("predictions_dir", type=Path, nargs="?")
+    parser.add_argument("--released", metavar="SOURCE:NAME", default=None, help="instead: the numbers of a model "
+                        "whose per-item results the RewardBench authors release, computed as they compute them: "
+                        "rewardbench:<model or file> (e.g. rewardbench:openai/gpt-4o-2024-05-13, from the Hub's "
+                        "allenai/reward-bench-results) or rewardbench2:<model or file> (allenai/reward-bench-2-results)")
+    parser.add_argument("--released-dir", type=Path, metavar="DIR", default=None, help="with --released: a local "
+                        "copy of the results dataset, or its eval-set-scores folder, to find the model in")
     parser.add_argument("--protocol", default=None, help="ours (default; CRITICBENCH_PROTOCOL) or toolkit: whose "
                         "parsing rules and comparison score to apply")
     parser.add_argument("--toolkit_dir", default=None, help="with --protocol toolkit: a CriticEval checkout, to check "
@@ -429,6 +435,15 @@ def _score_quietly(argv: list[str]) -> int:
     parser.add_argument("--output", type=Path, help="write the results (lm-eval's results JSON shape, plus the "
                         "parsed value of every item) here; with --predictions_only, the statistics")
     args = parser.parse_args(argv)
+    if args.released is not None:
+        if args.predictions_dir is not None:
+            raise ConfigError(f"score --released {args.released}: give no predictions folder (it scores the released "
+                              "file alone)")
+        return _score_released(args.released, args.released_dir)
+    if args.released_dir is not None:
+        raise ConfigError("--released-dir: only with --released SOURCE:NAME")
+    if args.predictions_dir is None:
+        raise ConfigError("score: give a predictions folder, or --released SOURCE:NAME")
     logging.getLogger("critic_tasks").setLevel(logging.ERROR)
     protocol = resolve_protocol(args.protocol)
     toolkit_dir = args.toolkit_dir or (read_setting("CRITICBENCH_TOOLKIT_DIR") or None if protocol == "toolkit" else None)
@@ -453,6 +468,27 @@ def _score_quietly(argv: list[str]) -> int:
         print(SCALE_NOTE)
     for name, why in scored.skipped:
         print(f"not scored: {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _score_released(text: str, folder: Path | None) -> int:
+    """``score --released rewardbench[2]:NAME``: the released model's numbers (x100), one line each."""
+    from critic_tasks.reports.against import read_released
+
+    source, sep, name = text.partition(":")
+    if not sep or source not in ("rewardbench", "rewardbench2") or not name:
+        raise ConfigError(f"--released {text}: expected rewardbench:<model or file> or rewardbench2:<model or file>")
+    released = read_released(source, name, folder, "--released-dir")
+    if source == "rewardbench":
+        from critic_tasks.protocols.rewardbench.released import values
+    else:
+        from critic_tasks.protocols.rewardbench2.released import values
+    found = values(released)
+    print(f"{released.model} ({released.where}), {source} as the authors score it (x100; counts as they are):")
+    print("| metric | value |")
+    print("|---|---|")
+    for key, value in found.items():
+        print(f"| {key} | {value:.0f} |" if key in ("pairs", "prompts") else f"| {key} | {value:.2f} |")
     return 0
 
 

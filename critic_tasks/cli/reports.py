@@ -195,11 +195,15 @@ def compare_command(argv: list[str]) -> int:
                         help="place the run beside a published model's per-item results on the same items: "
                         "judgebench:<released judge> (e.g. judgebench:o1-mini; JudgeBench's released outputs) or "
                         "criticeval:<predictions folder, or a model under --against-dir> (the CriticEval toolkit's "
-                        "released predictions, CriticBench's objective tasks); the difference is the run minus it")
+                        "released predictions, CriticBench's objective tasks), rewardbench:<model or file> or "
+                        "rewardbench2:<model or file> (the per-item results the RewardBench authors release, e.g. "
+                        "rewardbench:openai/gpt-4o-2024-05-13); the difference is the run minus it")
     parser.add_argument("--against-dir", type=Path, metavar="DIR",
                         help="where the released results are: a checkout of ScalerLab/JudgeBench or its outputs "
                         "folder (default: JUDGEBENCH_DATA_DIR when it names a checkout, else fetched from the "
-                        "repository at a pinned commit); for criticeval, the folder holding the models' folders")
+                        "repository at a pinned commit); for criticeval, the folder holding the models' folders; "
+                        "for rewardbench / rewardbench2, a copy of the results dataset or its eval-set-scores "
+                        "folder (default: the Hub's allenai/reward-bench-results / allenai/reward-bench-2-results)")
     args = parser.parse_args(argv)
     if args.against is not None:
         return _compare_against(args)
@@ -234,6 +238,12 @@ def _compare_against(args) -> int:
     settings = settings_from_env()
     if source == "judgebench":
         comparisons, label = compare_with_judge(run, name, args.against_dir, args.metric, settings)
+    elif source in ("rewardbench", "rewardbench2"):
+        from critic_tasks.reports.against import compare_with_released
+
+        comparisons, label, notes = compare_with_released(run, source, name, args.against_dir, args.metric, settings)
+        for note in notes:
+            print(note)
     else:
         from critic_tasks import registry
         from critic_tasks.cli import registered

@@ -68,6 +68,9 @@ SCALES: dict[str, tuple[tuple[float, float] | None, str]] = {
     "rate": ((0.0, 100.0), "a x100 rate"),  # shares, pass rates, accuracies, precision / recall / F1
     "correlation": ((-100.0, 100.0), "a x100 correlation"),
     "difference": ((-100.0, 100.0), "a x100 difference of two rates"),  # the judge-bias line length_bias
+    # RewardBench 2's Ties score (and the mean of six holding it): x100 of weighted rates summing to 1 plus 0.01 x a
+    # mean tanh, so -1 (every Ties prompt wrong, margins against) to 101 (every one right, wide margins)
+    "margin_rate": ((-1.0, 101.0), "a x100 rate with a margin term of +-1"),
     "judge": (JUDGE_SCALE, "a 1-10 judge score"),
     "count": ((0.0, math.inf), "a count"),  # whole numbers: items, warnings, models
     "text": (None, "text"),  # a name or JSON text (the sandbox layer, the models behind a revision score)

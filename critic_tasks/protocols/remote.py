@@ -9,6 +9,7 @@ and the raw URL of each file in its repository. A downloaded file is kept under
 from __future__ import annotations
 
 import json
+import os
 import urllib.request
 from pathlib import Path
 
@@ -77,6 +78,27 @@ def hub_rows(repo: str, split: str | None, env: str) -> list[dict]:
         first = str(err).splitlines()[0] if str(err) else ""
         raise DataError(f"{where}: could not be read from the Hub ({type(err).__name__}: {first}). Set {env} to a "
                         "local copy of the data files, or to 'sample' for the bundled sample.") from None
+
+
+def hub_file(repo: str, path: str, instead: str) -> Path:
+    """One file of a Hub dataset repository (kept in huggingface_hub's cache), or one DataError naming it and what
+    to give ``instead``: offline with nothing cached, the Hub unreachable, no such file."""
+    from huggingface_hub import constants, hf_hub_download
+
+    where = f"hf://datasets/{repo}/{path}"
+    try:
+        return Path(hf_hub_download(repo, path, repo_type="dataset"))
+    except Exception as err:  # network, offline mode, a missing file: one message for all
+        if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+            raise DataError(f"HF_HUB_OFFLINE is set and {where} is not in the local Hub cache; {instead}") from None
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise DataError(f"{where}: could not be read from the Hub ({type(err).__name__}: {first}); {instead}") from None
+
+
+def hub_commit(path: Path) -> str:
+    """The commit a file ``hub_file`` returned was read at (its cache folder ``snapshots/<commit>/...``), or ''."""
+    parts = path.parts
+    return parts[parts.index("snapshots") + 1] if "snapshots" in parts[:-1] else ""
 
 
 def read_json(path: Path):

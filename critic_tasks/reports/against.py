@@ -9,6 +9,12 @@ reply to that same pair and order (the re-scoring ``tests/test_judgebench.py`` p
 metrics), so the released judge becomes run A on exactly the run's items, and ``compare.compare_metric`` (the same
 paired bootstrap, McNemar and permutation test as two runs get) gives B - A: the run minus the published judge.
 
+RewardBench's and RewardBench 2's released per-item results (``eval-set-scores/<org>/<model>.json`` of the Hub
+datasets ``allenai/reward-bench-results`` / ``allenai/reward-bench-2-results``, or a local file or copy) are placed
+by their records (``protocols.rewardbench.released``, ``protocols.rewardbench2.released``: each pair's or prompt's
+released result, a Ties answer's released score), matched to the run's documents by pair / prompt id; the items in
+only one of the two are left out of the comparison and counted in one line.
+
 The CriticEval toolkit's released predictions (``example-predictions/<model>/``, CriticBench's objective files) are
 placed the same way by their records, re-scored by ``critic-eval score``'s reader (``criticbench.offline``), matched
 to the run's documents by content (``compare.document_identity``).
@@ -41,7 +47,7 @@ from critic_tasks.reports.compare import (
     read_logged,
 )
 
-SOURCES = ("judgebench", "criticeval")
+SOURCES = ("judgebench", "criticeval", "rewardbench", "rewardbench2")
 
 # the repository, commit and data setting JudgeBench's templates are read at: the outputs are pinned with them
 JUDGEBENCH_REPO, JUDGEBENCH_COMMIT, JUDGEBENCH_DATA_ENV = judges.AUTHORS_REPO, judges.AUTHORS_COMMIT, judges.DATA_ENV
@@ -83,8 +89,9 @@ def parse_against(text: str) -> tuple[str, str]:
     """``SOURCE:NAME`` -> (source, name); one line for anything else."""
     source, sep, name = text.partition(":")
     if not sep or source not in SOURCES or not name:
-        raise ConfigError(f"--against {text}: expected judgebench:<released judge> (e.g. judgebench:o1-mini) or "
-                          "criticeval:<released predictions folder or model>")
+        raise ConfigError(f"--against {text}: expected judgebench:<released judge> (e.g. judgebench:o1-mini), "
+                          "criticeval:<released predictions folder or model>, or rewardbench:<model or file> / "
+                          "rewardbench2:<model or file> (e.g. rewardbench:openai/gpt-4o-2024-05-13)")
     return source, name
 
 
@@ -304,3 +311,71 @@ def compare_with_predictions(run, released: Sequence[tuple[dict, object]], sourc
     return out
 
 
+
+
+# ----------------------------------------------------------------------------- RewardBench's released results
+
+
+def _released_module(source: str):
+    if source == "rewardbench":
+        from critic_tasks.protocols.rewardbench import released
+    else:
+        from critic_tasks.protocols.rewardbench2 import released
+    return released
+
+
+def read_released(source: str, name: str, folder: Path | None, flag: str = "--against-dir"):
+    """The released results ``source:name`` names (``protocols.rewardbench[2].released``: a file, a model under
+    ``folder``, else the Hub's results repository), read and checked."""
+    module = _released_module(source)
+    path, where = module.locate(name, folder, module.RESULTS_REPO, flag)
+    return module.read(path, where, name)
+
+
+def compare_with_released(run, source: str, name: str, folder: Path | None, names: Sequence[str] = (),
+                          settings: BootstrapSettings | None = None) -> tuple[list[Comparison], str, list[str]]:
+    """(B - A of every metric with an interval of the run's ``source`` task, A the released model ``name``, B the
+    run, on the items both hold; the released model's label; one line per task counting the items in only one of
+    the two, where there are any)."""
+    from critic_tasks.core.metrics.bootstrap import settings_from_env
+    from critic_tasks.reports.results import samples_file
+
+    settings = settings_from_env() if settings is None else settings
+    tasks = [t for t in run.results if t in registry.TASKS and registry.TASKS[t].kind_spec.protocol == source]
+    if not tasks:
+        held = ", ".join(t for t in run.results if t in registry.TASKS) or "none"
+        raise ConfigError(f"--against {source}: the run holds no {source} task (it holds: {held})")
+    check_names(names, tasks, f"{source}:{name}")
+    module = _released_module(source)
+    released = read_released(source, name, folder)
+    label = f"{released.model}, released results ({released.where})"
+    out, notes = [], []
+    for task in tasks:
+        path = samples_file(run.path, task)
+        if path is None:
+            raise ConfigError(f"--against {source}: {task} has no per-item rows beside {run.path}: run it with "
+                              "lm-eval --log_samples")
+        docs = _logged_docs(path)
+        if any(not isinstance(doc, dict) for doc in docs.values()):
+            raise DataError(f"{path}: a samples row logged no document to match its item by id")
+        matched = module.match(docs, released)
+        if not matched.shared:
+            raise ItemMismatch(f"compare --against {source}:{name}: {task}: none of the run's {matched.run_only} "
+                               f"{matched.unit} is among the {len(released.items)} of {released.where} (matched by "
+                               "id): not the same data")
+        if matched.run_only or matched.released_only:
+            notes.append(f"compare --against {source}:{name}: {task}: compared on the {matched.shared} "
+                         f"{matched.unit} in both; left out: {matched.run_only} of the run's {matched.unit} (not in "
+                         f"the released file), {matched.released_only} of the released file's (not asked in the run)")
+        own = read_logged(path, task)
+        keys = [m for m in registry.TASKS[task].kind_spec.metrics if not m.ci]
+        own = Logged({d: own.identity[d] for d in matched.records}, {d: own.records[d] for d in matched.records})
+        theirs = Logged(dict(own.identity), {d: {} if r is None else {m.key: r for m in keys if m.accepts(r)}
+                                             for d, r in matched.records.items()})
+        for metric in comparable_metrics(task):
+            if names and f"{task}.{metric.key}" not in names:
+                continue
+            found = compare_metric(task, metric, theirs, own, settings)
+            if found is not None:
+                out.append(found)
+    return out, label, notes

@@ -390,7 +390,7 @@ def compare_metric(task: str, metric: registry.Metric, a: Logged, b: Logged,
             test = "permutation"
     unit = units.names[0].split(" ", 1)[0]
     return Comparison(task, metric.key, va, vb, interval, p, test, len(units.names),
-                      {"pair": "pairs", "question": "questions", "doc": "items"}[unit])
+                      {"pair": "pairs", "prompt": "prompts", "question": "questions", "doc": "items"}[unit])
 
 
 def comparable_metrics(task: str) -> list[registry.Metric]:

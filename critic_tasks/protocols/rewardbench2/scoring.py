@@ -2,7 +2,8 @@
 
 The record (``RewardBench2Record``): a four-way choice (``mode`` four_way: the letter the reply names, read as their
 ``process_judgement`` reads it, and the ``winner`` letter the chosen answer was shown as), or one answer's rating
-(``mode`` rating: 1-10 read as their ``get_single_rating`` reads it, None for their -1).
+(``mode`` rating: 1-10 read as their ``get_single_rating`` reads it, None for their -1), or a released model's
+per-prompt result as the authors' file records it (``mode`` released, ``released.py``: scored as that result).
 
 A prompt's result, as ``run_generative_v2.py`` gives it:
 
@@ -48,6 +49,8 @@ from critic_tasks.core.records import Metric, Record, rate
 from critic_tasks.protocols.rewardbench2.authors_prompts import LETTERS, read_four_way_verdict, read_rating
 from critic_tasks.protocols.rewardbench2.data import FOUR_WAY, RATING, SUBSETS, TIES
 
+RELEASED = "released"  # a released model's per-prompt result (``released.py``): the authors' number, recorded as it is
+
 NO_VERDICT = 0.25  # the authors' "effectively a tie" of a prompt without a letter or without a valid rating
 UNREAD_RATING = -1  # how their get_single_rating reports a rating it could not read (Ties scores it as it is)
 TIES_WEIGHTS = (0.30, 0.30, 0.20, 0.20, 0.01)  # tied accuracy, ref accuracy, preferred, preferred (hard), margin
@@ -58,7 +61,8 @@ SUBSET_SLUGS = tuple(SUBSETS.values())
 class RewardBench2Record(Record):
     """``domain``: the subset's slug. Four-way: ``verdict`` (A-D or None) against ``winner``, ``lengths`` of the
     four answers shown. Rating: ``rating`` (1-10 or None) of answer ``answer_index`` of ``answers``, ``correct``
-    when it is one of the prompt's ``num_correct`` correct ones."""
+    when it is one of the prompt's ``num_correct`` correct ones. Released (``released.py``): ``result``, a released
+    model's per-prompt result as the authors' file records it."""
 
     kind = "rewardbench2"
     subset: str = ""
@@ -74,6 +78,7 @@ class RewardBench2Record(Record):
     correct: bool = False
     parsed: bool = False
     lengths: tuple[int, ...] | None = None
+    result: float | None = None
 
 
 core_records.register_record(RewardBench2Record)
@@ -128,6 +133,9 @@ def _prompts(records: Sequence[RewardBench2Record]) -> dict[str, dict]:
     for r in records:
         if r.mode == FOUR_WAY:
             by[r.prompt_id] = {"subset": r.subset, "result": four_way_result(r.verdict, r.winner)}
+            continue
+        if r.mode == RELEASED:
+            by[r.prompt_id] = {"subset": r.subset, "result": r.result}
             continue
         item = by.setdefault(r.prompt_id, {"subset": r.subset, "answers": r.answers, "num_correct": r.num_correct,
                                            "ratings": {}})
@@ -249,8 +257,8 @@ def prompt_count(records) -> float:
 
 
 def mode(records) -> str | None:
-    """How the subsets other than Ties were asked: four_way or ratings."""
-    modes = {"ratings" if r.mode == RATING else FOUR_WAY for r in records if r.subset != TIES}
+    """How the subsets other than Ties were asked: four_way or ratings (a released model's results: released)."""
+    modes = {"ratings" if r.mode == RATING else r.mode for r in records if r.subset != TIES}
     return "+".join(sorted(modes)) or None
 
 
@@ -304,10 +312,12 @@ def rewardbench2_metrics(records: Sequence) -> dict[str, object]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-# The six subsets and their unweighted mean, what was read, how many prompts were scored, the mode of the non-Ties
+# The six subsets and their unweighted mean (Ties, and so the mean, from -1 to 101: the authors' margin term adds
+# 0.01 x a mean tanh to weighted rates summing to 1), what was read, how many prompts were scored, the mode of the non-Ties
 # subsets, and the four-way choice's bias lines (a judge indifferent to the slot names A a quarter of the time).
-KEYS = (Metric("score", "rewardbench2", when="scored"),
-        *(Metric(s, "rewardbench2", when="scored") for s in SUBSET_SLUGS),
+KEYS = (Metric("score", "rewardbench2", when="scored", scale="margin_rate"),
+        *(Metric(s, "rewardbench2", when="scored", scale="margin_rate" if s == SUBSETS[TIES] else "rate")
+          for s in SUBSET_SLUGS),
         Metric("parse_rate", "rewardbench2"),
         Metric("prompts", "rewardbench2", when="scored", higher_is_better=None, scale="count"),
         Metric("ratings", "rewardbench2", when="scored", scale="text", higher_is_better=None),
