@@ -419,3 +419,26 @@ def test_bad_released_files_and_names_are_one_line(tmp_path, capsys):
                                                  + v2["num_correct"][ties + 1:]})
     assert cli.main(["score", "--released", f"rewardbench2:{broken_ties}"]) == 2
     assert "field 'num_correct' 9 should count the correct answers" in one_line(capsys)
+
+
+def test_a_model_named_is_read_at_the_hubs_path_and_the_commit_read_is_named(tmp_path, monkeypatch, capsys):
+    """The Hub stood in for: the model's file is asked for at eval-set-scores/<org>/<model>.json of the results
+    dataset, and the label names the commit of the cached copy read (huggingface_hub's snapshots/<commit>/)."""
+    import huggingface_hub
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    asked = []
+
+    def download(repo, path, repo_type=None):
+        asked.append((repo, path, repo_type))
+        target = tmp_path / "hub" / "snapshots" / commit / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _save(target, _v1_generative(_rows(data_v1)))
+        return str(target)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    assert cli.main(["score", "--released", "rewardbench:openai/some-judge"]) == 0
+    assert asked == [("allenai/reward-bench-results", "eval-set-scores/openai/some-judge.json", "dataset")]
+    out = capsys.readouterr().out
+    assert ("openai/some-judge (hf://datasets/allenai/reward-bench-results/eval-set-scores/openai/some-judge.json"
+            f"@{commit[:10]})") in out
