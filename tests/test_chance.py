@@ -494,3 +494,153 @@ def test_without_a_length_signal_the_correlation_floor_stays_zero():
     impossible unless it is 0): equal lengths give every rater one rating, an undefined correlation reported as 0."""
     line = chance.chance_line("critic_feedback", _tiny_feedback([(30, g) for g in (1, 5, 2, 7, 3, 4)]))
     assert line.chance["spearman"] == 0.0 and line.chance["score"] == 50.0
+
+
+def test_two_constant_ratings_mixed_at_any_share_by_brute_force():
+    """Issue 44.3 (mixtures of two constants, exactly): a critic that rates each item one of two constants, the
+    higher with share p, drawn blind to the labels. By hand: every assignment of the two ratings to seven items
+    (2^7), scipy's Spearman of each (0 where constant), weighted p^k (1-p)^(n-k): the expectation per draw size k
+    equals ``two_constant_mixtures``' and is 0, at every share, and the feedback line (on these items) is at least
+    the best share's; the line names the member."""
+    import itertools
+
+    from scipy import stats
+
+    from critic_tasks.core import blind_critics
+
+    golds = [1, 5, 2, 7, 3, 4, 4]
+    n = len(golds)
+    per_k: dict[int, list[float]] = {}
+    for assignment in itertools.product((0, 1), repeat=n):
+        k = sum(assignment)
+        rho = 0.0 if k in (0, n) else 100 * stats.spearmanr(assignment, golds).statistic
+        per_k.setdefault(k, []).append(rho)
+    by_hand = [sum(v) / len(v) for _, v in sorted(per_k.items())]
+    assert blind_critics.two_constant_mixtures(golds) == pytest.approx(by_hand, abs=1e-9)
+    best_share = max(sum(math.comb(n, k) * p ** k * (1 - p) ** (n - k) * by_hand[k] for k in range(n + 1))
+                     for p in (i / 20 for i in range(21)))
+    assert best_share == pytest.approx(0.0, abs=1e-9)
+    line = chance.chance_line("critic_feedback", _tiny_feedback([(30, g) for g in golds]))
+    assert line.chance["spearman"] >= best_share - 1e-9
+    assert line.floors["two constant ratings mixed blind (any share)"]["spearman"] == pytest.approx(0.0, abs=1e-9)
+
+
+# ----------------------------------------------------------------------------- CritiqueLLM's ratings by length
+
+def _tiny_alignbench(rows):
+    """CritiqueLLM pointwise documents of our own: ``rows`` of (question, model, response length, human score)."""
+    from critic_tasks import engine
+
+    base = engine.task_docs("critic_alignbench_ref")[0]
+    return [{**base, "id": i, "question": f"Question {q}?", "model": f"m{m}", "response": "z" * n, "human_score": s}
+            for i, (q, m, n, s) in enumerate(rows)]
+
+
+ALIGNBENCH_ROWS = [(0, 0, 10, 1), (0, 1, 20, 1), (0, 2, 30, 1), (0, 3, 40, 5),
+                   (1, 0, 15, 2), (1, 1, 25, 4), (1, 2, 35, 3), (1, 3, 40, 3),
+                   (2, 0, 10, 4), (2, 1, 30, 1), (2, 2, 45, 5),
+                   (3, 1, 20, 3), (3, 2, 25, 1), (3, 3, 35, 4), (3, 0, 45, 2)]
+
+
+def _text_level_by_hand(ratings, rows, statistic):
+    """Mean over questions of scipy's coefficient (a question rated alike: 0; constant labels: skipped)."""
+    values = []
+    for q in sorted({r[0] for r in rows}):
+        x = [ratings[i] for i, r in enumerate(rows) if r[0] == q]
+        y = [r[3] for r in rows if r[0] == q]
+        if len(x) < 2 or len(set(y)) < 2:
+            continue
+        values.append(0.0 if len(set(x)) < 2 else 100 * statistic(x, y).statistic)
+    return sum(values) / len(values)
+
+
+def _monotone_partitions(lengths, sign):
+    """Every non-decreasing map of ``sign`` * length onto block indices: each subset of the gaps between the sorted
+    distinct lengths holds a cut."""
+    import itertools
+
+    distinct = sorted({sign * n for n in lengths})
+    for cuts in itertools.product((0, 1), repeat=len(distinct) - 1):
+        level = dict(zip(distinct, [0, *itertools.accumulate(cuts)]))
+        yield [level[sign * n] for n in lengths]
+
+
+def test_critiquellm_rank_coefficients_are_the_best_map_by_length_by_brute_force():
+    """Issue 44.3: CritiqueLLM's text-level Spearman and Kendall lines are the best of every monotone map of the
+    response's length (any number of ratings: decimals are read), longer or shorter rated higher. By hand: every
+    partition of the sorted distinct lengths (2^7 per direction), scipy's coefficient per question, the mean; the line
+    equals the best (or the best constant's 0), and that partition played through the real scorer scores it, more
+    than 10 points above the old line (the rank spread)."""
+    from scipy import stats
+
+    from critic_tasks import engine
+
+    rows = ALIGNBENCH_ROWS
+    docs = _tiny_alignbench(rows)
+    line = chance.chance_line("critic_alignbench_ref", docs)
+    lengths = [r[2] for r in rows]
+    for key, statistic in (("text_spearman", stats.spearmanr), ("text_kendall", stats.kendalltau)):
+        best, levels = max((_text_level_by_hand(levels, rows, statistic), levels)
+                           for sign in (1, -1) for levels in _monotone_partitions(lengths, sign))
+        assert line.chance[key] == pytest.approx(max(0.0, best), abs=1e-9), key
+        # the best partition played through the real scorer (block i of k rated 1 + 9 i / (k - 1))
+        top = max(levels)
+        played, _ = engine.score_task("critic_alignbench_ref", docs,
+                                      [f"Rating: [[{1 + 9 * v / top:.6f}]]" for v in levels])
+        assert played[key] == pytest.approx(line.chance[key], abs=1e-6)
+        old = max(line.values["longer"][key], line.values["shorter"][key], 0.0)
+        assert played[key] > old + 10  # the old line (the rank spread) sat below this blind critic
+
+
+def test_critiquellm_text_pearson_is_the_best_two_level_map_by_brute_force():
+    """text_pearson's stated family: every two-level map of length (a threshold, either direction: Pearson of two
+    levels is the same whatever they are), the rank spread, and the maps the other correlations' searches found
+    (blind critics too). By hand: every threshold, scipy per question; each named map recomputed by scipy."""
+    from scipy import stats
+
+    rows = ALIGNBENCH_ROWS
+    line = chance.chance_line("critic_alignbench_ref", _tiny_alignbench(rows))
+    lengths = sorted({r[2] for r in rows})
+    thresholds = max(_text_level_by_hand([float(sign * r[2] > sign * cut) for r in rows], rows, stats.pearsonr)
+                     for sign in (1, -1) for cut in lengths)
+    named = [v["text_pearson"] for v in line.floors.values()]
+    spread = [line.values[name]["text_pearson"] for name in ("longer", "shorter")]
+    assert line.chance["text_pearson"] == pytest.approx(max(0.0, thresholds, *named, *spread), abs=1e-9)
+    assert line.chance["text_pearson"] >= thresholds - 1e-9
+
+
+def test_critiquellm_system_pearson_is_the_best_monotone_map_by_length():
+    """system_pearson's family: every monotone map of length onto the scale (real ratings). By hand: every
+    non-decreasing map of the 9 distinct lengths onto 0..4 (715 per direction), scipy's Pearson of the four models'
+    mean ratings against their mean human scores: none beats the line, the best comes within 1 point of it, and the
+    map the line names scores the line (recomputed by scipy from its ratings)."""
+    import itertools
+
+    import numpy as np
+    from scipy import stats
+
+    from critic_tasks.core import blind_critics
+
+    rows = ALIGNBENCH_ROWS
+    line = chance.chance_line("critic_alignbench_ref", _tiny_alignbench(rows))
+    models = sorted({r[1] for r in rows})
+    human = [np.mean([r[3] for r in rows if r[1] == m]) for m in models]
+
+    def pearson(ratings):
+        means = [np.mean([x for x, r in zip(ratings, rows) if r[1] == m]) for m in models]
+        return 0.0 if len(set(means)) < 2 else 100 * stats.pearsonr(means, human).statistic
+
+    distinct = sorted({r[2] for r in rows})
+    best = 0.0
+    for sign in (1, -1):
+        order = sorted(distinct, key=lambda n: sign * n)
+        for levels in itertools.combinations_with_replacement(range(5), len(order)):
+            level = dict(zip(order, levels))
+            best = max(best, pearson([level[r[2]] for r in rows]))
+    assert best <= line.chance["system_pearson"] + 1e-9
+    assert best >= line.chance["system_pearson"] - 1.0
+    for sign in (1, -1):
+        value, ratings = blind_critics.best_system_level_map([sign * r[2] for r in rows], [r[3] for r in rows],
+                                                             [f"m{r[1]}" for r in rows])
+        assert value == pytest.approx(pearson(ratings), abs=1e-9)
+        assert value <= line.chance["system_pearson"] + 1e-9

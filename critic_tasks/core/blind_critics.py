@@ -327,6 +327,29 @@ def best_of(floors: dict[str, dict[str, float]]) -> tuple[dict[str, float], dict
 # ----------------------------------------------------------------------------- the rating floor
 
 
+def two_constant_mixtures(labels: Sequence[float]) -> list[float]:
+    """The exact expected Spearman x100 with ``labels`` of a mixture of two constant ratings, given that k of the
+    n items got the higher one (k = 0 .. n), the k drawn blind to the labels (a hash: every k-subset alike).
+
+    A two-level rating's average ranks take two values fixed by k, so the rating's sum of squares is fixed by k and
+    only the numerator sum_i x_i y_i (y: the labels' centred ranks) varies with the draw: its expectation is
+    sum_i E[x_i] y_i, E[x_i] = (k x_high + (n - k) x_low) / n, the mean of the centred ranks, 0. A mixture at share
+    p draws k ~ Binomial(n, p), so its expectation is a convex combination of these values (k = 0 and n: a constant
+    rating, 0 by the metric's convention) and no share beats the largest; each is 0 up to rounding."""
+    total = len(labels)
+    if total < 2 or len(set(labels)) < 2:
+        return [0.0] * (total + 1)
+    centred = _average_ranks(labels) - (total + 1) / 2
+    syy = float(centred @ centred)
+    out = [0.0]
+    for k in range(1, total):
+        low, high = (k + 1) / 2 - (total + 1) / 2, k + (total - k + 1) / 2 - (total + 1) / 2
+        expected_x = (k * high + (total - k) * low) / total  # each item's expected centred rank over the draws
+        sxx = k * high * high + (total - k) * low * low
+        out.append(100.0 * float(expected_x * centred.sum()) / float(np.sqrt(sxx * syy)))
+    return out + [0.0]
+
+
 def rating_floor(keys: Sequence[str], values: dict[str, dict[str, float]]) -> tuple[dict, dict]:
     """The floor of each correlation key in ``keys`` (``spearman``, ``text_*`` / ``system_*``, and ``score`` =
     (x + 100) / 2): a rating that reads nothing is independent of the labels, so its expected correlation is 0
@@ -342,3 +365,155 @@ def rating_floor(keys: Sequence[str], values: dict[str, dict[str, float]]) -> tu
             if values.get(rater, {}).get(key) is not None and values[rater][key] > chance[key]:
                 chance[key], by[key] = values[rater][key], f"rating by length ({rater} rated higher)"
     return chance, by
+
+
+# ----------------------------------------------------------------------------- ratings by length, grouped metrics
+
+def _used_groups(lengths: Sequence[int], labels: Sequence[float], groups: Sequence) -> dict:
+    """Group -> its items' indices, for the groups a text-level coefficient averages (two or more items, labels that
+    differ: ``correlation.per_question``'s rule; the others are skipped whatever the ratings)."""
+    by: dict = {}
+    for i, g in enumerate(groups):
+        by.setdefault(g, []).append(i)
+    return {g: idx for g, idx in by.items() if len(idx) >= 2 and len({labels[i] for i in idx}) >= 2}
+
+
+def best_text_level_blocks(lengths: Sequence[int], labels: Sequence[float], groups: Sequence,
+                           coefficient: str) -> tuple[float, list[int]]:
+    """The best text-level ``coefficient`` (``spearman`` or ``kendall``: the mean over groups of the per-group
+    coefficient, ``correlation.text_level``) of a rating that is a non-decreasing function of ``lengths`` onto any
+    number of values, and each item's level (0-based) in that rating.
+
+    Both coefficients read only the order of the ratings, so such a rating is worth its partition of the sorted
+    distinct lengths into consecutive blocks: a cut or not in each gap between two neighbouring lengths. A group sees
+    only whether each gap between its own neighbouring lengths holds a cut (its pattern), and its coefficient is a
+    function of that pattern (all merged: a constant rating, 0). The best partition is an integer programme, solved
+    exactly (HiGHS through ``scipy.optimize.milp``, no gap allowed): a binary per global gap (cut), a binary per
+    group and pattern (one pattern per group), and the pattern's gap j is cut exactly when one of the global gaps it
+    spans is (at least every one of them, at most their sum); maximise the sum of the chosen patterns' values.
+    The maximum is recomputed from the levels with ``correlation.text_level``."""
+    from scipy import optimize, sparse
+
+    from critic_tasks.core.metrics.correlation import correlations, text_level
+
+    used = _used_groups(lengths, labels, groups)
+    distinct = sorted({lengths[i] for idx in used.values() for i in idx})
+    position = {n: i for i, n in enumerate(distinct)}
+    gaps = max(0, len(distinct) - 1)
+    rows, cols, data, lower, upper = [], [], [], [], []
+    values: list[float] = []
+    patterns: list[tuple] = []  # (group, mask) of each pattern variable, after the gap variables
+    row = 0
+
+    def constrain(entries, low, high):
+        nonlocal row
+        for col, coef in entries:
+            rows.append(row)
+            cols.append(col)
+            data.append(coef)
+        lower.append(low)
+        upper.append(high)
+        row += 1
+
+    for g, idx in used.items():
+        own = sorted({position[lengths[i]] for i in idx})
+        inner = len(own) - 1
+        if inner == 0:
+            continue  # one length: rated alike whatever the map (0)
+        first = gaps + len(patterns)
+        for mask in range(1 << inner):
+            level_of = {p: bin(mask & ((1 << j) - 1)).count("1") for j, p in enumerate(own)}
+            found = correlations([float(level_of[position[lengths[i]]]) for i in idx], [labels[i] for i in idx])
+            values.append(found[coefficient] if found else 0.0)
+            patterns.append((g, mask))
+        constrain([(first + mask, 1.0) for mask in range(1 << inner)], 1, 1)
+        for j in range(inner):
+            chosen = [(first + mask, 1.0) for mask in range(1 << inner) if mask >> j & 1]
+            spanned = range(own[j], own[j + 1])
+            for gap in spanned:
+                constrain([*chosen, (gap, -1.0)], 0, np.inf)
+            constrain([*chosen, *((gap, -1.0) for gap in spanned)], -np.inf, 0)
+    levels_of_gaps = [0] * gaps
+    if patterns:
+        size = gaps + len(patterns)
+        matrix = sparse.csr_array((data, (rows, cols)), shape=(row, size))
+        found = optimize.milp(np.concatenate([np.zeros(gaps), -np.asarray(values)]), integrality=np.ones(size),
+                              bounds=optimize.Bounds(0, 1),
+                              constraints=optimize.LinearConstraint(matrix, lower, upper),
+                              options={"mip_rel_gap": 0.0})
+        if found.x is None:
+            raise RuntimeError(f"the best text-level {coefficient} map by length: {found.message}")
+        levels_of_gaps = [int(round(v)) for v in found.x[:gaps]]
+    level = np.concatenate([[0], np.cumsum(levels_of_gaps)]).astype(int) if distinct else np.zeros(0, int)
+    item_levels = [int(level[position[n]]) if n in position else 0 for n in lengths]
+    if not used:
+        return 0.0, item_levels
+    scored = [i for idx in used.values() for i in idx]
+    value = text_level([float(item_levels[i]) for i in scored], [labels[i] for i in scored],
+                       [groups[i] for i in scored])[coefficient]
+    return value, item_levels
+
+
+def best_system_level_map(lengths: Sequence[int], labels: Sequence[float], groups: Sequence) -> tuple[float, list[float]]:
+    """The best system-level Pearson (x100; ``correlation.system_level``: each group's mean rating against its mean
+    label, across groups) of a rating that is a non-decreasing function of ``lengths`` onto real values, and each
+    item's rating (in [0, 1]).
+
+    Such a rating is a constant plus t_g >= 0 times the step "length above gap g", summed over the gaps between the
+    sorted distinct lengths, so the groups' centred mean ratings are S t, S's column g the groups' centred shares of
+    items above gap g. Pearson is the cosine of S t with the centred mean labels h, and the best cosine over the cone
+    {S t : t >= 0} is that of h's projection onto the cone (a convex cone's projection P has h . P = |P|^2, and no
+    member's cosine exceeds |P| / |h|): non-negative least squares (``scipy.optimize.nnls``, an active-set method
+    that ends at the exact minimiser) finds it. The maximum is recomputed from the ratings with ``system_level``."""
+    from scipy import optimize
+
+    from critic_tasks.core.metrics.correlation import system_level
+
+    names = list(dict.fromkeys(groups))
+    distinct = sorted(set(lengths))
+    position = {n: i for i, n in enumerate(distinct)}
+    members = {g: [i for i, x in enumerate(groups) if x == g] for g in names}
+    means = np.asarray([np.mean([labels[i] for i in members[g]]) for g in names])
+    ratings = [0.0] * len(lengths)
+    if len(names) < 2 or len(distinct) < 2 or len(set(means.tolist())) < 2:
+        return 0.0, ratings
+    above = np.asarray([[np.mean([position[lengths[i]] > gap for i in members[g]]) for gap in range(len(distinct) - 1)]
+                        for g in names])
+    steps, _ = optimize.nnls(above - above.mean(axis=0), means - means.mean())
+    if not np.any(steps > 0):
+        return 0.0, ratings
+    level = np.concatenate([[0.0], np.cumsum(steps)])
+    level = level / level[-1]
+    ratings = [float(level[position[n]]) for n in lengths]
+    return system_level(ratings, labels, groups)["pearson"], ratings
+
+
+def best_text_level_threshold(lengths: Sequence[int], labels: Sequence[float], groups: Sequence,
+                              coefficient: str) -> tuple[float, list[int]]:
+    """The best text-level ``coefficient`` of a two-level rating by length (the higher rating from a threshold on,
+    ``lengths`` signed by the caller), and each item's level (0 / 1). A two-level rating's correlations do not
+    depend on which two values it uses (Pearson is unchanged by an increasing affine map), so the threshold is all
+    there is: each group's coefficient is fixed while the threshold stays inside one gap between its own
+    neighbouring lengths (0 outside them: rated alike), so the groups' values are added per global gap with a
+    difference array and the best gap is read off. The maximum is recomputed with ``correlation.text_level``."""
+    from critic_tasks.core.metrics.correlation import correlations, text_level
+
+    used = _used_groups(lengths, labels, groups)
+    distinct = sorted({lengths[i] for idx in used.values() for i in idx})
+    position = {n: i for i, n in enumerate(distinct)}
+    totals = np.zeros(len(distinct) + 1)
+    for idx in used.values():
+        own = sorted({position[lengths[i]] for i in idx})
+        for j in range(len(own) - 1):
+            found = correlations([float(position[lengths[i]] > own[j]) for i in idx], [labels[i] for i in idx])
+            value = found[coefficient] if found else 0.0
+            totals[own[j]] += value
+            totals[own[j + 1]] -= value
+    if len(distinct) < 2:
+        return 0.0, [0] * len(lengths)
+    gap = int(np.argmax(np.cumsum(totals)[:len(distinct) - 1]))
+    item_levels = [int(n > distinct[gap]) for n in lengths]
+    scored = [i for idx in used.values() for i in idx]
+    value = text_level([float(item_levels[i]) for i in scored], [labels[i] for i in scored],
+                       [groups[i] for i in scored])[coefficient]
+    return value, item_levels

@@ -15,6 +15,7 @@ from critic_tasks.protocols.criticbench.scoring import LIKERT_HIGH, LIKERT_LOW
 
 LABELS = {"feedback": "feedback_score", "meta": "meta_feedback_score", "comparison": "preference"}
 RATED = {"feedback": "generation", "meta": "evaluated_feedback"}  # the text a rating task's critic rates
+MIXED_CONSTANTS = "two constant ratings mixed blind (any share)"
 
 
 def labelled(kind, docs: Sequence[dict]) -> bool:
@@ -113,4 +114,13 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
                 best = max(ran, key=ran.__getitem__)
                 chance[key], by[key] = ran[best], {"always_first": "unchanged", "constant": "constant"}[best]
         return chance, by, {}
-    return (*blind_critics.rating_floor([k for k in kind.headline if k in ("spearman", "score")], values), {})
+    keys = [k for k in kind.headline if k in ("spearman", "score")]
+    chance, by = blind_critics.rating_floor(keys, values)
+    # two constant ratings mixed blind at any share: exactly (each draw size's expected Spearman; all 0)
+    labels = [y for y in (_label(d.get(LABELS[kind.data_dimension])) for d in docs) if y is not None]
+    mixed = max(blind_critics.two_constant_mixtures(labels))
+    floors = {MIXED_CONSTANTS: {k: (mixed + 100) / 2 if k == "score" else mixed for k in keys}}
+    for key, value in floors[MIXED_CONSTANTS].items():
+        if value > chance[key]:
+            chance[key], by[key] = value, MIXED_CONSTANTS
+    return chance, by, floors
