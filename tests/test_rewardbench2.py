@@ -393,3 +393,36 @@ def test_records_intervals_and_round_trip():
 
     for r in (records[0], ratings[0]):
         assert Record.from_dict(json.loads(json.dumps(r.as_dict()))) == r
+
+
+def test_two_level_ratings_by_length_on_ties_by_brute_force():
+    """Issue 44.3 (Ties by length, exactly): the family on Ties holds every two-level rating by the answer's length
+    (a threshold, either direction). By hand, through engine.score_task: every threshold at a Ties answer's length,
+    both directions, rated 10 / 1 (the others: no letter and 5); the line's Ties value is the best of these and of the
+    other members. Which two ratings changes nothing (3 / 9 and an unread reply / 10 score alike at every threshold).
+    The old line (without them) sat below the best threshold (by 0.09 on the sample's Ties)."""
+    from critic_tasks import chance, engine
+    from critic_tasks.protocols.rewardbench2 import chance as rb2_chance
+
+    docs = engine.task_docs("critic_rewardbench2")
+    line = chance.chance_line("critic_rewardbench2", docs)
+    ties = [d for d in docs if d["subset"] == "Ties"]
+    assert ties
+
+    def reply(d, sign, cut, high="10", low="1"):
+        if d["subset"] != "Ties":
+            return "No verdict." if d["mode"] == "four_way" else "5"
+        return high if sign * len(d["response"]) >= sign * cut else low
+
+    best = None
+    for sign in (1, -1):
+        for cut in sorted({len(d["response"]) for d in ties}):
+            values, _ = engine.score_task("critic_rewardbench2", docs, [reply(d, sign, cut) for d in docs])
+            for high, low in (("9", "3"), ("10", "unread")):
+                again, _ = engine.score_task("critic_rewardbench2", docs, [reply(d, sign, cut, high, low) for d in docs])
+                assert again["ties"] == pytest.approx(values["ties"], abs=1e-9), (sign, cut, high, low)
+            best = values["ties"] if best is None else max(best, values["ties"])
+    others = max(line.floors[name]["ties"] for name in rb2_chance.FLOOR_CRITICS)
+    assert line.chance["ties"] == pytest.approx(max(best, others), abs=1e-9)
+    # the old line (the other members only: 19.40 on the sample) sat below a blind critic (19.49)
+    assert best > others + 0.05

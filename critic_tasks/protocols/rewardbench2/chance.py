@@ -15,7 +15,9 @@ answer shown (the first such slot on equal lengths), and a uniform letter (0.25 
 constant rating (every constant scores alike: the metrics read only differences of ratings), the ratings by length
 (longer / shorter rated higher), and independent uniform ratings (1 / n per prompt of n answers rated, and on Ties
 the expectation of ``process_single_model``, ``uniform_ties``, enumerated over each prompt's worst / best correct and
-best incorrect rating). Each deterministic critic's value is its replies run through the scorer. One critic answers
+best incorrect rating), and on Ties every two-level rating by the answer's length (``best_ties_thresholds``: the best
+threshold per direction; no letter and the midpoint elsewhere). Each deterministic critic's value is its replies run
+through the scorer. One critic answers
 every subset (``score`` is the mean of the subsets' values under one critic). Every subset's value is a mean over
 prompts of a per-prompt result (Ties: over its numbers, each a reference and a tied prompt), so a critic that picks
 its member per prompt (per number on Ties) by a hash with share p scores linearly in p and the best mixture is an
@@ -154,13 +156,59 @@ def _uniform(docs: Sequence[dict]) -> dict[str, float]:
     return out
 
 
+def best_ties_thresholds(docs: Sequence[dict]) -> dict[str, tuple[float, int]]:
+    """Per direction (``longer`` / ``shorter``), the best Ties score (x100) of a two-level rating by length and the
+    threshold that gives it: ``longer`` rates an answer of at least that many characters 10 and the others 1,
+    ``shorter`` one of at most that many. Two levels are all there is to such a map: the Ties rule reads the
+    margins and spreads only through their signs and ratios (each 0 or plus or minus the gap between the two
+    ratings), so which two ratings (the unread -1 included) changes nothing, and every threshold from each distinct
+    length of a Ties answer is tried: each prompt's (accurate, spread, margin) by the scorer's ``prompt_stats``, the
+    score by its ``ties_score``, over the prompts whose answers are all there (as the scorer counts them)."""
+    prompts: dict[str, dict] = {}
+    for d in docs:
+        if d["subset"] == TIES and d["mode"] != FOUR_WAY:
+            item = prompts.setdefault(str(d["prompt_id"]), {"answers": int(d["answers"]), "lengths": {},
+                                                            "num_correct": int(d["num_correct"])})
+            item["lengths"][int(d["answer_index"])] = len(str(d["response"]))
+    complete = {pid: [item["lengths"][i] for i in range(item["answers"])] for pid, item in prompts.items()
+                if set(item["lengths"]) == set(range(item["answers"]))}
+    out: dict[str, tuple[float, int]] = {}
+    for direction, sign in (("longer", 1), ("shorter", -1)):
+        best: tuple[float, int] | None = None
+        for cut in sorted({n for lengths in complete.values() for n in lengths}):
+            units: dict[str, dict[str, tuple]] = {}
+            for pid, lengths in complete.items():
+                kind, _, number = pid.partition(":")
+                scores = [HIGH if sign * n >= sign * cut else LOW for n in lengths]
+                units.setdefault(number, {})[kind] = scoring.prompt_stats(scores, prompts[pid]["num_correct"])
+            value = scoring.ties_score(list(units.values()))
+            if value is not None and (best is None or 100.0 * value > best[0]):
+                best = (100.0 * value, cut)
+        if best is not None:
+            out[direction] = best
+    return out
+
+
+def ties_threshold_replies(docs: Sequence[dict], direction: str, cut: int, elsewhere: Sequence[str]) -> list[str]:
+    """A critic's replies: on Ties, the two-level rating by length from ``cut`` (``best_ties_thresholds``); on every
+    other document ``elsewhere``'s reply."""
+    sign = 1 if direction == "longer" else -1
+    return [(str(HIGH) if sign * len(str(d["response"])) >= sign * cut else str(LOW))
+            if d["subset"] == TIES and d["mode"] != FOUR_WAY else other for d, other in zip(docs, elsewhere)]
+
+
 def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
     canned = replies(kind, docs, random.Random(0))
     for letter in LETTERS[1:]:  # always slot k; on a rating prompt a constant rating (always_first's)
         canned[f"always_{letter}"] = [f"[[{letter}]]" if d["mode"] == FOUR_WAY else first
                                       for d, first in zip(docs, canned["always_first"])]
+    critics = list(FLOOR_CRITICS)
+    for direction, (_, cut) in best_ties_thresholds(docs).items():  # on Ties; no letter and 5 elsewhere
+        name = f"two-level rating by length on Ties ({direction} rated higher, from {cut} characters)"
+        canned[name] = ties_threshold_replies(docs, direction, cut, canned["constant"])
+        critics.append(name)
     per_critic = {}
-    for critic in FLOOR_CRITICS:
+    for critic in critics:
         if critic == "uniform":
             subsets = _uniform(docs)
         else:
