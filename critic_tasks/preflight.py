@@ -65,11 +65,13 @@ def check_local_data(tasks: Iterable[registry.Task], data_dir: str | None = None
     """A local CriticBench copy (``CRITICBENCH_DATA_DIR`` or the ``data_dir`` metadata, ``sample`` included) holds
     every file the ``tasks`` read, each item with the fields they need: the tasks' documents are loaded, as the run
     will load them, and the first problem is raised (one ``DataError`` naming the file and field). So do local
-    copies of JudgeBench, ProcessBench and RealCritic (their own ``*_DATA_DIR``). The Hub's copy is not loaded here
+    copies of JudgeBench, ProcessBench, RealCritic, RewardBench, RewardBench 2 and RM-Bench (their own
+    ``*_DATA_DIR``; their loaders also check the task options' values and read the authors' prompt files, so a bad
+    ``--metadata`` value or a prompt file that cannot be had stops the run here). The Hub's copy is not loaded here
     (``check_hub_data`` asks whether it can be reached). Only before a run (``critic-eval`` and ``critic-eval
     preflight``), not when lm-eval builds each task."""
     tasks = list(tasks)
-    others = _checked_sources(tasks)  # JudgeBench, ProcessBench, RealCritic: the same promise for their local copies
+    others = _checked_sources(tasks)  # the other benchmarks' loaders: the same promise for their local copies
     _load_documents([t for t in others if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)], data_dir,
                     metadata)
     if resolve_data_dir(data_dir) is None:
@@ -120,8 +122,12 @@ def _source_modules() -> dict:
     from critic_tasks.protocols.judgebench import data as judgebench
     from critic_tasks.protocols.processbench import data as processbench
     from critic_tasks.protocols.realcritic import data as realcritic
+    from critic_tasks.protocols.rewardbench import data as rewardbench
+    from critic_tasks.protocols.rewardbench2 import data as rewardbench2
+    from critic_tasks.protocols.rmbench import data as rmbench
 
-    return {"judgebench": judgebench, "processbench": processbench, "realcritic": realcritic}
+    return {"judgebench": judgebench, "processbench": processbench, "realcritic": realcritic,
+            "rewardbench": rewardbench, "rewardbench2": rewardbench2, "rmbench": rmbench}
 
 
 def checks_source(protocol: str) -> bool:
@@ -148,7 +154,7 @@ def check_hub_data(tasks: Iterable[registry.Task], data_dir: str | None = None, 
                  if not (items_file and "items_file" in registry.PROTOCOLS[t.kind_spec.protocol].options))
     if _on_criticbench(protocols) and resolve_data_dir(data_dir) is None:
         check_hub()
-    # JudgeBench, ProcessBench, RealCritic from their published copies: offline, loaded from the cache as the run
+    # the other benchmarks from their published copies: offline, loaded from the cache as the run
     # will (nothing is downloaded offline, so this is quick); online, one call each
     published = [t for t in _checked_sources(tasks) if _local_root(registry.PROTOCOLS[t.kind_spec.protocol], data_dir)
                  is None]

@@ -179,8 +179,8 @@ def _preflight(argv: list[str]) -> int:
     for steps in {registry.PROTOCOLS[t.kind_spec.protocol].data_env: registry.PROTOCOLS[t.kind_spec.protocol]
                   for t in tasks}.values():
         local = metadata.get("data_dir") or read_raw(steps.data_env)
-        # CriticBench's, JudgeBench's, ProcessBench's and RealCritic's data were checked above (a local copy loaded;
-        # the published one reachable, or offline, in the cache); the others' sources are read when the tasks load
+        # CriticBench's and the protocols of preflight.checks_source were checked above (a local copy loaded; the
+        # published one reachable, or offline, in the cache); the others' sources are read when the tasks load
         checked = steps.data_env == "CRITICBENCH_DATA_DIR" or checks_source(steps.name)
         probed = ("in the local cache; " if hub_offline() else "reachable; ") if checked else "read when the tasks load; "
         sources.append(f"data {local}{' (loaded)' if checked else ''}" if local not in (None, "")

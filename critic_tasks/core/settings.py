@@ -44,9 +44,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("RMBENCH_DATA_DIR", "", "path", "a local copy of RM-Bench's data (the Hub's `total_dataset.json`, or "
             "the repository's `data/*_filtered.json`), or `sample` for the bundled sample; unset: the Hub "
             "(THU-KEG/RM-Bench)"),
-    Setting("REWARDBENCH_DATA_DIR", "", "path", "a checkout of allenai/reward-bench at 05a9005 (the authors' "
-            "generative-judge prompts, `rewardbench/generative.py`, read from it); unset: the cache, "
-            "CRITIC_AUTHORS_MIRROR or GitHub"),
+    Setting("REWARDBENCH_DATA_DIR", "", "path", "a local copy of allenai/reward-bench's `filtered` split "
+            "(`filtered.jsonl` or `filtered.json`), or `sample` for the bundled sample; unset: the Hub. A checkout "
+            "of allenai/reward-bench at 05a9005 here also gives the authors' judge prompts (`rewardbench/"
+            "generative.py`, `constants.py`, RewardBench 2's and RM-Bench's too), else they come from "
+            "CRITIC_AUTHORS_MIRROR, the cache or GitHub"),
     Setting("REWARDBENCH2_DATA_DIR", "", "path", "a local copy of allenai/reward-bench-2's `test` split "
             "(`test.jsonl`, `test.json` or the Hub's `data/test-*.parquet`), or `sample` for the bundled sample; "
             "unset: the Hub (the authors' prompts come as RewardBench's: REWARDBENCH_DATA_DIR)"),

@@ -21,11 +21,16 @@ from critic_tasks.protocols.authors import AuthorsFile
 DATA_DIR_ENV = "REWARDBENCH_DATA_DIR"
 REPO = "allenai/reward-bench"
 COMMIT = "05a9005efb607249822c193590c8ecab87c77052"
+# RewardBench, RewardBench 2 and RM-Bench have no prompt of ours to fall back on (no ``prompt`` option): the way
+# round a missing file is to fetch it once
+FETCH_ONCE = "run once where GitHub can be reached (the file is then read from the cache)"
 GENERATIVE = AuthorsFile(REPO, COMMIT, "rewardbench/generative.py",
-                         "0ac67792e6e202efad5c57c7354dfb92bae8a5b36ad82544949221e3c0edebe0", DATA_DIR_ENV)
+                         "0ac67792e6e202efad5c57c7354dfb92bae8a5b36ad82544949221e3c0edebe0", DATA_DIR_ENV,
+                         instead=FETCH_ONCE)
 # the subset weights and the sections (EXAMPLE_COUNTS, SUBSET_MAPPING), read the same way
 CONSTANTS = AuthorsFile(REPO, COMMIT, "rewardbench/constants.py",
-                        "4c3661b48b189783b9dc3ed5424f8e2d0e24a9ee3fd2c3531713e212dd9d227d", DATA_DIR_ENV)
+                        "4c3661b48b189783b9dc3ed5424f8e2d0e24a9ee3fd2c3531713e212dd9d227d", DATA_DIR_ENV,
+                        what="the authors' subsets and weights", instead=FETCH_ONCE)
 
 
 def _assignments(source: str, where: str) -> dict[str, ast.expr]:

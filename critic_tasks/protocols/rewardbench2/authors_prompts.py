@@ -15,10 +15,19 @@ from __future__ import annotations
 from functools import lru_cache
 
 from critic_tasks.protocols.authors import AuthorsFile
-from critic_tasks.protocols.rewardbench.authors_prompts import COMMIT, DATA_DIR_ENV, REPO, _assignments, _dict_entry, _literal
+from critic_tasks.protocols.rewardbench.authors_prompts import (
+    COMMIT,
+    DATA_DIR_ENV,
+    FETCH_ONCE,
+    REPO,
+    _assignments,
+    _dict_entry,
+    _literal,
+)
 
 GENERATIVE_V2 = AuthorsFile(REPO, COMMIT, "rewardbench/generative_v2.py",
-                            "eeb3986569fc29b761ae8d9ecda5599adf52733bbfd3cd0ae348888950ce76c7", DATA_DIR_ENV)
+                            "eeb3986569fc29b761ae8d9ecda5599adf52733bbfd3cd0ae348888950ce76c7", DATA_DIR_ENV,
+                            instead=FETCH_ONCE)
 LETTERS = ("A", "B", "C", "D")
 RATING_TEMPLATES = ("ratings_prompt", "ratings_prompt_ties")
 
