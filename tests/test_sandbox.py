@@ -865,6 +865,92 @@ def test_a_candidate_that_ends_its_sandbox_ends_only_its_item():
     assert (second.trusted.status, second.trusted.stderr) == ("passed", "x\n"), second
 
 
+
+def test_items_of_the_tests_side_see_nothing_of_each_other():
+    """The tests' side resets itself between items (as root, with the items' uid as its effective uid, not through a
+    forked helper as the candidate's side does): what one item's tests leave (files, a closed folder, IPC objects,
+    a daemon) is gone for the next item's tests, and the candidates' verdicts stand."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    to_stderr = ("sys.stdout.write(", "sys.stderr.write("), ("sys.stdout.flush()", "sys.stderr.flush()")
+    leaves, looks = LEAVES_TRACES, LOOKS_FOR_TRACES
+    for old, new in to_stderr:
+        leaves, looks = leaves.replace(old, new), looks.replace(old, new)
+    (a,) = layer_ex.run_pairs([Pair("print('x')", leaves)])
+    assert (a.trusted.status, a.trusted.stderr) == ("passed", "made [True, True, True, True]\n"), a
+    (b,) = layer_ex.run_pairs([Pair("print('x')", looks)])
+    assert (b.trusted.status, b.trusted.stderr) == ("passed", "found []\n"), b
+
+
+# programs with a shared prefix (SHARED_PREFIX_END): a pre-started sandbox compiles the prefix once and the rest per
+# item; the same programs run whole in fresh sandboxes, where the line is a comment
+SHARED_PREFIX = ('"""the prefix\'s docstring"""\nfrom __future__ import annotations\nimport sys\nprefix_only_name = 1\n\n'
+                 "def f(x: NotDefinedAnywhere) -> int:\n    return x + 1\n")
+SEES = ('"not a docstring: a statement after the prefix"\n'
+        "import sys as _s\nmain = _s.modules['__main__']\n\n\ndef g(y: AlsoUndefined):\n    pass\n\n\n"
+        "print(__doc__, f.__annotations__, g.__annotations__, f(1), __name__, globals().get('__file__'),\n"
+        "      _s.argv[0] == globals().get('__file__', _s.argv[0]), getattr(main, 'f', None) is f, file=_s.stderr)\n"
+        "print('whole:', 'prefix_only_name' in _s._getframe().f_code.co_names, file=_s.stderr)\n"
+        "raise ValueError('from the rest')\n")
+CONTINUES = "else:\n    y = 2\nprint('y', y, 'whole:', 'prefix_only_name' in sys._getframe().f_code.co_names, file=sys.stderr)\n"
+BROKEN = "print('the prefix ran', file=sys.stderr)\ndef (:\n"
+WAITS = "import sys\nsys.stdin.read()\n"
+
+
+def _main_py_lines(text):
+    """What a program's stderr says, but the frames of whoever ran it (boot.py, the zygote, runpy: functions, or not
+    main.py)."""
+    lines, skip = [], False
+    for line in text.splitlines():
+        if line.startswith("  File "):
+            skip = not line.endswith('"main.py"') and not ('"main.py"' in line and line.endswith("in <module>"))
+        elif not line.startswith("    ") or not skip:
+            skip = False
+        if not skip:
+            lines.append(line)
+    return lines
+
+
+def test_a_shared_prefix_runs_as_the_whole_program_would():
+    """A program whose text has SHARED_PREFIX_END runs in a pre-started sandbox as its whole text runs in a fresh one,
+    on both sides of a pair, for a second item too (the prefix then comes from the zygote's cache): the prefix's
+    docstring and ``from __future__`` hold, a string after the line is no docstring, ``__name__``, ``__file__``,
+    ``argv[0]`` and ``__main__`` are the file's, and tracebacks name the same lines of main.py. The rest is compiled
+    apart (its code does not hold the prefix's names) where it compiles alone; a rest that continues a statement of
+    the prefix (``else:``) runs as the whole text, and one that is not Python fails before the prefix runs."""
+    from critic_tasks.sandbox import SHARED_PREFIX_END
+
+    layer = _variants()[0].values[0]
+    if layer.get("isolation") != "bwrap":
+        pytest.skip("pre-started sandboxes need bwrap")
+    head = SHARED_PREFIX + SHARED_PREFIX_END
+    programs = [head + SEES, head + SEES, SHARED_PREFIX + "if True:\n    y = 1\n" + SHARED_PREFIX_END + CONTINUES,
+                head + BROKEN]
+    pairs = [Pair(program, WAITS) for program in programs] + [Pair("print('x')", program + "\nsys.stdin.read()\n")
+                                                                for program in programs]
+    reused = SandboxExecutor(max_workers=1, **layer)
+    fresh = SandboxExecutor(max_workers=1, reuse_sandboxes=False, **layer)
+    assert reused.reuse_sandboxes and not fresh.reuse_sandboxes
+    got, want = reused.run_pairs(pairs), fresh.run_pairs(pairs)
+    for kind, (mine, whole) in [("candidate", (g.untrusted, w.untrusted)) for g, w in zip(got[:4], want[:4])] + \
+                               [("tests", (g.trusted, w.trusted)) for g, w in zip(got[4:], want[4:])]:
+        mine_lines, whole_lines = _main_py_lines(mine.stderr), _main_py_lines(whole.stderr)
+        assert [line.replace("whole: False", "whole: True") for line in mine_lines] == whole_lines, (kind, mine, whole)
+        assert mine.status == whole.status, (kind, mine, whole)
+    sees = _main_py_lines(got[0].untrusted.stderr)
+    assert sees[:2] == ["the prefix's docstring {'x': 'NotDefinedAnywhere', 'return': 'int'} {'y': 'AlsoUndefined'} 2 "
+                        "__main__ main.py True True",
+                        "whole: False"], sees  # split: the rest compiled apart
+    assert sees[-3:] == ['  File "main.py", line 21, in <module>', "    raise ValueError('from the rest')",
+                         "ValueError: from the rest"], sees
+    assert _main_py_lines(got[1].untrusted.stderr) == sees  # the second item: the prefix from the cache
+    assert _main_py_lines(got[4].trusted.stderr)[:2] == [
+        "the prefix's docstring {'x': 'NotDefinedAnywhere', 'return': 'int'} {'y': 'AlsoUndefined'} 2 __main__ None "
+        "True False",
+        "whole: False"]  # the tests' side: run inline, as boot.py runs it (no file, no module of its own)
+    assert _main_py_lines(got[2].untrusted.stderr) == ["y 1 whole: True"]
+    broken = got[3].untrusted.stderr
+    assert "the prefix ran" not in broken and "SyntaxError" in broken, broken
+
 def test_a_run_path_inside_a_shown_folder_is_covered(monkeypatch):
     """Where one of the run's paths lies inside a folder the sandbox must show (here a data dir and an output
     folder inside the interpreter's own venv), it is covered by an empty tmpfs: the venv still works, they are

@@ -23,6 +23,11 @@ from typing import Sequence
 from critic_tasks.sandbox._isolation import _boot, _bwrap_prefix, _memfd, _view_in_tmp, sandbox_env
 from critic_tasks.sandbox._limits import WORKDIR_PREFIX, _clean, _pinned_bytes, _Running
 
+# The line that ends a program's shared prefix: the text before it is the same for many programs (a code check's
+# wire and side, programs.py), so each pre-started sandbox compiles it once (zygote.py); the caller's own code, never
+# a model's. Elsewhere it is a comment.
+SHARED_PREFIX_END = "# -- critic sandbox: the lines above are the same in every program of this kind --\n"
+
 # tree.py in front: the zygote empties its /tmp with the walk remove_tree uses (it cannot import the package)
 ZYGOTE = "\n".join((Path(__file__).parent / "inside" / name).read_text(encoding="utf-8") for name in ("tree.py", "zygote.py"))
 ZYGOTE_REPLY_S = 10.0  # a zygote that does not answer a control line in this long is ended (and replaced)
@@ -168,9 +173,11 @@ class _Worker:
         errs = {self.tester: os.pipe(), self.candidate: os.pipe()}
         sources = {self.tester: _memfd(pair.trusted), self.candidate: _memfd(pair.untrusted)}
         theirs = {self.tester: (to_tester[0], to_candidate[1]), self.candidate: (to_candidate[0], to_tester[1])}
+        shared = {self.tester: _shared_length(pair.trusted), self.candidate: _shared_length(pair.untrusted)}
         try:
             for side in self.sides:
-                side.send(f"go {pair.timeout_s!r} {workdir}", [*theirs[side], errs[side][1], sources[side]])
+                side.send(f"go {pair.timeout_s!r} {workdir} {shared[side]}",
+                          [*theirs[side], errs[side][1], sources[side]])
         finally:  # the children hold them now; the candidate's end closes the tester's channel, as ever
             for fd in (*to_candidate, *to_tester, *sources.values(), *(w for _, w in errs.values())):
                 os.close(fd)
@@ -246,12 +253,22 @@ class _Worker:
         return len(chunk)
 
 
+def _shared_length(source: str) -> int:
+    """The length in bytes of ``source``'s shared prefix (up to and including the first SHARED_PREFIX_END line), which
+    a zygote compiles once (zygote.py); 0 where it has none."""
+    end = source.find(SHARED_PREFIX_END)
+    if end < 0 or (end and source[end - 1] != "\n"):
+        return 0
+    return len(source[:end + len(SHARED_PREFIX_END)].encode("utf-8"))
+
+
 def _start_zygote(ex, kind: str, uid: int | None) -> _Side:
     """One pre-started sandbox of ``ex`` (a SandboxExecutor): zygote.py behind boot.py, its items run as ``uid``."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     program = (ZYGOTE.replace("socket(fileno=CTL)", f"socket(fileno={theirs.fileno()})", 1)
                .replace("_KIND = KIND  #", f"_KIND = {kind!r}  #", 1).replace("_UID = UID  #", f"_UID = {uid!r}  #", 1)
-               .replace("_KEEP = KEEP  #", f"_KEEP = {_view_in_tmp(ex.python)!r}  #", 1))
+               .replace("_KEEP = KEEP  #", f"_KEEP = {_view_in_tmp(ex.python)!r}  #", 1)
+               .replace("_SHARED_END = SHARED_END  #", f"_SHARED_END = {SHARED_PREFIX_END.encode()!r}  #", 1))
     running = _Running(None, None, [])  # type: ignore[arg-type]
     try:
         running.cgroups = ex.limits.make_cgroups()

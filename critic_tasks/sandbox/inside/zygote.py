@@ -6,23 +6,27 @@
 # Never runs model code itself, and runs as another uid than its items: started as root without capabilities but
 # CAP_SETUID/CAP_SETGID (bwrap's uid-dropping set-up, where setpriv would otherwise run), it forks one child per
 # item, which drops to the item uid (UID) before anything else, so no item can signal, trace or read us. Before the
-# next item a helper of that uid kills every process the uid has in the sandbox's PID namespace (kill(-1); we,
-# the subreaper, reap them), empties /tmp (the work dirs) and /dev/mqueue and removes System V IPC objects, so no
-# item sees another's files, processes or messages. Not dumpable either.
+# next item every process the uid has in the sandbox's PID namespace is killed (kill(-1); we, the subreaper, reap
+# them), /tmp (the work dirs) and /dev/mqueue are emptied and System V IPC objects removed, so no item sees
+# another's files, processes or messages: on the candidate's side by a helper that drops to that uid, on the tests'
+# side by us with that uid as our effective uid (_reset). Not dumpable either.
 # Not root (UID None): the sandbox has a user namespace of its own and no capabilities, the items run as our uid, and
 # we kill them ourselves (kill(-1) spares the caller). An item can then signal us, as it can signal its own fresh
 # sandbox's processes: that ends (or stalls) its own item only, as the executor then ends this worker; it can still
 # neither trace nor read us (not dumpable; ptrace, process_vm_* and pidfd_getfd are refused by the filter).
 # Control messages from the executor on a Unix socket pair made before the sandbox (CTL; the filter refuses
 # socket(), not a pair handed in), each answered there:
-#   go <timeout_s> <workdir>  + 4 descriptors (stdin, stdout, stderr, source): fork a child on those, which reads its
-#                             source and runs it; our copies are closed at once              -> "started"
+#   go <timeout_s> <workdir> <shared>  + 4 descriptors (stdin, stdout, stderr, source): fork a child on those, which
+#                             reads its source and runs it (<shared>: the byte length of its shared prefix, 0 for
+#                             none; _shared_code); our copies are closed at once             -> "started"
 #   end                       kill everything but us, empty /tmp, IPC and /dev/mqueue         -> "clean"
 # and, unasked, "exit <wait status>" when the child ends. Every item gets pipes of its own: nothing of one item's
 # channel, output or source is ever held where the next could read it, and the tester sees the candidate's end as
 # the end of its pipe, as with a fresh sandbox.
 # what every item imports (the toolkit header, the wire, runpy) is loaded once here, before any item: each child
 # gets its own copy of these modules (fork), pristine, so a program that patches one patches only its own
+import __future__ as _future
+
 import atexit  # noqa: E402, F401
 import collections  # noqa: E402, F401
 import ctypes as _ctypes
@@ -46,7 +50,9 @@ import sys as _sys
 import threading  # noqa: E402, F401
 import time as _time  # noqa: E402
 import traceback  # noqa: E402, F401
+import types as _types
 import typing  # noqa: E402, F401
+import warnings as _warnings
 
 _libc = _ctypes.CDLL(None, use_errno=True)
 _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
@@ -55,6 +61,7 @@ _CONTROL = _socket.socket(fileno=CTL)  # noqa: F821  (filled in)
 _KIND = KIND  # noqa: F821  ("candidate": source as main.py, run by path; "tester": source run inline)
 _UID = UID  # noqa: F821  (the items' uid; None: not root, items run as our uid in the sandbox's user namespace)
 _KEEP = KEEP  # noqa: F821  (names in /tmp that are the sandbox's view: an interpreter under /tmp, bound read-only)
+_SHARED_END = SHARED_END  # noqa: F821  (the line that ends a program's shared prefix: executor.SHARED_PREFIX_END)
 TMP_SLACK_BYTES = 64 << 10  # an empty tmpfs uses none; a few pages of folder entries are still empty
 
 
@@ -70,9 +77,9 @@ def _say(text):
     _CONTROL.send(text.encode())
 
 
-def _child(timeout_s, workdir, fds):
+def _child(timeout_s, workdir, fds, shared):
     """The item's process: our socket closed, its pipes on 0, 1, 2, its source read and its limits set, then its
-    program; never returns."""
+    program (``shared``: its shared prefix as ``_shared_code`` found it); never returns."""
     _CONTROL.close()
     _drop()
     for target, fd in enumerate(fds[:3]):
@@ -88,14 +95,20 @@ def _child(timeout_s, workdir, fds):
     _os.environ["HOME"] = _os.environ["TMPDIR"] = workdir
     code = 0
     try:
+        codes = _program(source, shared)
         if _KIND == "candidate":
             with open("main.py", "wb") as f:
                 f.write(source)
             import runpy
 
-            runpy.run_path("main.py", run_name="__main__")
+            if codes is None or _is_path_entry("main.py"):
+                runpy.run_path("main.py", run_name="__main__")
+            else:
+                _run_as_main_file("main.py", codes)
         else:
-            exec(compile(source, "main.py", "exec"), {"__name__": "__main__"})
+            run_globals = {"__name__": "__main__"}
+            for part in codes or [compile(source, "main.py", "exec")]:
+                exec(part, run_globals)
     except SystemExit as stop:  # as the interpreter maps it to an exit status
         if stop.code is None or isinstance(stop.code, int):
             code = stop.code or 0
@@ -117,6 +130,112 @@ def _child(timeout_s, workdir, fds):
     except BaseException:
         pass
     _os._exit(code & 0xFF)
+
+
+# Programs of one kind start alike: the wire and the side's code of a code check, ~30 KB that took 7-9 ms per item to
+# compile. Where a program's text has SHARED_END, its text up to that line (the executor passes its length) is
+# compiled here once and kept; each item's process compiles only the rest, padded to the same line numbers, and runs
+# the two code objects in turn in one namespace, which is the whole text run at once: the rest must compile alone,
+# else the item compiles its whole text as before (a rest that continues a statement of the prefix). Only the prefix
+# is read here, never an item's own text: it is the caller's code (programs.py), the same for every item.
+_FUTURE_FLAGS = 0  # the flags `from __future__ import ...` in the prefix sets, which the rest is compiled with
+for _feature in _future.all_feature_names:
+    _FUTURE_FLAGS |= getattr(_future, _feature).compiler_flag
+_SHARED_MAX_BYTES = 256 << 10
+_SHARED = {}  # prefix bytes -> its code object (None: it does not compile alone, or warns)
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.M)
+
+
+def _shared_code(fd, length):
+    """(length, prefix bytes, its code) for an item whose source (memfd ``fd``) starts with a shared prefix of
+    ``length`` bytes ending in SHARED_END, compiled once per zygote; None for any other item."""
+    if not 0 < length <= _SHARED_MAX_BYTES:
+        return None
+    head = _os.pread(fd, length, 0)
+    if len(head) != length or head.find(_SHARED_END) != length - len(_SHARED_END):
+        return None
+    if head not in _SHARED:
+        if len(_SHARED) >= 8:
+            _SHARED.clear()
+        code = None
+        if not _CODING.search(b"\n".join(head.split(b"\n", 2)[:2])):  # a coding line would not reach the rest
+            try:
+                with _warnings.catch_warnings():  # a warning belongs on the item's stderr: let it compile the text
+                    _warnings.simplefilter("error")
+                    code = compile(head, "main.py", "exec", dont_inherit=True)
+            except Exception:
+                code = None
+        _SHARED[head] = code
+    return None if _SHARED[head] is None else (length, head, _SHARED[head])
+
+
+def _program(source, shared):
+    """The item's code objects, run in turn in one namespace: the shared prefix's and the rest's; None where there is
+    no shared prefix or the rest does not compile alone (the item then compiles its whole text, as ever)."""
+    if shared is None:
+        return None
+    length, head, code = shared
+    if source[:length] != head:
+        return None
+    lines = head.count(b"\n")  # SHARED_END's line becomes `pass`: a string after it is no docstring, as in the whole
+    rest = b"\n" * (lines - 1) + b"pass\n" + source[length:]
+    try:
+        return [code, compile(rest, "main.py", "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)]
+    except Exception:
+        return None
+
+
+def _is_path_entry(path):
+    """Whether a path hook takes ``path`` (a zip file, a folder): runpy.run_path then runs the ``__main__`` found in
+    it, not the file (pkgutil.get_importer's test, without importing pkgutil)."""
+    for hook in _sys.path_hooks:
+        try:
+            hook(path)
+            return True
+        except ImportError:
+            continue
+    return False
+
+
+def _run_as_main_file(path, codes):
+    """What ``runpy.run_path(path, run_name="__main__")`` does with a source file (a module ``__main__`` in
+    sys.modules, argv[0] the path, runpy's globals), with the file's code in parts."""
+    module = _types.ModuleType("__main__")
+    saved_module, saved_argv0 = _sys.modules.get("__main__"), _sys.argv[0]
+    _sys.modules["__main__"], _sys.argv[0] = module, path
+    try:
+        run_globals = module.__dict__
+        run_globals.update(__name__="__main__", __file__=path, __cached__=None, __doc__=None, __loader__=None,
+                           __package__="", __spec__=None)
+        for part in codes:
+            exec(part, run_globals)
+    finally:
+        _sys.argv[0] = saved_argv0
+        if saved_module is None:
+            del _sys.modules["__main__"]
+        else:
+            _sys.modules["__main__"] = saved_module
+
+
+def _as_items(work):
+    """``work()`` with the items' uid and gid as our effective ids, our real and saved uid staying root: root without
+    CAP_KILL, we may signal the items' processes only so (kill(2) checks the sender's real or effective uid), and the
+    file system treats us as the owner of what they made, as it treats them. None of them may signal us meanwhile
+    (kill(2) checks the target's real and saved uid: ours are root), trace us (the filter; ptrace also checks all three
+    of our uids) or read us (not dumpable: set again, as a change of effective uid resets it). Never returns as them:
+    if root cannot be taken back, this process ends at once."""
+    _os.setresgid(-1, _UID, -1)  # while we are still root (CAP_SETGID)
+    _os.setresuid(-1, _UID, -1)
+    _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    try:
+        work()
+    finally:
+        try:
+            _os.setresuid(-1, 0, -1)  # our saved uid: allowed without a capability; the effective set comes back
+            _os.setresgid(-1, 0, -1)
+            _libc.prctl(4, 0, 0, 0, 0)
+        except BaseException:
+            _os._exit(70)
 
 
 def _others():
@@ -152,14 +271,19 @@ def _reap():
 
 
 def _reset():
-    """Kill every process of the items, empty /tmp and IPC (``_clear``): as root, a helper of the items' uid does it
-    while we reap (root without CAP_KILL, we may not signal them); not root, the items run as our uid and we do it
-    ourselves. Returns what is still left (``_leftovers``): the worker is replaced when anything
-    is."""
+    """Kill every process of the items, empty /tmp and IPC (``_clear``). Returns what is still left
+    (``_leftovers``): the worker is replaced when anything is.
+
+    Not root, the items run as our uid and we do it ourselves. As root (without CAP_KILL, we may signal them only
+    with their uid): the candidate's side forks a helper that drops to the items' uid and does it while we reap, so
+    nothing a candidate chose (the names of its files, queues and IPC keys, which the walk reads) ever enters our
+    memory, of which the next candidate's process starts as a copy; the tester's side, whose items run the item's
+    tests and no model code, does it itself with the items' uid as its effective uid (``_as_items``), which spares a
+    fork (~3 ms of CPU per item)."""
     status = 0
-    if _UID is None:
+    if _UID is None or _KIND == "tester":
         try:
-            _clear()
+            _clear() if _UID is None else _as_items(_clear)
         except BaseException:
             _sys.excepthook(*_sys.exc_info())
             status = 1
@@ -268,9 +392,10 @@ def _serve():
             return
         command, *args = message.decode().split()
         if command == "go" and len(fds) == 4:
+            shared = _shared_code(fds[3], int(args[2]))
             child = _os.fork()
             if child == 0:
-                _child(float(args[0]), args[1], fds)
+                _child(float(args[0]), args[1], fds, shared)
             for fd in fds:
                 _os.close(fd)
             pidfd = _os.pidfd_open(child)
@@ -308,5 +433,7 @@ def _view_in_tmp():
 
 
 _VIEW_IN_TMP = _view_in_tmp()
+if _UID is not None:
+    _os.setgroups([])  # (our groups would count when the file system treats us as the items' uid: _as_items)
 _say("ready")  # imports done: what the worker measures as this sandbox's empty state
 _serve()

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
+from critic_tasks.sandbox import SHARED_PREFIX_END
+
 PRELUDE = (Path(__file__).parent / "inside" / "prelude.py").read_text(encoding="utf-8")
 RESULT_MARKER = "__critic_result__:"
 # Printed by the trusted tester after the last test, with a fresh random token per item: its exit status 0 alone is
@@ -69,6 +71,8 @@ def find_entry_point(code: str, question: str | None = None, generation: str | N
 _HERE = Path(__file__).parent / "inside"
 WIRE, CANDIDATE_SIDE, TESTER_SIDE = ((_HERE / f"{name}.py").read_text(encoding="utf-8")
                                      for name in ("wire", "candidate_side", "tester_side"))
+CANDIDATE_HEAD, TESTER_HEAD = (f"{WIRE.rstrip()}\n\n{side.rstrip()}\n\n{SHARED_PREFIX_END}"
+                               for side in (CANDIDATE_SIDE, TESTER_SIDE))
 
 
 @functools.lru_cache(maxsize=1)
@@ -212,8 +216,10 @@ def build_code_test_pair(code: str, unit_test: str, data_source: str | None, ent
     from_candidate = sorted(n for n in free if n in wanted or n not in ours)
     own_modules = sorted(n for n in free if n in sys.stdlib_module_names and n not in from_candidate
                          and n not in _prelude_names() and not hasattr(builtins, n))
-    candidate = WIRE + "\n" + CANDIDATE_SIDE + f"\n_serve({_with_header(helpers + code)!r})\n"
-    tester = (WIRE + "\n" + TESTER_SIDE + f"\n_run_tests({PRELUDE!r}, {helpers!r}, {tests!r}, {from_candidate!r}, "
+    # our code first, the same in every item, up to SHARED_PREFIX_END (compiled once per pre-started sandbox); the
+    # item's own text only after it, inside string literals
+    candidate = f"{CANDIDATE_HEAD}_serve({_with_header(helpers + code)!r})\n"
+    tester = (f"{TESTER_HEAD}_run_tests({PRELUDE!r}, {helpers!r}, {tests!r}, {from_candidate!r}, "
               f"{own_modules!r}, {TESTS_DONE_MARKER + done_token!r})\n")
     return candidate, tester
 
