@@ -343,6 +343,15 @@ def test_runs_are_named_by_model_benchmark_options_and_date(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[0] == "mine:"
 
 
+def test_the_pairs_a_limited_run_records_are_not_named_as_an_option(tmp_path):
+    """critic-eval writes ``limit_pairs`` into a pairwise task's metadata under --limit (the pairs it asked): a
+    newcomer's JudgeBench run was named '... judgebench limit_pairs=1 · 11-28 · limit 1'."""
+    from critic_tasks.reports.results import load_all
+
+    limited = _named_run(tmp_path, "k3", "/models/SmolLM2-135M/", {"split": "claude", "limit_pairs": 1}, limit=1)
+    assert [r.label for r in load_all([limited])] == ["SmolLM2-135M · judgebench claude · 11-28 · limit 1"]
+
+
 def test_compare_names_both_runs_by_label(tmp_path, capsys):
     a = _one_subset_run(tmp_path, "a", "gsm8k")
     b = _one_subset_run(tmp_path, "b", "gsm8k")

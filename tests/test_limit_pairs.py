@@ -61,3 +61,31 @@ def test_critic_eval_limit_1_asks_both_orders_of_one_pair_and_says_so(task, pair
     results = json.loads(results_file.read_text())
     assert results["n-samples"][task]["effective"] == 2
     assert results["configs"][task]["metadata"]["limit_pairs"] == 1
+
+
+@pytest.mark.parametrize("limit", [1, 2, 0.5])
+def test_an_rmbench_limit_counts_comparisons_both_orders_of_each(limit, monkeypatch, tmp_path):
+    """RM-Bench asks each of a prompt's 3 x 3 comparisons in both orders (a pairwise kind): --limit N is its first
+    N comparisons (docs/usage.md said only CriticBench's, JudgeBench's and CritiqueLLM's tasks counted pairs)."""
+    from rewardbench_authors import REWARDBENCH, authors_mirror
+
+    if not REWARDBENCH.is_dir():
+        pytest.skip(f"{REWARDBENCH} (the authors' checkout, shared data) is absent")
+    from critic_tasks.protocols import authors
+    from critic_tasks.protocols.rewardbench import authors_prompts
+
+    monkeypatch.setenv(authors.MIRROR_ENV, str(authors_mirror(tmp_path / "mirror")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    for cached in (authors._text, authors_prompts.pairwise_v1):
+        cached.cache_clear()
+    docs = task_docs("critic_rmbench", data_dir="sample")
+    comparisons = len({d["pair_id"] for d in docs})
+    count, asked = whole_pair_limit("critic_rmbench", docs, limit)
+    wanted = math.ceil(comparisons * limit) if limit < 1 else limit
+    assert asked == wanted and count == 2 * wanted
+    kept = docs[:count]
+    assert [d["order"] for d in kept] == ["forward", "reverse"] * wanted
+    assert all(kept[i]["pair_id"] == kept[i + 1]["pair_id"] and _swapped(kept[i], kept[i + 1])
+               for i in range(0, count, 2))
+    for cached in (authors._text, authors_prompts.pairwise_v1):
+        cached.cache_clear()

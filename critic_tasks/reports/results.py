@@ -79,12 +79,16 @@ class Run:
 
 
 PATH_KEYS = ("_dir", "_file", "_path")  # options naming a place (a data folder, a stage's samples): not a setting
+# what `critic-eval` itself writes into a task's metadata about the run (``limit_pairs``: the pairs --limit asked,
+# adapters/lm_eval/private.py): not an option the user gave; ``limit`` already says it
+RUN_RECORDS = ("limit_pairs",)
 
 
 def task_options(task_config, run_config) -> dict[str, str]:
     """A task's options as a run's results record them: the ``metadata`` lm-eval keeps in each task's config (the
     run's ``--metadata``, into which lm-eval also merges the model's ``--model_args``), less the task's ``version``,
-    the model's arguments and the options that name a place; each value as text."""
+    the model's arguments, the options that name a place and what critic-eval records of the run itself
+    (``RUN_RECORDS``); each value as text."""
     metadata = task_config.get("metadata") if isinstance(task_config, dict) else None
     if not isinstance(metadata, dict):
         return {}
@@ -92,7 +96,7 @@ def task_options(task_config, run_config) -> dict[str, str]:
     out = {}
     for key, value in sorted(metadata.items(), key=lambda kv: str(kv[0])):
         key = str(key)
-        if key == "version" or key in model_args or key.endswith(PATH_KEYS) or value is None:
+        if key == "version" or key in RUN_RECORDS or key in model_args or key.endswith(PATH_KEYS) or value is None:
             continue
         text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
         if "/" not in text and "\\" not in text:  # a path given under another name
