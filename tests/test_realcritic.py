@@ -408,3 +408,48 @@ def test_hashed_mixtures_of_blind_critics_stay_below_the_line():
         for key, floor in line.chance.items():
             noise = 300.0 * math.sqrt(0.25 / counts[key])
             assert values[key] <= floor + noise, (seed, one, two, share, key, values[key], floor)
+
+
+def test_every_gold_is_a_constant_answer_by_brute_force(monkeypatch):
+    """Issue 44.3 (every constant, exactly): a free-form task's constants were its five most common golds, so a rarer
+    gold that the wrong solutions share fixed more than the line. Hand-made gsm8k items: golds 11-15 three times each
+    (solutions right), 99 twice, \\frac{1}{2} twice and 0.5 once (solutions wrong). By hand, through the scorer:
+    every distinct gold boxed, and a few answers equal to no gold (they hit nothing: a constant hits only the items
+    whose gold the grader equates with it); the line's constant values are the best of them: \\frac{1}{2} fixes 3
+    of 5 wrong solutions (0.5 by math-verify), where the old five (11-15) fixed none."""
+    from critic_tasks import chance, engine
+    from critic_tasks.protocols.realcritic import chance as rc_chance
+
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    base = engine.task_docs("critic_realcritic_gsm8k")[0]
+    golds = [(g, g) for g in ("11", "12", "13", "14", "15") for _ in range(3)]
+    golds += [("99", "98"), ("99", "97"), ("\\frac{1}{2}", "2"), ("\\frac{1}{2}", "3"), ("0.5", "4")]
+    docs = [{**base, "idx": i, "gold": gold, "solution_answer": shown, "prior_correct": None}
+            for i, (gold, shown) in enumerate(golds)]
+    best: dict[str, float] = {}
+    for answer in [*dict.fromkeys(g for g, _ in golds), "7", "1/3", "x+1"]:
+        values, _ = engine.score_task("critic_realcritic_gsm8k", docs, [rc_chance.boxed(answer)] * len(docs))
+        for key in ("accuracy", "incorrect_to_correct"):
+            best[key] = max(best.get(key, 0.0), values[key])
+    assert best["incorrect_to_correct"] == pytest.approx(60.0)  # \frac{1}{2} (or 0.5): 3 of the 5 wrong
+    line = chance.chance_line("critic_realcritic_gsm8k", docs)
+    assert line.floors["best constant"] == pytest.approx(best)
+    assert line.chance["incorrect_to_correct"] == pytest.approx(60.0)
+    assert line.chance_by["incorrect_to_correct"] == "constant answer \\frac{1}{2}"
+    old_five = max(engine.score_task("critic_realcritic_gsm8k", docs, [rc_chance.boxed(g)] * len(docs))[0][
+        "incorrect_to_correct"] for g in ("11", "12", "13", "14", "15"))
+    assert old_five == 0.0  # the old line's constants fixed none
+
+
+def test_the_constant_search_is_bounded_and_says_what_it_left_open():
+    """The branch and bound is exact within its budget of symbolic gradings; with none, the candidates whose text
+    and number rules leave pairs open (and could still beat the best) are counted, not dropped silently."""
+    from critic_tasks.protocols.realcritic import chance as rc_chance
+
+    docs = [{**_doc(gold=g, prior=False, task="math", idx=i), "grading": "strict", "solution_answer": "0"}
+            for i, g in enumerate(["\\frac{1}{2}", "0.5", "\\frac{1}{2}", "3"])]
+    best, left_open = rc_chance._task_best(docs, budget=0)
+    assert best == {} and left_open == 3  # every candidate has a pair only math-verify decides
+    # two gradings (\frac{1}{2} against 0.5 and 3) settle it: 0.5 and 3 can reach 2 and 3 of 4 at most, not above 3
+    best, left_open = rc_chance._task_best(docs, budget=2)
+    assert best["incorrect_to_correct"] == (75.0, "\\frac{1}{2}") and left_open == 0

@@ -302,7 +302,7 @@ def _strip_bounded(pred: str, task: str, unit_list: tuple[str, ...]) -> str:
     return strip_string(pred, skip_unit=task in NO_UNIT_TASKS, unit_list=unit_list)
 
 
-def _all_letters(text: str) -> bool:  # math_eval.is_multi_choice ("" counts)
+def all_letters(text: str) -> bool:  # math_eval.is_multi_choice ("" counts)
     return all(c in LETTERS for c in text)
 
 
@@ -315,7 +315,7 @@ def read_answer(reply, task: str, gold: str, data_dir=None) -> str | None:
                                                                     unit_list)
     if gold in LETTERS and pred not in LETTERS:  # math_eval.main: a choice item's answer read again as a choice
         pred = choice_answer_clean(text)
-    elif _all_letters(gold) and not _all_letters(pred or ""):
+    elif all_letters(gold) and not all_letters(pred or ""):
         pred = "".join(c for c in (pred or "") if c in LETTERS)
     return pred
 
@@ -376,16 +376,24 @@ def _string_rules(pred: str, ref: str) -> bool | None:
 
 def equal(pred: str | None, ref: str | None) -> bool:
     """grader.math_equal(pred, ref) (see the module doc for the bounds)."""
+    found = decided(pred, ref)
+    return found if found is not None else _WORKER.ask("equal", pred, ref)
+
+
+def decided(pred: str | None, ref: str | None) -> bool | None:
+    """``equal``'s verdict where it needs no symbolic step (a missing side, the length bounds, math_equal's string
+    and number rules), None where it goes on to the bounded child process. Cheap: a chance line tries many answers
+    this way first."""
     if pred is None or ref is None:
         return False
     if len(pred) > MAX_ANSWER_CHARS or len(ref) > MAX_ANSWER_CHARS:
         return False
-    decided = _string_rules(pred, ref)
-    if decided is not None:
-        return decided
+    found = _string_rules(pred, ref)
+    if found is not None:
+        return found
     if len(pred) > SYMBOLIC_MAX_CHARS or len(ref) > SYMBOLIC_MAX_CHARS or "\x00" in pred + ref:
         return False
-    return _WORKER.ask("equal", pred, ref)
+    return None
 
 
 # --- the rest of math_equal, run in the bounded child process (``_WORKER``)

@@ -8,10 +8,14 @@ ambiguous box; for the math tasks a list of digits).
 
 The floor of ``accuracy`` and ``incorrect_to_correct`` is the best expected value over a stated family of critics
 that read nothing of the item's quality (issue 44.3): the copy-back critic (``always_first``), every constant answer
-the data makes possible (``best_constants``: each option letter on the multiple-choice tasks; on the others the
-task's most common gold answers, ``FREE_FORM_CONSTANTS`` of them by text: a critic may know the task's distribution
-of answers, not the item's), ``every_label``, and ``random``'s expected value (its run is held to it within its
-sampling allowance). Both metrics are means over items (over the items whose solution was wrong, for the second),
+the data makes possible (``best_constants``: each option letter on the multiple-choice tasks; on the others every
+distinct gold of the task, by text: a critic may know the task's distribution of answers, not the item's; a
+constant equal to no gold hits only golds the grader equates with it), ``every_label``, and ``random``'s expected
+value (its run is held to it within its sampling allowance). The constants are searched exactly by branch and bound
+(``_task_best``): the text and number rules decide most (answer, gold) pairs at once, and only the pairs they leave
+to the symbolic step are graded, for the candidates whose bound can still win, up to ``SYMBOLIC_BUDGET`` gradings a
+task; a candidate still open then is counted in the line's name ("N golds of TASK left open"). Both metrics are
+means over items (over the items whose solution was wrong, for the second),
 so a critic that picks a member per item by a hash with share p scores linearly in p: the best mixture is an
 endpoint, and the line is the best member, computed per task (a group averages its tasks). ``correct_to_incorrect``
 is lower-is-better and ``parse_rate`` a count of form: neither has a floor.
@@ -24,6 +28,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
+from critic_tasks.core.answers import parse_gold
 from critic_tasks.protocols.realcritic import scoring
 from critic_tasks.protocols.realcritic.data import OPTION_LETTERS
 from critic_tasks.protocols.realcritic.scoring import shown_correct
@@ -31,9 +36,6 @@ from critic_tasks.protocols.realcritic.stages import DIRECT
 
 DETERMINISTIC = ("always_first", "constant", "every_label")
 FLOORED = ("accuracy", "incorrect_to_correct")
-# free-form tasks: how many of the task's gold answers (the most common by text first) are tried as constant answers;
-# grading every distinct gold against every item would cost a symbolic comparison per pair of items
-FREE_FORM_CONSTANTS = 5
 
 
 def boxed(value) -> str:
@@ -70,37 +72,112 @@ def expected_random(docs: Sequence[dict]) -> dict[str, float]:
     return out
 
 
+def _text_key(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()
+
+
 def constant_candidates(docs: Sequence[dict]) -> list[str]:
     """The constant answers tried on one task's documents: every option letter on a multiple-choice task; on a
-    free-form one its ``FREE_FORM_CONSTANTS`` most common golds (by text, spaces and case aside; ties: file order)."""
+    free-form one every distinct gold (by text, spaces and case aside; the most common first, ties in file order)."""
     if all(d["multiple_choice"] for d in docs):
         return list(OPTION_LETTERS)
-    counts = Counter(re.sub(r"\s+", "", d["gold"]).lower() for d in docs)
+    counts = Counter(_text_key(d["gold"]) for d in docs)
     first: dict[str, str] = {}
     for d in docs:
-        first.setdefault(re.sub(r"\s+", "", d["gold"]).lower(), d["gold"].strip())
+        first.setdefault(_text_key(d["gold"]), d["gold"].strip())
     ranked = sorted(first, key=lambda text: -counts[text])  # a stable sort: file order among equal counts
-    return [first[text] for text in ranked[:FREE_FORM_CONSTANTS]]
+    return [first[text] for text in ranked]
 
 
-def best_constants(docs: Sequence[dict]) -> dict[str, tuple[float, str]]:
+def _gold_readable(doc: dict, known: dict) -> bool:
+    """``grade``'s second value for a document (whether math-verify reads its gold), once per gold text."""
+    if scoring.rule_of(doc) == scoring.AUTHORS_RULE or doc["multiple_choice"]:
+        return True
+    if doc["gold"] not in known:
+        try:
+            parse_gold(doc["gold"])
+            known[doc["gold"]] = True
+        except ValueError:
+            known[doc["gold"]] = False
+    return known[doc["gold"]]
+
+
+def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[float, str]], int]:
+    """metric -> (the best constant's value, that answer) on one task, and how many candidates were left open (their
+    bound above the best when the budget of symbolic gradings ran out; 0: exact over every candidate).
+
+    Branch and bound, exact: each candidate's replies are read once per kind of document (``scoring.reading_of``),
+    and each (answer, document) pair is first graded by the rules both graders apply before any symbolic step
+    (``grade_without_symbolic``); the pairs those leave open are all a candidate can still gain, so its value lies
+    between its decided hits and those plus its open pairs. Candidates are taken most common first; one whose upper
+    bound cannot beat the best value found is skipped; the others have their open pairs graded by ``grade`` (each
+    (answer, gold) once)."""
+    wrong = [not shown_correct(d) for d in task_docs]
+    denominators = {"accuracy": len(task_docs), "incorrect_to_correct": sum(wrong)}
+    counted = {"accuracy": [True] * len(task_docs), "incorrect_to_correct": wrong}
+    readable: dict = {}
+    graded: dict[tuple, bool] = {}
+    best: dict[str, tuple[float, str]] = {}
+    spent = 0
+    unresolved: list[dict] = []  # the bounds of the candidates the budget left ungraded
+    for answer in constant_candidates(task_docs):
+        reply, reads = boxed(answer), {}
+        answers = []
+        for d in task_docs:
+            kind = scoring.reading_of(d)
+            if kind not in reads:
+                reads[kind] = scoring.read(d, reply)[0]
+            answers.append(reads[kind])
+        verdicts = [scoring.grade_without_symbolic(a, d, _gold_readable(d, readable))
+                    for a, d in zip(answers, task_docs)]
+        bounds = {key: (sum(v is True for v, c in zip(verdicts, counted[key]) if c),
+                        sum(v is not False for v, c in zip(verdicts, counted[key]) if c))
+                  for key in FLOORED if denominators[key]}
+        if all(key in best and 100 * high / denominators[key] <= best[key][0] for key, (_, high) in bounds.items()):
+            continue
+        open_pairs = [i for i, v in enumerate(verdicts) if v is None]
+        todo = [i for i in open_pairs if (answers[i], _gold_key(task_docs[i])) not in graded]
+        if spent + len(todo) > budget:
+            unresolved.append(bounds)
+            continue
+        for i in todo:
+            graded[(answers[i], _gold_key(task_docs[i]))] = scoring.grade(answers[i], task_docs[i])[0]
+        spent += len(todo)
+        for i in open_pairs:
+            verdicts[i] = graded[(answers[i], _gold_key(task_docs[i]))]
+        for key in bounds:
+            value = 100 * sum(v for v, c in zip(verdicts, counted[key]) if c) / denominators[key]
+            if key not in best or value > best[key][0]:
+                best[key] = (value, answer)
+    left_open = sum(any(key not in best or 100 * high / denominators[key] > best[key][0]
+                        for key, (_, high) in bounds.items()) for bounds in unresolved)
+    return best, left_open
+
+
+def _gold_key(doc: dict) -> tuple:
+    """What ``grade`` compares an answer with: the rule and its reading of the gold."""
+    rule = scoring.rule_of(doc)
+    return rule, doc["authors_gold"] if rule == scoring.AUTHORS_RULE else doc["gold"], doc["multiple_choice"]
+
+
+# symbolic gradings a task's constant search may spend (0.1-0.15 s each on the released math tasks, so about two
+# minutes, what the five most common golds cost before); past it the candidates still open are counted and named
+SYMBOLIC_BUDGET = 1000
+
+
+def best_constants(docs: Sequence[dict], budget: int = SYMBOLIC_BUDGET) -> dict[str, tuple[float, str]]:
     """metric (``FLOORED``) -> (the best constant answer's value, that answer), each task's documents graded by the
-    scorer's own record (its reader and its reading rule); over several tasks the mean of each task's best (a critic
-    may know which task it is in), named by the answers joined."""
+    scorer's own reading and grading (``_task_best``); over several tasks the mean of each task's best (a critic may
+    know which task it is in), named by the answers joined; a task whose search left candidates open says how many."""
     by_task: dict[str, list[dict]] = {}
     for d in docs:
         by_task.setdefault(d["task"], []).append(d)
     per_task: dict[str, list[tuple[float, str]]] = {key: [] for key in FLOORED}
-    for task_docs in by_task.values():
-        best: dict[str, tuple[float, str]] = {}
-        for answer in constant_candidates(task_docs):
-            records = [scoring.record(d, boxed(answer)) for d in task_docs]
-            for key in FLOORED:
-                value = scoring.METRICS[("realcritic", key)](records)
-                if value is not None and (key not in best or value > best[key][0]):
-                    best[key] = (value, answer)
-        for key, found in best.items():
-            per_task[key].append(found)
+    for task, task_docs in by_task.items():
+        best, left_open = _task_best(task_docs, budget)
+        for key, (value, answer) in best.items():
+            note = f" ({left_open} golds of {task} left open)" if left_open else ""
+            per_task[key].append((value, answer + note))
     return {key: (sum(v for v, _ in found) / len(found), ", ".join(a for _, a in found))
             for key, found in per_task.items() if found and len(found) == len(by_task)}
 

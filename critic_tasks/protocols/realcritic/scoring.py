@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
-from critic_tasks.core.answers import answers_match
+from critic_tasks.core.answers import answers_match, match_without_math_verify
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval
 from critic_tasks.core.records import Metric, Record, rate
@@ -181,6 +181,27 @@ def grade(answer: str | None, doc: dict) -> tuple[bool, bool]:
         return (answer is not None and answers_match(answer, doc["gold"])), True
     except ValueError:
         return answer is not None and _same_text(answer, doc["gold"]), False
+
+
+def grade_without_symbolic(answer: str | None, doc: dict, gold_readable: bool) -> bool | None:
+    """``grade``'s verdict where it needs no symbolic comparison (the rules each grader applies first: a missing
+    answer, the same text, two numbers, a letter), None where ``grade`` would make one; ``gold_readable``: the
+    second value ``grade`` gives for this document (whether math-verify reads its gold; the caller's to know once)."""
+    if rule_of(doc) == AUTHORS_RULE:
+        return authors_grading.decided(answer, doc["authors_gold"])
+    if doc["multiple_choice"]:
+        return answer == doc["gold"]
+    if not gold_readable:
+        return answer is not None and _same_text(answer, doc["gold"])
+    return match_without_math_verify(answer, doc["gold"])
+
+
+def reading_of(doc: dict) -> tuple:
+    """What ``read`` reads of a document besides the reply: two documents alike here read any reply alike (under
+    the authors' rule their task and whether their gold is an option letter or letters; else the question form)."""
+    if rule_of(doc) == AUTHORS_RULE:
+        return AUTHORS_RULE, doc["task"], doc["gold"] in authors_grading.LETTERS, authors_grading.all_letters(doc["gold"])
+    return STRICT_RULE, doc["multiple_choice"]
 
 
 def shown_answer_reply(doc: dict) -> str:
