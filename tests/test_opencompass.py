@@ -440,27 +440,41 @@ with read_base():
         critic_alignbench_ref_datasets,
     )
     from critic_tasks.adapters.opencompass.configs.datasets.critic_metacritique_gen import critic_metacritique_datasets
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_rewardbench_gen import critic_rewardbench_datasets
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_rewardbench2_gen import critic_rewardbench2_datasets
+    from critic_tasks.adapters.opencompass.configs.datasets.critic_rmbench_gen import critic_rmbench_datasets
     from critic_tasks.adapters.opencompass.configs.summarizers.critic import summarizer
 
 # the other protocols on their first rows (OpenCompass's test_range): 4 ratings of 3 models with 3 distinct human
-# scores (the Pearsons are defined), 2 pairs in both orders, 2 critiques (their long prompts are most of the run's time)
+# scores (the Pearsons are defined), 2 pairs in both orders, 2 critiques (their long prompts are most of the run's
+# time); RewardBench 2's four-way prompts and its first two Ties prompts (every answer rated), RM-Bench's first prompt
+# (its 3 x 3 comparisons, both orders); RewardBench's 14 pairs whole (one seeded order each)
 for d, rows in ((critic_alignbench_ref_datasets, 4), (critic_alignbench_pairwise_free_datasets, 4),
-                (critic_metacritique_datasets, 2)):
+                (critic_metacritique_datasets, 2), (critic_rewardbench2_datasets, {rewardbench2_rows}),
+                (critic_rmbench_datasets, {rmbench_rows})):
     d[0]['reader_cfg']['test_range'] = f'[0:{{rows}}]'
 datasets = [*critic_datasets, *critic_feedback_sub_chat_datasets, *critic_alignbench_ref_datasets,
-            *critic_alignbench_pairwise_free_datasets, *critic_metacritique_datasets]
+            *critic_alignbench_pairwise_free_datasets, *critic_metacritique_datasets, *critic_rewardbench_datasets,
+            *critic_rewardbench2_datasets, *critic_rmbench_datasets]
 for d in datasets:  # a short budget keeps the CPU run short; revisions get a little more room
     d['infer_cfg']['inferencer']['max_out_len'] = 96 if d['task'] == 'critic_correction' else 24
 
+# the SYSTEM role declared: the authors' judges' system messages sent as lm-eval sends them (docs/opencompass.md)
 models = [dict(abbr='{model}', type=OpenAISDK, path='smollm2', key='EMPTY', openai_api_base='{base_url}',
                tokenizer_path='{tokenizer}', max_seq_len=4096, max_out_len=24, batch_size=8, temperature=0.0,
-               query_per_second=100, retry=2)]
+               query_per_second=100, retry=2,
+               meta_template=dict(round=[dict(role='HUMAN', api_role='HUMAN'),
+                                         dict(role='BOT', api_role='BOT', generate=True)],
+                                  reserved_roles=[dict(role='SYSTEM', api_role='SYSTEM')]))]
 """ + ONE_EVAL_PROCESS
 
 
 OTHER = {"critic_alignbench_ref": list(range(4)), "critic_alignbench_pairwise_free": list(range(4)),
          "critic_metacritique": list(range(2))}
 OTHER_ROWS = sum(map(len, OTHER.values()))
+# RewardBench, RewardBench 2 and RM-Bench on the bundled samples' first documents (with their judges' system messages)
+REWARD = {"critic_rewardbench": list(range(14)), "critic_rewardbench2": list(range(23)),
+          "critic_rmbench": list(range(18))}
 
 
 # the bundled CriticBench sample with each file's first rows (its files hold 3-4): every domain, quality mix and
@@ -492,7 +506,9 @@ def api_run(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("oc_api")
     kept = _first_rows_copy(tmp / "criticbench")
     config = tmp / "eval_critic_api.py"
-    config.write_text(EVAL_CONFIG.format(model=MODEL, base_url=llama_server, tokenizer=smollm2_folder))
+    config.write_text(EVAL_CONFIG.format(model=MODEL, base_url=llama_server, tokenizer=smollm2_folder,
+                                         rewardbench2_rows=len(REWARD["critic_rewardbench2"]),
+                                         rmbench_rows=len(REWARD["critic_rmbench"])))
     env = _env(tmp, OC_JUDGE_MODEL="smollm2-judge", OC_JUDGE_API_BASE=llama_server, OC_JUDGE_API_KEY="EMPTY",
                CRITIC_JUDGE_MAX_TOKENS="48", CRITICBENCH_DATA_DIR=str(tmp / "criticbench"))
     out = _critic_eval(oc_bin, [str(config), "-w", str(tmp / "out")], env, tmp)
@@ -503,12 +519,15 @@ def api_run(oc_bin, smollm2_folder, llama_server, tmp_path_factory):
 
 
 def _predictions(run_dir: Path) -> dict[str, str]:
-    """prompt -> the reply OpenCompass recorded, over every prediction file of the run."""
+    """prompt -> the reply OpenCompass recorded, over every prediction file of the run; a prompt with a system
+    message as the JSON of its chat messages."""
     replies = {}
+    roles = {"SYSTEM": "system", "HUMAN": "user"}
     for path in (run_dir / "predictions" / MODEL).glob("*.json"):
         for row in json.loads(path.read_text()).values():
             prompt = row["origin_prompt"]
-            assert isinstance(prompt, str)  # an API model's prompt is the plain text we rendered
+            if not isinstance(prompt, str):  # the SYSTEM and HUMAN turns the model config's meta template declares
+                prompt = json.dumps([{"role": roles[t["role"]], "content": t["prompt"]} for t in prompt])
             replies[prompt] = row["prediction"]
     return replies
 
@@ -523,7 +542,8 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
 
     replies = _predictions(api_run["dir"])
     kept = api_run["kept"]  # at least: feedback on every single-response row, both orders of each pair, each meta row
-    assert len(replies) >= kept["single"] + 2 * kept["comp"] + kept["meta"] + 5 + OTHER_ROWS
+    assert len(replies) >= kept["single"] + 2 * kept["comp"] + kept["meta"] + 5 + OTHER_ROWS + sum(
+        map(len, REWARD.values()))
     for key in ("HF_HUB_OFFLINE", "CRITICBENCH_DATA_DIR", "CRITIC_JUDGE_CACHE", "CRITIC_JUDGE_MAX_TOKENS",
                 "CRITIQUELLM_DATA_DIR", "METACRITIQUE_DATA_DIR"):
         monkeypatch.setenv(key, api_run["env"][key])
@@ -547,8 +567,32 @@ def test_opencompass_numbers_equal_the_lm_eval_path_on_the_same_generations(api_
     live.update(with_logged_intervals(lm_eval.simple_evaluate(
         model=scripted_lm(reply), tasks=list(OTHER), samples=OTHER, task_manager=critic_tasks.task_manager(),
         bootstrap_iters=0, log_samples=True)))
+    # the authors' judges with the chat template (their system and user messages), on the documents OpenCompass ran
+    from test_rmbench import _chat_lm
+
+    for key in ("RMBENCH_DATA_DIR", "REWARDBENCH_DATA_DIR", "REWARDBENCH2_DATA_DIR", authors.MIRROR_ENV,
+                "XDG_CACHE_HOME"):
+        monkeypatch.setenv(key, api_run["env"][key])
+    authors._text.cache_clear()
+
+    def chat_reply(system: str, user: str) -> str:
+        return reply(json.dumps([{"role": "system", "content": system}, {"role": "user", "content": user}])
+                     if system else user)
+
+    live.update(with_logged_intervals(lm_eval.simple_evaluate(
+        model=_chat_lm(chat_reply), tasks=list(REWARD), samples=REWARD, apply_chat_template=True,
+        task_manager=critic_tasks.task_manager(), bootstrap_iters=0, log_samples=True)))
     assert set(asked) == set(replies)  # every lm-eval prompt is one OpenCompass sent, byte for byte
     tasks += list(OTHER)
+    # the same numbers, but that OpenCompass's results leave out what lm-eval reports as None (a bias line one order
+    # per pair cannot give)
+    for task in REWARD:
+        assert {k for k, v in live[task].items() if k.endswith(",none") and "_stderr," not in k and v is not None} \
+            == set(ours[task]), task
+    tasks += list(REWARD)
+    # the results name how each was asked, as lm-eval's do (text values OpenCompass's own parsing leaves out)
+    assert ours["critic_rewardbench"]["orders,none"] == "random"
+    assert ours["critic_rewardbench2"]["ratings,none"] == "four_way"
     assert set(OTHER) <= set(ours)
     assert "f1,none" in ours["critic_metacritique"] or "judge_failed,none" in ours["critic_metacritique"]
     assert "agreement,none" in ours["critic_alignbench_pairwise_free"]
@@ -614,7 +658,7 @@ def test_critic_eval_score_rescores_an_opencompass_run(api_run, tmp_path):
     assert rescored["results"]["critic"]["score,none"] == pytest.approx(summary[MODEL]["critic"]["score,none"])
     assert sorted(name for name, _ in rescored["skipped"]) == [  # judge-scored, or another protocol's
         "critic_alignbench_pairwise_free.json", "critic_alignbench_ref.json", "critic_feedback_sub_chat.json",
-        "critic_metacritique.json"]
+        "critic_metacritique.json", "critic_rewardbench.json", "critic_rewardbench2.json", "critic_rmbench.json"]
 
 
 SPLIT_CONFIG = """\

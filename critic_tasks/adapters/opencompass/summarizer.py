@@ -4,7 +4,8 @@ The dimension table is the one ``critic-eval summary`` prints for an lm-eval run
 the same metric keys; the overall is the registry's group rule (the unweighted mean of the four dimensions' scores),
 computed when all members ran. It is also written beside OpenCompass's own summary files: ``critic_summary_<time>.json``
 (every model, and the datasets without results) and ``critic_results_<model>_<time>.json`` per model in lm-eval's
-results shape, which ``critic-eval summary``, ``report`` and ``check`` read.
+results shape, which ``critic-eval summary``, ``report`` and ``check`` read, with the text-valued metrics
+OpenCompass's own parsing leaves out (RewardBench's ``orders``: which orders were asked).
 
 OpenCompass runs each dataset in a process of its own and exits 0 when one fails, leaving a row of dashes. For our
 datasets the summarizer says which ones have no results and why (the ``critic-tasks:`` line our code printed in that
@@ -27,6 +28,20 @@ from critic_tasks.adapters.opencompass.spec import group_results
 from critic_tasks.reports.tables import SCALE_NOTE, format_table
 
 
+def text_metrics(task: str, result: dict) -> dict[str, str]:
+    """A result's text-valued metrics (RewardBench's ``orders``, RewardBench 2's ``ratings``, the sandbox's
+    ``isolation``, ...: what lm-eval's results name), which OpenCompass's parsed results leave out (numbers only).
+    OpenCompass's eval task writes a value that is no number as a list, one per replica: the one value they agree
+    on."""
+    text = {m.key for m in registry.task(task).kind_spec.metrics if m.scale == "text"}
+    out = {}
+    for key, value in result.items():
+        values = value if isinstance(value, list) else [value]
+        if key in text and values and isinstance(values[0], str) and all(v == values[0] for v in values):
+            out[key] = values[0]
+    return out
+
+
 class CriticSummarizer(DefaultSummarizer):
 
     def __init__(self, config, dataset_abbrs=None, summary_groups=None, prompt_db=None) -> None:
@@ -36,11 +51,12 @@ class CriticSummarizer(DefaultSummarizer):
 
     def summarize(self, output_path: str = None, time_str: str = datetime.now().strftime("%Y%m%d_%H%M%S")):
         super().summarize(output_path=output_path, time_str=time_str)
-        _, parsed, _, _ = self._pick_up_results()
+        raw, parsed, _, _ = self._pick_up_results()
         tables = {}
         for model in self.model_cfgs:
             abbr = model_abbr_from_cfg_used_in_summarizer(model)
-            per_task = {t: m for t, m in parsed.get(abbr, {}).items() if t in registry.TASKS}
+            per_task = {t: {**text_metrics(t, raw.get(abbr, {}).get(t, {})), **m}
+                        for t, m in parsed.get(abbr, {}).items() if t in registry.TASKS}
             if not per_task:
                 continue
             tables[abbr] = group_results(per_task)
