@@ -11,7 +11,7 @@ sides, so the machine's background load hits both alike.
 
 ``--profile``: instead, where the time of one item goes in a pre-started worker (one worker, items one after
 another): the executor's phases, timed from the harness, and each process's CPU (the harness, each side's zygote,
-what each zygote reaped: the items' processes).
+as root its janitor, what each zygote reaped: the items' processes).
 
     python benchmarks/correction_throughput.py [--n 240] [--chunk 120] [--timeout 4] [--workers N]
     python benchmarks/correction_throughput.py --profile [--n 200]
@@ -226,12 +226,15 @@ def profile(args) -> None:
     worker = executor._live[0]
     zygotes = {name: _zygote_pid(side.running.proc.pid) for name, side in (("tester", worker.tester),
                                                                               ("candidate", worker.candidate))}
+    janitors = {name: _children(pid) for name, pid in zygotes.items()}  # as root: the zygote's one child between items
     before = {name: _cpu_of(pid) for name, pid in zygotes.items()}
+    before_janitors = {name: sum(_cpu_of(pid)[0] for pid in pids) for name, pids in janitors.items()}
     marks.clear()
     wall, own = time.perf_counter(), time.process_time()
     executor.run_pairs(pairs)
     wall, own = time.perf_counter() - wall, time.process_time() - own
     after = {name: _cpu_of(pid) for name, pid in zygotes.items()}
+    after_janitors = {name: sum(_cpu_of(pid)[0] for pid in pids) for name, pids in janitors.items()}
     executor.close()
     phases, previous = defaultdict(list), None
     for name, at in marks:
@@ -242,19 +245,21 @@ def profile(args) -> None:
     for name, times in phases.items():
         print(f"    {name:52s} median {statistics.median(times):6.2f} ms, mean {statistics.mean(times):6.2f}")
     print(f"  CPU per item: harness {1000 * own / args.n:.2f} ms" + "".join(
-        f"; {name}'s zygote {1000 * (after[name][0] - before[name][0]) / args.n:.2f} ms, its items' processes "
+        f"; {name}'s zygote {1000 * (after[name][0] - before[name][0]) / args.n:.2f} ms, its janitor "
+        f"{1000 * (after_janitors[name] - before_janitors[name]) / args.n:.2f} ms, its items' processes "
         f"{1000 * (after[name][1] - before[name][1]) / args.n:.2f} ms" for name in zygotes))
 
 
 def _zygote_pid(pid: int) -> int:
-    """The zygote under a worker's launch (bwrap, bwrap's init in the PID namespace, the interpreter): the deepest
-    first child."""
-    while True:
-        children = [int(c) for task in os.listdir(f"/proc/{pid}/task")
-                    for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
-        if not children:
-            return pid
-        pid = children[0]
+    """The zygote under a worker's launch (bwrap, bwrap's init in the PID namespace, the interpreter): the first
+    process down the first children that is not bwrap."""
+    while open(f"/proc/{pid}/comm").read().strip() == "bwrap":
+        pid = _children(pid)[0]
+    return pid
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for task in os.listdir(f"/proc/{pid}/task") for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
 
 
 def _cpu_of(pid: int) -> tuple[float, float]:

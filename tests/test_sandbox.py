@@ -867,9 +867,8 @@ def test_a_candidate_that_ends_its_sandbox_ends_only_its_item():
 
 
 def test_items_of_the_tests_side_see_nothing_of_each_other():
-    """The tests' side resets itself between items (as root, with the items' uid as its effective uid, not through a
-    forked helper as the candidate's side does): what one item's tests leave (files, a closed folder, IPC objects,
-    a daemon) is gone for the next item's tests, and the candidates' verdicts stand."""
+    """The tests' side is reset between items as the candidate's is (as root by the zygote's janitor): what one item's
+    tests leave (files, a closed folder, IPC objects, a daemon) is gone for the next item's tests."""
     layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
     to_stderr = ("sys.stdout.write(", "sys.stderr.write("), ("sys.stdout.flush()", "sys.stderr.flush()")
     leaves, looks = LEAVES_TRACES, LOOKS_FOR_TRACES
@@ -880,6 +879,16 @@ def test_items_of_the_tests_side_see_nothing_of_each_other():
     (b,) = layer_ex.run_pairs([Pair("print('x')", looks)])
     assert (b.trusted.status, b.trusted.stderr) == ("passed", "found []\n"), b
 
+
+
+def test_an_item_holds_no_descriptor_of_its_worker():
+    """An item's processes hold their three pipes and nothing else of the worker: not the zygote's control socket,
+    not the janitor's pipes (an item that could ask for a reset, or read its answer, could make the zygote take a
+    stale answer for the next item's), not another item's source."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    looks = "import os, sys\nprint(sorted(os.listdir('/proc/self/fd'), key=int), file=sys.stderr)\n"
+    for pair in layer_ex.run_pairs([Pair(looks, looks + "sys.stdin.read()\n")] * 2):
+        assert pair.trusted.stderr == pair.untrusted.stderr == "['0', '1', '2', '3']\n", pair
 
 # programs with a shared prefix (SHARED_PREFIX_END): a pre-started sandbox compiles the prefix once and the rest per
 # item; the same programs run whole in fresh sandboxes, where the line is a comment

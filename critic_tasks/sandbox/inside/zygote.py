@@ -8,8 +8,8 @@
 # item, which drops to the item uid (UID) before anything else, so no item can signal, trace or read us. Before the
 # next item every process the uid has in the sandbox's PID namespace is killed (kill(-1); we, the subreaper, reap
 # them), /tmp (the work dirs) and /dev/mqueue are emptied and System V IPC objects removed, so no item sees
-# another's files, processes or messages: on the candidate's side by a helper that drops to that uid, on the tests'
-# side by us with that uid as our effective uid (_reset). Not dumpable either.
+# another's files, processes or messages: by our janitor, a process forked at boot that does it with that uid as its
+# effective uid (_janitor). Not dumpable either.
 # Not root (UID None): the sandbox has a user namespace of its own and no capabilities, the items run as our uid, and
 # we kill them ourselves (kill(-1) spares the caller). An item can then signal us, as it can signal its own fresh
 # sandbox's processes: that ends (or stalls) its own item only, as the executor then ends this worker; it can still
@@ -81,6 +81,8 @@ def _child(timeout_s, workdir, fds, shared):
     """The item's process: our socket closed, its pipes on 0, 1, 2, its source read and its limits set, then its
     program (``shared``: its shared prefix as ``_shared_code`` found it); never returns."""
     _CONTROL.close()
+    for fd in _JANITOR or ():  # an item must never ask the janitor or read its answers
+        _os.close(fd)
     _drop()
     for target, fd in enumerate(fds[:3]):
         _os.dup2(fd, target)
@@ -217,6 +219,34 @@ def _run_as_main_file(path, codes):
             _sys.modules["__main__"] = saved_module
 
 
+def _janitor():
+    """As root: a process of ours, forked before any item, that resets the sandbox between items on our word
+    (``_clear`` with the items' uid as its effective uid, ``_as_items``) and answers b"c" (clean) or b"f" (failed);
+    our ends of its two pipes (pipes, not sockets: the reset counts the namespace's sockets). It keeps our uids (root,
+    CAP_SETUID/CAP_SETGID only) and is not dumpable, so no item can signal, trace or read it; it holds nothing but a
+    copy of our memory at boot and starts nothing, so what it reads (names an item chose) reaches no other process.
+    Before issue 46 a helper was forked per item and side for this (~3 ms of CPU each). If it ends (or cannot take
+    root back), the reset fails and the worker is replaced."""
+    (asks, ask), (answer, answers) = _os.pipe(), _os.pipe()
+    if _os.fork() == 0:
+        try:
+            _CONTROL.close()
+            _os.close(ask)
+            _os.close(answer)
+            while _os.read(asks, 1):
+                try:
+                    _as_items(_clear)
+                    _os.write(answers, b"c")
+                except BaseException:
+                    _sys.excepthook(*_sys.exc_info())
+                    _os.write(answers, b"f")
+        finally:
+            _os._exit(0)
+    _os.close(asks)
+    _os.close(answers)
+    return ask, answer
+
+
 def _as_items(work):
     """``work()`` with the items' uid and gid as our effective ids, our real and saved uid staying root: root without
     CAP_KILL, we may signal the items' processes only so (kill(2) checks the sender's real or effective uid), and the
@@ -255,11 +285,30 @@ def _clear():
     """Kill every process of the items' uid here but the caller (kill(-1) spares it and init), reaping what is ours
     (orphans come to us, the subreaper), then empty /tmp and IPC."""
     while _others():  # zombies count until they are reaped
-        _libc.kill(-1, _signal.SIGKILL)
+        _kill_all()
         _reap()
         _time.sleep(0.0002)
     _empty("/tmp")
     _remove_ipc()
+
+
+def _kill_all():
+    """SIGKILL every process of the items' uid in this PID namespace (kill(-1) spares the caller and init). kill(-1)
+    reaches each process whose real or saved uid is our real or effective uid: as root (the janitor, ``_as_items``)
+    our real uid is root, which would reach the zygote too, so it is the items' for that one call (our saved uid stays
+    root, to take it back). Meanwhile the items' last processes may signal us; all that can do is fail this reset, and
+    the worker is then replaced."""
+    if _UID is None:
+        _libc.kill(-1, _signal.SIGKILL)
+        return
+    _os.setresuid(_UID, -1, -1)
+    try:
+        _libc.kill(-1, _signal.SIGKILL)
+    finally:
+        try:
+            _os.setresuid(0, -1, -1)
+        except BaseException:
+            _os._exit(70)
 
 
 def _reap():
@@ -275,35 +324,25 @@ def _reset():
     (``_leftovers``): the worker is replaced when anything is.
 
     Not root, the items run as our uid and we do it ourselves. As root (without CAP_KILL, we may signal them only
-    with their uid): the candidate's side forks a helper that drops to the items' uid and does it while we reap, so
-    nothing a candidate chose (the names of its files, queues and IPC keys, which the walk reads) ever enters our
-    memory, of which the next candidate's process starts as a copy; the tester's side, whose items run the item's
-    tests and no model code, does it itself with the items' uid as its effective uid (``_as_items``), which spares a
-    fork (~3 ms of CPU per item)."""
+    with their uid) our janitor does it (``_janitor``) while we reap, so nothing an item chose (the names of its
+    files, queues and IPC keys, which the walk reads) ever enters our memory, of which the next item's process starts
+    as a copy."""
     status = 0
-    if _UID is None or _KIND == "tester":
+    if _JANITOR is None:
         try:
-            _clear() if _UID is None else _as_items(_clear)
+            _clear()
         except BaseException:
             _sys.excepthook(*_sys.exc_info())
             status = 1
     else:
-        helper = _os.fork()
-        if helper == 0:
-            code = 0
-            try:
-                _CONTROL.close()
-                _drop()
-                _clear()
-            except BaseException:
-                _sys.excepthook(*_sys.exc_info())
-                code = 1
-            _os._exit(code)
-        status = None
-        while status is None:
-            done, wait_status = _os.waitpid(-1, 0)
-            if done == helper:
-                status = wait_status
+        ask, answer = _JANITOR
+        _os.write(ask, b"?")
+        reply = None
+        while reply is None:  # its kill(-1) waits for the zombies, which only we, the subreaper, can reap
+            _reap()
+            if _select.select([answer], [], [], 0.0005)[0]:
+                reply = _os.read(answer, 1)  # b"": it ended
+        status = 0 if reply == b"c" else 1
     _reap()
     if status != 0:  # never hand the next item a dirty sandbox: end this worker instead
         raise SystemExit("critic sandbox: could not reset the sandbox between items")
@@ -435,5 +474,6 @@ def _view_in_tmp():
 _VIEW_IN_TMP = _view_in_tmp()
 if _UID is not None:
     _os.setgroups([])  # (our groups would count when the file system treats us as the items' uid: _as_items)
+_JANITOR = None if _UID is None else _janitor()  # (our ends of its pipes)
 _say("ready")  # imports done: what the worker measures as this sandbox's empty state
 _serve()
