@@ -63,9 +63,12 @@ def test_generated_config_tree_in_sync_with_generator():
 def test_a_dataset_configs_option_keys_are_its_protocols_and_not_the_tasks_own():
     """A protocol's options are dataset config keys under OpenCompass (lm-eval's --metadata): one OpenCompass hands
     the loader is checked, never dropped; a key the protocol lacks, or one the task fixes, is one line naming both."""
-    from critic_tasks.adapters.opencompass.spec import check_options
+    from critic_tasks.adapters.opencompass.spec import check_options, config_options, dataset_spec
     from critic_tasks.core.errors import ConfigError
 
+    # every key our generated configs write is a setting or OpenCompass's own, none taken for an option
+    assert all(config_options(dataset_spec(t.name, judge_cfg={"path": "j"})) == {} for t in runnable_tasks())
+    assert config_options({**dataset_spec("critic_rewardbench"), "orders": "both"}) == {"orders": "both"}
     check_options(registry.task("critic_rewardbench"), {"orders": "both", "seed": 3})
     check_options(registry.task("critic_rewardbench2"), {"ratings": True})
     with pytest.raises(ConfigError, match=r"^critic_rewardbench: unknown dataset config key 'order'; the rewardbench "
@@ -820,6 +823,14 @@ def test_eval_config_file_settings_checked_too(oc_bin, tmp_path):
     out = _critic_eval(oc_bin, [str(config)], _env(tmp_path), tmp_path, timeout=180)
     assert out.returncode == 2
     _one_line_error(out, "critic_feedback_sub", "no judge")
+    # a protocol option the config sets under a name its protocol lacks (RewardBench's is `orders`)
+    config.write_text("from mmengine.config import read_base\nwith read_base():\n    from critic_tasks.adapters."
+                      "opencompass.configs.datasets.critic_rewardbench_gen import critic_rewardbench_datasets\n"
+                      "critic_rewardbench_datasets[0]['order'] = 'both'\n"
+                      "datasets = critic_rewardbench_datasets\nmodels = []\n")
+    out = _critic_eval(oc_bin, [str(config)], _env(tmp_path), tmp_path, timeout=180)
+    assert out.returncode == 2
+    _one_line_error(out, "critic_rewardbench", "unknown dataset config key 'order'", "orders, seed")
 
 
 BAD_RUN = """\

@@ -20,7 +20,7 @@ from opencompass.registry import LOAD_DATASET
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import clear_errors
 from critic_tasks.adapters.opencompass.judging import require_judge
-from critic_tasks.adapters.opencompass.spec import SYSTEM_COLUMN, check_options
+from critic_tasks.adapters.opencompass.spec import SYSTEM_COLUMN, check_options, config_options
 from critic_tasks.engine import prompt, task_docs
 
 
@@ -30,20 +30,22 @@ class CriticTaskDataset(BaseDataset):
 
     @staticmethod
     @clear_errors
-    def load(task: str, data_dir: str | None = None, protocol: str | None = None, toolkit_dir: str | None = None,
-             judge_cfg: dict | None = None, critic_max_out_len: int | None = None, **options):
-        """``task``: a registered task (``critic-eval tasks``). ``data_dir`` (else the protocol's data variable:
-        ``CRITICBENCH_DATA_DIR``, ``CRITIQUELLM_DATA_DIR``, ``METACRITIQUE_DATA_DIR``; else the published copy),
-        ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks; ``options``: the protocol's other options, as
-        lm-eval's ``--metadata`` gives them. Settings the task's scoring needs are checked here, before any
-        generation. (``critic_max_out_len``: lm-eval's budget, recorded in the config for the reader.)"""
+    def load(task: str, **settings):
+        """``task``: a registered task (``critic-eval tasks``). ``settings``: ``data_dir`` (else the protocol's data
+        variable: ``CRITICBENCH_DATA_DIR``, ``CRITIQUELLM_DATA_DIR``, ``METACRITIQUE_DATA_DIR``, ...; else the
+        published copy), ``protocol`` / ``toolkit_dir`` as for the lm-eval tasks, ``judge_cfg``,
+        ``critic_max_out_len`` (lm-eval's budget, recorded in the config for the reader; spec.LOADER_SETTINGS), and the
+        protocol's other options, as lm-eval's ``--metadata`` gives them (spec.config_options). Settings the task's
+        scoring needs are checked here, before any generation."""
         spec = registry.task(task)
+        options = config_options(settings)
         check_options(spec, options)
         scorer = registry.SCORERS[spec.scorer]
         scorer.check_settings()
         if scorer.judged:
-            require_judge(task, judge_cfg)
-        docs = task_docs(task, data_dir, protocol, toolkit_dir, **options)
+            require_judge(task, settings.get("judge_cfg"))
+        docs = task_docs(task, settings.get("data_dir"), settings.get("protocol"), settings.get("toolkit_dir"),
+                         **options)
         # a protocol with system messages (JudgeBench's authors' judge) sends each document's in the SYSTEM role
         system = registry.PROTOCOLS[spec.kind_spec.protocol].system_message
         return Dataset.from_list([{"prompt": prompt(d, task), "doc": json.dumps(d, default=str),

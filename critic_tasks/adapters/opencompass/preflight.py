@@ -1,12 +1,13 @@
 """Which of our tasks an OpenCompass eval config runs, read the way OpenCompass reads it (before it starts).
 
-``critic-eval opencompass eval_config.py`` checks those tasks' settings (data directory, judge, executor) first, so a
-bad setting ends the run in one line instead of in every task's log.
+``critic-eval opencompass eval_config.py`` checks those tasks' settings (data directory, judge, executor, the protocol
+options a dataset config sets) first, so a bad setting ends the run in one line instead of in every task's log.
 """
 
 from __future__ import annotations
 
 from critic_tasks import registry
+from critic_tasks.adapters.opencompass.spec import check_options, config_options
 from critic_tasks.core.errors import ConfigError
 
 
@@ -24,5 +25,7 @@ def read_config(path: str):
 def tasks_in_config(cfg) -> list[tuple[str, bool]]:
     """(task, whether its dataset config names a judge) for each of our datasets in a config (or config file)."""
     cfg = read_config(cfg) if isinstance(cfg, str) else cfg
-    return [(d["task"], bool(d.get("judge_cfg"))) for d in cfg.get("datasets", [])
-            if isinstance(d, dict) and d.get("task") in registry.TASKS]
+    ours = [d for d in cfg.get("datasets", []) if isinstance(d, dict) and d.get("task") in registry.TASKS]
+    for d in ours:  # the options it sets are its protocol's (else one line now, not in OpenCompass's processes)
+        check_options(registry.TASKS[d["task"]], config_options(d))
+    return [(d["task"], bool(d.get("judge_cfg"))) for d in ours]

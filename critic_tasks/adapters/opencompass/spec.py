@@ -131,6 +131,17 @@ def group_results(per_task: dict[str, dict[str, float]]) -> dict[str, dict[str, 
     return results
 
 
+# a dataset config's keys that are no protocol option: OpenCompass's own (BaseDataset and the config builders take
+# them) and the settings our loader takes by name (datasets.CriticTaskDataset.load); the rest are options
+OPENCOMPASS_KEYS = ("abbr", "type", "reader_cfg", "infer_cfg", "eval_cfg", "k", "n")
+LOADER_SETTINGS = ("task", "data_dir", "protocol", "toolkit_dir", "judge_cfg", "critic_max_out_len")
+
+
+def config_options(dataset: dict) -> dict:
+    """The protocol options a dataset config sets (``d['orders'] = 'both'``)."""
+    return {k: v for k, v in dataset.items() if k not in OPENCOMPASS_KEYS + LOADER_SETTINGS}
+
+
 def check_options(spec: registry.Task, options: dict) -> None:
     """A dataset config's option keys are the protocol's options, and none the task itself fixes (lm-eval's
     --metadata is run-wide, so there an option a protocol lacks is left out; a dataset config is the task's own)."""
