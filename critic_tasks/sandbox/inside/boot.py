@@ -18,7 +18,7 @@ sys.path.extend(SITE_DIRS)  # noqa: F821  (filled in by the executor)
 
 def _install_seccomp_filter():
     import ctypes
-    import platform
+    import os
     import struct
 
     # (audit arch, {name: number}); numbers from each architecture's unistd headers
@@ -40,9 +40,10 @@ def _install_seccomp_filter():
             fsconfig=431, fsmount=432, fspick=433, move_mount=429, open_tree=428, mount_setattr=442, swapon=224,
             swapoff=225, reboot=142, syslog=116, acct=89, quotactl=60, lookup_dcookie=18)),
     }
-    if platform.machine() not in tables:  # refuse rather than run without the filter
-        raise SystemExit(f"critic sandbox: no seccomp filter for {platform.machine()}; refusing to run model code")
-    arch, nr = tables[platform.machine()]
+    machine = os.uname().machine  # what platform.machine() says, without importing platform (~8 ms per start)
+    if machine not in tables:  # refuse rather than run without the filter
+        raise SystemExit(f"critic sandbox: no seccomp filter for {machine}; refusing to run model code")
+    arch, nr = tables[machine]
     special = {"socket", "clone", "clone3"}
     denied = [n for name, n in nr.items() if name not in special]
     new_namespaces = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
