@@ -294,7 +294,7 @@ def _clear():
 
 def _kill_all():
     """SIGKILL every process of the items' uid in this PID namespace (kill(-1) spares the caller and init). kill(-1)
-    reaches each process whose real or saved uid is our real or effective uid: as root (the janitor, ``_as_items``)
+    reaches each process whose real or saved uid is our real or effective uid: as root (only the janitor, in ``_as_items``)
     our real uid is root, which would reach the zygote too, so it is the items' for that one call (our saved uid stays
     root, to take it back). Meanwhile the items' last processes may signal us; all that can do is fail this reset, and
     the worker is then replaced."""
@@ -302,11 +302,13 @@ def _kill_all():
         _libc.kill(-1, _signal.SIGKILL)
         return
     _os.setresuid(_UID, -1, -1)
+    _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0 again (a change of uid resets it)
     try:
         _libc.kill(-1, _signal.SIGKILL)
     finally:
         try:
             _os.setresuid(0, -1, -1)
+            _libc.prctl(4, 0, 0, 0, 0)
         except BaseException:
             _os._exit(70)
 
