@@ -644,3 +644,24 @@ def test_critiquellm_system_pearson_is_the_best_monotone_map_by_length():
                                                              [f"m{r[1]}" for r in rows])
         assert value == pytest.approx(pearson(ratings), abs=1e-9)
         assert value <= line.chance["system_pearson"] + 1e-9
+
+
+def test_critiquellm_an_unproven_best_map_is_named_so(monkeypatch):
+    """The integer programme stops at ``BLOCKS_SECONDS``; a line it could not prove best is still a member's value
+    (recomputed from its ratings by scipy per question) and its name says "not proven"."""
+    import random
+
+    from scipy import stats
+
+    from critic_tasks.core import blind_critics
+
+    monkeypatch.setattr(blind_critics, "BLOCKS_SECONDS", 1e-4)
+    rng = random.Random(3)
+    rows = [(q, m, rng.randint(10, 400), rng.randint(1, 5)) for q in range(30) for m in range(4)]
+    docs = _tiny_alignbench(rows)
+    found = chance.chance_line("critic_alignbench_ref", docs).floors
+    name = "rating by length, the best monotone map for text_spearman (longer rated higher, the best found in 0.0001 s, "
+    assert name + "not proven)" in found
+    value, levels, proven = blind_critics.best_text_level_blocks([r[2] for r in rows], [r[3] for r in rows],
+                                                                 [r[0] for r in rows], "spearman")
+    assert not proven and value == pytest.approx(_text_level_by_hand(levels, rows, stats.spearmanr), abs=1e-9)

@@ -441,13 +441,15 @@ def test_every_gold_is_a_constant_answer_by_brute_force(monkeypatch):
     assert old_five == 0.0  # the old line's constants fixed none
 
 
-def test_the_constant_search_is_bounded_and_says_what_it_left_open():
-    """The branch and bound is exact within its budget of symbolic gradings; with none, the candidates whose text
-    and number rules leave pairs open (and could still beat the best) are counted, not dropped silently."""
+def test_the_constant_search_is_bounded_and_says_what_it_left_open(monkeypatch):
+    """The branch and bound is exact within its budget of symbolic gradings; with none (and none closed whatever it
+    costs), the candidates whose text and number rules leave pairs open (and could still beat the best) are counted,
+    not dropped silently."""
     from critic_tasks.protocols.realcritic import chance as rc_chance
 
     docs = [{**_doc(gold=g, prior=False, task="math", idx=i), "grading": "strict", "solution_answer": "0"}
             for i, g in enumerate(["\\frac{1}{2}", "0.5", "\\frac{1}{2}", "3"])]
+    monkeypatch.setattr(rc_chance, "ALWAYS_CLOSED", 0)
     best, left_open = rc_chance._task_best(docs, budget=0)
     assert best == {} and left_open == 3  # every candidate has a pair only math-verify decides
     # two gradings (\frac{1}{2} against 0.5 and 3) settle it: 0.5 and 3 can reach 2 and 3 of 4 at most, not above 3

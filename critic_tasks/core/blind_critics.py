@@ -378,8 +378,13 @@ def _used_groups(lengths: Sequence[int], labels: Sequence[float], groups: Sequen
     return {g: idx for g, idx in by.items() if len(idx) >= 2 and len({labels[i] for i in idx}) >= 2}
 
 
+# seconds the integer programme of ``best_text_level_blocks`` may take: two responses a question (the released files)
+# solve at once; many questions of four or more responses with lengths that interleave can take far longer
+BLOCKS_SECONDS = 60.0
+
+
 def best_text_level_blocks(lengths: Sequence[int], labels: Sequence[float], groups: Sequence,
-                           coefficient: str) -> tuple[float, list[int]]:
+                           coefficient: str) -> tuple[float, list[int], bool]:
     """The best text-level ``coefficient`` (``spearman`` or ``kendall``: the mean over groups of the per-group
     coefficient, ``correlation.text_level``) of a rating that is a non-decreasing function of ``lengths`` onto any
     number of values, and each item's level (0-based) in that rating.
@@ -391,7 +396,9 @@ def best_text_level_blocks(lengths: Sequence[int], labels: Sequence[float], grou
     exactly (HiGHS through ``scipy.optimize.milp``, no gap allowed): a binary per global gap (cut), a binary per
     group and pattern (one pattern per group), and the pattern's gap j is cut exactly when one of the global gaps it
     spans is (at least every one of them, at most their sum); maximise the sum of the chosen patterns' values.
-    The maximum is recomputed from the levels with ``correlation.text_level``."""
+    The value is recomputed from the levels with ``correlation.text_level``; the third value says whether HiGHS
+    proved it the maximum within ``BLOCKS_SECONDS`` (False: the best partition it found by then, or every gap cut
+    where it found none: a member either way)."""
     from scipy import optimize, sparse
 
     from critic_tasks.core.metrics.correlation import correlations, text_level
@@ -434,24 +441,25 @@ def best_text_level_blocks(lengths: Sequence[int], labels: Sequence[float], grou
                 constrain([*chosen, (gap, -1.0)], 0, np.inf)
             constrain([*chosen, *((gap, -1.0) for gap in spanned)], -np.inf, 0)
     levels_of_gaps = [0] * gaps
+    proven = True
     if patterns:
         size = gaps + len(patterns)
         matrix = sparse.csr_array((data, (rows, cols)), shape=(row, size))
         found = optimize.milp(np.concatenate([np.zeros(gaps), -np.asarray(values)]), integrality=np.ones(size),
                               bounds=optimize.Bounds(0, 1),
                               constraints=optimize.LinearConstraint(matrix, lower, upper),
-                              options={"mip_rel_gap": 0.0})
-        if found.x is None:
-            raise RuntimeError(f"the best text-level {coefficient} map by length: {found.message}")
-        levels_of_gaps = [int(round(v)) for v in found.x[:gaps]]
+                              options={"mip_rel_gap": 0.0, "time_limit": BLOCKS_SECONDS})
+        # no partition found in time: every gap cut (the lengths' own order), a member as good as any to fall back on
+        levels_of_gaps = [1] * gaps if found.x is None else [int(round(v)) for v in found.x[:gaps]]
+        proven = found.status == 0
     level = np.concatenate([[0], np.cumsum(levels_of_gaps)]).astype(int) if distinct else np.zeros(0, int)
     item_levels = [int(level[position[n]]) if n in position else 0 for n in lengths]
     if not used:
-        return 0.0, item_levels
+        return 0.0, item_levels, True
     scored = [i for idx in used.values() for i in idx]
     value = text_level([float(item_levels[i]) for i in scored], [labels[i] for i in scored],
                        [groups[i] for i in scored])[coefficient]
-    return value, item_levels
+    return value, item_levels, proven
 
 
 def best_system_level_map(lengths: Sequence[int], labels: Sequence[float], groups: Sequence) -> tuple[float, list[float]]:

@@ -73,8 +73,9 @@ def best_length_maps(docs: Sequence[dict], keys: Sequence[str]) -> dict[str, dic
         coefficient = key.removeprefix("text_")
         for direction, sign in (("longer", 1), ("shorter", -1)):
             lengths = [sign * len(str(d.get("response") or "")) for d in labelled]
+            proven = True
             if search == "blocks":
-                _, ratings = blind_critics.best_text_level_blocks(lengths, labels, questions, coefficient)
+                _, ratings, proven = blind_critics.best_text_level_blocks(lengths, labels, questions, coefficient)
             elif search == "threshold":
                 _, ratings = blind_critics.best_text_level_threshold(lengths, labels, questions, coefficient)
             else:
@@ -82,7 +83,8 @@ def best_length_maps(docs: Sequence[dict], keys: Sequence[str]) -> dict[str, dic
             ratings = [float(r) for r in ratings]
             got = {**{f"text_{k}": v for k, v in text_level(ratings, labels, questions).items()},
                    **{f"system_{k}": v for k, v in system_level(ratings, labels, models).items()}}
-            out[f"rating by length, the best {MAPS[search]} for {key} ({direction} rated higher)"] = {
+            unproven = "" if proven else f", the best found in {blind_critics.BLOCKS_SECONDS:g} s, not proven"
+            out[f"rating by length, the best {MAPS[search]} for {key} ({direction} rated higher{unproven})"] = {
                 k: got[k] for k in keys if k in got}
     return out
 

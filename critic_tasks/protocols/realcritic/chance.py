@@ -13,10 +13,10 @@ distinct gold of the task, by text: a critic may know the task's distribution of
 constant equal to no gold hits only golds the grader equates with it), ``every_label``, and ``random``'s expected
 value (its run is held to it within its sampling allowance). The constants are searched exactly by branch and bound
 (``_task_best``): the text and number rules decide most (answer, gold) pairs at once, and only the pairs they leave
-to the symbolic step are graded, for the candidates whose bound can still win, up to ``SYMBOLIC_BUDGET`` gradings a
-task; a candidate still open then is counted in the line's name ("N golds of TASK left open"). Both metrics are
-means over items (over the items whose solution was wrong, for the second),
-so a critic that picks a member per item by a hash with share p scores linearly in p: the best mixture is an
+to the symbolic step are graded, for the candidates whose bound can still win: the five most common always, the
+others up to ``SYMBOLIC_BUDGET`` gradings a task; a candidate still open then is counted in the line's name ("N
+golds of TASK left open"). Both metrics are means over items (over the items whose solution was wrong, for the
+second), so a critic that picks a member per item by a hash with share p scores linearly in p: the best mixture is an
 endpoint, and the line is the best member, computed per task (a group averages its tasks). ``correct_to_incorrect``
 is lower-is-better and ``parse_rate`` a count of form: neither has a floor.
 """
@@ -111,7 +111,7 @@ def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[
     (``grade_without_symbolic``); the pairs those leave open are all a candidate can still gain, so its value lies
     between its decided hits and those plus its open pairs. Candidates are taken most common first; one whose upper
     bound cannot beat the best value found is skipped; the others have their open pairs graded by ``grade`` (each
-    (answer, gold) once)."""
+    (answer, gold) once): the first ``ALWAYS_CLOSED`` always, the rest while ``budget`` lasts."""
     wrong = [not shown_correct(d) for d in task_docs]
     denominators = {"accuracy": len(task_docs), "incorrect_to_correct": sum(wrong)}
     counted = {"accuracy": [True] * len(task_docs), "incorrect_to_correct": wrong}
@@ -120,7 +120,7 @@ def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[
     best: dict[str, tuple[float, str]] = {}
     spent = 0
     unresolved: list[dict] = []  # the bounds of the candidates the budget left ungraded
-    for answer in constant_candidates(task_docs):
+    for rank, answer in enumerate(constant_candidates(task_docs)):
         reply, reads = boxed(answer), {}
         answers = []
         for d in task_docs:
@@ -137,7 +137,7 @@ def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[
             continue
         open_pairs = [i for i, v in enumerate(verdicts) if v is None]
         todo = [i for i in open_pairs if (answers[i], _gold_key(task_docs[i])) not in graded]
-        if spent + len(todo) > budget:
+        if spent + len(todo) > budget and rank >= ALWAYS_CLOSED:
             unresolved.append(bounds)
             continue
         for i in todo:
@@ -160,9 +160,11 @@ def _gold_key(doc: dict) -> tuple:
     return rule, doc["authors_gold"] if rule == scoring.AUTHORS_RULE else doc["gold"], doc["multiple_choice"]
 
 
-# symbolic gradings a task's constant search may spend (0.1-0.15 s each on the released math tasks, so about two
-# minutes, what the five most common golds cost before); past it the candidates still open are counted and named
-SYMBOLIC_BUDGET = 1000
+# the most common candidates are closed whatever they cost (the five the line held before); past them the search
+# spends at most SYMBOLIC_BUDGET symbolic gradings a task (0.1-0.5 s each on the released math tasks, more when a
+# comparison runs into its 3 s bound), then counts the candidates still open and names them
+ALWAYS_CLOSED = 5
+SYMBOLIC_BUDGET = 300
 
 
 def best_constants(docs: Sequence[dict], budget: int = SYMBOLIC_BUDGET) -> dict[str, tuple[float, str]]:
