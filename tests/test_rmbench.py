@@ -328,3 +328,26 @@ def test_metrics_on_hand_made_records_and_their_intervals():
     from critic_tasks.core.records import Record
 
     assert Record.from_dict(json.loads(json.dumps(records[1].as_dict()))) == records[1]
+
+
+def test_the_chance_line_of_comparisons_of_one_class_has_only_that_class(monkeypatch):
+    """`critic-eval demo --tasks critic_rmbench` asks each prompt's first comparison (concise vs concise: `normal`),
+    and the demo's chance line divided by zero for `hard` and `easy` (a traceback after the run); each class without
+    comparisons now has no floor, as the run's metric has no value."""
+    from critic_tasks import chance
+    from critic_tasks.engine import task_docs
+
+    monkeypatch.setenv("RMBENCH_DATA_DIR", "sample")
+    docs = [d for d in task_docs("critic_rmbench") if d["chosen_style"] == 0 and d["rejected_style"] == 0
+            and len(d["response_a"]) != len(d["response_b"])]  # equal lengths (the code sample's) leave the longer undefined
+    assert {d["order"] for d in docs} == {"forward", "reverse"} and len(docs) == 2 * len({d["prompt_id"] for d in docs})
+    line = chance.chance_line("critic_rmbench", docs)
+    assert set(line.chance) == {"accuracy", "normal"} and line.chance["accuracy"] == line.chance["normal"]
+    # the critic that always picks the longer response, counted by hand: per domain the share of its comparisons
+    # whose chosen response is longer, then the mean of the domains
+    by_domain = {}
+    for d in docs:
+        if d["order"] == "forward":
+            by_domain.setdefault(d["domain"], []).append(100.0 * (len(d["response_a"]) > len(d["response_b"])))
+    longer = sum(sum(v) / len(v) for v in by_domain.values()) / len(by_domain)
+    assert line.floors["longer"] == pytest.approx({"accuracy": longer, "normal": longer})

@@ -49,17 +49,19 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
                           **blind_critics.blind_table_values(pairs, {"right": pair_correct})}
     domains = sorted({domain for domain, _ in cells})
 
-    def mean_of_domains(critic: str, classes) -> float:
+    def mean_of_domains(critic: str, classes) -> float | None:
         per_domain = []
         for domain in domains:
             got = [expected[(domain, c)][critic]["right"] for c in classes if (domain, c) in expected]
             if got:
                 per_domain.append(sum(got) / len(got))
-        return sum(per_domain) / len(per_domain)
+        # a class no comparison of ``docs`` falls in (the demo's first comparison of a prompt is only ``normal``)
+        # has no value, as the run's own metric has none
+        return sum(per_domain) / len(per_domain) if per_domain else None
 
     def values_of(critic: str) -> dict[str, float]:
         every = {"accuracy": mean_of_domains(critic, CLASSES), **{c: mean_of_domains(critic, (c,)) for c in CLASSES}}
-        return {k: float(v) for k, v in every.items() if k in kind.headline}
+        return {k: float(v) for k, v in every.items() if k in kind.headline and v is not None}
 
     floors = {critic: values_of(critic) for critic in blind_critics.FLOOR_CRITICS}
     floors.update(blind_critics.best_tables({blind_critics.table_name(t): values_of(blind_critics.table_name(t))
