@@ -665,3 +665,29 @@ def test_critiquellm_an_unproven_best_map_is_named_so(monkeypatch):
     value, levels, proven = blind_critics.best_text_level_blocks([r[2] for r in rows], [r[3] for r in rows],
                                                                  [r[0] for r in rows], "spearman")
     assert not proven and value == pytest.approx(_text_level_by_hand(levels, rows, stats.spearmanr), abs=1e-9)
+
+
+def test_critiquellm_random_maps_by_length_stay_below_the_line():
+    """Blind critics drawn from the family, through the real scorer: 40 random monotone maps of length (random cut
+    points, either direction, decimal ratings) on 12 questions of four responses. The rank coefficients and the
+    system-level Pearson are exact over every monotone map, so none beats their lines; text_pearson's exact family
+    holds two levels only, so a map of more levels is held to its line within 3 standard errors of a correlation
+    averaged over the questions (1 / sqrt(3) each)."""
+    import math
+    import random
+
+    from critic_tasks import engine
+
+    rng = random.Random(441)
+    rows = [(q, m, rng.randint(10, 120), rng.randint(1, 5)) for q in range(12) for m in range(4)]
+    docs = _tiny_alignbench(rows)
+    line = chance.chance_line("critic_alignbench_ref", docs)
+    distinct = sorted({r[2] for r in rows})
+    for seed in range(40):
+        cuts = sorted(rng.sample(distinct, rng.randint(1, 8)))
+        sign = rng.choice((1, -1))
+        ratings = [1 + 9 * sum(sign * n >= sign * c for c in cuts) / len(cuts) for _, _, n, _ in rows]
+        values, _ = engine.score_task("critic_alignbench_ref", docs, [f"Rating: [[{v:.6f}]]" for v in ratings])
+        for key in ("text_spearman", "text_kendall", "system_pearson"):
+            assert values[key] <= line.chance[key] + 1e-6, (seed, key, values[key], line.chance[key])
+        assert values["text_pearson"] <= line.chance["text_pearson"] + 300 / math.sqrt(3 * 12), seed
