@@ -691,3 +691,21 @@ def test_critiquellm_random_maps_by_length_stay_below_the_line():
         for key in ("text_spearman", "text_kendall", "system_pearson"):
             assert values[key] <= line.chance[key] + 1e-6, (seed, key, values[key], line.chance[key])
         assert values["text_pearson"] <= line.chance["text_pearson"] + 300 / math.sqrt(3 * 12), seed
+
+
+def test_critiquellm_best_maps_rate_every_response_monotonically():
+    """The maps the line names rate every labelled response, those of questions the text level skips too (the
+    system level reads them): each is a monotone function of length in its direction, checked on every pair."""
+    from critic_tasks.core import blind_critics
+
+    rows = [*ALIGNBENCH_ROWS, (4, 0, 5, 3), (5, 1, 50, 2), (6, 2, 33, 4)]  # one response each: skipped questions
+    lengths, labels, questions = [r[2] for r in rows], [r[3] for r in rows], [r[0] for r in rows]
+    for sign in (1, -1):
+        signed = [sign * n for n in lengths]
+        for coefficient in ("spearman", "kendall", "pearson"):
+            search = blind_critics.best_text_level_threshold if coefficient == "pearson" else (
+                lambda *a: blind_critics.best_text_level_blocks(*a)[:2])
+            _, levels = search(signed, labels, questions, coefficient)
+            assert all(a <= b for (n, a) in zip(signed, levels) for (m, b) in zip(signed, levels) if n < m)
+        _, ratings = blind_critics.best_system_level_map(signed, labels, [r[1] for r in rows])
+        assert all(a <= b for (n, a) in zip(signed, ratings) for (m, b) in zip(signed, ratings) if n < m)

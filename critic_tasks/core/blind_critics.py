@@ -453,7 +453,10 @@ def best_text_level_blocks(lengths: Sequence[int], labels: Sequence[float], grou
         levels_of_gaps = [1] * gaps if found.x is None else [int(round(v)) for v in found.x[:gaps]]
         proven = found.status == 0
     level = np.concatenate([[0], np.cumsum(levels_of_gaps)]).astype(int) if distinct else np.zeros(0, int)
-    item_levels = [int(level[position[n]]) if n in position else 0 for n in lengths]
+    # an item outside the averaged questions is rated as the lengths next below it (the lowest rating below them
+    # all), so the rating stays a monotone map of length over every item (the system level reads them all)
+    below = np.searchsorted(np.asarray(distinct), np.asarray(lengths), side="right") - 1
+    item_levels = [int(level[max(0, int(j))]) if distinct else 0 for j in below]
     if not used:
         return 0.0, item_levels, True
     scored = [i for idx in used.values() for i in idx]
