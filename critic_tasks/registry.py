@@ -219,6 +219,9 @@ class TaskKind:
     max_gen_toks: int = 512  # the reply budget (greedy); revisions, whole programs included, get more
     pairwise: bool = False  # a verdict on a pair asked in both orders (its chance floor and bias lines are pairwise)
     scored: bool = True  # False: a stage whose replies feed another task (SAvg's stage 1), no score of its own
+    # the prompt asks for the verdict or score on the reply's first line (CriticBench's objective feedback, comparison,
+    # meta-feedback): a short budget still holds it, so an unparsed reply is the format not followed, not one cut off
+    answer_first: bool = False
     # its Protocol (``PROTOCOLS[protocol]``: loader, prompt, gold text, parser), as ``Task.kind_spec`` is a task's
     # TaskKind: held by the kind so that a task function bound to the kind reaches its steps without a lookup
     protocol_spec: Protocol = field(init=False, repr=False, compare=False)
@@ -424,12 +427,12 @@ _JUDGE_HEADLINE = ("judge_score", "judge_parse_rate")
 
 TASK_KINDS = {d.name: d for d in (
     TaskKind("feedback", "criticbench", "feedback", "obj", "parse", cb_scoring.likert_keys(QUALITIES), _LIKERT_HEADLINE,
-             "feedback: rate one response 1-7; Spearman with human scores"),
+             "feedback: rate one response 1-7; Spearman with human scores", answer_first=True),
     TaskKind("comparison", "criticbench", "comparison", "obj", "parse", cb_scoring.PAIRWISE_KEYS,
              ("accuracy", "accuracy_loose", "consistency", "score", "parse_rate"),
-             "comparison: pick the better of two responses, asked in both orders", pairwise=True),
+             "comparison: pick the better of two responses, asked in both orders", pairwise=True, answer_first=True),
     TaskKind("meta", "criticbench", "meta", "obj", "parse", cb_scoring.likert_keys(MAIN_QUALITIES), _LIKERT_HEADLINE,
-             "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores"),
+             "meta-feedback: rate a critique 1-7 against a reference; Spearman with human scores", answer_first=True),
     TaskKind("correction", "criticbench", "correction", "obj", "sandbox", cb_scoring.CORRECTION_KEYS,
              ("pass_rate", "score", "parse_rate", "truncated"),
              "correction: revise a flawed answer; checked by answer or by running it in the sandbox",

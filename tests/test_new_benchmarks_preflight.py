@@ -283,6 +283,26 @@ def test_the_demo_says_which_budget_a_task_needs(monkeypatch, capsys, tasks, res
     assert "All values are x100" in out
 
 
+def test_the_demo_does_not_blame_the_budget_for_a_task_that_asks_its_answer_first(monkeypatch, capsys):
+    """The default demo (critic, 32 tokens) told a newcomer that critic_feedback and critic_meta went unparsed
+    because 'the answer comes after the reasoning' and to rerun them at 1024 tokens: their prompts ask for the score
+    on the first line (a short budget holds it). Only the correction is sent to its budget."""
+    from critic_tasks.adapters.lm_eval import demo
+
+    results = {"critic_feedback": {"parse_rate,none": 22.2}, "critic_comparison": {"parse_rate,none": 55.6},
+               "critic_meta": {"parse_rate,none": 0.0}, "critic_correction": {"parse_rate,none": 25.0}}
+    monkeypatch.setattr(demo, "run_demo", lambda *args: results)
+    assert cli.main(["demo"]) == 0
+    hints = [line for line in capsys.readouterr().out.splitlines() if "most replies unparsed" in line]
+    assert hints == [
+        "critic-eval demo: critic_feedback, critic_meta: most replies unparsed, though the prompt asks for the answer "
+        "on the first line: the model did not write it in the asked format (SmolLM2-135M often repeats the prompt "
+        "instead; docs/usage.md)",
+        "critic-eval demo: critic_correction: most replies unparsed at 32 tokens a reply: the answer comes after the "
+        "reasoning, and these tasks give 1024 tokens; for their real numbers: critic-eval demo --tasks "
+        "critic_correction --max_gen_toks 1024 (slower on a CPU)"]
+
+
 def test_help_lists_every_data_setting(capsys):
     assert cli.main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

@@ -381,21 +381,31 @@ def demo_generations(tasks: list[str], samples: dict[str, list[int]] | None = No
 def demo_budget_hint(results: dict, max_gen_toks: int) -> str | None:
     """One line for the tasks of a demo's ``results`` (task -> metrics) that mostly went unparsed at a reply budget
     under their own (``TaskKind.max_gen_toks``): their answer comes after the reasoning, which a short budget cuts
-    off (JudgeBench's verdict, ProcessBench's step index, a correction)."""
+    off (JudgeBench's verdict, ProcessBench's step index, a correction). A task whose prompt asks for the answer on
+    the first line (``TaskKind.answer_first``) gets a line of its own: a longer budget is not what it lacks."""
     from critic_tasks import registry
 
-    short = {}
+    short, unfollowed = {}, []
     for name, metrics in results.items():
         task = registry.TASKS.get(name)
         rate = metrics.get("parse_rate,none", metrics.get("parse_rate")) if isinstance(metrics, dict) else None
-        if task and isinstance(rate, (int, float)) and rate < 50 and max_gen_toks < task.kind_spec.max_gen_toks:
+        if not (task and isinstance(rate, (int, float)) and rate < 50):
+            continue
+        if task.kind_spec.answer_first:
+            unfollowed.append(name)
+        elif max_gen_toks < task.kind_spec.max_gen_toks:
             short[name] = task.kind_spec.max_gen_toks
-    if not short:
-        return None
-    budget = max(short.values())
-    return (f"critic-eval demo: {', '.join(short)}: most replies unparsed at {max_gen_toks} tokens a reply: the "
-            f"answer comes after the reasoning, and these tasks give {budget} tokens; for their real numbers: "
-            f"critic-eval demo --tasks {','.join(short)} --max_gen_toks {budget} (slower on a CPU)")
+    lines = []
+    if unfollowed:
+        lines.append(f"critic-eval demo: {', '.join(unfollowed)}: most replies unparsed, though the prompt asks for the "
+                     "answer on the first line: the model did not write it in the asked format (SmolLM2-135M often "
+                     "repeats the prompt instead; docs/usage.md)")
+    if short:
+        budget = max(short.values())
+        lines.append(f"critic-eval demo: {', '.join(short)}: most replies unparsed at {max_gen_toks} tokens a reply: "
+                     f"the answer comes after the reasoning, and these tasks give {budget} tokens; for their real "
+                     f"numbers: critic-eval demo --tasks {','.join(short)} --max_gen_toks {budget} (slower on a CPU)")
+    return "\n".join(lines) or None
 
 
 class _DemoSettingsWarning(logging.Filter):
