@@ -22,8 +22,9 @@ prior drawn per order; the rates are means over pairs, so each expectation is a 
 (``expected_pairwise``). A consistent critic needs no reading, so consistency's floor is 100. A correlation's floor
 is 0 (50 for its (x + 100) / 2 score): a rating that reads nothing (constant, random, drawn from the label prior) is
 independent of the labels, and its expected correlation is 0 — unless rating by length alone (``longer`` /
-``shorter``: run through the scorer like the canned critics) does better on the task's data: then that is the
-floor. A correction's is the better pass rate of the
+``shorter``: run through the scorer like the canned critics, and the protocol's own exact searches over ratings by
+length: CriticBench's best monotone map, CritiqueLLM's family per correlation; docs/reports.md) does better on the
+task's data: then that is the floor. A correction's is the better pass rate of the
 responses unchanged and a constant answer, run through the sandbox. Judge-scored tasks get their line only when a
 judge is configured (``judge``: which one drew it); tasks without labels (the test splits), stage-1 tasks (no
 score) and tasks scored only inside lm-eval (revisers and judge between generation and scoring) get none, with the
