@@ -139,3 +139,25 @@ def test_samples_reader_keeps_every_reply_of_a_repeated_task(tmp_path):
     docs, generations = read_all_samples(path)
     assert docs == [{"id": 1}, {"id": 2}, {"id": 3}]
     assert generations == [["a", "b", "c"], ["only"], [None]]
+
+
+def test_tasks_names_each_benchmarks_metadata_keys_as_the_run_checks_them(capsys):
+    """docs/usage.md sent a newcomer to `critic-eval tasks` for the --metadata keys a task takes; it listed none.
+    Each benchmark's `options` row names exactly the keys a run of its tasks accepts (registry.check_metadata)."""
+    from critic_tasks import registry
+    from critic_tasks.core.errors import ConfigError
+
+    assert cli.main(["tasks"]) == 0
+    rows = [line.split(None, 2) for line in capsys.readouterr().out.splitlines()[1:] if line.split()[1:2] == ["options"]]
+    assert sorted(name for name, _, _ in rows) == sorted(p for p in registry.PROTOCOLS
+                                                         if any(t.kind_spec.protocol == p for t in registry.TASKS.values()))
+    every_key = {k for p in registry.PROTOCOLS.values() for k in p.options} | {"splt", "order"}
+    for protocol, _, text in rows:
+        listed = text.rsplit("): ", 1)[1].split(", ")
+        for task in (t for t in registry.TASKS.values() if t.kind_spec.protocol == protocol):
+            for key in every_key:
+                if key in listed:
+                    registry.check_metadata([task], {key: "x"})
+                else:
+                    with pytest.raises(ConfigError):
+                        registry.check_metadata([task], {key: "x"})

@@ -142,7 +142,8 @@ def format_judge_table(results: dict) -> str:
 
 
 def format_task_list() -> str:
-    """``critic-eval tasks``: groups, tasks and tags with one line each."""
+    """``critic-eval tasks``: groups, tasks and tags with one line each, then each benchmark's ``--metadata`` keys
+    (kind ``options``: what ``registry.check_metadata`` accepts for its tasks)."""
     rows = [("name", "kind", "what it measures")]
     for g in registry.GROUPS.values():
         rows.append((g.name, "group", f"{g.about} ({', '.join(g.members)})"))
@@ -150,6 +151,12 @@ def format_task_list() -> str:
         rows.append((t.name, "task", t.description()))
     for tag, members in registry.tags().items():
         rows.append((tag, "tag", f"{len(members)} tasks: {', '.join(members[:3])}{', ...' if len(members) > 3 else ''}"))
+    for protocol in registry.PROTOCOLS:
+        members = [t.name for t in registry.TASKS.values() if t.kind_spec.protocol == protocol]
+        if members:
+            named = f"{', '.join(members[:2])}{f' and {len(members) - 2} more' if len(members) > 2 else ''}"
+            keys = ", ".join(registry.protocol_metadata_keys(protocol))
+            rows.append((protocol, "options", f"--metadata keys of its tasks ({named}): {keys}"))
     return render_rows(rows)
 
 
