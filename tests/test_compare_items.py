@@ -352,6 +352,25 @@ def test_the_pairs_a_limited_run_records_are_not_named_as_an_option(tmp_path):
     assert [r.label for r in load_all([limited])] == ["SmolLM2-135M · judgebench claude · 11-28 · limit 1"]
 
 
+def test_the_two_stages_of_a_realcritic_self_critique_run_are_named_by_their_mode(tmp_path):
+    """`critic-eval --tasks critic_realcritic_self_gsm8k --output_path out` writes stage 1 (direct CoT) and stage 2
+    (self-critique) under out/; both were named '... · realcritic · 11-28 · limit 1', told apart only by folder."""
+    from critic_tasks.reports.results import load_all
+
+    def run(name: str, task: str):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"results_{TIME}.json").write_text(json.dumps({
+            "results": {task: {"accuracy,none": 50.0}}, "config": {"model_args": "pretrained=m", "limit": 1},
+            "configs": {task: {"task": task, "metadata": {"version": 1.0, "pretrained": "m"}}}}))
+        return folder
+
+    runs = [run("a", "critic_realcritic_direct_gsm8k"), run("b", "critic_realcritic_self_gsm8k"),
+            run("c", "critic_realcritic_gsm8k")]
+    assert [r.label for r in load_all(runs)] == ["m · realcritic direct · 11-28 · limit 1",
+                                                 "m · realcritic self · 11-28 · limit 1", "m · realcritic · 11-28 · limit 1"]
+
+
 def test_compare_names_both_runs_by_label(tmp_path, capsys):
     a = _one_subset_run(tmp_path, "a", "gsm8k")
     b = _one_subset_run(tmp_path, "b", "gsm8k")

@@ -514,13 +514,20 @@ def _word(text: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z][\w.+-]*", text)) and text not in ("true", "false", "null")
 
 
+def _benchmark_mode(task: registry.Task) -> str:
+    """A task's benchmark as a run's name says it: the protocol, and the mode where its kind names one
+    (``realcritic self``, ``realcritic direct``: the stages of a self-critique run otherwise bear one name)."""
+    protocol, kind = task.kind_spec.protocol, task.kind_spec.name
+    return kind.replace("_", " ") if kind.startswith(protocol + "_") else protocol
+
+
 def _label(data: dict, path: Path, results: dict) -> str:
     """A run's name: the model, the benchmarks it ran with their options, the date, and ``limit N`` when
     ``--limit`` cut it (``SmolLM2-135M · judgebench claude · 11-28``)."""
     config = data.get("config") if isinstance(data.get("config"), dict) else {}
     configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
     tasks = [t for t in results if t in registry.TASKS]
-    protocols = list(dict.fromkeys(registry.TASKS[t].kind_spec.protocol for t in tasks))
+    protocols = list(dict.fromkeys(_benchmark_mode(registry.TASKS[t]) for t in tasks))
     options = list(dict.fromkeys(value if _word(value) else f"{key}={value}"
                                  for t in tasks for key, value in task_options(configs.get(t), config).items()))
     what = " ".join(["+".join(protocols) if len(protocols) <= 2 else f"{len(protocols)} benchmarks", *options])
