@@ -109,6 +109,29 @@ def test_generation_progress_counts_the_replies_the_model_generates(monkeypatch)
     assert len(seen) == 3
 
 
+def test_the_generation_bar_shows_its_count_not_its_own_estimate():
+    """A newcomer's demo showed lm-eval's bar at '1/40 [03:22<2:11:18, 202.01s/it]' (its estimate from a first batch of
+    8 replies at once) beside the demo's 'about 9 min 15 s left'; inside the demo the bar keeps the count and the
+    elapsed time only. Other bars, and the bar after the demo, are lm-eval's own."""
+    import io
+
+    from lm_eval.models import huggingface
+
+    def drawn(desc: str) -> str:
+        out = io.StringIO()
+        bar = huggingface.tqdm(total=40, desc=desc, file=out, mininterval=0, miniters=1)
+        bar.update(8)
+        bar.close()
+        return out.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+
+    with private.generation_progress(lambda *args: None):
+        line = drawn("Running generate_until requests")
+        assert line.startswith("Running generate_until requests: 8/40 replies [") and "<" not in line, line
+        assert "it/s" not in line and "s/it" not in line, line
+        assert "<" in drawn("Running loglikelihood requests")  # lm-eval's other bars as they were
+    assert "<" in drawn("Running generate_until requests")  # restored after the demo
+
+
 @pytest.mark.parametrize("per_domain, expected", [(4, 115), (2, 62)])
 def test_per_domain_sets_the_cut(monkeypatch, per_domain, expected):
     monkeypatch.delenv("CRITICBENCH_DATA_DIR", raising=False)

@@ -168,11 +168,19 @@ def generation_progress(report):
     import time
 
     from lm_eval.api.model import CacheHook
+    from lm_eval.models import huggingface
     from lm_eval.models.huggingface import HFLM
 
     state: dict = {"done": 0, "total": 0, "start": None, "weight": 0.0, "work": 1.0}
     kept: list = []
-    generate, add_partial = HFLM.generate_until, CacheHook.add_partial
+    generate, add_partial, bar = HFLM.generate_until, CacheHook.add_partial, huggingface.tqdm
+
+    def counting_bar(*args, **kwargs):
+        # lm-eval's generation bar keeps its count and elapsed time, not its own estimate: from its first batch
+        # (8 replies at once) it read "1/40 [03:22<2:11:18, 202.01s/it]" beside the demo's "about 9 min 15 s left"
+        if str(kwargs.get("desc", "")).startswith("Running generate_until"):
+            kwargs.setdefault("bar_format", "{desc}: {n_fmt}/{total_fmt} replies [{elapsed}]")
+        return bar(*args, **kwargs)
 
     def weight(context) -> float:
         return len(context) + REPLY_WEIGHT if isinstance(context, str) else REPLY_WEIGHT
@@ -190,11 +198,11 @@ def generation_progress(report):
             report(state["done"], state["total"], time.monotonic() - state["start"],
                    min(1.0, state["weight"] / state["work"]), kept)
 
-    HFLM.generate_until, CacheHook.add_partial = counted_generate, counted_add_partial
+    HFLM.generate_until, CacheHook.add_partial, huggingface.tqdm = counted_generate, counted_add_partial, counting_bar
     try:
         yield
     finally:
-        HFLM.generate_until, CacheHook.add_partial = generate, add_partial
+        HFLM.generate_until, CacheHook.add_partial, huggingface.tqdm = generate, add_partial, bar
 
 
 # a reply's weight against its prompt's characters in generation_progress: the demo's 32 tokens, ~4 characters each
