@@ -351,3 +351,24 @@ def test_the_chance_line_of_comparisons_of_one_class_has_only_that_class(monkeyp
             by_domain.setdefault(d["domain"], []).append(100.0 * (len(d["response_a"]) > len(d["response_b"])))
     longer = sum(sum(v) / len(v) for v in by_domain.values()) / len(by_domain)
     assert line.floors["longer"] == pytest.approx({"accuracy": longer, "normal": longer})
+
+
+def test_a_folder_that_is_no_rmbench_copy_or_lacks_another_domain_is_one_error(tmp_path, caplog):
+    """A newcomer's RMBENCH_DATA_DIR naming RewardBench's checkout got five lines, each saying 'THU-KEG/RM-Bench's
+    repository lacks the math file' of chat, code, math and both safety files, then 'no prompts of domain all'; and a
+    copy without its chat file ran without chat. Only the math file (which the repository lacks) may be missing."""
+    with caplog.at_level(logging.WARNING, logger="critic_tasks"), pytest.raises(DataError) as err:
+        data.load_task_docs(data_dir=tmp_path)
+    files = ", ".join(f"{name}_filtered.json" for name in SAMPLE_FILES)
+    assert str(err.value) == (f"{tmp_path}: none of RM-Bench's files here (expected total_dataset.json, the Hub's, or "
+                              f"the repository's {files}; in the folder itself or under data/)")
+    assert not caplog.records
+    for name in SAMPLE_FILES:
+        if name not in ("chat", "math"):
+            (tmp_path / f"{name}_filtered.json").write_text(json.dumps(_sample_rows()[name]), encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        data.load_task_docs(data_dir=tmp_path)
+    assert str(err.value) == (f"{tmp_path / 'chat_filtered.json'}: file not found (nor under {tmp_path / 'data'}); a "
+                              "copy of the repository's data/ holds every domain but math")
+    (tmp_path / "chat_filtered.json").write_text(json.dumps(_sample_rows()["chat"]), encoding="utf-8")
+    assert {d["domain"] for d in data.load_task_docs(data_dir=tmp_path)} == {"chat", "code", "safety"}  # math left out

@@ -98,25 +98,39 @@ def read_rows(domains: tuple[str, ...], data_dir: str | os.PathLike | None = Non
 
 
 def _rows_of_files(root: Path, domains: tuple[str, ...], required: bool) -> list[tuple[str, dict, str]]:
-    rows = []
+    """The rows of the repository's ``<name>_filtered.json`` files under ``root`` (itself or ``data/``). The
+    repository lacks only the math file: without ``required`` (every domain asked) a missing math file is one line
+    and math is left out; any other missing file is a broken copy (one error naming it), and a folder holding none
+    of the files is no copy of RM-Bench (one error naming what it should hold)."""
+    rows, missing = [], []
     for domain in domains:
         for name in DOMAIN_FILES[domain]:
             filename = f"{name}_filtered.json"
             path = next((p for p in (root / filename, root / "data" / filename) if p.is_file()), None)
             if path is None:
-                message = (f"{root / filename}: file not found (nor under {root / 'data'}); THU-KEG/RM-Bench's "
-                           f"repository lacks the math file, the Hub's {HUB_REPO} ({TOTAL_FILE}) has every domain")
-                if required:
-                    raise DataError(message)
-                if message not in _SAID:
-                    _SAID.add(message)
-                    log.warning("critic_tasks: rmbench: %s; %s is left out, and the overall is the mean of the "
-                                "other domains", message, domain)
+                missing.append((domain, filename))
                 continue
             content = read_json(path)
             if not isinstance(content, list):
                 raise DataError(f"{path}: expected a list of prompts, got {type(content).__name__}")
             rows += [(name, row, f"{path}[{i}]") for i, row in enumerate(content)]
+    if not missing:
+        return rows
+    if not rows and len(missing) > 1:
+        raise DataError(f"{root}: none of RM-Bench's files here (expected {TOTAL_FILE}, the Hub's, or the "
+                        f"repository's {', '.join(f for _, f in missing)}; in the folder itself or under data/)")
+    for domain, filename in missing:
+        message = f"{root / filename}: file not found (nor under {root / 'data'})"
+        if domain != "math":
+            raise DataError(f"{message}; a copy of the repository's data/ holds every domain but math")
+        message += (f"; THU-KEG/RM-Bench's repository lacks the math file, the Hub's {HUB_REPO} ({TOTAL_FILE}) has "
+                    "every domain")
+        if required:
+            raise DataError(message)
+        if message not in _SAID:
+            _SAID.add(message)
+            log.warning("critic_tasks: rmbench: %s; %s is left out, and the overall is the mean of the other domains",
+                        message, domain)
     return rows
 
 
