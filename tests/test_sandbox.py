@@ -1072,6 +1072,60 @@ def test_a_non_root_user_keeps_the_pre_started_sandboxes():
     assert out["after"] == [["passed", "tested\n"], ["passed", "[] 65534\n"]], out
 
 
+PLANTS_OUTSIDE_TMP_AS_ANOTHER_USER = r"""
+import json, os
+from critic_tasks.sandbox import Pair, SandboxExecutor
+REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
+# what bwrap makes outside /tmp as the items' own uid (not root): its root, /etc, /dev, /dev/shm
+PLANTS = ("import os\nplanted = []\nfor folder in ('/', '/etc', '/dev', '/dev/shm'):\n    try:\n"
+          "        open(os.path.join(folder, 'left-by-an-item'), 'w').write('x')\n        planted.append(folder)\n"
+          "    except OSError:\n        pass\nprint(planted, flush=True)\n")
+MARKS = ("import os\ntry:\n    os.setxattr('/', 'user.left', b'x')\n    print('marked', flush=True)\n"
+         "except OSError as err:\n    print('unmarked', err.errno, flush=True)\n")
+LOOKS = ("import os\nseen = [f for f in ('/', '/etc', '/dev', '/dev/shm') if 'left-by-an-item' in os.listdir(f)]\n"
+         "try:\n    seen += [n for n in os.listxattr('/') if n.startswith('user.')]\nexcept OSError:\n    pass\n"
+         "print(seen, flush=True)\n")
+ex = SandboxExecutor(max_workers=1)
+out = {"reuse": ex.reuse_sandboxes, "items": [], "workers": []}
+for program in (LOOKS, PLANTS, LOOKS, MARKS, LOOKS):
+    (pair,) = ex.run_pairs([Pair(program, REPORTS)])
+    out["items"].append([pair.trusted.status, pair.trusted.stderr])
+    out["workers"].append([[side.running.proc.pid for side in w.sides] for w in ex._live.values()])
+print(json.dumps(out))
+"""
+
+
+def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_changed():
+    """Not root, bwrap makes its root, /etc, /dev and /dev/shm (and the empty folders on the way to the interpreter)
+    as the items' own uid, so an item could plant a file there, or an extended attribute on /, and the next item in
+    the same worker (another model's answer) found it: the reset empties /tmp alone. The zygote now compares all of
+    that with its state at boot after every item (entries, modes, owners, ctimes), and a worker whose view changed
+    is replaced: honest items keep one worker, and no item finds what the one before it left."""
+    if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
+        pytest.skip("needs root (to become another user), bwrap and setpriv")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": repo, "LANG": "C.UTF-8"}
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+    if subprocess.run(as_nobody + ["import critic_tasks"], env=env, cwd="/", capture_output=True,
+                      timeout=60).returncode != 0:
+        pytest.skip(f"nobody cannot run {sys.executable} with this checkout")
+    done = subprocess.run(as_nobody + [PLANTS_OUTSIDE_TMP_AS_ANOTHER_USER], env=env, cwd="/", capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["reuse"] is True, out
+    looked, planted, looked_after, marked, looked_last = out["items"]
+    assert looked == looked_after == looked_last == ["passed", "[]\n"], out
+    assert planted == ["passed", "['/', '/etc', '/dev', '/dev/shm']\n"], out  # what bwrap makes as nobody
+    assert marked[0] == "passed" and marked[1] in ("marked\n", "unmarked 95\n"), out  # (95: no user xattrs here)
+    first, after_planting, second, after_marking, third = out["workers"]
+    assert len(first) == 1 and after_planting == [] and second and second != first, out  # replaced, then kept
+    if marked[1] == "marked\n":  # replaced again
+        assert after_marking == [] and third and third != second, out
+    else:
+        assert after_marking == third == second, out
+
+
 IN_A_TMP_VENV_AS_ANOTHER_USER = r'''
 import json, os, subprocess, sys
 from critic_tasks.sandbox import Pair, SandboxExecutor

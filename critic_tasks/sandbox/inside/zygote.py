@@ -448,8 +448,9 @@ def _serve():
                 _os.close(pidfd)
                 child = pidfd = None
             left = _reset()
-            if _view_in_tmp() != _VIEW_IN_TMP:
-                left.append("view-in-tmp-changed")
+            view = _view_in_tmp()
+            if view is None or view != _VIEW_IN_TMP:  # (unreadable: never taken for unchanged)
+                left.append("view-changed")
             _say("clean" if not left else "dirty " + " ".join(left))
         else:
             raise SystemExit(f"critic sandbox: unknown control message {message[:80]!r}")
@@ -465,12 +466,39 @@ def _view_in_tmp():
         while todo:
             name = todo.pop()
             st = _os.lstat("/tmp/" + name)
-            found.append((name, st.st_mode, st.st_uid, st.st_dev, st.st_ino))
+            found.append((name, st.st_mode, st.st_uid, st.st_dev, st.st_ino, st.st_ctime_ns))
             if st.st_dev == tmp and _stat.S_ISDIR(st.st_mode):
                 todo += [f"{name}/{entry}" for entry in _os.listdir("/tmp/" + name)]
-        return sorted(found)
+        return sorted(found) + _view_outside_tmp()
     except OSError:
         return None
+
+
+VIEW_MAX_ENTRIES = 4096  # far more than a view has (~50): beyond it, something was planted
+
+
+def _view_outside_tmp():
+    """What bwrap made outside /tmp, as it is: every entry of its root and /dev file systems (``/``, ``/etc``,
+    ``/dev``, ``/dev/shm``, the empty folders on the way to the interpreter; the mounts in them, such as ``/usr``,
+    by device and inode, not entered), with mode, owner and ctime (which any write, chmod or xattr moves). As root
+    bwrap makes them as root and no item can change them; not root, it makes them as the items' uid, so an item can
+    plant a file there (``/dev/shm``, ``/etc``), which no reset empties: the worker is then replaced, as for
+    ``_view_in_tmp``. Raises OSError where they cannot be read or hold more than VIEW_MAX_ENTRIES."""
+    ours = {_os.stat("/").st_dev, _os.stat("/dev").st_dev}
+    found, todo = [], ["/"]
+    while todo:
+        with _os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                st = entry.stat(follow_symlinks=False)
+                mine = st.st_dev in ours
+                found.append((entry.path, st.st_mode, st.st_uid, st.st_gid, st.st_dev, st.st_ino,
+                              st.st_ctime_ns if mine else 0))
+                if len(found) > VIEW_MAX_ENTRIES:
+                    raise OSError("more entries than a view has")
+                if mine and _stat.S_ISDIR(st.st_mode):
+                    todo.append(entry.path)
+    st = _os.lstat("/")
+    return sorted(found) + [("/", st.st_mode, st.st_uid, st.st_gid, st.st_dev, st.st_ino, st.st_ctime_ns)]
 
 
 _VIEW_IN_TMP = _view_in_tmp()
