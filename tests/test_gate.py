@@ -72,6 +72,21 @@ def test_unknown_names_and_bad_values_are_errors(tmp_path, capsys, arg, message)
     assert err.startswith(f"critic-eval: {message}") and "\n" not in err
 
 
+def test_a_misspelt_task_or_metric_gets_the_nearest_names(tmp_path, capsys):
+    """A newcomer's `check --min critic_judgebench.acuracy=10` listed 31 names, 16 of them interval bounds, and no
+    'did you mean'."""
+    run = _write(tmp_path, "run.json", RUN)
+    assert cli.main(["check", str(run), "--min", "critic_judgebench.acuracy=10"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("critic-eval: --min: 'critic_judgebench.acuracy': critic_judgebench has no metric 'acuracy'; "
+                           "did you mean accuracy? (it has: accuracy, accuracy_knowledge, ") and "\n" not in line, line
+    assert "_ci_low," not in line and line.endswith("; and the _ci_low / _ci_high of each with an interval)"), line
+    assert cli.main(["check", str(run), "--min", "critic_feedbak.spearman=40"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "critic-eval: --min: 'critic_feedbak.spearman': unknown task 'critic_feedbak'; did you mean critic_feedback, "
+        "critic_feedback_qa, critic_feedback_sub? (`critic-eval tasks` lists them)")
+
+
 def test_a_known_metric_missing_from_the_results_is_an_error_not_a_pass(tmp_path, capsys):
     run = _write(tmp_path, "run.json", RUN)
     assert cli.main(["check", str(run), "--min", "critic_feedback_sub.judge_score=5"]) == 2

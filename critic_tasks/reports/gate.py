@@ -78,11 +78,26 @@ def _metric(name: str, where: str) -> tuple[str, registry.Metric | None]:
                               f"also named {task}.{label_key(group.label)} as the summary prints it")
         return task, None
     if task not in registry.TASKS:
-        raise ConfigError(f"{where}: {name!r}: unknown task {task!r} (`critic-eval tasks` lists them)")
+        raise ConfigError(f"{where}: {name!r}: unknown task {task!r}{_did_you_mean(task, [*registry.TASKS, *registry.GROUPS])} "
+                          "(`critic-eval tasks` lists them)")
     keys = [m.key for m in registry.TASKS[task].kind_spec.metrics]
     if key not in keys:
-        raise ConfigError(f"{where}: {name!r}: {task} has no metric {key!r} (it has: {', '.join(keys)})")
+        # the interval keys (accepted) are left out of the list: 31 names for JudgeBench hid the 15 that matter
+        shown = [k for k in keys if not k.endswith(INTERVAL_SUFFIXES)]
+        bounds = "; and the _ci_low / _ci_high of each with an interval" if len(shown) < len(keys) else ""
+        raise ConfigError(f"{where}: {name!r}: {task} has no metric {key!r}{_did_you_mean(key, keys)} (it has: "
+                          f"{', '.join(shown)}{bounds})")
     return task, registry.TASKS[task].kind_spec.metric(key)
+
+
+INTERVAL_SUFFIXES = ("_ci_low", "_ci_high")
+
+
+def _did_you_mean(word: str, names) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(names), n=3, cutoff=0.75)
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 def parse_threshold(text: str, where: str) -> tuple[str, float]:
