@@ -303,6 +303,25 @@ def test_the_demo_does_not_blame_the_budget_for_a_task_that_asks_its_answer_firs
         "critic_correction --max_gen_toks 1024 (slower on a CPU)"]
 
 
+@pytest.mark.parametrize("tasks, stage1, about", [
+    ("critic_realcritic_self_gsm8k", "critic_realcritic_direct_gsm8k", "the critic's own solutions (direct CoT)"),
+    ("critic_realcritic_self", "critic_realcritic_direct", "the critic's own solutions (direct CoT)"),
+    ("critic_correction_self", "critic_self_feedback", "the critic's own feedback"),
+])
+def test_the_demo_refuses_a_two_stage_task_before_loading_its_model(monkeypatch, capsys, tasks, stage1, about):
+    """`critic-eval demo --tasks critic_realcritic_self_gsm8k` loaded the model, then stopped on the missing stage-1
+    samples with advice the demo cannot take (--metadata); now one line before the load, naming stage 1's tasks."""
+    from critic_tasks.adapters.lm_eval import demo
+
+    monkeypatch.delenv("CRITIC_SELF_FEEDBACK", raising=False)
+    monkeypatch.setattr(demo, "_demo_pass", lambda *args, **kwargs: pytest.fail("the model was loaded"))
+    assert cli.main(["demo", "--tasks", tasks]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and line.startswith(f"critic-eval: demo: {tasks}: stage 2 of a two-stage run (it reads "
+                                                 f"{about} from a stage-1 run)"), line
+    assert line.endswith(f"or run stage 1 alone in the demo: --tasks {stage1}"), line
+
+
 def test_help_lists_every_data_setting(capsys):
     assert cli.main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

@@ -331,6 +331,21 @@ def check_demo_tasks(tasks: list[str]) -> None:
     from critic_tasks.protocols.revision.pipeline import reviser_pool
 
     tasks = expand(names)
+    # a two-stage task (RealCritic's self-critique, SAvg's correction) reads a stage-1 run's samples, which the demo
+    # neither runs first nor takes as --metadata: said now, not after the model has loaded
+    from critic_tasks.core.settings import is_setting_set
+
+    staged = [t for t in tasks if t.prior_stage is not None
+              and not (t.prior_stage.env and is_setting_set(t.prior_stage.env))]
+    if staged:
+        given = [n for n in names if any(t.prior_stage is not None for t in expand([n]))]  # as the user named them
+        shown = ", ".join(given[:3]) + (" ..." if len(given) > 3 else "")
+        stage1 = list(dict.fromkeys(name for t in staged for name in t.prior_stage.tasks(t)))
+        stage1_tasks = ",".join(stage1) if len(stage1) <= 2 else staged[0].prior_stage.prefix
+        raise ConfigError(f"demo: {shown}: stage 2 of a two-stage run (it reads {staged[0].prior_stage.about} "
+                          "from a stage-1 run), which the demo does not chain; critic-eval --model hf with the demo "
+                          "model's --model_args (docs/usage.md) and these --tasks runs stage 1 first; or run stage 1 "
+                          f"alone in the demo: --tasks {stage1_tasks}")
     judged = [t.name for t in tasks if "judge" in registry.SCORERS[t.scorer].roles]
     revised = [t.name for t in tasks if "reviser" in registry.SCORERS[t.scorer].roles]
     for unscored, role, setting in ((judged, "a judge", "CRITIC_JUDGE_MODEL"),
