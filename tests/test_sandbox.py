@@ -1126,6 +1126,76 @@ def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_change
         assert after_marking == third == second, out
 
 
+# an item's names (files, folders, POSIX queues) with a token in them, and an item that looks for that token in its own
+# memory: a pre-started sandbox's next item starts as a copy of the zygote's, which must never have read those names
+LEAVES_NAMES = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(300):
+    open(f"/tmp/{TOKEN}{i}", "w").close()
+    os.makedirs(f"left/{TOKEN}d{i}")
+    libc.mq_open(f"/{TOKEN}q{i}".encode(), os.O_CREAT | os.O_RDWR, 0o666, None)
+print("left", flush=True)
+"""
+FINDS_IN_ITS_MEMORY = r"""
+head, tail = bytes.fromhex(HEAD), bytes.fromhex(TAIL)  # never side by side here but where the token is
+hits = 0
+with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+    for line in maps:
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        if "r" not in line.split()[1] or hi - lo > (1 << 30):
+            continue
+        try:
+            mem.seek(lo)
+            chunk = mem.read(hi - lo)
+        except OSError:
+            continue
+        at = chunk.find(head)
+        while at >= 0:
+            hits += chunk[at + len(head):at + len(head) + len(tail)] == tail
+            at = chunk.find(head, at + 1)
+print("hits", hits, flush=True)
+"""
+NAMES_AS_ANOTHER_USER = """
+import json, sys
+from critic_tasks.sandbox import Pair, SandboxExecutor
+ex = SandboxExecutor(max_workers=1)
+pairs = [Pair(program, sys.argv[2]) for program in json.loads(sys.argv[1])]
+print(json.dumps([[ex.run_as, p.trusted.status, p.trusted.stderr] for p in ex.run_pairs(pairs)]))
+"""
+
+
+@pytest.mark.parametrize("user", ["root", "nobody"])
+def test_the_next_item_finds_no_name_the_item_before_it_chose_in_its_memory(user):
+    """Between items a pre-started sandbox reads what the item left (its files', folders' and queues' names) to
+    remove it. Not root, the zygote did that itself, and the next item (another model's answer) starts as a copy of
+    its memory: a candidate found ~180 copies of the names the one before it chose in its own memory. A helper forked
+    per item now does it (as root the janitor does). The control: an item finds its own token."""
+    if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
+        pytest.skip("needs root (and to become another user), bwrap and setpriv")
+    token = "tok" + uuid.uuid4().hex
+    finds = FINDS_IN_ITS_MEMORY.replace("HEAD", repr(token[:10].encode().hex())).replace(
+        "TAIL", repr(token[10:].encode().hex()))
+    programs = [finds, LEAVES_NAMES.replace("{TOKEN}", token), finds, f"mine = {token!r}\n" + finds]
+    if user == "root":
+        ex = SandboxExecutor(max_workers=1)
+        out = [[ex.run_as, p.trusted.status, p.trusted.stderr] for p in ex.run_pairs([Pair(p, REPORTS) for p in programs])]
+    else:
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": repo, "LANG": "C.UTF-8"}
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+        if subprocess.run(cmd + ["import critic_tasks"], env=env, cwd="/", capture_output=True,
+                          timeout=60).returncode != 0:
+            pytest.skip(f"nobody cannot run {sys.executable} with this checkout")
+        done = subprocess.run(cmd + [NAMES_AS_ANOTHER_USER, json.dumps(programs), REPORTS], env=env, cwd="/",
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        out = json.loads(done.stdout.splitlines()[-1])
+    assert (out[0][0] is None) == (user == "nobody"), out
+    assert [o[1:] for o in out[:3]] == [["passed", "hits 0\n"], ["passed", "left\n"], ["passed", "hits 0\n"]], out
+    assert out[3][1] == "passed" and out[3][2] != "hits 0\n", out  # the control
+
+
 IN_A_TMP_VENV_AS_ANOTHER_USER = r'''
 import json, os, subprocess, sys
 from critic_tasks.sandbox import Pair, SandboxExecutor

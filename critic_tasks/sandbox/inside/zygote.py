@@ -11,9 +11,9 @@
 # another's files, processes or messages: by our janitor, a process forked at boot that does it with that uid as its
 # effective uid (_janitor). Not dumpable either.
 # Not root (UID None): the sandbox has a user namespace of its own and no capabilities, the items run as our uid, and
-# we kill them ourselves (kill(-1) spares the caller). An item can then signal us, as it can signal its own fresh
-# sandbox's processes: that ends (or stalls) its own item only, as the executor then ends this worker; it can still
-# neither trace nor read us (not dumpable; ptrace, process_vm_* and pidfd_getfd are refused by the filter).
+# we kill them ourselves (kill(-1) spares the caller); a helper forked per item empties /tmp and IPC (_in_helper).
+# An item can then signal us, as it can signal its own fresh sandbox's processes: that ends (or stalls) its own item
+# only, as the executor then ends this worker; it can still neither trace nor read us (not dumpable; ptrace, process_vm_* and pidfd_getfd are refused by the filter).
 # Control messages from the executor on a Unix socket pair made before the sandbox (CTL; the filter refuses
 # socket(), not a pair handed in), each answered there:
 #   go <timeout_s> <workdir> <shared>  + 4 descriptors (stdin, stdout, stderr, source): fork a child on those, which
@@ -284,12 +284,40 @@ def _others():
 def _clear():
     """Kill every process of the items' uid here but the caller (kill(-1) spares it and init), reaping what is ours
     (orphans come to us, the subreaper), then empty /tmp and IPC."""
+    _kill_items()
+    _empty_all()
+
+
+def _kill_items():
+    """Kill every process of the items' uid here but the caller and init (reading nothing but pids)."""
     while _others():  # zombies count until they are reaped
         _kill_all()
         _reap()
         _time.sleep(0.0002)
+
+
+def _empty_all():
+    """Empty /tmp, System V IPC and /dev/mqueue: this reads names an item chose."""
     _empty("/tmp")
     _remove_ipc()
+
+
+def _in_helper(work):
+    """Not root: ``work()`` in a process forked now that ends after it, so the names it reads (an item's files, queues
+    and IPC keys) never enter our memory, of which the next item's process starts as a copy (we ran the reset
+    ourselves before, and the next item found hundreds of copies of the names the item before it chose in its own
+    memory). No janitor here: it would have the items' uid, and our kill(-1) would reach it. Its exit code."""
+    helper = _os.fork()
+    if helper == 0:
+        code = 0
+        try:
+            _CONTROL.close()
+            work()
+        except BaseException:
+            _sys.excepthook(*_sys.exc_info())
+            code = 1
+        _os._exit(code)
+    return _os.waitstatus_to_exitcode(_os.waitpid(helper, 0)[1])
 
 
 def _kill_all():
@@ -325,14 +353,16 @@ def _reset():
     """Kill every process of the items, empty /tmp and IPC (``_clear``). Returns what is still left
     (``_leftovers``): the worker is replaced when anything is.
 
-    Not root, the items run as our uid and we do it ourselves. As root (without CAP_KILL, we may signal them only
+    Not root, the items run as our uid: we kill them ourselves and a helper forked per item empties the rest
+    (``_in_helper``). As root (without CAP_KILL, we may signal them only
     with their uid) our janitor does it (``_janitor``) while we reap, so nothing an item chose (the names of its
     files, queues and IPC keys, which the walk reads) ever enters our memory, of which the next item's process starts
     as a copy."""
     status = 0
-    if _JANITOR is None:
+    if _JANITOR is None:  # not root: the items have our uid; we kill them (kill(-1) spares us), a helper empties
         try:
-            _clear()
+            _kill_items()
+            status = _in_helper(_empty_all)
         except BaseException:
             _sys.excepthook(*_sys.exc_info())
             status = 1
