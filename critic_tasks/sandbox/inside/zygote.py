@@ -13,7 +13,8 @@
 # Not root (UID None): the sandbox has a user namespace of its own and no capabilities, the items run as our uid, and
 # we kill them ourselves (kill(-1) spares the caller); a helper forked per item empties /tmp and IPC (_in_helper).
 # An item can then signal us, as it can signal its own fresh sandbox's processes: that ends (or stalls) its own item
-# only, as the executor then ends this worker; it can still neither trace nor read us (not dumpable; ptrace, process_vm_* and pidfd_getfd are refused by the filter).
+# only, as the executor then ends this worker; it can still neither trace nor read us (not dumpable; ptrace,
+# process_vm_* and pidfd_getfd are refused by the filter).
 # Control messages from the executor on a Unix socket pair made before the sandbox (CTL; the filter refuses
 # socket(), not a pair handed in), each answered there:
 #   go <timeout_s> <workdir> <shared>  + 4 descriptors (stdin, stdout, stderr, source): fork a child on those, which
