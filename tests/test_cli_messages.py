@@ -600,6 +600,26 @@ def test_a_judge_that_is_down_is_one_line_at_once_for_judge_and_report_chance(mo
         assert line.startswith("critic-eval: judge 'judge-model': http://127.0.0.1:9/v1 does not answer"), line
 
 
+@pytest.mark.parametrize("model", ["/tmp/no-such-judge.gguf", "./no-such-judge", "no-such-judge.Q4.gguf"])
+def test_a_local_judge_model_that_is_not_there_is_one_line_at_once(monkeypatch, tmp_path, capsys, model):
+    """`critic-eval judge out/ --backend hf --model /tmp/nope.gguf` (a mistyped path) ended in transformers' 40-line
+    traceback (HFValidationError, 'Repo id must be in the form ...') once the first prompt was judged."""
+    cli_without_services(monkeypatch)
+    monkeypatch.setenv("CRITIC_JUDGE_BACKEND", "hf")
+    monkeypatch.setenv("CRITIC_JUDGE_MODEL", model)
+    run = _results_file(tmp_path / "out" / "org__model", "results_2026-01-01T00-00-00.json", "critic_feedback_sub", 5.0)
+    samples = tmp_path / "samples" / "samples_critic_feedback_sub_2026-01-01T00-00-00.jsonl"
+    samples.parent.mkdir()
+    samples.write_text("")
+    line = (f"critic-eval: CRITIC_JUDGE_MODEL={model}: no such file or folder (the hf backend loads a local folder or "
+            ".gguf file, or a Hub model named org/name)")
+    for argv in (["judge", str(samples.parent)], ["judge", str(samples.parent), "--canary", "2"],
+                 ["preflight", "--tasks", "critic_feedback_sub_chat"], ["report", str(run), "--chance"],
+                 ["--model", "dummy", "--tasks", "critic_feedback_sub_chat", "--limit", "1"]):
+        assert cli.main(argv) == 2, argv
+        assert one_line(capsys) == line, argv
+
+
 def test_summary_and_report_say_which_of_several_runs_they_show(tmp_path, capsys):
     folder = tmp_path / "out" / "org__model"
     older = _results_file(folder, "results_2026-01-01T00-00-00.json", value=10.0)

@@ -63,12 +63,14 @@ def saved_samples_parser(prog: str, description: str, failures: str) -> argparse
 
 
 def _settings(args, ask_endpoint: bool = True):
+    from critic_tasks.llm.backends import check_local_model
     from critic_tasks.llm.backends.openai_compatible import check_endpoints
     from critic_tasks.protocols.criticbench.judge import judge_settings
 
     settings = judge_settings(**judge_overrides(args))
     if not settings.model:
         raise ConfigError("no judge model: pass --model or set CRITIC_JUDGE_MODEL")
+    check_local_model(settings)
     if ask_endpoint:
         check_endpoints(settings)  # a server that is down: one line now, not after every call's retries
     return settings

@@ -19,3 +19,9 @@ def cache_dir(*parts: str) -> Path:
     """``$XDG_CACHE_HOME/critic_tasks/<parts>`` (``~/.cache`` when XDG_CACHE_HOME is unset or empty)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base, "critic_tasks", *parts)
+
+
+def looks_local(value: str) -> bool:
+    """A model named by a path, not a Hub name (``org/name``): absolute, ``./``, ``../``, ``~``, or more than one
+    ``/``."""
+    return value.startswith(("/", "./", "../", "~", ".\\")) or value in (".", "..") or value.count("/") >= 2

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Sequence
 
 from critic_tasks.core.records import Record
 from critic_tasks.llm import LLMSettings
-from critic_tasks.llm.backends import check_backend_name
+from critic_tasks.llm.backends import check_backend_name, check_local_model
 from critic_tasks.llm.backends.openai_compatible import check_endpoints
 from critic_tasks.llm.settings import pool_from_env
 from critic_tasks.sandbox import get_executor
@@ -93,6 +93,7 @@ class Scorer:
         for role in self.roles:
             for settings in role_settings(role):
                 check_backend_name(settings)
+                check_local_model(settings)  # a local model path that is not there, likewise
                 check_endpoints(settings)  # a URL nothing listens on stops the run now
         return get_executor() if self.uses_executor else None  # the one CRITIC_EXECUTOR names
 

@@ -24,6 +24,7 @@ from critic_tasks.adapters.lm_eval.flags import flag_value, flag_values, logs_sa
 from critic_tasks.adapters.lm_eval.stages import prior_runs, rounds_summary
 from critic_tasks.adapters.lm_eval.task_functions import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.paths import looks_local
 from critic_tasks.core.settings import read_flag
 from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks
 
@@ -463,7 +464,7 @@ def check_hub_model(argv: list[str]) -> None:
         return
     args = _model_args(flag_value(argv, "--model_args"))
     name = str(args.get("pretrained") or "")
-    if not name or _looks_local(name) or os.path.exists(os.path.expanduser(name)):
+    if not name or looks_local(name) or os.path.exists(os.path.expanduser(name)):
         return
     from huggingface_hub import constants
 
@@ -628,11 +629,6 @@ def preflight(argv: list[str]) -> None:
     check_local_data(tasks, options["data_dir"], metadata)  # the files and fields the run will read, before the model loads
 
 
-def _looks_local(value: str) -> bool:
-    """A path, not a Hub name (``org/name``): absolute, ``./``, ``../``, ``~``, or more than one ``/``."""
-    return value.startswith(("/", "./", "../", "~", ".\\")) or value in (".", "..") or value.count("/") >= 2
-
-
 def check_model_paths(argv: list[str]) -> None:
     """A ``pretrained=`` (``tokenizer=``, ``peft=``) of ``--model_args`` that looks like a local path must exist, and
     so must its ``gguf_file``: checked before lm-eval loads anything (else: transformers' long traceback)."""
@@ -641,7 +637,7 @@ def check_model_paths(argv: list[str]) -> None:
     args = _model_args(flag_value(argv, "--model_args"))
     for key in ("pretrained", "tokenizer", "peft"):
         value = str(args.get(key) or "")
-        if value and _looks_local(value) and not os.path.exists(os.path.expanduser(value)):
+        if value and looks_local(value) and not os.path.exists(os.path.expanduser(value)):
             raise ConfigError(f"--model_args {key}={value}: no such file or folder (a Hub model is named org/name)")
     pretrained, gguf = str(args.get("pretrained") or ""), str(args.get("gguf_file") or "")
     folder = os.path.expanduser(pretrained)

@@ -11,13 +11,15 @@ built-in name), then the built-ins.
 from __future__ import annotations
 
 import importlib
+import os
 
 from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.paths import looks_local
 from critic_tasks.hookspecs import plugin_manager
 from critic_tasks.llm.backends.base import Backend, OnResult, Reply
 from critic_tasks.llm.settings import LLMSettings, env_prefix
 
-__all__ = ["BUILTIN_BACKENDS", "Backend", "OnResult", "Reply", "get_backend"]
+__all__ = ["BUILTIN_BACKENDS", "Backend", "OnResult", "Reply", "check_local_model", "get_backend"]
 
 BUILTIN_BACKENDS = {  # name -> (module, class)
     "openai": ("critic_tasks.llm.backends.openai_compatible", "OpenAIBackend"),
@@ -43,6 +45,19 @@ def check_backend_name(settings: LLMSettings) -> None:
     if not others:
         raise ConfigError(f"unknown {settings.role} backend {settings.backend!r} ({env_prefix(settings.role)}BACKEND); "
                           f"built-in: {', '.join(sorted(BUILTIN_BACKENDS))}")
+
+
+IN_PROCESS = ("hf", "vllm")  # the built-in backends that load the model themselves (a Hub name or a local path)
+
+
+def check_local_model(settings: LLMSettings) -> None:
+    """An in-process model (``hf``, ``vllm``) named by a local path (or a ``.gguf`` file) must be there: else
+    transformers' forty-line traceback once the first prompt is judged."""
+    model = settings.model or ""
+    if settings.backend in IN_PROCESS and (looks_local(model) or model.endswith(".gguf")):
+        if not os.path.exists(os.path.expanduser(model)):
+            raise ConfigError(f"{settings.prefix}MODEL={model}: no such file or folder (the {settings.backend} "
+                              "backend loads a local folder or .gguf file, or a Hub model named org/name)")
 
 
 def get_backend(settings: LLMSettings) -> Backend:
