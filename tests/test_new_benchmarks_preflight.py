@@ -322,6 +322,20 @@ def test_the_demo_refuses_a_two_stage_task_before_loading_its_model(monkeypatch,
     assert line.endswith(f"or run stage 1 alone in the demo: --tasks {stage1}"), line
 
 
+def test_rescore_puts_criticevals_leaderboard_only_beside_criticevals_tasks(tmp_path, capsys):
+    """`critic-eval rescore` of a newcomer's JudgeBench run printed 'For scale, the published CriticEval leaderboard
+    ... GPT-4-turbo feedback 63.54' under JudgeBench's table (summary and the demo already leave it out)."""
+    from critic_tasks.engine import task_docs
+
+    docs = task_docs("critic_judgebench", data_dir="sample")[:2]
+    path = tmp_path / "samples_critic_judgebench_2026-01-01T00-00-00.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": i, "doc": d, "resps": [["[[A>B]]"]]}) + "\n"
+                            for i, d in enumerate(docs)))
+    assert cli.main(["rescore", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "critic_judgebench" in out and "All values are x100" in out and "CriticEval leaderboard" not in out
+
+
 def test_help_lists_every_data_setting(capsys):
     assert cli.main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

@@ -20,7 +20,7 @@ from critic_tasks import registry
 from critic_tasks.cli.judge import find_sample_files, read_all_samples
 from critic_tasks.engine import kind_metrics, score
 from critic_tasks.protocols.scorer import Context
-from critic_tasks.reports.tables import SCALE_NOTE, format_table
+from critic_tasks.reports.tables import format_table, scale_note
 
 
 def read_critic_samples(path: Path) -> tuple[list[dict], list[list[str | None]]]:
@@ -84,5 +84,5 @@ def rescore_command(argv: list[str]) -> int:
                                                        for t, m in results.items()},
                                            "config": {"rescored_from": str(args.path)}}, indent=2))
     print(format_table({t: {f"{k},none": v for k, v in m.items()} for t, m in results.items()}))
-    print(SCALE_NOTE)
+    print(scale_note(results))  # CriticEval's leaderboard only beside CriticEval's tasks
     return 0
