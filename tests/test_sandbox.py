@@ -1196,6 +1196,81 @@ def test_the_next_item_finds_no_name_the_item_before_it_chose_in_its_memory(user
     assert out[3][1] == "passed" and out[3][2] != "hits 0\n", out  # the control
 
 
+def _python_3_13_or_later() -> str | None:
+    """An interpreter of Python 3.13 or later on this machine (its sys.excepthook imports traceback), if any."""
+    found = glob.glob("/usr/bin/python3.1[3-9]") + glob.glob("/usr/local/bin/python3.1[3-9]")
+    found += glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[3-9]*/bin/python3.1[3-9]"))
+    for python in found:
+        try:
+            done = subprocess.run([python, "-c", "import sys; sys.exit(sys.version_info < (3, 13))"],
+                                  capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            return python
+    return None
+
+
+# a module an item leaves in /tmp, the working directory of its zygote, that takes the zygote over if imported there:
+# it marks the builtins (which every later item's process inherits) and serves on
+RUNS_IN_THE_ZYGOTE = r"""
+import builtins, sys
+builtins.LEFT_BY_AN_EARLIER_ITEM = "ran in the zygote"
+exc = getattr(sys, "last_exc", None)
+tb = exc.__traceback__ if exc is not None else getattr(sys, "last_traceback", None)
+zygote = None
+while tb is not None:
+    if "_serve" in tb.tb_frame.f_globals and "_CONTROL" in tb.tb_frame.f_globals:
+        zygote = tb.tb_frame.f_globals
+    tb = tb.tb_next
+if zygote is not None:
+    zygote["_serve"]()
+"""
+PLANTS_A_MODULE_IN_ITS_ZYGOTES_FOLDER = f"""
+import os, signal, time
+open("/tmp/traceback.py", "w").write({RUNS_IN_THE_ZYGOTE!r})
+print("planted", flush=True)
+os.kill(os.getppid(), signal.SIGINT)  # not root, the zygote (our parent) has our uid
+time.sleep(1)
+"""
+LOOKS_AT_ITS_BUILTINS = "import builtins\nprint(getattr(builtins, 'LEFT_BY_AN_EARLIER_ITEM', 'nothing'), flush=True)\n"
+WITH_AN_INTERPRETER_AS_ANOTHER_USER = """
+import json, sys
+from critic_tasks.sandbox import Pair, SandboxExecutor
+ex = SandboxExecutor(python=sys.argv[1], max_workers=1)
+out = []
+for program in json.loads(sys.argv[2]):
+    (pair,) = ex.run_pairs([Pair(program, sys.argv[3], timeout_s=5)])
+    out.append([ex.run_as, ex.reuse_sandboxes, pair.trusted.status, pair.trusted.stderr])
+print(json.dumps(out))
+"""
+
+
+def test_a_module_an_item_leaves_in_the_temp_dir_never_runs_in_its_zygote():
+    """The zygote's working directory is /tmp, where items write, and `python -c` put it first on sys.path. Since the
+    zygote no longer preloads traceback (f57bfc4), Python 3.13's sys.excepthook imported it from there: not root, a
+    candidate left /tmp/traceback.py and sent its zygote SIGINT, the module ran in the zygote and every later item
+    (another model's answer) found what it left in its builtins. The zygote now drops the working directory from its
+    sys.path after its own imports, and each item gets it back for itself: the zygote ends instead (a worker
+    replaced). As root the janitor, root too, would import it the same way from an error during the reset."""
+    python = _python_3_13_or_later()
+    if python is None or os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
+        pytest.skip("needs Python >= 3.13, root (to become another user), bwrap and setpriv")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": repo, "LANG": "C.UTF-8"}
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+    if subprocess.run(cmd + [f"import critic_tasks, subprocess; subprocess.run([{python!r}, '-c', ''], check=True)"],
+                      env=env, cwd="/", capture_output=True, timeout=60).returncode != 0:
+        pytest.skip(f"nobody cannot run {sys.executable} with this checkout, or {python}")
+    programs = [LOOKS_AT_ITS_BUILTINS, PLANTS_A_MODULE_IN_ITS_ZYGOTES_FOLDER, LOOKS_AT_ITS_BUILTINS]
+    done = subprocess.run(cmd + [WITH_AN_INTERPRETER_AS_ANOTHER_USER, python, json.dumps(programs), REPORTS], env=env,
+                          cwd="/", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert [o[:2] for o in out] == [[None, True]] * 3, out
+    assert [o[2:] for o in out] == [["passed", "nothing\n"], ["passed", "planted\n"], ["passed", "nothing\n"]], out
+
+
 IN_A_TMP_VENV_AS_ANOTHER_USER = r'''
 import json, os, subprocess, sys
 from critic_tasks.sandbox import Pair, SandboxExecutor

@@ -55,6 +55,14 @@ import types as _types
 import typing  # noqa: E402, F401
 import warnings as _warnings
 
+# Our imports are done: from here on nothing of ours imports from the working directory. `python -c` puts it first on
+# sys.path (""), and ours is /tmp, where items write: a module an item left there would run in us at our next lazy
+# import (on 3.13, sys.excepthook imports traceback, no longer preloaded, on any error we report; not root an item can
+# make that happen at will with SIGINT) and stay in every later item's process. Each item gets it back for itself
+# (_child), as a fresh `python -c` has it.
+_CWD_FIRST = _sys.path[:1] == [""]
+if _CWD_FIRST:
+    del _sys.path[0]
 _libc = _ctypes.CDLL(None, use_errno=True)
 _libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
 _libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of an item come back to us, to be killed and reaped
@@ -95,6 +103,8 @@ def _child(timeout_s, workdir, fds, shared):
     _libc.prctl(4, 1, 0, 0, 0)  # dumpable again: its own /proc/self/fd (nothing else of the worker is left in it)
     _os.mkdir(workdir, 0o700)
     _os.chdir(workdir)
+    if _CWD_FIRST:  # its own working directory first, as in a fresh sandbox (see _CWD_FIRST)
+        _sys.path.insert(0, "")
     _os.environ["HOME"] = _os.environ["TMPDIR"] = workdir
     code = 0
     try:
