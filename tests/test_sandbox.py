@@ -814,11 +814,13 @@ os.makedirs("/tmp/deep/" + "/".join(["d"] * 50))
 os.chmod("/tmp/deep", 0)
 made = [libc.msgget(4242, 0o1666) >= 0, libc.shmget(4243, 4096, 0o1666) >= 0,
         libc.semget(4244, 1, 0o1666) >= 0, libc.mq_open(b"/critic-q", os.O_CREAT | os.O_RDWR, 0o666, None) >= 0]
-if os.fork() == 0:  # a daemon: its own session, its parent gone
-    os.setsid()
+for dumpable in (1, 0):  # a daemon: its own session, its parent gone (not dumpable: root owns its /proc files)
     if os.fork() == 0:
-        time.sleep(60)
-    os._exit(0)
+        os.setsid()
+        if os.fork() == 0:
+            libc.prctl(4, dumpable, 0, 0, 0)  # PR_SET_DUMPABLE
+            time.sleep(60)
+        os._exit(0)
 sys.stdout.write(f"made {made}\n")
 sys.stdout.flush()
 '''
@@ -959,6 +961,27 @@ def test_a_shared_prefix_runs_as_the_whole_program_would():
     assert _main_py_lines(got[2].untrusted.stderr) == ["y 1 whole: True"]
     broken = got[3].untrusted.stderr
     assert "the prefix ran" not in broken and "SyntaxError" in broken, broken
+
+
+def test_the_shared_prefix_is_ours_whatever_a_model_writes():
+    """A zygote compiles and keeps a program's text up to SHARED_PREFIX_END, which must be our own code: a model's
+    revision (and an item's tests or question) that writes that line itself, at its start or in its middle, only
+    adds text after our prefix, inside a string literal, so each program's shared prefix is the same bytes as ever
+    and a zygote never compiles or keeps an item's text."""
+    from critic_tasks.protocols.criticbench.correction.programs import CANDIDATE_HEAD, TESTER_HEAD, build_code_test_pair
+    from critic_tasks.sandbox import SHARED_PREFIX_END
+    from critic_tasks.sandbox._workers import _shared_length
+
+    marker = SHARED_PREFIX_END
+    code = f"{marker}def add(a, b):\n{marker}    return a + b\n{marker}"
+    tests = f"{marker}assert add(1, 2) == 3\n{marker}"
+    candidate, tester = build_code_test_pair(code, tests, "mbpp", "add", ["add"], "t" * 32,
+                                             question=f"{marker}Write add.\n{marker}")
+    assert candidate.startswith(CANDIDATE_HEAD) and tester.startswith(TESTER_HEAD)
+    assert _shared_length(candidate) == len(CANDIDATE_HEAD.encode()) and _shared_length(tester) == len(TESTER_HEAD.encode())
+    for program, head in ((candidate, CANDIDATE_HEAD), (tester, TESTER_HEAD)):  # the rest: no line of it is the marker
+        assert marker.rstrip("\n") not in program[len(head):].splitlines()
+
 
 def test_a_run_path_inside_a_shown_folder_is_covered(monkeypatch):
     """Where one of the run's paths lies inside a folder the sandbox must show (here a data dir and an output
