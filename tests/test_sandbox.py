@@ -1099,18 +1099,19 @@ PLANTS_OUTSIDE_TMP_AS_ANOTHER_USER = r"""
 import json, os
 from critic_tasks.sandbox import Pair, SandboxExecutor
 REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
-# what bwrap makes outside /tmp as the items' own uid (not root): its root, /etc, /dev, /dev/shm
+# what bwrap makes outside /tmp as the items' own uid (not root): its root, /etc, /dev, /dev/shm; and /tmp's own tmpfs
 PLANTS = ("import os\nplanted = []\nfor folder in ('/', '/etc', '/dev', '/dev/shm'):\n    try:\n"
           "        open(os.path.join(folder, 'left-by-an-item'), 'w').write('x')\n        planted.append(folder)\n"
           "    except OSError:\n        pass\nprint(planted, flush=True)\n")
-MARKS = ("import os\ntry:\n    os.setxattr('/', 'user.left', b'x')\n    print('marked', flush=True)\n"
+MARKS = ("import os\ntry:\n    os.setxattr(FOLDER, 'user.left', b'x')\n    print('marked', flush=True)\n"
          "except OSError as err:\n    print('unmarked', err.errno, flush=True)\n")
 LOOKS = ("import os\nseen = [f for f in ('/', '/etc', '/dev', '/dev/shm') if 'left-by-an-item' in os.listdir(f)]\n"
-         "try:\n    seen += [n for n in os.listxattr('/') if n.startswith('user.')]\nexcept OSError:\n    pass\n"
-         "print(seen, flush=True)\n")
+         "for folder in ('/', '/tmp'):\n    try:\n"
+         "        seen += [folder + ' ' + n for n in os.listxattr(folder) if n.startswith('user.')]\n"
+         "    except OSError:\n        pass\nprint(seen, flush=True)\n")
 ex = SandboxExecutor(max_workers=1)
 out = {"reuse": ex.reuse_sandboxes, "items": [], "workers": []}
-for program in (LOOKS, PLANTS, LOOKS, MARKS, LOOKS):
+for program in (LOOKS, PLANTS, LOOKS, MARKS.replace("FOLDER", "'/'"), LOOKS, MARKS.replace("FOLDER", "'/tmp'"), LOOKS):
     (pair,) = ex.run_pairs([Pair(program, REPORTS)])
     out["items"].append([pair.trusted.status, pair.trusted.stderr])
     out["workers"].append([[side.running.proc.pid for side in w.sides] for w in ex._live.values()])
@@ -1120,10 +1121,11 @@ print(json.dumps(out))
 
 def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_changed():
     """Not root, bwrap makes its root, /etc, /dev and /dev/shm (and the empty folders on the way to the interpreter)
-    as the items' own uid, so an item could plant a file there, or an extended attribute on /, and the next item in
-    the same worker (another model's answer) found it: the reset empties /tmp alone. The zygote now compares all of
-    that with its state at boot after every item (entries, modes, owners, ctimes), and a worker whose view changed
-    is replaced: honest items keep one worker, and no item finds what the one before it left."""
+    and /tmp's tmpfs as the items' own uid, so an item could plant a file there, or an extended attribute on / or
+    /tmp, and the next item in the same worker (another model's answer) found it: the reset empties what is inside
+    /tmp alone. The zygote now compares all of that with its state at boot after every item (entries, modes, owners,
+    ctimes, /tmp's attributes), and a worker whose view changed is replaced: honest items keep one worker, and no item
+    finds what the one before it left."""
     if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
         pytest.skip("needs root (to become another user), bwrap and setpriv")
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1137,16 +1139,14 @@ def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_change
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.splitlines()[-1])
     assert out["reuse"] is True, out
-    looked, planted, looked_after, marked, looked_last = out["items"]
-    assert looked == looked_after == looked_last == ["passed", "[]\n"], out
-    assert planted == ["passed", "['/', '/etc', '/dev', '/dev/shm']\n"], out  # what bwrap makes as nobody
-    assert marked[0] == "passed" and marked[1] in ("marked\n", "unmarked 95\n"), out  # (95: no user xattrs here)
-    first, after_planting, second, after_marking, third = out["workers"]
-    assert len(first) == 1 and after_planting == [] and second and second != first, out  # replaced, then kept
-    if marked[1] == "marked\n":  # replaced again
-        assert after_marking == [] and third and third != second, out
-    else:
-        assert after_marking == third == second, out
+    items, workers = out["items"], out["workers"]
+    assert items[0::2] == [["passed", "[]\n"]] * 4, out  # every look after an attack finds nothing
+    assert items[1] == ["passed", "['/', '/etc', '/dev', '/dev/shm']\n"], out  # what bwrap makes as nobody
+    assert len(workers[0]) == 1 and workers[1] == [] and workers[2] and workers[2] != workers[0], out  # replaced
+    for marked, after, before in ((items[3], workers[3], workers[2]), (items[5], workers[5], workers[4])):
+        assert marked[0] == "passed" and marked[1] in ("marked\n", "unmarked 95\n"), out  # (95: no user xattrs)
+        assert after == [] if marked[1] == "marked\n" else after == before, out  # replaced where marked
+    assert workers[4] == workers[3] or workers[3] == [], out  # an honest item keeps its worker
 
 
 # an item's names (files, folders, POSIX queues) with a token in them, and an item that looks for that token in its own

@@ -33,6 +33,7 @@ import __future__ as _future
 import atexit  # noqa: E402, F401
 import collections  # noqa: E402, F401
 import ctypes as _ctypes
+import errno as _errno
 import functools  # noqa: E402, F401
 import heapq  # noqa: E402, F401
 import importlib  # noqa: E402, F401
@@ -510,9 +511,22 @@ def _view_in_tmp():
             found.append((name, st.st_mode, st.st_uid, st.st_dev, st.st_ino, st.st_ctime_ns))
             if st.st_dev == tmp and _stat.S_ISDIR(st.st_mode):
                 todo += [f"{name}/{entry}" for entry in _os.listdir("/tmp/" + name)]
-        return sorted(found) + _view_outside_tmp()
+        return sorted(found) + _view_outside_tmp() + [("/tmp", _xattrs("/tmp"))]
     except OSError:
         return None
+
+
+def _xattrs(path):
+    """``path``'s extended attributes (names and values; ACLs are some). /tmp's own: not root, its tmpfs is the items'
+    uid's, and an attribute an item set on it reached the next item (the reset empties /tmp, not its attributes; its
+    ctime moves with every item's work dir, so the view cannot compare that)."""
+    try:
+        names = _os.listxattr(path, follow_symlinks=False)
+    except OSError as err:
+        if err.errno in (_errno.ENOTSUP, _errno.EOPNOTSUPP):
+            return ()
+        raise
+    return tuple(sorted((name, _os.getxattr(path, name, follow_symlinks=False)) for name in names))
 
 
 VIEW_MAX_ENTRIES = 4096  # far more than a view has (~50): beyond it, something was planted
