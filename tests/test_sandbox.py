@@ -1096,22 +1096,31 @@ def test_a_non_root_user_keeps_the_pre_started_sandboxes():
 
 
 PLANTS_OUTSIDE_TMP_AS_ANOTHER_USER = r"""
-import json, os
+import json, os, sys
 from critic_tasks.sandbox import Pair, SandboxExecutor
 REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
-# what bwrap makes outside /tmp as the items' own uid (not root): its root, /etc, /dev, /dev/shm; and /tmp's own tmpfs
-PLANTS = ("import os\nplanted = []\nfor folder in ('/', '/etc', '/dev', '/dev/shm'):\n    try:\n"
+# what bwrap makes outside /tmp as the items' own uid (not root): its root, /etc, /dev, /dev/shm, the empty tmpfs over
+# a hidden folder inside a shown one (the venv's); and /tmp's own tmpfs, /dev/mqueue's and /dev/pts's roots
+cover = sys.argv[1]
+FOLDERS = ["/", "/etc", "/dev", "/dev/shm"] + ([cover] if cover else [])
+PLANTS = ("import os\nplanted = []\nfor folder in FOLDERS:\n    try:\n"
           "        open(os.path.join(folder, 'left-by-an-item'), 'w').write('x')\n        planted.append(folder)\n"
-          "    except OSError:\n        pass\nprint(planted, flush=True)\n")
+          "    except OSError:\n        pass\nprint(planted, flush=True)\n").replace("FOLDERS", repr(FOLDERS))
 MARKS = ("import os\ntry:\n    os.setxattr(FOLDER, 'user.left', b'x')\n    print('marked', flush=True)\n"
          "except OSError as err:\n    print('unmarked', err.errno, flush=True)\n")
-LOOKS = ("import os\nseen = [f for f in ('/', '/etc', '/dev', '/dev/shm') if 'left-by-an-item' in os.listdir(f)]\n"
+TIMES = ("import os\nfor folder in ('/tmp', '/dev/mqueue', '/dev/pts'):\n"
+         "    os.utime(folder, ns=(4242424242000000000, 4242424242000000000))\nprint('marked', flush=True)\n")
+LOOKS = ("import os\nseen = [f for f in FOLDERS if 'left-by-an-item' in os.listdir(f)]\n"
          "for folder in ('/', '/tmp'):\n    try:\n"
          "        seen += [folder + ' ' + n for n in os.listxattr(folder) if n.startswith('user.')]\n"
-         "    except OSError:\n        pass\nprint(seen, flush=True)\n")
-ex = SandboxExecutor(max_workers=1)
+         "    except OSError:\n        pass\n"
+         "seen += [f for f in ('/tmp', '/dev/mqueue', '/dev/pts') if 4242424242000000000 in\n"
+         "         (os.stat(f).st_atime_ns, os.stat(f).st_mtime_ns)]\nprint(seen, flush=True)\n").replace(
+    "FOLDERS", repr(FOLDERS))
+ex = SandboxExecutor(max_workers=1, hide=[cover] if cover else [])
 out = {"reuse": ex.reuse_sandboxes, "items": [], "workers": []}
-for program in (LOOKS, PLANTS, LOOKS, MARKS.replace("FOLDER", "'/'"), LOOKS, MARKS.replace("FOLDER", "'/tmp'"), LOOKS):
+for program in (LOOKS, PLANTS, LOOKS, MARKS.replace("FOLDER", "'/'"), LOOKS, MARKS.replace("FOLDER", "'/tmp'"), LOOKS,
+                TIMES, LOOKS):
     (pair,) = ex.run_pairs([Pair(program, REPORTS)])
     out["items"].append([pair.trusted.status, pair.trusted.stderr])
     out["workers"].append([[side.running.proc.pid for side in w.sides] for w in ex._live.values()])
@@ -1120,12 +1129,13 @@ print(json.dumps(out))
 
 
 def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_changed():
-    """Not root, bwrap makes its root, /etc, /dev and /dev/shm (and the empty folders on the way to the interpreter)
-    and /tmp's tmpfs as the items' own uid, so an item could plant a file there, or an extended attribute on / or
-    /tmp, and the next item in the same worker (another model's answer) found it: the reset empties what is inside
-    /tmp alone. The zygote now compares all of that with its state at boot after every item (entries, modes, owners,
-    ctimes, /tmp's attributes), and a worker whose view changed is replaced: honest items keep one worker, and no item
-    finds what the one before it left."""
+    """Not root, bwrap makes its root, /etc, /dev and /dev/shm (and the empty folders on the way to the interpreter),
+    the empty tmpfs over a hidden folder inside a shown one, and the roots of /tmp, /dev/mqueue and /dev/pts as the
+    items' own uid, so an item could plant a file there, set an extended attribute on / or /tmp, or a time of its
+    choosing on those roots, and the next item in the same worker (another model's answer) found it: the reset
+    empties what is inside /tmp alone. The zygote now compares all of that with its state at boot after every item
+    (entries, modes, owners, ctimes, /tmp's attributes) and replaces a worker whose view changed, and each reset sets
+    those roots' times to its own: honest items keep one worker, and no item finds what the one before it left."""
     if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
         pytest.skip("needs root (to become another user), bwrap and setpriv")
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1134,19 +1144,23 @@ def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_change
     if subprocess.run(as_nobody + ["import critic_tasks"], env=env, cwd="/", capture_output=True,
                       timeout=60).returncode != 0:
         pytest.skip(f"nobody cannot run {sys.executable} with this checkout")
-    done = subprocess.run(as_nobody + [PLANTS_OUTSIDE_TMP_AS_ANOTHER_USER], env=env, cwd="/", capture_output=True,
-                          text=True, timeout=120)
+    covers = [os.path.join(sys.prefix, name) for name in ("include", "share")]
+    cover = next((c for c in covers if sys.prefix != sys.base_prefix and os.path.isdir(c)), "")
+    done = subprocess.run(as_nobody + [PLANTS_OUTSIDE_TMP_AS_ANOTHER_USER, cover], env=env, cwd="/",
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.splitlines()[-1])
     assert out["reuse"] is True, out
     items, workers = out["items"], out["workers"]
-    assert items[0::2] == [["passed", "[]\n"]] * 4, out  # every look after an attack finds nothing
-    assert items[1] == ["passed", "['/', '/etc', '/dev', '/dev/shm']\n"], out  # what bwrap makes as nobody
+    assert items[0::2] == [["passed", "[]\n"]] * 5, out  # every look after an attack finds nothing
+    folders = ["/", "/etc", "/dev", "/dev/shm"] + ([cover] if cover else [])
+    assert items[1] == ["passed", f"{folders!r}\n"], out  # what bwrap makes as nobody
     assert len(workers[0]) == 1 and workers[1] == [] and workers[2] and workers[2] != workers[0], out  # replaced
     for marked, after, before in ((items[3], workers[3], workers[2]), (items[5], workers[5], workers[4])):
         assert marked[0] == "passed" and marked[1] in ("marked\n", "unmarked 95\n"), out  # (95: no user xattrs)
         assert after == [] if marked[1] == "marked\n" else after == before, out  # replaced where marked
     assert workers[4] == workers[3] or workers[3] == [], out  # an honest item keeps its worker
+    assert items[7] == ["passed", "marked\n"], out  # times: reset, not compared (the worker may stay)
 
 
 # an item's names (files, folders, POSIX queues) with a token in them, and an item that looks for that token in its own

@@ -309,9 +309,14 @@ def _kill_items():
 
 
 def _empty_all():
-    """Empty /tmp, System V IPC and /dev/mqueue: this reads names an item chose."""
+    """Empty /tmp, System V IPC and /dev/mqueue (this reads names an item chose), and set the times of OWN_TIMES."""
     _empty("/tmp")
     _remove_ipc()
+    for path in OWN_TIMES:
+        try:
+            _os.utime(path)  # now: nothing an item chose
+        except PermissionError:  # as root they are root's (but /tmp and /dev/mqueue: 1777) and no item sets them
+            pass
 
 
 def _in_helper(work):
@@ -535,12 +540,16 @@ VIEW_MAX_ENTRIES = 4096  # far more than a view has (~50): beyond it, something 
 def _view_outside_tmp():
     """What bwrap made outside /tmp, as it is: every entry of its root and /dev file systems (``/``, ``/etc``,
     ``/dev``, ``/dev/shm``, the empty folders on the way to the interpreter; the mounts in them, such as ``/usr``,
-    by device and inode, not entered), with mode, owner and ctime (which any write, chmod or xattr moves). As root
-    bwrap makes them as root and no item can change them; not root, it makes them as the items' uid, so an item can
-    plant a file there (``/dev/shm``, ``/etc``), which no reset empties: the worker is then replaced, as for
-    ``_view_in_tmp``. Raises OSError where they cannot be read or hold more than VIEW_MAX_ENTRIES."""
-    ours = {_os.stat("/").st_dev, _os.stat("/dev").st_dev}
-    found, todo = [], ["/"]
+    by device and inode, not entered) and of the empty tmpfs it mounts over the run's own paths (``_COVERS``), with
+    mode, owner and ctime (which any write, chmod or xattr moves). As root bwrap makes them as root and no item can
+    change them; not root, it makes them as the items' uid, so an item can plant a file there (``/dev/shm``,
+    ``/etc``), which no reset empties: the worker is then replaced, as for ``_view_in_tmp``. Raises OSError where
+    they cannot be read or hold more than VIEW_MAX_ENTRIES."""
+    ours = {_os.stat(path).st_dev for path in ("/", "/dev", *_COVERS)}
+    found, todo = [], ["/", *_COVERS]
+    for path in todo:  # the tops themselves
+        st = _os.lstat(path)
+        found.append((path, st.st_mode, st.st_uid, st.st_gid, st.st_dev, st.st_ino, st.st_ctime_ns))
     while todo:
         with _os.scandir(todo.pop()) as entries:
             for entry in entries:
@@ -552,10 +561,27 @@ def _view_outside_tmp():
                     raise OSError("more entries than a view has")
                 if mine and _stat.S_ISDIR(st.st_mode):
                     todo.append(entry.path)
-    st = _os.lstat("/")
-    return sorted(found) + [("/", st.st_mode, st.st_uid, st.st_gid, st.st_dev, st.st_ino, st.st_ctime_ns)]
+    return sorted(found)
 
 
+def _tmpfs_covers():
+    """The mount points of the tmpfs bwrap mounted but its root, /dev and /tmp: the empty ones over the run's own
+    paths (isolation.py's private_paths), read once at boot from our mount table."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])  # (octal escapes)
+            if fields[fields.index("-") + 1] == "tmpfs" and point not in ("/", "/dev", "/tmp"):
+                found.append(point)
+    return found
+
+
+# the folders of the sandbox's own file systems whose times the items' uid may set (not root: it owns them), which no
+# compare can hold (their ctime moves with what items do in them): each reset sets them to the time it runs, so an
+# item cannot leave a chosen time there for the next (a 64-bit channel: /tmp's atime was)
+OWN_TIMES = ("/tmp", "/dev/mqueue", "/dev/pts")
+_COVERS = _tmpfs_covers()
 _VIEW_IN_TMP = _view_in_tmp()
 if _UID is not None:
     _os.setgroups([])  # (our groups would count when the file system treats us as the items' uid: _as_items)
