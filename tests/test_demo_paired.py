@@ -157,6 +157,25 @@ def test_demo_paired_writes_both_runs_and_their_report(fake_demo, capsys, tmp_pa
     assert "## Paired comparison" in capsys.readouterr().out
 
 
+def test_the_report_command_the_paired_demo_names_runs_without_matplotlib(fake_demo, capsys, tmp_path, monkeypatch):
+    """scripts/setup.sh installs no matplotlib (the report extra): the demo wrote its report without charts, then
+    named 'critic-eval report A B --paired -o DIR', which refuses without matplotlib. It now names the command that
+    runs there (the tables), and how to get the charts."""
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else found(name, *a))
+    out_dir = tmp_path / "paired"
+    assert cli.main(["demo", "--paired", "--tasks", "critic_feedback_chat", "--output_path", str(out_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote both runs and their report to {out_dir} (no charts: pip install 'critic-tasks[report]' for them)" in out
+    assert (out_dir / "report" / "report.md").is_file()
+    command = re.search(r"the report again: (critic-eval report .*)$", out, re.M).group(1)
+    assert " -o " not in command
+    assert cli.main(command.split()[1:]) == 0
+    assert "## Paired comparison" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--seeds", "1,2"], "critic-eval: demo: --seeds sets the sampling of --paired's two runs"),
     (["--temperature", "0.5"], "critic-eval: demo: --temperature sets the sampling of --paired's two runs"),

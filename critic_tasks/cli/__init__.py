@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -350,8 +351,14 @@ def _paired_demo(args, argv: list[str]) -> int:
         print(f"cost: {label}: {one.cost()}")
     if paired.written:
         folder = paired.written[0].parent.parent
-        print(f"\nwrote both runs and their report to {folder}; the report again: critic-eval report "
-              f"{folder / f'seed-{paired.seeds[0]}'} {folder / f'seed-{paired.seeds[1]}'} --paired -o {folder / 'report'}")
+        # report -o draws charts (matplotlib, the report extra, which scripts/setup.sh does not install): without it
+        # the demo wrote the report without charts, and the command it names prints the tables instead
+        charts = importlib.util.find_spec("matplotlib") is not None
+        again = (f"critic-eval report {folder / f'seed-{paired.seeds[0]}'} {folder / f'seed-{paired.seeds[1]}'} --paired"
+                 + (f" -o {folder / 'report'}" if charts else ""))
+        print(f"\nwrote both runs and their report to {folder}"
+              + ("" if charts else " (no charts: pip install 'critic-tasks[report]' for them)")
+              + f"; the report again: {again}")
     return 0
 
 
