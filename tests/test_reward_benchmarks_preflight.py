@@ -116,3 +116,17 @@ def test_an_rmbench_copy_without_its_math_file_stops_the_math_task_before_the_mo
     assert cli.main(["preflight", "--tasks", "critic_rmbench"]) == 0
     out = capsys.readouterr()
     assert out.out.strip().splitlines()[-1].startswith("critic-eval preflight: ok (1 critic task(s)")
+
+
+@pytest.mark.parametrize("env, task", [("REWARDBENCH_DATA_DIR", "critic_rewardbench"),
+                                       ("REWARDBENCH2_DATA_DIR", "critic_rewardbench2"),
+                                       ("RMBENCH_DATA_DIR", "critic_rmbench"), ("CRITICBENCH_DATA_DIR", "critic_feedback"),
+                                       ("JUDGEBENCH_DATA_DIR", "critic_judgebench")])
+@pytest.mark.parametrize("value, hinted", [("samples", True), ("Sample", True), ("smaple", True), ("repo", False),
+                                           ("./samples", False)])
+def test_a_data_setting_one_typo_from_sample_is_named(monkeypatch, capsys, env, task, value, hinted):
+    """RMBENCH_DATA_DIR=samples said 'not a directory' and nothing of the word the newcomer meant."""
+    monkeypatch.setenv(env, value)
+    hint = "; did you mean 'sample' (the bundled sample)?" if hinted else ""
+    assert refused(capsys, ["preflight", "--tasks", task]) == (
+        2, f"critic-eval: data error: {env}={value}: not a directory{hint}")

@@ -146,7 +146,11 @@ def resolve_dir(value: str | os.PathLike | None, env: str, default: str = "repo"
         return named[value]
     root = Path(value).expanduser()
     if not root.is_dir():
-        raise DataError(f"{'data_dir' if given else env}={value}: not a directory")
+        import difflib
+
+        close = difflib.get_close_matches(str(value).strip().lower(), list(named), n=1, cutoff=0.7)
+        hint = f"; did you mean {close[0]!r} (the bundled {close[0]})?" if close and "/" not in str(value) else ""
+        raise DataError(f"{'data_dir' if given else env}={value}: not a directory{hint}")
     return root
 
 
