@@ -431,7 +431,25 @@ class _DemoSettingsWarning(logging.Filter):
         return "Ensure 'do_sample=True'" not in record.getMessage()
 
 
+def idle_cores(cores: int, load: float) -> int:
+    """The threads the demo's CPU inference uses: the cores the load average leaves free, at least one. PyTorch's
+    default, a thread per core, spins in its barriers when other processes hold the cores: on 2 cores beside two busy
+    processes (load ~5.5) the demo took 515 s with 2 threads and 308 s with 1 (benchmarks/README.md, demo_time.py)."""
+    return max(1, min(cores, cores - math.floor(load + 0.5)))
+
+
+def _set_demo_threads() -> None:
+    """PyTorch's intra-op threads by ``idle_cores`` unless the user chose them (OMP_NUM_THREADS /
+    MKL_NUM_THREADS), which then stand."""
+    if os.environ.get("OMP_NUM_THREADS") or os.environ.get("MKL_NUM_THREADS"):
+        return
+    import torch
+
+    torch.set_num_threads(idle_cores(len(os.sched_getaffinity(0)), os.getloadavg()[0]))
+
+
 def _demo_evaluate(lm_eval, model_args, tasks, batch_size, gen_kwargs, cache, seed=None, samples=None):
+    _set_demo_threads()
     quiet = _DemoSettingsWarning()
     logger = logging.getLogger("lm_eval.evaluator")
     logger.addFilter(quiet)
