@@ -98,8 +98,8 @@ def _text(spec: AuthorsFile, data_dir: str | None) -> str:
     except Exception as err:  # offline, 404, a proxy, a missing mirror file: one message for all
         raise DataError(f"{spec.repo}'s {spec.path} ({spec.what}) is not cached and could not be read from "
                         f"{source} ({type(err).__name__}: {err}); set {spec.data_env} to a checkout of "
-                        f"https://github.com/{spec.repo} at {spec.commit[:10]}, or {MIRROR_ENV} to a copy, or "
-                        f"{spec.instead}") from None
+                        f"https://github.com/{spec.repo} at {spec.commit[:10]}, or {MIRROR_ENV} to a folder holding "
+                        f"it as {spec.repo}/{spec.commit}/{spec.path}, or {spec.instead}") from None
     _checked(spec, payload, source)
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(cached.name + f".{os.getpid()}.part")
