@@ -1163,6 +1163,49 @@ def test_a_non_root_user_replaces_a_worker_whose_view_outside_tmp_an_item_change
     assert items[7] == ["passed", "marked\n"], out  # times: reset, not compared (the worker may stay)
 
 
+LEAVES_ONE_THING_AS_ANOTHER_USER = r"""
+import json
+from critic_tasks.sandbox import Pair, SandboxExecutor
+REPORTS = "import sys\nprint(sys.stdin.readline().strip(), file=sys.stderr)\n"
+HEAD = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+LEAVES = [HEAD + "print([libc.msgget(4242, 0o1666) >= 0, libc.shmget(4243, 4096, 0o1666) >= 0,"
+                 " libc.semget(4244, 1, 0o1666) >= 0], flush=True)\n",
+          HEAD + "print(libc.mq_open(b'/critic-q', os.O_CREAT | os.O_RDWR, 0o666, None) >= 0, flush=True)\n",
+          HEAD + "os.link('main.py', '/tmp/kept-by-a-link')\nprint(True, flush=True)\n",
+          HEAD + "os.rename('main.py', 'renamed.py')\nprint(True, flush=True)\n"]
+LOOKS = (HEAD + "found = [n for n in os.listdir('/tmp') if n != os.path.basename(os.getcwd())] + os.listdir('.')\n"
+         "found += [name for name, there in (('msg', libc.msgget(4242, 0) >= 0), ('shm', libc.shmget(4243, 0, 0) >= 0),"
+         " ('sem', libc.semget(4244, 0, 0) >= 0), ('mq', libc.mq_open(b'/critic-q', os.O_RDWR, 0, None) >= 0))"
+         " if there]\nprint(found, flush=True)\n")
+ex = SandboxExecutor(max_workers=1)
+programs = [LOOKS] + [p for leaves in LEAVES for p in (leaves, LOOKS)]
+out = [[ex.run_as, p.trusted.status, p.trusted.stderr] for p in ex.run_pairs([Pair(p, REPORTS) for p in programs])]
+print(json.dumps(out))
+"""
+
+
+def test_a_non_root_user_finds_nothing_of_an_item_that_left_one_thing():
+    """Not root, the zygote removes the work dir and main.py it named and forks the helper that reads an item's
+    names only when counts say something else is left (/tmp's inodes, /dev/mqueue's size, /proc/sysvipc's lines):
+    items that leave only System V IPC objects, only a POSIX queue, only a hard link to their main.py in /tmp, or
+    their main.py under another name are each followed by one that finds nothing of them."""
+    if os.geteuid() != 0 or detect_isolation() != "bwrap" or not shutil.which("setpriv"):
+        pytest.skip("needs root (to become another user), bwrap and setpriv")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": repo, "LANG": "C.UTF-8"}
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+    if subprocess.run(as_nobody + ["import critic_tasks"], env=env, cwd="/", capture_output=True,
+                      timeout=60).returncode != 0:
+        pytest.skip(f"nobody cannot run {sys.executable} with this checkout")
+    done = subprocess.run(as_nobody + [LEAVES_ONE_THING_AS_ANOTHER_USER], env=env, cwd="/", capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert all(o[0] is None and o[1] == "passed" for o in out), out
+    assert [o[2] for o in out[1::2]] == ["[True, True, True]\n", "True\n", "True\n", "True\n"], out
+    assert [o[2] for o in out[0::2]] == ["['main.py']\n"] * 5, out
+
+
 # an item's names (files, folders, POSIX queues) with a token in them, and an item that looks for that token in its own
 # memory: a pre-started sandbox's next item starts as a copy of the zygote's, which must never have read those names
 LEAVES_NAMES = """
