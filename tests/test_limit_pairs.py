@@ -89,3 +89,42 @@ def test_an_rmbench_limit_counts_comparisons_both_orders_of_each(limit, monkeypa
                for i in range(0, count, 2))
     for cached in (authors._text, authors_prompts.pairwise_v1):
         cached.cache_clear()
+
+
+def test_a_rewardbench_limit_under_orders_both_counts_pairs(monkeypatch, tmp_path):
+    """RewardBench asks a pair once by default (lm-eval's count of documents), and both orders with `orders: both`:
+    then --limit 1 asked the forward order alone, so its inconsistency was blank (docs/protocols/rewardbench.md's
+    open item). Its documents say which: under `orders: both` N counts pairs, both orders of each."""
+    from rewardbench_authors import REWARDBENCH, authors_mirror
+
+    if not REWARDBENCH.is_dir():
+        pytest.skip(f"{REWARDBENCH} (the authors' checkout, shared data) is absent")
+    from critic_tasks.protocols import authors
+    from critic_tasks.protocols.rewardbench import authors_prompts
+
+    cli_without_services(monkeypatch)
+    monkeypatch.setenv(authors.MIRROR_ENV, str(authors_mirror(tmp_path / "mirror")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    for cached in (authors._text, authors_prompts.pairwise_v1, authors_prompts.sections):
+        cached.cache_clear()
+    single = task_docs("critic_rewardbench", data_dir="sample")
+    assert whole_pair_limit("critic_rewardbench", single, 3) is None  # one seeded order a pair: documents counted
+    both = task_docs("critic_rewardbench", data_dir="sample", orders="both")
+    pairs = len({d["pair_id"] for d in both})
+    for limit, wanted in ((1, 1), (3, 3), (0.5, math.ceil(pairs / 2)), (1000, pairs)):
+        count, asked = whole_pair_limit("critic_rewardbench", both, limit)
+        assert (count, asked) == (2 * wanted, wanted)
+        assert [d["order"] for d in both[:count]] == ["forward", "reverse"] * wanted
+        assert all(both[i]["pair_id"] == both[i + 1]["pair_id"] for i in range(0, count, 2))
+    out = tmp_path / "out"
+    assert cli.main(["--model", "dummy", "--tasks", "critic_rewardbench", "--limit", "1", "--metadata",
+                     '{"data_dir": "sample", "orders": "both"}', "--output_path", str(out), "--log_samples"]) == 0
+    [samples_file] = out.rglob("samples_critic_rewardbench_*.jsonl")
+    rows = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    assert [r["doc"]["order"] for r in rows] == ["forward", "reverse"]
+    [results_file] = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text())
+    assert results["configs"]["critic_rewardbench"]["metadata"]["limit_pairs"] == 1
+    assert isinstance(results["results"]["critic_rewardbench"]["inconsistency,none"], float)
+    for cached in (authors._text, authors_prompts.pairwise_v1, authors_prompts.sections):
+        cached.cache_clear()

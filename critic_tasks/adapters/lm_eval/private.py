@@ -117,14 +117,17 @@ def ours_first_task_manager():
 
 
 def whole_pair_limit(task_name: str | None, docs, limit: float) -> tuple[int, int] | None:
-    """``--limit`` for a task asking each pair in both orders (``TaskKind.pairwise``: its loader lists a pair's
-    forward document, then its reverse): (the documents covering its first pairs, how many pairs), counting pairs, not
-    documents (a fraction below 1: of its pairs, rounded up, as lm-eval rounds documents); None for any other task,
-    which keeps lm-eval's count."""
+    """``--limit`` for a task asking each pair in both orders (``TaskKind.pairwise``, or documents recording
+    ``orders: both``: its loader lists a pair's forward document, then its reverse): (the documents covering its
+    first pairs, how many pairs), counting pairs, not documents (a fraction below 1: of its pairs, rounded up, as
+    lm-eval rounds documents); None for any other task, which keeps lm-eval's count."""
     from critic_tasks import registry  # at call time: the registry imports every protocol
 
     task = registry.TASKS.get(task_name or "")
-    if task is None or not task.kind_spec.pairwise:
+    # RewardBench asks a pair once by default, so its kind is not pairwise; its documents say when a run asks both
+    # orders (``orders: both``), each pair's forward document followed by its reverse, as a pairwise kind lists them
+    both_orders = bool(docs) and docs[0].get("orders") == "both"
+    if task is None or not (task.kind_spec.pairwise or both_orders):
         return None
     starts = [i for i, doc in enumerate(docs) if doc.get("order") != "reverse"]  # where each pair begins
     pairs = math.ceil(len(starts) * limit) if limit < 1 else int(limit)
