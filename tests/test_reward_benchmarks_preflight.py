@@ -133,3 +133,12 @@ def test_a_data_setting_one_typo_from_sample_is_named(monkeypatch, capsys, env, 
     hint = "; did you mean 'sample' (the bundled sample)?" if hinted else ""
     assert refused(capsys, ["preflight", "--tasks", task]) == (
         2, f"critic-eval: data error: {env}={value}: not a directory{hint}")
+
+
+@pytest.mark.parametrize("tasks", ["", " , "])
+def test_preflight_refuses_an_empty_tasks_list_as_the_run_does(capsys, tasks):
+    """`critic-eval preflight --tasks ''` printed 'ok (0 critic task(s): ...)' and exited 0; the run says it is empty."""
+    line = ("critic-eval: --tasks is empty: name at least one task, e.g. --tasks critic_feedback (`critic-eval tasks` "
+            "lists ours)")
+    assert refused(capsys, ["preflight", "--tasks", tasks]) == (2, line)
+    assert refused(capsys, ["--model", "dummy", "--tasks", tasks]) == (2, line)

@@ -153,7 +153,11 @@ def _preflight(argv: list[str]) -> int:
     if not any(a == "--tasks" or a.startswith("--tasks=") for a in argv):
         raise ValueError("preflight needs --tasks (and the --metadata of the run, if any): "
                          "critic-eval preflight --tasks critic_feedback_sub [--metadata '{...}']")
-    tasks = expand(n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip())
+    names = [n.strip() for n in (flag_value(argv, "--tasks") or "").split(",") if n.strip()]
+    if not names:  # as the run refuses it (runner.check_run_flags): an empty --tasks checks nothing
+        raise ConfigError("--tasks is empty: name at least one task, e.g. --tasks critic_feedback "
+                          "(`critic-eval tasks` lists ours)")
+    tasks = expand(names)
     metadata = run_metadata(argv)  # as lm-eval's CLI parses it; then its keys, as the tasks' loader checks them
     registry.check_metadata(tasks, metadata)
     for stage in dict.fromkeys(t.prior_stage for t in tasks if t.prior_stage is not None):
