@@ -60,6 +60,8 @@ class ChanceLine:
     floors: dict[str, dict[str, float]] = field(default_factory=dict)  # floor critic -> metric -> expected value
     judge: str = ""  # the judge that graded the canned replies (judge-scored tasks)
     skipped: str = ""  # why there is no line ('' when there is one)
+    items: tuple[int, ...] | None = None  # the documents it was drawn on (indices), when not every one
+    runs: tuple[str, ...] = ()  # the runs whose items the line was drawn on (`report --chance`; empty: every run)
 
 
 # ----------------------------------------------------------------------------- canned replies and the floor
@@ -89,8 +91,10 @@ def canned_replies(dimension: registry.TaskKind, docs: Sequence[dict], seed: int
 
 
 def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, judge=None,
-                seed: int = SEED) -> ChanceLine:
-    """``task``'s chance line on ``docs`` (default: the task's documents, as a run loads them)."""
+                seed: int = SEED, items: Sequence[int] | None = None) -> ChanceLine:
+    """``task``'s chance line on ``docs`` (default: the task's documents, as a run loads them); ``items``: the indices
+    of the documents a run asked (lm-eval's ``doc_id``s: the demo's ``samples``, the rows a ``--limit`` run logged), so
+    that the line is drawn on the same items as the run's numbers (default: every document)."""
     from critic_tasks import engine  # the engine sits above this module's callers' imports (reports, CLI)
 
     spec = registry.task(task)
@@ -104,6 +108,14 @@ def chance_line(task: str, docs: Sequence[dict] | None = None, executor=None, ju
         line.skipped = "a two-stage task: its critique is scored through the stage that uses it"
         return line
     docs = engine.task_docs(task) if docs is None else list(docs)
+    if items is not None:
+        beyond = [i for i in items if not 0 <= i < len(docs)]
+        if beyond:
+            line.skipped = (f"the run asked document {beyond[0]}, and this data holds {len(docs)}: the run read "
+                            "other data (its data folder or options), so no line on its items")
+            return line
+        line.items = tuple(items)
+        docs = [docs[i] for i in items]
     if not docs:
         line.skipped = "no documents"
         return line

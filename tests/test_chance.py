@@ -709,3 +709,39 @@ def test_critiquellm_best_maps_rate_every_response_monotonically():
             assert all(a <= b for (n, a) in zip(signed, levels) for (m, b) in zip(signed, levels) if n < m)
         _, ratings = blind_critics.best_system_level_map(signed, labels, [r[1] for r in rows])
         assert all(a <= b for (n, a) in zip(signed, ratings) for (m, b) in zip(signed, ratings) if n < m)
+
+
+def _chance_block(out: str, title: str) -> dict[str, list[str]]:
+    block = out.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return {r.strip("|").split(" | ")[0].strip(): [c.strip() for c in r.strip("|").split(" | ")][1:]
+            for r in block.splitlines() if r.startswith("| ") and "---" not in r}
+
+
+def test_report_chance_on_a_limit_run_is_drawn_on_the_items_the_run_logged(tmp_path, capsys):
+    """issue 46 (newcomer): a --limit run's numbers are on the items it asked, so its chance line is too; a --limit
+    run without its samples file gets no line (which items it asked is unknown), with the reason."""
+    from critic_tasks import engine
+
+    docs = engine.task_docs("critic_feedback")
+    asked = [1, 3, 4, 7, 8, 10]
+    on_items, on_all = chance.chance_line("critic_feedback", [docs[i] for i in asked]), chance.chance_line("critic_feedback")
+    assert on_items.chance != on_all.chance  # the items matter on this sample (else the test proves nothing)
+    results = {"critic_feedback": {"spearman,none": 37.5, "score,none": 68.75, "parse_rate,none": 100.0}}
+    for name, logged in (("limited", True), ("unlogged", False)):
+        folder = tmp_path / name / "org__model"
+        folder.mkdir(parents=True)
+        (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(
+            {"results": results, "model_name": "org/model", "config": {"limit": len(asked)}}))
+        if logged:
+            (folder / "samples_critic_feedback_2026-01-01T00-00-00.jsonl").write_text(
+                "".join(json.dumps({"doc_id": i, "filter": "none"}) + "\n" for i in asked))
+    assert cli.main(["report", str(tmp_path / "limited"), "--chance"]) == 0
+    rows = _chance_block(capsys.readouterr().out, "Chance line: critic_feedback")
+    for name in chance.CANNED:
+        assert rows[name][1:] == [f"{on_items.values[name][k]:.2f}" for k in ("spearman", "score", "parse_rate")]
+    assert rows["chance"][1:3] == [f"{on_items.chance[k]:.2f}" for k in ("spearman", "score")]
+    assert cli.main(["report", str(tmp_path / "limited"), str(tmp_path / "unlogged"), "--chance"]) == 0
+    out = capsys.readouterr().out
+    assert "## Chance line: critic_feedback (org/model" in out  # the line names the run it was drawn for
+    missing = out.split("## Tasks without a chance line\n", 1)[1]
+    assert "--limit 6) and logged no samples" in missing and "rerun with --log_samples" in missing

@@ -7,7 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from critic_tasks.core.errors import ConfigError
+from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.reports import gate
 from critic_tasks.reports.results import load_all, unshown_runs_note
 
@@ -104,6 +104,32 @@ def check_command(argv: list[str]) -> int:
     return 1 if failed else 0
 
 
+def _chance_lines(task: str, runs) -> list:
+    """``task``'s chance lines for ``runs``: one on the items each run asked (``results.asked_items``: every document,
+    or those a ``--limit`` run logged), shared by the runs that asked the same items; a line per other set of items,
+    naming its runs (``ChanceLine.runs``)."""
+    from critic_tasks import chance
+    from critic_tasks.reports.results import asked_items
+
+    by_items: dict = {}
+    for run in runs:
+        try:
+            items = asked_items(run, task)
+        except (ConfigError, DataError) as err:
+            items = str(err)
+        by_items.setdefault(items, []).append(run.label)
+    lines = []
+    for items, labels in by_items.items():
+        if isinstance(items, str):
+            line = chance.ChanceLine(task, skipped=items)
+        else:
+            line = chance.chance_line(task, items=items)
+        if len(by_items) > 1:
+            line.runs = tuple(labels)
+        lines.append(line)
+    return lines
+
+
 def report_command(argv: list[str]) -> int:
     from critic_tasks.reports import report
 
@@ -118,7 +144,8 @@ def report_command(argv: list[str]) -> int:
     parser.add_argument("--chance", action="store_true",
                         help="add each task's chance line: canned critics (constant, always-first, random, every "
                         "label, injection, unparseable) scored on the task's data by its own scorer, next to the "
-                        "runs (reads the data as a run does: CRITICBENCH_DATA_DIR, CRITIQUELLM_DATA_DIR; runs the "
+                        "runs, on the items each run asked (a --limit run: those its --log_samples rows name; reads "
+                        "the data as a run does: CRITICBENCH_DATA_DIR, CRITIQUELLM_DATA_DIR; runs the "
                         "sandbox for corrections; judge-scored tasks need CRITIC_JUDGE_MODEL)")
     parser.add_argument("--paired", action="store_true",
                         help="with exactly two runs: a 'Paired comparison' section, B - A of every metric both runs "
@@ -140,14 +167,14 @@ def report_command(argv: list[str]) -> int:
             print(unshown, file=sys.stderr)
     lines = []
     if args.chance:
-        from critic_tasks import chance, registry
+        from critic_tasks import registry
         from critic_tasks.preflight import check_tasks
 
         tasks = [t for t in registry.TASKS if any(t in r.results for r in runs)]
         # the data, judge and sandbox the chance lines need, checked first (a judge that is down: one line now, not
         # after each call's retries)
         check_tasks([registry.TASKS[t] for t in tasks])
-        lines = [chance.chance_line(t) for t in tasks]
+        lines = [line for t in tasks for line in _chance_lines(t, [r for r in runs if t in r.results])]
     extra = []
     if args.paired:
         from critic_tasks.core.metrics.bootstrap import settings_from_env

@@ -220,15 +220,17 @@ def _headlines(runs: list[Run]) -> Table:
 def _chance_tables(runs: list[Run], lines) -> list[Table]:
     """Each task's runs next to its canned critics and the floor (``critic_tasks.chance``); one table of the tasks
     that have no line, and why."""
-    tables, missing = [], []
+    tables, missing, drawn_for = [], [], {}
     for line in lines:
+        # a task whose runs asked different items (--limit) has a line per set of items, each naming its runs
+        whose = f" ({', '.join(line.runs)})" if line.runs else ""
         if line.skipped:
-            missing.append(([line.task], [Cell(None)], line.skipped))
+            missing.append(([line.task + whose], [Cell(None)], line.skipped))
             continue
         task = registry.TASKS[line.task]
         keys = [k for k in task.headline_keys() if k in line.chance or k == "parse_rate"]
         rows = [([run.label, "model"], [_cell(run, line.task, k) for k in keys]) for run in runs
-                if _present([run], line.task)]
+                if _present([run], line.task) and (not line.runs or run.label in line.runs)]
         canned_from = len(rows)
         rows += [([name, "canned critic"], [Cell(values.get(k)) for k in keys]) for name, values in line.values.items()]
         rows.append((["chance", "floor"], [Cell(line.chance.get(k)) for k in keys]))
@@ -243,7 +245,11 @@ def _chance_tables(runs: list[Run], lines) -> list[Table]:
                 "shorter response, the label prior; 0 for a correlation; for a correction the better of the "
                 "unchanged responses and a constant answer). ")
         note += (f"Floor set by: {set_by}." if set_by else "") + drawn
-        tables.append(Table(f"chance_{line.task}", f"Chance line: {line.task}", ["critic", "kind"], keys, rows, note,
+        if line.items is not None:
+            note += f" Drawn on the {len(line.items)} documents the runs above asked (--limit), as their numbers are."
+        drawn_for[line.task] = drawn_for.get(line.task, 0) + 1
+        key = f"chance_{line.task}" + (f"_{drawn_for[line.task]}" if drawn_for[line.task] > 1 else "")
+        tables.append(Table(key, f"Chance line: {line.task}{whose}", ["critic", "kind"], keys, rows, note,
                             canned=set(range(canned_from, len(rows)))))
     if missing:
         tables.append(Table("chance_missing", "Tasks without a chance line", ["task", "why"], [],

@@ -133,6 +133,28 @@ def samples_file(results_path: Path, task: str) -> Path | None:
     return found if sep and stem and found.is_file() else None
 
 
+def asked_items(run: Run, task: str) -> tuple[int, ...] | None:
+    """The indices (lm-eval's ``doc_id``) of the documents of ``task`` a run asked, in order: None when it asked every
+    one (no ``--limit``), else those its ``--log_samples`` rows name (a run's numbers are computed on those alone).
+    A ``--limit`` run without its samples file: ``ConfigError`` (which items it asked cannot be read here)."""
+    limit = run.config.get("limit")
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not limit:
+        return None
+    found = samples_file(run.path, task)
+    if found is None:
+        raise ConfigError(f"{run.path}: the run asked part of {task}'s data (--limit {limit:g}) and logged no samples "
+                          f"(samples_{task}_<time>.jsonl beside it), so which items it asked is not known: rerun with "
+                          "--log_samples")
+    ids = set()
+    for _, where, sample in iter_jsonl(found, "an lm-eval --log_samples file"):
+        doc_id = sample.get("doc_id") if isinstance(sample, dict) else None
+        if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
+            raise DataError(f"{where}: doc_id {json.dumps(doc_id, default=str)[:40]}: not a document index "
+                            "(an lm-eval samples row names its document by its index)")
+        ids.add(doc_id)
+    return tuple(sorted(ids))
+
+
 def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, float]:
     """``{"<key>_ci_low,none": low, "<key>_ci_high,none": high}`` for ``task``'s interval keys (or those of ``keys``,
     metric keys), from lm-eval's logged samples: ``(where, sample)`` pairs in the order lm-eval logged them (a file's

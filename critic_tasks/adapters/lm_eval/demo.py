@@ -370,9 +370,7 @@ def demo_chance(tasks: list[str], samples: dict[str, list[int]] | None) -> dict[
             docs = task_docs(task.name, data_dir=data_dir)
         except (ConfigError, DataError):
             continue
-        if samples and task.name in samples:
-            docs = [docs[i] for i in samples[task.name]]
-        line = chance.chance_line(task.name, docs)
+        line = chance.chance_line(task.name, docs, items=(samples or {}).get(task.name))
         if line.chance:
             floors[task.name] = dict(line.chance)
     return floors
