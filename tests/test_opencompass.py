@@ -45,6 +45,20 @@ def test_the_summarizers_group_mean_leaves_out_an_undefined_member_as_lm_eval_do
     assert "critic_processbench" not in group_results({m: {"f1": None} for m in members})
 
 
+def test_the_summarizer_names_criticevals_leaderboard_only_under_a_table_with_criticeval_tasks():
+    """issue 46 (newcomer): the summarizer printed CriticEval's published leaderboard under every model's table, a
+    JudgeBench-only one included, whose numbers are on no scale of that leaderboard."""
+    from critic_tasks.adapters.opencompass.spec import model_summary
+
+    leaderboard = "published CriticEval leaderboard"
+    judgebench = {"critic_judgebench": {"accuracy,none": 55.0, "parse_rate,none": 100.0}}
+    feedback = {"critic_feedback": {"spearman,none": 37.5, "score,none": 68.75, "parse_rate,none": 100.0}}
+    alone = model_summary("m", judgebench)
+    assert alone.splitlines()[1] == "critic-tasks: m" and "55.00" in alone
+    assert leaderboard not in alone and alone.rstrip().endswith("bootstrap interval.")
+    assert model_summary("m", {**judgebench, **feedback}).count(leaderboard) == 1
+
+
 def test_generated_config_tree_in_sync_with_generator():
     files = _generate_configs.render()
     on_disk = {p.relative_to(CONFIG_DIR).as_posix(): p.read_text(encoding="utf-8") for p in CONFIG_DIR.rglob("*.py")}

@@ -131,6 +131,15 @@ def group_results(per_task: dict[str, dict[str, float]]) -> dict[str, dict[str, 
     return results
 
 
+def model_summary(abbr: str, results: dict) -> str:
+    """What the summarizer prints for one model: its dimension table (``reports.tables``) and the scale line under
+    it, which names CriticEval's published leaderboard only where a CriticEval task is in the table
+    (``tables.scale_note``), as `critic-eval summary` prints it."""
+    from critic_tasks.reports.tables import format_table, scale_note
+
+    return f"\ncritic-tasks: {abbr}\n{format_table(results)}\n{scale_note(results)}"
+
+
 # a dataset config's keys that are no protocol option: OpenCompass's own (BaseDataset and the config builders take
 # them) and the settings our loader takes by name (datasets.CriticTaskDataset.load); the rest are options
 OPENCOMPASS_KEYS = ("abbr", "type", "reader_cfg", "infer_cfg", "eval_cfg", "k", "n")

@@ -24,8 +24,7 @@ from opencompass.summarizers import DefaultSummarizer
 from opencompass.summarizers.default import model_abbr_from_cfg_used_in_summarizer
 
 from critic_tasks import registry
-from critic_tasks.adapters.opencompass.spec import group_results
-from critic_tasks.reports.tables import SCALE_NOTE, format_table
+from critic_tasks.adapters.opencompass.spec import group_results, model_summary
 
 
 def text_metrics(task: str, result: dict) -> dict[str, str]:
@@ -60,7 +59,7 @@ class CriticSummarizer(DefaultSummarizer):
             if not per_task:
                 continue
             tables[abbr] = group_results(per_task)
-            print(f"\ncritic-tasks: {abbr}\n{format_table(tables[abbr])}\n{SCALE_NOTE}")
+            print(model_summary(abbr, tables[abbr]))
         missing = self._missing(parsed)
         if tables:
             folder = osp.dirname(output_path) if output_path else osp.join(self.work_dir, "summary")
