@@ -868,6 +868,50 @@ def test_a_candidate_that_ends_its_sandbox_ends_only_its_item():
 
 
 
+
+def _descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (read from the host's /proc), parents first."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in sorted(children.get(todo.pop(0), [])):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.serial  # times itself (under 5 s against the 10 s a stall took)
+def test_a_stopped_janitor_does_not_stall_the_reset():
+    """As root, the janitor has the items' real uid for its one kill(-1) call, and an item's process that stops it
+    then (SIGSTOP; watching its /proc status, 2 items in 12 did) stalled the reset until the executor's 10 s timeout,
+    then the worker was replaced. The zygote now sends its janitor SIGCONT while it waits. Here the janitor is
+    stopped from outside between two items: the second item still ends at once, in the same worker."""
+    layer_ex = SandboxExecutor(max_workers=1, **_variants()[0].values[0])
+    if not layer_ex.reuse_sandboxes or layer_ex.run_as is None:
+        pytest.skip("the janitor is the pre-started sandboxes' as root")
+    (first,) = layer_ex.run_pairs([Pair("print('x', flush=True)", REPORTS)])
+    assert first.trusted.status == "passed", first
+    (worker,) = layer_ex._live.values()
+    # between items the candidate's zygote has one child, its janitor: the last of the sandbox's processes
+    janitor = _descendants(worker.candidate.running.proc.pid)[-1]
+    with open(f"/proc/{janitor}/status") as f:
+        assert "\nUid:\t0\t0\t0\t0\n" in f.read()
+    os.kill(janitor, signal.SIGSTOP)
+    start = time.monotonic()
+    (second,) = layer_ex.run_pairs([Pair("print('x', flush=True)", REPORTS)])
+    took = time.monotonic() - start
+    assert (second.trusted.status, second.trusted.stderr) == ("passed", "x\n"), second
+    assert took < 5.0 and list(layer_ex._live.values()) == [worker] and worker.alive(), took
+
+
 def test_items_of_the_tests_side_see_nothing_of_each_other():
     """The tests' side is reset between items as the candidate's is (as root by the zygote's janitor): what one item's
     tests leave (files, a closed folder, IPC objects, a daemon) is gone for the next item's tests."""

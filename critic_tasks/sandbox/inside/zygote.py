@@ -91,7 +91,7 @@ def _child(timeout_s, workdir, fds, shared):
     """The item's process: our socket closed, its pipes on 0, 1, 2, its source read and its limits set, then its
     program (``shared``: its shared prefix as ``_shared_code`` found it); never returns."""
     _CONTROL.close()
-    for fd in _JANITOR or ():  # an item must never ask the janitor or read its answers
+    for fd in _JANITOR[:2] if _JANITOR else ():  # an item must never ask the janitor or read its answers
         _os.close(fd)
     _drop()
     for target, fd in enumerate(fds[:3]):
@@ -240,7 +240,8 @@ def _janitor():
     Before issue 46 a helper was forked per item and side for this (~3 ms of CPU each). If it ends (or cannot take
     root back), the reset fails and the worker is replaced."""
     (asks, ask), (answer, answers) = _os.pipe(), _os.pipe()
-    if _os.fork() == 0:
+    janitor = _os.fork()
+    if janitor == 0:
         try:
             _CONTROL.close()
             _os.close(ask)
@@ -256,7 +257,7 @@ def _janitor():
             _os._exit(0)
     _os.close(asks)
     _os.close(answers)
-    return ask, answer
+    return ask, answer, janitor
 
 
 def _as_items(work):
@@ -432,13 +433,15 @@ def _reset(workdir=None):
             _sys.excepthook(*_sys.exc_info())
             status = 1
     else:
-        ask, answer = _JANITOR
+        ask, answer, janitor = _JANITOR
         _os.write(ask, b"?")
         reply = None
         while reply is None:  # its kill(-1) waits for the zombies, which only we, the subreaper, can reap
             _reap()
             if _select.select([answer], [], [], 0.0005)[0]:
                 reply = _os.read(answer, 1)  # b"": it ended
+            else:  # an item may stop it (SIGSTOP) in its kill(-1) window, when it has their real uid: it goes on
+                _os.kill(janitor, _signal.SIGCONT)  # (this stalled the reset until the executor's 10 s timeout)
         status = 0 if reply == b"c" else 1
     _reap()
     if status != 0:  # never hand the next item a dirty sandbox: end this worker instead
@@ -636,6 +639,6 @@ _MQUEUE_SIZE = _os.stat("/dev/mqueue").st_size
 _VIEW_IN_TMP = _view_in_tmp()
 if _UID is not None:
     _os.setgroups([])  # (our groups would count when the file system treats us as the items' uid: _as_items)
-_JANITOR = None if _UID is None else _janitor()  # (our ends of its pipes)
+_JANITOR = None if _UID is None else _janitor()  # (our ends of its pipes, and its pid)
 _say("ready")  # imports done: what the worker measures as this sandbox's empty state
 _serve()
