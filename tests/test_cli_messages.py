@@ -618,6 +618,13 @@ def test_a_local_judge_model_that_is_not_there_is_one_line_at_once(monkeypatch, 
                  ["--model", "dummy", "--tasks", "critic_feedback_sub_chat", "--limit", "1"]):
         assert cli.main(argv) == 2, argv
         assert one_line(capsys) == line, argv
+    # given by a flag (issue 46, newcomer): the line names the flag, not the variable the value did not come from
+    monkeypatch.delenv("CRITIC_JUDGE_MODEL")
+    flagged = line.replace("critic-eval: CRITIC_JUDGE_MODEL=", "critic-eval: --model=")
+    for argv in (["judge", str(samples.parent), "--model", model], ["judge", str(samples.parent), "--canary", "2",
+                                                                    "--model", model]):
+        assert cli.main(argv) == 2, argv
+        assert one_line(capsys) == flagged, argv
 
 
 def test_summary_and_report_say_which_of_several_runs_they_show(tmp_path, capsys):

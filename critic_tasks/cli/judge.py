@@ -45,6 +45,8 @@ def judge_overrides(args) -> dict:
     """The judge settings the ``_judge_flags`` flags set (the rest come from CRITIC_JUDGE_*)."""
     overrides = {k: getattr(args, k) for k in ("backend", "model", "base_url", "api_key", "concurrency", "max_tokens")
                  if getattr(args, k) is not None}
+    if args.model is not None:
+        overrides["model_from"] = "--model"  # an error line about the model names the flag it was given by
     if args.cache is not None:
         overrides["cache"] = None if is_off(args.cache) else args.cache
     return overrides

@@ -58,6 +58,9 @@ class LLMSettings:
     engine_args: tuple = ()
     role: str = "judge"
     member: str = ""  # a pool member's name (CRITIC_REVISERS=...); not part of the identity
+    # where ``model`` was set (the variable it came from, or a command's flag such as --model), for the error lines
+    # that name it; '' when unknown (then the role's variable is named); not part of the identity
+    model_from: str = field(default="", compare=False)
 
     @property
     def prefix(self) -> str:
@@ -94,6 +97,7 @@ class LLMSettings:
             "member": member,
             "backend": get("BACKEND") or "openai",
             "model": get("MODEL") or None,
+            "model_from": where("MODEL") if get("MODEL") else "",
             "base_url": get("BASE_URL") or None,
             "api_key": get("API_KEY") or os.environ.get("OPENAI_API_KEY") or None,  # OpenAI's own variable
             "cache": None if is_off(cache) else os.path.expanduser(cache or default_cache_path(role)),
@@ -108,6 +112,8 @@ class LLMSettings:
                     values[name] = int(raw)
                 except ValueError:
                     raise ConfigError(f"{where(name.upper())} must be an integer, got {raw!r}") from None
+        if "model" in overrides and "model_from" not in overrides:
+            values["model_from"] = ""  # the caller's value, from a place the caller names (``model_from``)
         values.update(overrides)
         return cls(**values)
 
@@ -127,6 +133,11 @@ class LLMSettings:
         if engine:  # only when set: identities (cache keys) without engine arguments stay as they were
             ident["engine_args"] = engine
         return ident
+
+    @property
+    def model_setting(self) -> str:
+        """The setting ``model`` came from, as an error line names it."""
+        return self.model_from or f"{self.prefix}MODEL"
 
     def require_model(self) -> str:
         if not self.model:

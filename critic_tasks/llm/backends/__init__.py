@@ -56,7 +56,7 @@ def check_local_model(settings: LLMSettings) -> None:
     model = settings.model or ""
     if settings.backend in IN_PROCESS and (looks_local(model) or model.endswith(".gguf")):
         if not os.path.exists(os.path.expanduser(model)):
-            raise ConfigError(f"{settings.prefix}MODEL={model}: no such file or folder (the {settings.backend} "
+            raise ConfigError(f"{settings.model_setting}={model}: no such file or folder (the {settings.backend} "
                               "backend loads a local folder or .gguf file, or a Hub model named org/name)")
 
 
