@@ -11,7 +11,8 @@
 # another's files, processes or messages: by our janitor, a process forked at boot that does it with that uid as its
 # effective uid (_janitor). Not dumpable either.
 # Not root (UID None): the sandbox has a user namespace of its own and no capabilities, the items run as our uid, and
-# we kill them ourselves (kill(-1) spares the caller); a helper forked per item empties /tmp and IPC (_in_helper).
+# we kill them ourselves (kill(-1) spares the caller) and remove what we named; a helper forked for it empties /tmp
+# and IPC where counts say anything else is left (_only_ours_left, _in_helper).
 # An item can then signal us, as it can signal its own fresh sandbox's processes: that ends (or stalls) its own item
 # only, as the executor then ends this worker; it can still neither trace nor read us (not dumpable; ptrace,
 # process_vm_* and pidfd_getfd are refused by the filter).
