@@ -174,3 +174,17 @@ def test_records_intervals_and_round_trip():
     from critic_tasks.core.records import Record
 
     assert Record.from_dict(json.loads(json.dumps(records[0].as_dict()))) == records[0]
+
+
+@pytest.mark.parametrize("seed", [True, False, 1.5, None, [3], "3.0", "three"])
+def test_a_seed_that_is_no_whole_number_is_refused_in_one_line(seed):
+    """issue 46 (newcomer): --metadata {"seed": true} ran as seed 1 (Python's int(True)); a fraction was cut."""
+    from critic_tasks import engine
+
+    shown = json.dumps(seed) if isinstance(seed, (bool, type(None))) else repr(seed)
+    with pytest.raises(ConfigError) as refused:
+        engine.task_docs("critic_rewardbench", seed=seed)
+    assert str(refused.value).startswith(f"rewardbench seed {shown}: expected a whole number")
+    assert "\n" not in str(refused.value)
+    by_text, by_number = engine.task_docs("critic_rewardbench", seed=" 7"), engine.task_docs("critic_rewardbench", seed=7)
+    assert by_text == by_number and {d["seed"] for d in by_number} == {7}

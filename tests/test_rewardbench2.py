@@ -508,3 +508,17 @@ def test_on_the_sample_no_monotone_map_by_length_beats_the_ties_line():
                                    for pid, item in prompts.items()})
             best = value if best is None else max(best, value)
     assert line.chance["ties"] == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [True, False, 1.5, None, [3], "3.0", "three"])
+def test_a_seed_that_is_no_whole_number_is_refused_in_one_line(seed):
+    """issue 46 (newcomer): --metadata {"seed": true} ran as seed 1 (Python's int(True)); a fraction was cut."""
+    from critic_tasks import engine
+
+    shown = json.dumps(seed) if isinstance(seed, (bool, type(None))) else repr(seed)
+    with pytest.raises(ConfigError) as refused:
+        engine.task_docs("critic_rewardbench2", seed=seed)
+    assert str(refused.value).startswith(f"rewardbench2 seed {shown}: expected a whole number")
+    assert "\n" not in str(refused.value)
+    by_text, by_number = engine.task_docs("critic_rewardbench2", seed=" 7"), engine.task_docs("critic_rewardbench2", seed=7)
+    assert by_text == by_number and {d["seed"] for d in by_number} == {7}

@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.options import whole_number
 from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.remote import field, read_json, read_jsonl
@@ -99,10 +100,7 @@ def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | Non
         raise ConfigError(f"rewardbench: unknown dimension {dimension!r} (expected {DIMENSION!r})")
     if orders not in ORDER_CHOICES:
         raise ConfigError(f"rewardbench orders {orders!r}: expected one of {', '.join(ORDER_CHOICES)}")
-    try:
-        seed = int(seed)
-    except (TypeError, ValueError):
-        raise ConfigError(f"rewardbench seed {seed!r}: expected a whole number") from None
+    seed = whole_number(seed, "rewardbench seed")  # JSON true is no seed 1
     counts, mapping = sections()
     section_of = {subset: SECTION_SLUGS.get(name, name) for name, subsets in mapping.items() for subset in subsets}
     system = pairwise_v1()[0]

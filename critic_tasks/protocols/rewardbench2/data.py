@@ -38,6 +38,7 @@ import os
 from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
+from critic_tasks.core.options import whole_number
 from critic_tasks.core.settings import resolve_dir
 from critic_tasks.protocols import remote
 from critic_tasks.protocols.remote import field, read_json, read_jsonl
@@ -156,10 +157,7 @@ def load_task_docs(dimension: str = DIMENSION, data_dir: str | os.PathLike | Non
     if dimension != DIMENSION:
         raise ConfigError(f"rewardbench2: unknown dimension {dimension!r} (expected {DIMENSION!r})")
     ratings = _flag(ratings, "ratings")
-    try:
-        seed = int(seed)
-    except (TypeError, ValueError):
-        raise ConfigError(f"rewardbench2 seed {seed!r}: expected a whole number") from None
+    seed = whole_number(seed, "rewardbench2 seed")  # JSON true is no seed 1
     texts = prompts()
     rows, name = read_rows(data_dir)
     docs, seen = [], {}
