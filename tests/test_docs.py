@@ -61,3 +61,17 @@ def test_every_critic_eval_command_shown_exists(page):
 def test_readme_front_page_stays_short():
     lines = (REPO / "README.md").read_text(encoding="utf-8").count("\n")
     assert lines <= 250, f"README.md has {lines} lines; move details to docs/"
+
+
+@pytest.mark.parametrize("page", sorted(REPO.glob("docs/protocols/*.md")), ids=lambda p: p.name)
+def test_a_protocols_example_commands_use_data_a_user_has(page):
+    """issue 46 (newcomer): docs/protocols/processbench.md's example read ../shared/data/processbench, this project's
+    test copy, which a user does not have; an example command reads the data the way a user gets it (the default
+    source, or their own download folder)."""
+    fenced, shown = False, []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif fenced and "shared/data" in line:
+            shown.append(line.strip())
+    assert shown == [], f"{page.name}: an example names the project's test data: {shown}"
