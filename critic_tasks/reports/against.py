@@ -184,6 +184,26 @@ def _logged_docs(path: Path) -> dict:
             if sample.get("filter", "none") == "none" and "doc_id" in sample}
 
 
+def _protocol_tasks(run, protocol: str, source: str, what: str) -> list[str]:
+    """The run's tasks of ``protocol``; none is one ConfigError naming what the run holds."""
+    tasks = [t for t in run.results if t in registry.TASKS and registry.TASKS[t].kind_spec.protocol == protocol]
+    if not tasks:
+        held = ", ".join(t for t in run.results if t in registry.TASKS) or "none"
+        raise ConfigError(f"--against {source}: the run holds no {what} task (it holds: {held})")
+    return tasks
+
+
+def _task_rows(run, task: str, source: str) -> tuple[Path, dict]:
+    """(the samples file of ``task`` beside the run, its logged documents); none is one ConfigError."""
+    from critic_tasks.reports.results import samples_file
+
+    path = samples_file(run.path, task)
+    if path is None:
+        raise ConfigError(f"--against {source}: {task} has no per-item rows beside {run.path}: run it with "
+                          "lm-eval --log_samples")
+    return path, _logged_docs(path)
+
+
 def judge_logged(task: str, docs: dict, replies: dict, judge: ReleasedJudge) -> Logged:
     """The released judge as a run of ``task`` on the run's own documents: each document's record made of the
     judge's reply to that pair and order, under every metric key that accepts it."""
@@ -225,21 +245,13 @@ def compare_with_judge(run, name: str, folder: Path | None, names: Sequence[str]
     """(B - A of every JudgeBench metric with an interval the run reports, A the released judge ``name``, B the
     run; the judge's label)."""
     from critic_tasks.core.metrics.bootstrap import settings_from_env
-    from critic_tasks.reports.results import samples_file
 
     settings = settings_from_env() if settings is None else settings
-    tasks = [t for t in run.results if t in registry.TASKS and registry.TASKS[t].kind_spec.protocol == "judgebench"]
-    if not tasks:
-        held = ", ".join(t for t in run.results if t in registry.TASKS) or "none"
-        raise ConfigError(f"--against judgebench: the run holds no JudgeBench task (it holds: {held})")
+    tasks = _protocol_tasks(run, "judgebench", "judgebench", "JudgeBench")
     check_names(names, tasks, f"judgebench:{name}")
     out, label = [], ""
     for task in tasks:
-        path = samples_file(run.path, task)
-        if path is None:
-            raise ConfigError(f"--against judgebench: {task} has no per-item rows beside {run.path}: run it with "
-                              "lm-eval --log_samples")
-        docs = _logged_docs(path)
+        path, docs = _task_rows(run, task, "judgebench")
         splits = {d.get("response_model") or RESPONSE_MODELS.get(str(d.get("split")), "")
                   for d in docs.values() if isinstance(d, dict)}
         if len(splits) != 1:
@@ -338,24 +350,16 @@ def compare_with_released(run, source: str, name: str, folder: Path | None, name
     run, on the items both hold; the released model's label; one line per task counting the items in only one of
     the two, where there are any)."""
     from critic_tasks.core.metrics.bootstrap import settings_from_env
-    from critic_tasks.reports.results import samples_file
 
     settings = settings_from_env() if settings is None else settings
-    tasks = [t for t in run.results if t in registry.TASKS and registry.TASKS[t].kind_spec.protocol == source]
-    if not tasks:
-        held = ", ".join(t for t in run.results if t in registry.TASKS) or "none"
-        raise ConfigError(f"--against {source}: the run holds no {source} task (it holds: {held})")
+    tasks = _protocol_tasks(run, source, source, source)
     check_names(names, tasks, f"{source}:{name}")
     module = _released_module(source)
     released = read_released(source, name, folder)
     label = f"{released.model}, released results ({released.where})"
     out, notes = [], []
     for task in tasks:
-        path = samples_file(run.path, task)
-        if path is None:
-            raise ConfigError(f"--against {source}: {task} has no per-item rows beside {run.path}: run it with "
-                              "lm-eval --log_samples")
-        docs = _logged_docs(path)
+        path, docs = _task_rows(run, task, source)
         if any(not isinstance(doc, dict) for doc in docs.values()):
             raise DataError(f"{path}: a samples row logged no document to match its item by id")
         matched = module.match(docs, released)
