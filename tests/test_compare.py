@@ -235,7 +235,8 @@ def test_runs_on_different_items_are_refused_in_one_line(tmp_path, capsys):
     _runs(tmp_path, seed_b=1, drop=3)
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     line = one_line(capsys)
-    assert "critic_" in line and "1 item(s) differ" in line and "1 only in A" in line
+    assert "critic_" in line and "1 item differs" in line and "1 only in A" in line
+    assert line.startswith("critic-eval: compare: critic_")  # one prefix: not "data error: compare:" (issue 46)
 
 
 def test_a_changed_document_under_the_same_doc_id_is_refused(tmp_path, capsys):
@@ -246,7 +247,7 @@ def test_a_changed_document_under_the_same_doc_id_is_refused(tmp_path, capsys):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
                      "--metric", "critic_comparison.accuracy"]) == 2
-    assert "critic_comparison: 1 item(s) differ" in one_line(capsys)
+    assert "critic_comparison: 1 item differs" in one_line(capsys)
 
 
 def test_an_unknown_metric_is_refused_in_one_line(tmp_path, capsys):
@@ -296,3 +297,14 @@ def test_a_row_that_is_no_record_is_one_line(tmp_path, capsys):
                      "--metric", "critic_comparison.accuracy"]) == 2
     line = one_line(capsys)
     assert f"samples_critic_comparison_{TIME}.jsonl:5" in line and "not a critic_tasks record" in line
+
+
+def test_the_units_column_counts_in_words():
+    """issue 46 (newcomer): "1 pairs"."""
+    from critic_tasks.reports.compare import Comparison, format_comparisons
+
+    rows = [Comparison("critic_judgebench", "accuracy", 50.0, 100.0, None, 1.0, "McNemar (1 only B, 0 only A)", n, unit)
+            for n, unit in ((1, "pair"), (2, "pair"), (1, "item"), (3, "question"))]
+    shown = [line.rsplit("|", 2)[1].strip() for line in format_comparisons(rows, "a", "b", 0.95).splitlines()
+             if line.startswith("| critic_")]
+    assert shown == ["1 pair", "2 pairs", "1 item", "3 questions"]

@@ -154,7 +154,7 @@ def test_a_changed_document_is_refused_in_one_line_naming_its_field(tmp_path, ca
     a, b, _, _ = _process_runs(tmp_path, _label_reply, _label_reply, data_a, data_b)
     assert cli.main(["compare", str(a), str(b)]) == 2
     line = one_line(capsys)
-    assert f"{PROCESS_TASK}: 1 item(s) differ" in line and "doc_id 2 differs in field 'steps'" in line
+    assert f"{PROCESS_TASK}: 1 item differs" in line and "doc_id 2 differs in field 'steps'" in line
     assert "(edited)" in line.split("field 'steps'")[1]  # B's value, shown (shortened) beside A's
 
 
@@ -298,7 +298,7 @@ def test_items_that_differ_say_which_recorded_setting_differs(tmp_path, capsys):
     b = _one_subset_run(tmp_path, "b", "gsm8k")
     assert cli.main(["compare", str(a), str(b)]) == 2
     line = one_line(capsys)
-    assert "2 item(s) differ" in line and "the runs' settings differ: limit 2 in A, unset in B" in line
+    assert "2 items differ" in line and "the runs' settings differ: limit 2 in A, unset in B" in line
     c = _one_subset_run(tmp_path, "c", "gsm8k", metadata={"orders": "single"}, docs=docs[:3])
     assert cli.main(["compare", str(c), str(b)]) == 2
     assert "the runs' settings differ: orders single in A, unset in B" in one_line(capsys)

@@ -141,8 +141,9 @@ def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> tuple[float, int, int]:
 # ----------------------------------------------------------------------------- two runs' records, paired
 
 
-class ItemMismatch(DataError):
-    """The two runs of a task were not scored on the same items."""
+class ItemMismatch(ConfigError):
+    """The two runs of a task were not scored on the same items: runs that cannot be paired, as runs of different
+    tasks cannot (a ConfigError: its line names the command, with no "data error" before it)."""
 
 
 @dataclass
@@ -233,7 +234,8 @@ def check_same_items(task: str, a: Logged, b: Logged, setting_note: str = "") ->
         n = len(only_a) + len(only_b) + len(changed)
         first = (f"; doc_id {changed[0]} differs in {differing_field(a.identity[changed[0]], b.identity[changed[0]])}"
                  if changed else "")
-        raise ItemMismatch(f"compare: {task}: {n} item(s) differ between the runs ({len(only_a)} only in A, "
+        raise ItemMismatch(f"compare: {task}: {n} item{'s differ' if n != 1 else ' differs'} between the runs "
+                           f"({len(only_a)} only in A, "
                            f"{len(only_b)} only in B, {len(changed)} with a different document under the same "
                            f"doc_id){first}{setting_note or ''}; a paired comparison needs both runs scored on the "
                            "same items")
@@ -348,7 +350,12 @@ class Comparison:
     p_value: float
     test: str  # "McNemar (n01 B-only right, n10 A-only right)" | "permutation"
     units: int
-    unit: str  # what a unit is: pairs, questions, items
+    unit: str  # what a unit is: pair, prompt, question, item
+
+    @property
+    def counted(self) -> str:
+        """How many units, in words: "1 pair", "12 pairs"."""
+        return f"{self.units} {self.unit}{'' if self.units == 1 else 's'}"
 
     @property
     def difference(self) -> float:
@@ -390,7 +397,7 @@ def compare_metric(task: str, metric: registry.Metric, a: Logged, b: Logged,
             test = "permutation"
     unit = units.names[0].split(" ", 1)[0]
     return Comparison(task, metric.key, va, vb, interval, p, test, len(units.names),
-                      {"pair": "pairs", "prompt": "prompts", "question": "questions", "doc": "items"}[unit])
+                      {"pair": "pair", "prompt": "prompt", "question": "question", "doc": "item"}[unit])
 
 
 def comparable_metrics(task: str) -> list[registry.Metric]:
@@ -515,7 +522,7 @@ def format_comparisons(comparisons: Sequence[Comparison], label_a: str, label_b:
         interval = f"[{_number(c.interval[0])}, {_number(c.interval[1])}]" if c.interval else "—"
         p = "—" if math.isnan(c.p_value) else f"{c.p_value:.3g}"
         lines.append(f"| {c.task}.{c.key} | {_number(c.a)} | {_number(c.b)} | {c.difference:+.2f} | {interval} | {p} "
-                     f"| {c.test} | {c.units} {c.unit} |")
+                     f"| {c.test} | {c.counted} |")
     return "\n".join(lines)
 
 
