@@ -92,7 +92,7 @@ def test_the_authors_file_out_of_reach_is_one_line_naming_a_way_these_tasks_have
     for argv in (["preflight", "--tasks", task], ["--model", "dummy", "--limit", "1", "--tasks", task]):
         code, line = refused(capsys, argv)
         assert code == 2 and line.startswith(f"critic-eval: data error: allenai/reward-bench's {path} "), line
-        assert "URLError" in line and "REWARDBENCH_DATA_DIR" in line, line
+        assert "URLError" in line and "set REWARDBENCH_AUTHORS_DIR to a checkout of" in line, line
         # the mirror's layout, which a newcomer with the file at hand cannot guess
         assert (f"or CRITIC_AUTHORS_MIRROR to a folder holding it as allenai/reward-bench/{rb_prompts.COMMIT}/{path}, "
                 "or ") in line, line

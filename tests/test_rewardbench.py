@@ -188,3 +188,47 @@ def test_a_seed_that_is_no_whole_number_is_refused_in_one_line(seed):
     assert "\n" not in str(refused.value)
     by_text, by_number = engine.task_docs("critic_rewardbench", seed=" 7"), engine.task_docs("critic_rewardbench", seed=7)
     assert by_text == by_number and {d["seed"] for d in by_number} == {7}
+
+
+def test_offline_on_the_bundled_sample_the_authors_files_come_from_a_checkout_named_apart(monkeypatch, tmp_path):
+    """issue 46 (newcomer): REWARDBENCH_DATA_DIR named both the data and the authors' checkout, so offline on the
+    bundled sample only a CRITIC_AUTHORS_MIRROR tree gave the prompts. REWARDBENCH_AUTHORS_DIR names a plain clone of
+    allenai/reward-bench for RewardBench, RewardBench 2 and RM-Bench, whatever their data folders say."""
+    from critic_tasks import engine
+    from critic_tasks.protocols import authors
+    from critic_tasks.protocols.rewardbench2 import authors_prompts as rb2_prompts
+
+    def cleared():
+        for cached in (authors._text, authors_prompts.pairwise_v1, authors_prompts.sections, rb2_prompts.prompts):
+            cached.cache_clear()
+
+    empty = tmp_path / "empty-mirror"
+    empty.mkdir()
+    monkeypatch.setenv("CRITIC_AUTHORS_MIRROR", str(empty))  # offline: nothing from the mirror, the cache or GitHub
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "fresh-cache"))
+    monkeypatch.setenv("REWARDBENCH2_DATA_DIR", "sample")
+    monkeypatch.setenv("RMBENCH_DATA_DIR", "sample")
+    monkeypatch.setenv("REWARDBENCH_AUTHORS_DIR", str(REWARDBENCH))
+    cleared()
+    try:
+        system, template = authors_prompts.pairwise_v1()
+        names = generative()
+        assert (system, template) == (names.prompt_v2, names.MTBENCH_V2["prompt_template"])  # the clone's own text
+        assert authors_prompts.sections()[0] == rewardbench_constants().EXAMPLE_COUNTS
+        for task in ("critic_rewardbench", "critic_rewardbench2", "critic_rmbench"):
+            docs = engine.task_docs(task)
+            assert docs and engine.prompt(docs[0], task), task
+        # a folder without the files is one line naming the setting, not a silent fetch of something else
+        monkeypatch.setenv("REWARDBENCH_AUTHORS_DIR", str(tmp_path))
+        cleared()
+        with pytest.raises(DataError) as refused:
+            authors_prompts.pairwise_v1()
+        assert str(refused.value).startswith(f"REWARDBENCH_AUTHORS_DIR={tmp_path}: no rewardbench/generative.py there")
+        # unset and offline: the line names the setting that gives the files
+        monkeypatch.delenv("REWARDBENCH_AUTHORS_DIR")
+        cleared()
+        with pytest.raises(DataError, match="set REWARDBENCH_AUTHORS_DIR to a checkout of "
+                                            "https://github.com/allenai/reward-bench"):
+            authors_prompts.pairwise_v1()
+    finally:
+        cleared()

@@ -46,12 +46,14 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(THU-KEG/RM-Bench)"),
     Setting("REWARDBENCH_DATA_DIR", "", "path", "a local copy of allenai/reward-bench's `filtered` split "
             "(`filtered.jsonl` or `filtered.json`), or `sample` for the bundled sample; unset: the Hub. A checkout "
-            "of allenai/reward-bench at 05a9005 here also gives the authors' judge prompts (`rewardbench/"
-            "generative.py`, `constants.py`, RewardBench 2's and RM-Bench's too), else they come from "
-            "CRITIC_AUTHORS_MIRROR, the cache or GitHub"),
+            "of allenai/reward-bench here also gives the authors' judge prompts (as REWARDBENCH_AUTHORS_DIR)"),
+    Setting("REWARDBENCH_AUTHORS_DIR", "", "path", "a checkout of allenai/reward-bench at 05a9005: the authors' "
+            "judge prompts and subsets (`rewardbench/generative.py`, `generative_v2.py`, `constants.py`) of "
+            "RewardBench, RewardBench 2 and RM-Bench, whatever the data folders name (the bundled sample too); "
+            "unset: REWARDBENCH_DATA_DIR when it is such a checkout, else CRITIC_AUTHORS_MIRROR, the cache or GitHub"),
     Setting("REWARDBENCH2_DATA_DIR", "", "path", "a local copy of allenai/reward-bench-2's `test` split "
             "(`test.jsonl`, `test.json` or the Hub's `data/test-*.parquet`), or `sample` for the bundled sample; "
-            "unset: the Hub (the authors' prompts come as RewardBench's: REWARDBENCH_DATA_DIR)"),
+            "unset: the Hub (the authors' prompts come as RewardBench's: REWARDBENCH_AUTHORS_DIR)"),
     Setting("REALCRITIC_DATA_DIR", "", "path", "a local checkout of tangzhy/RealCritic (or its `data/mix_data` "
             "folder), or `sample` for the bundled sample; unset: the repository's files"),
     Setting("METACRITIQUE_DATA_DIR", "", "path", "a local copy of MetaCritique's benchmark and annotation files; "

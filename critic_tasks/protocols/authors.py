@@ -3,8 +3,12 @@
 A protocol that follows its authors' prompts names each file it needs as an ``AuthorsFile``: the repository, a
 pinned commit, the path in it and the file's sha256. ``AuthorsFile.text`` finds it, in this order:
 
-1. the protocol's data-dir setting, when it points at a checkout of the authors' repository (it holds both data and
-   templates): ``<data dir>/<path>``;
+1. a checkout of the authors' repository: the file's own checkout setting (``checkout_env``), for a benchmark whose
+   data are not in that repository (RewardBench's prompts are on GitHub, its data on the Hub: one folder cannot be
+   both, so ``REWARDBENCH_AUTHORS_DIR`` names the checkout and ``REWARDBENCH_DATA_DIR`` the data, the bundled sample
+   too); else the protocol's data-dir setting, when it points at such a checkout (JudgeBench's, ProcessBench's,
+   RealCritic's hold both data and templates): ``<checkout>/<path>``. A checkout setting that names a folder without
+   the file is one ``DataError`` naming it (never a silent fetch of what the user meant to give);
 2. ``CRITIC_AUTHORS_MIRROR``: a folder or base URL laid out as ``<mirror>/<owner>/<repo>/<commit>/<path>`` (an
    air-gapped lab's copy, or a test's);
 3. the cache, ``$XDG_CACHE_HOME/critic_tasks/authors/<owner>/<repo>/<commit>/<path>``;
@@ -45,6 +49,7 @@ class AuthorsFile:
     also_sha256: tuple[str, ...] = ()
     what: str = "the authors' prompt"  # what the file is, in the error lines
     instead: str = "use the option prompt: ours"  # the way round a missing file, in the error lines
+    checkout_env: str = ""  # a setting naming a checkout of ``repo`` alone (its data elsewhere), read first
 
     @property
     def url(self) -> str:
@@ -65,6 +70,13 @@ def _checked(spec: AuthorsFile, payload: bytes, where: str) -> bytes:
 
 
 def _from_checkout(spec: AuthorsFile, data_dir: str | None) -> Path | None:
+    named = read_setting(spec.checkout_env) if spec.checkout_env else ""
+    if named:
+        candidate = Path(named).expanduser() / spec.path
+        if not candidate.is_file():
+            raise DataError(f"{spec.checkout_env}={named}: no {spec.path} there ({spec.what}); it names a checkout of "
+                            f"https://github.com/{spec.repo} (at {spec.commit[:10]}), or unset it")
+        return candidate
     try:
         root = resolve_dir(data_dir, spec.data_env)
     except DataError:
@@ -97,7 +109,7 @@ def _text(spec: AuthorsFile, data_dir: str | None) -> str:
             payload = _download(source)
     except Exception as err:  # offline, 404, a proxy, a missing mirror file: one message for all
         raise DataError(f"{spec.repo}'s {spec.path} ({spec.what}) is not cached and could not be read from "
-                        f"{source} ({type(err).__name__}: {err}); set {spec.data_env} to a checkout of "
+                        f"{source} ({type(err).__name__}: {err}); set {spec.checkout_env or spec.data_env} to a checkout of "
                         f"https://github.com/{spec.repo} at {spec.commit[:10]}, or {MIRROR_ENV} to a folder holding "
                         f"it as {spec.repo}/{spec.commit}/{spec.path}, or {spec.instead}") from None
     _checked(spec, payload, source)

@@ -1,11 +1,12 @@
 """The RewardBench authors' generative-judge prompts, read at run time from their ``rewardbench/generative.py``.
 
 The file is Python whose prompts are module-level string literals (``prompt_v2``, the system message of the v1
-pairwise judge) and a dict literal (``MTBENCH_V2``, whose ``prompt_template`` is the user message). Importing it would
-import the authors' API clients (anthropic, openai, together, google), so the file is read as text through
-``protocols.authors`` (a checkout named by ``REWARDBENCH_DATA_DIR``, the mirror, the cache or GitHub at the pinned
-commit, sha256-checked), parsed with ``ast`` and each literal evaluated with ``ast.literal_eval``: nothing of the
-file is executed. Adjacent string literals are one constant once parsed, as Python itself joins them.
+pairwise judge) and a dict literal (``MTBENCH_V2``, whose ``prompt_template`` is the user message). Importing it
+would import the authors' API clients (anthropic, openai, together, google), so the file is read as text through
+``protocols.authors`` (a checkout named by ``REWARDBENCH_AUTHORS_DIR`` or ``REWARDBENCH_DATA_DIR``, the mirror, the
+cache or GitHub at the pinned commit, sha256-checked), parsed with ``ast`` and each literal evaluated with
+``ast.literal_eval``: nothing of the file is executed. Adjacent string literals are one constant once parsed, as
+Python itself joins them.
 
 RM-Bench releases no generative-judge prompt of its own, so ``protocols.rmbench`` asks with the same two messages.
 """
@@ -19,6 +20,9 @@ from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.authors import AuthorsFile
 
 DATA_DIR_ENV = "REWARDBENCH_DATA_DIR"
+# the authors' checkout, apart from the data: their prompts are on GitHub, their data on the Hub (and the bundled
+# sample is ours), so a run on the sample or a Hub copy reads the prompts from a clone named here
+AUTHORS_DIR_ENV = "REWARDBENCH_AUTHORS_DIR"
 REPO = "allenai/reward-bench"
 COMMIT = "05a9005efb607249822c193590c8ecab87c77052"
 # RewardBench, RewardBench 2 and RM-Bench have no prompt of ours to fall back on (no ``prompt`` option): the way
@@ -26,11 +30,11 @@ COMMIT = "05a9005efb607249822c193590c8ecab87c77052"
 FETCH_ONCE = "run once where GitHub can be reached (the file is then read from the cache)"
 GENERATIVE = AuthorsFile(REPO, COMMIT, "rewardbench/generative.py",
                          "0ac67792e6e202efad5c57c7354dfb92bae8a5b36ad82544949221e3c0edebe0", DATA_DIR_ENV,
-                         instead=FETCH_ONCE)
+                         instead=FETCH_ONCE, checkout_env=AUTHORS_DIR_ENV)
 # the subset weights and the sections (EXAMPLE_COUNTS, SUBSET_MAPPING), read the same way
 CONSTANTS = AuthorsFile(REPO, COMMIT, "rewardbench/constants.py",
                         "4c3661b48b189783b9dc3ed5424f8e2d0e24a9ee3fd2c3531713e212dd9d227d", DATA_DIR_ENV,
-                        what="the authors' subsets and weights", instead=FETCH_ONCE)
+                        what="the authors' subsets and weights", instead=FETCH_ONCE, checkout_env=AUTHORS_DIR_ENV)
 
 
 def _assignments(source: str, where: str) -> dict[str, ast.expr]:

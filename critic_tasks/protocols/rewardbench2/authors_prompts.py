@@ -6,8 +6,9 @@ The file's prompts are module-level string literals: ``prompt_v2`` (the four-way
 ``ratings_prompt`` and ``ratings_prompt_ties`` (the 1-10 rating of one answer, fields ``prompt`` and ``completion``,
 sent as the only message: their ``system_prompt`` is empty). As for v1 (``protocols.rewardbench.authors_prompts``)
 the file is read as text through ``protocols.authors`` (the same repository and pinned commit, sha256-checked: a
-checkout named by ``REWARDBENCH_DATA_DIR``, the mirror, the cache or GitHub), parsed with ``ast`` and each literal
-evaluated with ``ast.literal_eval``: nothing of it is executed, nothing of it is copied here.
+checkout named by ``REWARDBENCH_AUTHORS_DIR`` or ``REWARDBENCH_DATA_DIR``, the mirror, the cache or GitHub), parsed
+with ``ast`` and each literal evaluated with ``ast.literal_eval``: nothing of it is executed, nothing of it is
+copied here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import lru_cache
 
 from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.rewardbench.authors_prompts import (
+    AUTHORS_DIR_ENV,
     COMMIT,
     DATA_DIR_ENV,
     FETCH_ONCE,
@@ -27,7 +29,7 @@ from critic_tasks.protocols.rewardbench.authors_prompts import (
 
 GENERATIVE_V2 = AuthorsFile(REPO, COMMIT, "rewardbench/generative_v2.py",
                             "eeb3986569fc29b761ae8d9ecda5599adf52733bbfd3cd0ae348888950ce76c7", DATA_DIR_ENV,
-                            instead=FETCH_ONCE)
+                            instead=FETCH_ONCE, checkout_env=AUTHORS_DIR_ENV)
 LETTERS = ("A", "B", "C", "D")
 RATING_TEMPLATES = ("ratings_prompt", "ratings_prompt_ties")
 
