@@ -745,3 +745,34 @@ def test_report_chance_on_a_limit_run_is_drawn_on_the_items_the_run_logged(tmp_p
     assert "## Chance line: critic_feedback (org/model" in out  # the line names the run it was drawn for
     missing = out.split("## Tasks without a chance line\n", 1)[1]
     assert "--limit 6) and logged no samples" in missing and "rerun with --log_samples" in missing
+
+
+def test_report_chance_on_an_opencompass_run_cut_by_test_range_is_drawn_on_its_items(tmp_path, capsys):
+    """ocnew (newcomer, OpenCompass): a dataset config cut with OpenCompass's own limit (``reader_cfg['test_range']``)
+    scores those rows alone; the summarizer records the cut, and the chance line is drawn on the same rows (a slice:
+    those indices; a form the reader does not evaluate: no line, with the reason) instead of on all the data."""
+    from critic_tasks import engine
+
+    docs = engine.task_docs("critic_feedback")
+    asked = list(range(len(docs)))[2:8]
+    on_items, on_all = chance.chance_line("critic_feedback", [docs[i] for i in asked]), chance.chance_line("critic_feedback")
+    assert on_items.chance != on_all.chance  # the items matter on this sample (else the test proves nothing)
+    results = {"critic_feedback": {"spearman,none": 37.5, "score,none": 68.75, "parse_rate,none": 100.0}}
+    summary = tmp_path / "summary"
+    summary.mkdir()
+    (summary / "critic_results_m_hf_20260101_000000.json").write_text(json.dumps(
+        {"results": results, "groups": {}, "config": {"model": "m_hf", "harness": "opencompass",
+                                                      "test_range": {"critic_feedback": "[2:8]"}}}))
+    (summary / "critic_summary_20260101_000000.json").write_text(json.dumps(
+        {"m_hf": results, "missing": {}, "test_range": {"critic_feedback": "[2:8]"}}))
+    for name in ("critic_results_m_hf_20260101_000000.json", "critic_summary_20260101_000000.json"):
+        assert cli.main(["report", str(summary / name), "--chance"]) == 0
+        rows = _chance_block(capsys.readouterr().out, "Chance line: critic_feedback")
+        for critic in chance.CANNED:
+            assert rows[critic][1:] == [f"{on_items.values[critic][k]:.2f}" for k in ("spearman", "score", "parse_rate")]
+        assert rows["chance"][1:3] == [f"{on_items.chance[k]:.2f}" for k in ("spearman", "score")]
+    (summary / "critic_summary_20260101_000000.json").write_text(json.dumps(
+        {"m_hf": results, "missing": {}, "test_range": {"critic_feedback": "[:4] + [9]"}}))
+    assert cli.main(["report", str(summary / "critic_summary_20260101_000000.json"), "--chance"]) == 0
+    missing = capsys.readouterr().out.split("## Tasks without a chance line\n", 1)[1]
+    assert "OpenCompass test_range '[:4] + [9]'" in missing and "which items it asked is not known" in missing

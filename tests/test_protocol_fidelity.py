@@ -362,3 +362,20 @@ def test_sampled_correction_counts_items_whose_k_samples_were_one_text(monkeypat
     assert lines == ["critic_tasks: 10 of 16 items got 5 identical samples: the backend returned one reply k times "
                      "(it did not sample; check do_sample / temperature and a fixed seed); pass@k and "
                      "self-consistency rest on fewer samples than asked"]
+
+
+def test_critic_eval_opencompass_names_the_budgets_an_eval_config_sets(capsys):
+    """ocnew (newcomer): an eval config that set its datasets' max_out_len (as docs/opencompass.md says to) was told
+    'reply budgets (tokens) as lm-eval's: critic_rewardbench 2048' while its run used the config's 32."""
+    from critic_tasks.cli import opencompass as oc_cli
+
+    generated = (Path(oc_cli.CONFIG_DIR) / "datasets" / "critic_rewardbench_gen.py").read_text()
+    assert "max_out_len=2048," in generated  # the generated config's budget, lm-eval's (the values below)
+    cut, kept = ({"abbr": abbr, "task": "critic_rewardbench", "infer_cfg": {"inferencer": {"max_out_len": n}}}
+                 for abbr, n in (("critic_rewardbench", 32), ("critic_rewardbench_kept", 2048)))
+    cfg = {"datasets": [cut, kept, {"abbr": "theirs", "infer_cfg": {"inferencer": {"max_out_len": 7}}}]}
+    argv = ["cfg.py"]
+    assert oc_cli._reply_budget(argv, [registry.TASKS["critic_rewardbench"]] * 2, cfg) == argv
+    err = capsys.readouterr().err
+    assert err == ("critic-eval: reply budgets (tokens), the config's: critic_rewardbench 32 (lm-eval's: 2048), "
+                   "critic_rewardbench_kept 2048\n")

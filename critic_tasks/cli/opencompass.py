@@ -119,12 +119,28 @@ def budget_config_dir(max_out_len: int) -> Path:
     return folder
 
 
+def _config_budgets(cfg) -> str:
+    """Each of an eval config's critic datasets with the budget it runs with (its inferencer's max_out_len, which the
+    config may have changed), and lm-eval's where that differs."""
+    said = []
+    for d in cfg.get("datasets", []):
+        if not isinstance(d, dict) or d.get("task") not in registry.TASKS:
+            continue
+        budget = ((d.get("infer_cfg") or {}).get("inferencer") or {}).get("max_out_len")
+        lm_eval = registry.TASKS[d["task"]].kind_spec.max_gen_toks
+        said.append(f"{d.get('abbr', d['task'])} {budget}" + ("" if budget == lm_eval else f" (lm-eval's: {lm_eval})"))
+    return ", ".join(said)
+
+
 def _reply_budget(argv: list[str], tasks: list[registry.Task], cfg) -> list[str]:
     """The reply budget of our datasets, said in one line: lm-eval's per task by default (the configs' own
     max_out_len); an explicit --max-out-len for every dataset (the tree written with it)."""
     if not tasks:
         return argv
     budget = _budget_value(argv)
+    if budget is None and cfg is not None:  # an eval config's datasets run with the budgets it sets
+        print(f"critic-eval: reply budgets (tokens), the config's: {_config_budgets(cfg)}", file=sys.stderr)
+        return argv
     if budget is None:
         ours = ", ".join(f"{t.name} {t.kind_spec.max_gen_toks}" for t in tasks)
         print(f"critic-eval: reply budgets (tokens) as lm-eval's: {ours}; --max-out-len N sets one for all",

@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +137,12 @@ def samples_file(results_path: Path, task: str) -> Path | None:
 def asked_items(run: Run, task: str) -> tuple[int, ...] | None:
     """The indices (lm-eval's ``doc_id``) of the documents of ``task`` a run asked, in order: None when it asked every
     one (no ``--limit``), else those its ``--log_samples`` rows name (a run's numbers are computed on those alone).
-    A ``--limit`` run without its samples file: ``ConfigError`` (which items it asked cannot be read here)."""
+    A ``--limit`` run without its samples file: ``ConfigError`` (which items it asked cannot be read here). An
+    OpenCompass run whose dataset config cut the data (``reader_cfg['test_range']``, which the summarizer records):
+    the indices OpenCompass's reader selected (``test_range_items``)."""
+    cuts = run.config.get("test_range")
+    if isinstance(cuts, dict) and cuts.get(task) is not None:
+        return test_range_items(task, cuts[task], run.path)
     limit = run.config.get("limit")
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not limit:
         return None
@@ -153,6 +159,39 @@ def asked_items(run: Run, task: str) -> tuple[int, ...] | None:
                             "(an lm-eval samples row names its document by its index)")
         ids.add(doc_id)
     return tuple(sorted(ids))
+
+
+_SLICE = re.compile(r"\[\s*(-?\d*)\s*:\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?\]")
+
+
+def test_range_items(task: str, test_range, where) -> tuple[int, ...] | None:
+    """The indices of ``task``'s documents (as a run reads them) that OpenCompass's reader keeps for ``test_range``
+    (``opencompass.openicl.icl_dataset_reader.load_partial_dataset``): a slice text such as ``"[0:8]"`` selects
+    those rows; a number ``n`` (a share of the rows when under 1) selects ``n`` rows shuffled with
+    ``random.Random(n)``, every row when ``n`` is not under the row count. None: every document. Another form
+    (OpenCompass evaluates any index expression): ``ConfigError``, so the report says it cannot draw the line."""
+    from critic_tasks.engine import task_docs  # the engine sits above the reports' imports
+
+    if isinstance(test_range, bool) or not isinstance(test_range, (int, float, str)):
+        raise ConfigError(f"{where}: {task}: test_range {json.dumps(test_range, default=str)[:40]}: not an "
+                          "OpenCompass test_range (a slice text or a number)")
+    if isinstance(test_range, str):
+        found = _SLICE.fullmatch(test_range.strip())
+        if found is None:
+            raise ConfigError(f"{where}: the run asked part of {task}'s data (OpenCompass test_range "
+                              f"{test_range!r}), a form this reader does not evaluate (a slice such as '[0:8]' or "
+                              "a number), so which items it asked is not known here")
+        bounds = [int(b) if b else None for b in found.groups()]
+        if bounds[2] == 0:
+            raise ConfigError(f"{where}: {task}: test_range {test_range!r}: a slice step of 0")
+        return tuple(sorted(range(len(task_docs(task)))[slice(*bounds)]))
+    total = len(task_docs(task))
+    if test_range >= total or test_range <= 0:
+        return None
+    size = int(test_range * total) if test_range < 1 else int(test_range)
+    index = list(range(total))
+    random.Random(size).shuffle(index)
+    return tuple(sorted(index[:size]))
 
 
 def logged_intervals(task: str, samples, settings=None, keys=None) -> dict[str, float]:
@@ -445,7 +484,7 @@ def summarizer_models(data) -> dict[str, dict] | None:
     lm-eval-shaped results, and ``missing``: model -> dataset -> why it has no results); else None."""
     if not isinstance(data, dict) or "results" in data:
         return None
-    models = {k: v for k, v in data.items() if k != "missing"}
+    models = {k: v for k, v in data.items() if k not in ("missing", "test_range")}
     if models and all(isinstance(v, dict) and has_critic_tasks(v) for v in models.values()):
         return models
     return None
@@ -574,7 +613,10 @@ def load_runs(path: Path) -> list[Run]:
         raise ConfigError(f"{path}: not lm-eval results (expected a JSON object)")
     models = summarizer_models(data)
     if models is not None:  # the OpenCompass summarizer's file: model -> lm-eval-shaped results
-        return [Run(model, path, _checked(path, results)) for model, results in models.items()]
+        cuts = data.get("test_range") if isinstance(data.get("test_range"), dict) else {}
+        return [Run(model, path, _checked(path, results),
+                    config={"test_range": cuts} if cuts else {})
+                for model, results in models.items()]
     results = sample_intervals(path, _checked(path, data.get("results", data)))
     config = data.get("config") if isinstance(data.get("config"), dict) else {}
     return [Run(_label(data, path, results), path, results, _protocol(data), data.get("configs") or {},

@@ -61,16 +61,21 @@ class CriticSummarizer(DefaultSummarizer):
             tables[abbr] = group_results(per_task)
             print(model_summary(abbr, tables[abbr]))
         missing = self._missing(parsed)
+        # a dataset config that cut the data (reader_cfg's test_range, OpenCompass's --limit): recorded, so that
+        # `critic-eval report --chance` draws the chance line on the items the run scored
+        cuts = {d["abbr"]: d["reader_cfg"]["test_range"] for d in self.dataset_cfgs
+                if d.get("task") in registry.TASKS and (d.get("reader_cfg") or {}).get("test_range") not in (None, "")}
         if tables:
             folder = osp.dirname(output_path) if output_path else osp.join(self.work_dir, "summary")
             path = osp.join(folder, f"critic_summary_{time_str}.json")
             with open(path, "w", encoding="utf-8") as fh:
-                json.dump({**tables, "missing": missing}, fh, indent=2)
+                json.dump({**tables, "missing": missing, **({"test_range": cuts} if cuts else {})}, fh, indent=2)
             for abbr, results in tables.items():  # one lm-eval-shaped file per model: summary, report, check read it
                 groups = {g: results[g] for g in registry.GROUPS if g in results}
                 with open(osp.join(folder, f"critic_results_{abbr}_{time_str}.json"), "w", encoding="utf-8") as fh:
                     json.dump({"results": results, "groups": groups,
-                               "config": {"model": abbr, "harness": "opencompass"}}, fh, indent=2)
+                               "config": {"model": abbr, "harness": "opencompass",
+                                          **({"test_range": cuts} if cuts else {})}}, fh, indent=2)
         for model, datasets in missing.items():
             for abbr, why in datasets.items():
                 print(f"critic-tasks: {model}/{abbr}: no results: {why}", file=sys.stderr)
