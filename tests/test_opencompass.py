@@ -1033,3 +1033,28 @@ def test_config_dir_command_prints_the_tree(capsys):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.slow
+def test_the_rows_a_test_range_keeps_are_the_ones_opencompass_reader_keeps(oc_bin, monkeypatch):
+    """`report --chance` on a run cut with reader_cfg's test_range draws its line on the rows OpenCompass's reader
+    kept (``load_partial_dataset``: a slice, or a seeded draw of n rows or of a share of them), asked here of
+    OpenCompass itself."""
+    from critic_tasks import engine
+    from critic_tasks.reports.results import test_range_items
+
+    monkeypatch.setenv("CRITICBENCH_DATA_DIR", "sample")
+    total = len(engine.task_docs("critic_feedback"))
+    cuts = [3, 0.4, 5, total + 1, "[1:7:2]", "[-3:]", "[:4]"]
+    script = ("import json, sys\nfrom datasets import Dataset\n"
+              "from opencompass.openicl.icl_dataset_reader import load_partial_dataset\n"
+              f"rows = Dataset.from_list([{{'i': i}} for i in range({total})])\n"
+              f"print(json.dumps([sorted(load_partial_dataset(rows, c)['i']) for c in {cuts!r}]))\n")
+    out = subprocess.run([str(oc_bin / "python"), "-c", script], capture_output=True, text=True, timeout=180,
+                         cwd="/tmp")
+    assert out.returncode == 0, out.stderr[-2000:]
+    kept = json.loads(out.stdout.strip().splitlines()[-1])
+    for cut, rows in zip(cuts, kept):
+        ours = test_range_items("critic_feedback", cut, "x")
+        assert (list(range(total)) if ours is None else list(ours)) == rows, cut
+    assert any(0 < len(rows) < total for rows in kept[:3])  # the draws cut (else the test proves nothing)
