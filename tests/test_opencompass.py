@@ -45,6 +45,26 @@ def test_the_summarizers_group_mean_leaves_out_an_undefined_member_as_lm_eval_do
     assert "critic_processbench" not in group_results({m: {"f1": None} for m in members})
 
 
+def test_a_dataset_without_results_is_named_with_the_error_that_ended_its_inference(tmp_path):
+    """ocnew (newcomer): with a wrong --hf-path the summarizer said only 'its task failed; see .../logs/eval/...',
+    whose error is that no predictions exist; the reason is the exception that ended the inference stage."""
+    from critic_tasks.adapters.opencompass.errors import failure_reason
+
+    infer, evaluate = (tmp_path / "logs" / stage / "m_hf" / "critic_feedback_chat.out" for stage in ("infer", "eval"))
+    for log in (infer, evaluate):
+        log.parent.mkdir(parents=True)
+    wrong = "OSError: Can't load the configuration of './smollm2-hff'. Otherwise, make sure './smollm2-hff' is ..."
+    infer.write_text(f"11/28 14:08:50 - OpenCompass - INFO - Task [m_hf/critic_feedback_chat]\nTraceback (most "
+                     f"recent call last):\n  File \"x.py\", line 1, in <module>\n    raise OSError(\n{wrong}\n")
+    evaluate.write_text("Traceback (most recent call last):\nFileNotFoundError: Prediction files not found: ...\n")
+    assert failure_reason(str(tmp_path), "m_hf", "critic_feedback_chat") == f"{wrong} (see {infer})"
+    evaluate.write_text("critic-tasks: CRITICBENCH_DATA_DIR=/x: not a directory\n")  # ours wins, in any stage
+    assert failure_reason(str(tmp_path), "m_hf", "critic_feedback_chat") == "CRITICBENCH_DATA_DIR=/x: not a directory"
+    infer.write_text("killed\n")
+    evaluate.write_text("")
+    assert failure_reason(str(tmp_path), "m_hf", "critic_feedback_chat") == f"its task failed; see {infer}"
+
+
 def test_the_summarizer_names_criticevals_leaderboard_only_under_a_table_with_criticeval_tasks():
     """issue 46 (newcomer): the summarizer printed CriticEval's published leaderboard under every model's table, a
     JudgeBench-only one included, whose numbers are on no scale of that leaderboard."""

@@ -14,7 +14,6 @@ task's log, e.g. a missing data directory or judge), and then exits 1, so a CI j
 
 from __future__ import annotations
 
-import glob
 import json
 import os.path as osp
 import sys
@@ -24,6 +23,7 @@ from opencompass.summarizers import DefaultSummarizer
 from opencompass.summarizers.default import model_abbr_from_cfg_used_in_summarizer
 
 from critic_tasks import registry
+from critic_tasks.adapters.opencompass.errors import failure_reason
 from critic_tasks.adapters.opencompass.spec import group_results, model_summary
 
 
@@ -94,10 +94,4 @@ class CriticSummarizer(DefaultSummarizer):
         return out
 
     def _reason(self, model: str, abbr: str) -> str:
-        logs = sorted(glob.glob(osp.join(self.work_dir, "logs", "*", model, f"{abbr}*.out")))
-        for log in logs:
-            with open(log, encoding="utf-8", errors="replace") as fh:
-                ours = [line.strip() for line in fh if line.startswith("critic-tasks: ")]
-            if ours:
-                return ours[-1][len("critic-tasks: "):]
-        return f"its task failed; see {logs[0] if logs else osp.join(self.work_dir, 'logs')}"
+        return failure_reason(self.work_dir, model, abbr)
