@@ -308,3 +308,27 @@ def test_the_units_column_counts_in_words():
     shown = [line.rsplit("|", 2)[1].strip() for line in format_comparisons(rows, "a", "b", 0.95).splitlines()
              if line.startswith("| critic_")]
     assert shown == ["1 pair", "2 pairs", "1 item", "3 questions"]
+
+
+def test_opencompass_summaries_are_refused_naming_what_compare_pairs(tmp_path, capsys):
+    """ocnew (newcomer, OpenCompass): two OpenCompass runs' critic_results files were told 'run A and B has no
+    per-item rows ...: run it with lm-eval --log_samples', advice for an lm-eval run; an lm-eval pair without samples
+    files keeps that advice (in grammar)."""
+    results = {"critic_feedback": {"spearman,none": 37.5, "spearman_ci_low,none": 10.0, "spearman_ci_high,none": 60.0,
+                                   "score,none": 68.75, "parse_rate,none": 100.0}}
+    paths = []
+    for stamp in ("20261128_140258", "20261128_141200"):
+        path = tmp_path / stamp / f"critic_results_m_hf_{stamp}.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"results": results, "groups": {},
+                                    "config": {"model": "m_hf", "harness": "opencompass"}}))
+        paths.append(str(path))
+    assert cli.main(["compare", *paths]) == 2
+    line = one_line(capsys)
+    assert line.startswith("critic-eval: compare: run A and B are OpenCompass summaries: compare pairs lm-eval's")
+    assert "critic-eval ... --log_samples" in line and "report / check --baseline" in line
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / f"results_{TIME}.json").write_text(json.dumps({"results": results}))
+    assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    assert "run A and B have no per-item rows of critic_feedback: run it with lm-eval --log_samples" in one_line(capsys)

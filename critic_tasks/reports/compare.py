@@ -55,6 +55,9 @@ TOLERANCE = 1e-9  # a resampled |difference| this close to the observed one coun
 # ----------------------------------------------------------------------------- the pure statistics
 
 
+# the files the OpenCompass summarizer writes (critic_tasks.adapters.opencompass.summarizer)
+OPENCOMPASS_FILES = ("critic_results_", "critic_summary_")
+
 def stacked_indices(strata: Sequence[Hashable], resamples: int, seed: int) -> np.ndarray:
     """The (B, n) unit positions of B paired resamples: ``numpy.random.default_rng(seed)``; each stratum (sorted by
     its text) draws its own n_s positions with replacement, ``rng.integers(0, n_s, (B, n_s))``, in turn
@@ -465,8 +468,17 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
 
         lacking = [side for side, tasks in rows.items() if not tasks]
         if lacking:
-            raise ConfigError(f"compare: run {' and '.join(lacking)} has no per-item rows of {listed(shared)}: run it "
-                              "with lm-eval --log_samples (samples_<task>_<time>.jsonl beside results_<time>.json)")
+            runs = {"A": run_a, "B": run_b}
+            opencompass = [side for side in lacking if runs[side].path.name.startswith(OPENCOMPASS_FILES)]
+            if opencompass:  # its per-item details sit in OpenCompass's own result files, which compare does not pair
+                what = "are OpenCompass summaries" if len(opencompass) > 1 else "is an OpenCompass summary"
+                raise ConfigError(f"compare: run {' and '.join(opencompass)} {what}: compare pairs "
+                                  "lm-eval's per-item rows, which an OpenCompass run does not write; run both critics "
+                                  "with critic-eval ... --log_samples (lm-eval) to compare them item by item, or read "
+                                  "the two with critic-eval report / check --baseline")
+            raise ConfigError(f"compare: run {' and '.join(lacking)} {'have' if len(lacking) > 1 else 'has'} no "
+                              f"per-item rows of {listed(shared)}: run it with lm-eval --log_samples "
+                              "(samples_<task>_<time>.jsonl beside results_<time>.json)")
         if not set(rows["A"]) & set(rows["B"]):
             raise ConfigError(f"compare: no task has per-item rows in both runs (A: {listed(rows['A'])}; B: "
                               f"{listed(rows['B'])})")
