@@ -767,7 +767,9 @@ def test_report_chance_on_an_opencompass_run_cut_by_test_range_is_drawn_on_its_i
         {"m_hf": results, "missing": {}, "test_range": {"critic_feedback": "[2:8]"}}))
     for name in ("critic_results_m_hf_20260101_000000.json", "critic_summary_20260101_000000.json"):
         assert cli.main(["report", str(summary / name), "--chance"]) == 0
-        rows = _chance_block(capsys.readouterr().out, "Chance line: critic_feedback")
+        out = capsys.readouterr().out
+        assert "Drawn on the 6 documents the runs above asked (lm-eval's --limit, OpenCompass's test_range)" in out
+        rows = _chance_block(out, "Chance line: critic_feedback")
         for critic in chance.CANNED:
             assert rows[critic][1:] == [f"{on_items.values[critic][k]:.2f}" for k in ("spearman", "score", "parse_rate")]
         assert rows["chance"][1:3] == [f"{on_items.chance[k]:.2f}" for k in ("spearman", "score")]

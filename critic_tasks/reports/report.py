@@ -246,7 +246,8 @@ def _chance_tables(runs: list[Run], lines) -> list[Table]:
                 "unchanged responses and a constant answer). ")
         note += (f"Floor set by: {set_by}." if set_by else "") + drawn
         if line.items is not None:
-            note += f" Drawn on the {len(line.items)} documents the runs above asked (--limit), as their numbers are."
+            note += (f" Drawn on the {len(line.items)} documents the runs above asked (lm-eval's --limit, "
+                     "OpenCompass's test_range), as their numbers are.")
         drawn_for[line.task] = drawn_for.get(line.task, 0) + 1
         key = f"chance_{line.task}" + (f"_{drawn_for[line.task]}" if drawn_for[line.task] > 1 else "")
         tables.append(Table(key, f"Chance line: {line.task}{whose}", ["critic", "kind"], keys, rows, note,
