@@ -778,3 +778,27 @@ def test_report_chance_on_an_opencompass_run_cut_by_test_range_is_drawn_on_its_i
     assert cli.main(["report", str(summary / "critic_summary_20260101_000000.json"), "--chance"]) == 0
     missing = capsys.readouterr().out.split("## Tasks without a chance line\n", 1)[1]
     assert "OpenCompass test_range '[:4] + [9]'" in missing and "which items it asked is not known" in missing
+
+
+def test_report_chance_loads_the_documents_with_the_options_the_run_records(tmp_path, capsys):
+    """ocnew (newcomer): a RewardBench run with ``orders: both`` asked each pair in both orders, scored by the pair
+    rule; its chance line is drawn on those documents (loaded with the options its results record), not on the
+    default one order per pair."""
+    from critic_tasks import engine
+
+    both = chance.chance_line("critic_rewardbench", engine.task_docs("critic_rewardbench", orders="both"))
+    default = chance.chance_line("critic_rewardbench")
+    keys = [k for k in ("accuracy", "score") if k in both.chance]
+    assert keys and [both.chance[k] for k in keys] != [default.chance[k] for k in keys]  # else this proves nothing
+    results = {"critic_rewardbench": {"accuracy,none": 50.0, "score,none": 50.0}}
+    folder = tmp_path / "run" / "org__model"
+    folder.mkdir(parents=True)
+    (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(
+        {"results": results, "model_name": "org/model", "config": {},
+         "configs": {"critic_rewardbench": {"metadata": {"version": 1, "orders": "both"}}}}))
+    assert cli.main(["report", str(tmp_path / "run"), "--chance"]) == 0
+    out = capsys.readouterr().out
+    header = _chance_block(out, "Chance line: critic_rewardbench")["critic"]
+    row = _chance_block(out, "Chance line: critic_rewardbench")["chance"]
+    for key in keys:
+        assert row[header.index(key)] == f"{both.chance[key]:.2f}", (key, header, row)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -105,25 +106,29 @@ def check_command(argv: list[str]) -> int:
 
 
 def _chance_lines(task: str, runs) -> list:
-    """``task``'s chance lines for ``runs``: one on the items each run asked (``results.asked_items``: every document,
-    or those a ``--limit`` run logged), shared by the runs that asked the same items; a line per other set of items,
-    naming its runs (``ChanceLine.runs``)."""
-    from critic_tasks import chance
-    from critic_tasks.reports.results import asked_items
+    """``task``'s chance lines for ``runs``: one on the documents each run asked (``results.asked_items``: every
+    document, or those a ``--limit`` run logged; loaded with the task options the run records, e.g. RewardBench's
+    ``orders: both``), shared by the runs that asked the same; a line per other set, naming its runs
+    (``ChanceLine.runs``)."""
+    from critic_tasks import chance, engine
+    from critic_tasks.reports.results import asked_items, task_option_values
 
     by_items: dict = {}
     for run in runs:
+        options = task_option_values(run.configs.get(task), run.config)
         try:
             items = asked_items(run, task)
         except (ConfigError, DataError) as err:
             items = str(err)
-        by_items.setdefault(items, []).append(run.label)
+        key = (items, json.dumps(options, sort_keys=True, default=str))
+        by_items.setdefault(key, (options, []))[1].append(run.label)
     lines = []
-    for items, labels in by_items.items():
+    for (items, _), (options, labels) in by_items.items():
         if isinstance(items, str):
             line = chance.ChanceLine(task, skipped=items)
         else:
-            line = chance.chance_line(task, items=items)
+            docs = engine.task_docs(task, **options) if options else None
+            line = chance.chance_line(task, docs, items=items)
         if len(by_items) > 1:
             line.runs = tuple(labels)
         lines.append(line)

@@ -85,11 +85,11 @@ PATH_KEYS = ("_dir", "_file", "_path")  # options naming a place (a data folder,
 RUN_RECORDS = ("limit_pairs",)
 
 
-def task_options(task_config, run_config) -> dict[str, str]:
-    """A task's options as a run's results record them: the ``metadata`` lm-eval keeps in each task's config (the
-    run's ``--metadata``, into which lm-eval also merges the model's ``--model_args``), less the task's ``version``,
-    the model's arguments, the options that name a place and what critic-eval records of the run itself
-    (``RUN_RECORDS``); each value as text."""
+def task_option_values(task_config, run_config) -> dict:
+    """A task's options as a run's results record them, each as given (``--metadata``'s JSON values): the
+    ``metadata`` lm-eval keeps in each task's config (the run's ``--metadata``, into which lm-eval also merges the
+    model's ``--model_args``), less the task's ``version``, the model's arguments, the options that name a place and
+    what critic-eval records of the run itself (``RUN_RECORDS``)."""
     metadata = task_config.get("metadata") if isinstance(task_config, dict) else None
     if not isinstance(metadata, dict):
         return {}
@@ -99,10 +99,18 @@ def task_options(task_config, run_config) -> dict[str, str]:
         key = str(key)
         if key == "version" or key in RUN_RECORDS or key in model_args or key.endswith(PATH_KEYS) or value is None:
             continue
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-        if "/" not in text and "\\" not in text:  # a path given under another name
-            out[key] = text
+        if "/" not in _as_text(value) and "\\" not in _as_text(value):  # a path given under another name
+            out[key] = value
     return out
+
+
+def _as_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def task_options(task_config, run_config) -> dict[str, str]:
+    """``task_option_values``, each value as text."""
+    return {key: _as_text(value) for key, value in task_option_values(task_config, run_config).items()}
 
 
 def metric_value(metrics: dict, key: str) -> float | None:
