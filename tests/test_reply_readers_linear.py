@@ -11,6 +11,7 @@ reader 1 MB replies of the shapes that were quadratic, and more.
 
 from __future__ import annotations
 
+import gc
 import random
 import re
 import textwrap
@@ -215,11 +216,16 @@ def _best_times_side_by_side(read, whole_text: str, quarter_text: str, rounds: i
     """The best of a few timings of the whole and its quarter, taken in turns: a load spike on a shared CI core then
     lands on both sizes, not on one (timed apart, one spike read as 9x for a linear reader in the two-worker tier)."""
     whole, quarter = [], []
-    for _ in range(rounds):
-        for text, spent in ((whole_text, whole), (quarter_text, quarter)):
-            started = time.perf_counter()
-            read(text)
-            spent.append(time.perf_counter() - started)
+    gc.collect()
+    gc.disable()  # a collection's cost is the test process's heap, not the reader's
+    try:
+        for _ in range(rounds):
+            for text, spent in ((whole_text, whole), (quarter_text, quarter)):
+                started = time.perf_counter()
+                read(text)
+                spent.append(time.perf_counter() - started)
+    finally:
+        gc.enable()
     return min(whole), min(quarter)
 
 
@@ -241,5 +247,14 @@ def test_every_reader_reads_a_megabyte_of_any_shape_in_linear_time(reader):
                 assert passes < BOUND_IN_PASSES, f"{reader} on {shape}: {whole:.2f} s, {passes:.1f} plain passes"
             if whole < 0.1:
                 continue  # too fast to tell anything from a ratio (and nothing to fear)
-            whole, quarter = _best_times_side_by_side(read, text, make(MEGABYTE // 4))
-            assert whole < 8 * quarter + 0.05, f"{reader} on {shape}: {whole:.3f} s on 1 MB, {quarter:.3f} s on 250 KB"
+            # a quadratic reader is 16x on every try; a load spike is not (the serial tier's own neighbours on a
+            # developer's machine made a linear reader read 9x once): up to three tries, the best ratio counts
+            tries = []
+            for _ in range(3):
+                whole, quarter = _best_times_side_by_side(read, text, make(MEGABYTE // 4))
+                tries.append((whole, quarter))
+                if whole < 8 * quarter + 0.05:
+                    break
+            else:
+                raise AssertionError(f"{reader} on {shape}: " + "; ".join(
+                    f"{whole:.3f} s on 1 MB, {quarter:.3f} s on 250 KB" for whole, quarter in tries))
