@@ -204,6 +204,17 @@ def _task_rows(run, task: str, source: str) -> tuple[Path, dict]:
     return path, _logged_docs(path)
 
 
+def _compared(task: str, names: Sequence[str], a: Logged, b: Logged, settings) -> list[Comparison]:
+    """B - A of each of ``task``'s comparable metrics (those ``names`` keeps, when given) that both hold."""
+    out = []
+    for metric in comparable_metrics(task):
+        if not names or f"{task}.{metric.key}" in names:
+            found = compare_metric(task, metric, a, b, settings)
+            if found is not None:
+                out.append(found)
+    return out
+
+
 def judge_logged(task: str, docs: dict, replies: dict, judge: ReleasedJudge) -> Logged:
     """The released judge as a run of ``task`` on the run's own documents: each document's record made of the
     judge's reply to that pair and order, under every metric key that accepts it."""
@@ -260,12 +271,7 @@ def compare_with_judge(run, name: str, folder: Path | None, names: Sequence[str]
         label = f"{judge.name}, JudgeBench's released outputs"
         released = judge_logged(task, docs, released_replies(text, where, judge.format), judge)
         own = read_logged(path, task)
-        for metric in comparable_metrics(task):
-            if names and f"{task}.{metric.key}" not in names:
-                continue
-            found = compare_metric(task, metric, released, own, settings)
-            if found is not None:
-                out.append(found)
+        out += _compared(task, names, released, own, settings)
     return out, label
 
 
@@ -311,12 +317,7 @@ def compare_with_predictions(run, released: Sequence[tuple[dict, object]], sourc
     for task in tasks:
         path = samples_file(run.path, task)
         theirs, own = logged_against(task, path, released, source)
-        for metric in comparable_metrics(task):
-            if names and f"{task}.{metric.key}" not in names:
-                continue
-            found = compare_metric(task, metric, theirs, own, settings)
-            if found is not None:
-                out.append(found)
+        out += _compared(task, names, theirs, own, settings)
     if not out:
         raise ConfigError(f"--against {source}: no task of the run with per-item rows is among the released "
                           f"predictions' ({', '.join(sorted(str(d) for d in dimensions))})")
@@ -376,10 +377,5 @@ def compare_with_released(run, source: str, name: str, folder: Path | None, name
         own = Logged({d: own.identity[d] for d in matched.records}, {d: own.records[d] for d in matched.records})
         theirs = Logged(dict(own.identity), {d: {} if r is None else {m.key: r for m in keys if m.accepts(r)}
                                              for d, r in matched.records.items()})
-        for metric in comparable_metrics(task):
-            if names and f"{task}.{metric.key}" not in names:
-                continue
-            found = compare_metric(task, metric, theirs, own, settings)
-            if found is not None:
-                out.append(found)
+        out += _compared(task, names, theirs, own, settings)
     return out, label, notes
