@@ -182,3 +182,28 @@ def scripted_cli_model(name: str, reply, tokenizer=None):
         register_model(name)(Scripted)
     _CLI_MODELS[name] = scripted_lm(reply, tokenizer)
     return _CLI_MODELS[name]
+
+
+def write_lm_eval_run(folder, task: str, docs: list[dict], replies: list[str], time: str):
+    """An lm-eval output folder of ``task`` with one reply per document: the results file and its samples file,
+    rows as lm-eval logs them (each document's record from the protocol, the fields its metrics take)."""
+    import json
+
+    from critic_tasks import registry
+
+    kind = registry.TASKS[task].kind_spec
+    folder.mkdir(parents=True)
+    lines = []
+    for doc_id, (doc, reply) in enumerate(zip(docs, replies)):
+        record = kind.protocol_spec.record(doc, reply)
+        fed = {m.key: record.as_dict() for m in kind.metrics if not m.ci and m.accepts(record)}
+        doc_hash = hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8")).hexdigest()
+        lines.append({"doc_id": doc_id, "doc": doc, "target": kind.protocol_spec.target(doc), "arguments": {},
+                      "resps": [[reply]], "filtered_resps": [reply], "filter": "none", "metrics": list(fed),
+                      "doc_hash": doc_hash, **fed})
+    keys = {k for line in lines for k in line["metrics"] if kind.metric(k).scale != "text"}  # a number each
+    (folder / f"results_{time}.json").write_text(json.dumps({
+        "results": {task: {f"{k},none": 0.0 for k in keys}}, "config": {"model_args": "pretrained=my-judge"},
+        "configs": {task: {"metadata": {"version": 1.0}}}}))
+    (folder / f"samples_{task}_{time}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return folder

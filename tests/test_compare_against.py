@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import one_line
+from helpers import one_line, write_lm_eval_run
 from scipy.stats import binomtest
 
-from critic_tasks import cli, engine, registry
+from critic_tasks import cli, engine
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "judgebench"
 needs_shared = pytest.mark.skipif(not (SHARED / "outputs").is_dir(), reason=f"{SHARED} (the shared data) is absent")
@@ -44,27 +44,8 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _write_run(folder: Path, task: str, docs: list[dict], replies: list[str]) -> Path:
-    """An lm-eval output folder: the results file and the task's samples file, rows as lm-eval logs them."""
-    kind = registry.TASKS[task].kind_spec
-    folder.mkdir(parents=True)
-    lines = []
-    for doc_id, (doc, reply) in enumerate(zip(docs, replies)):
-        record = kind.protocol_spec.record(doc, reply)
-        fed = {m.key: record.as_dict() for m in kind.metrics if not m.ci and m.accepts(record)}
-        lines.append({"doc_id": doc_id, "doc": doc, "target": kind.protocol_spec.target(doc), "arguments": {},
-                      "resps": [[reply]], "filtered_resps": [reply], "filter": "none", "metrics": list(fed),
-                      "doc_hash": _hash(json.dumps(doc, indent=2, ensure_ascii=False)), **fed})
-    keys = {k for line in lines for k in line["metrics"] if kind.metric(k).scale != "text"}  # a number each
-    (folder / f"results_{TIME}.json").write_text(json.dumps({
-        "results": {task: {f"{k},none": 0.0 for k in keys}}, "config": {"model_args": "pretrained=my-judge"},
-        "configs": {task: {"metadata": {"version": 1.0}}}}))
-    (folder / f"samples_{task}_{TIME}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return folder
+    return write_lm_eval_run(folder, task, docs, replies, TIME)
 
 
 def _pair_correct(decisions: tuple, label: str) -> bool:

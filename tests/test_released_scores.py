@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import one_line
+from helpers import one_line, write_lm_eval_run
 from rewardbench_authors import authors_mirror, needs_rewardbench, rewardbench_constants, rewardbench_utils
 from scipy.stats import binomtest
 
-from critic_tasks import cli, registry
+from critic_tasks import cli
 from critic_tasks.protocols.rewardbench import data as data_v1
 from critic_tasks.protocols.rewardbench2 import data as data_v2
 
@@ -215,21 +215,7 @@ def test_released_rewardbench2_files_give_the_authors_numbers_ties_recomputed(tm
 
 
 def _write_run(folder: Path, task: str, docs: list[dict], replies: list[str]) -> Path:
-    """An lm-eval output folder of ``task``: the results file and its samples file, rows as lm-eval logs them."""
-    kind = registry.TASKS[task].kind_spec
-    folder.mkdir(parents=True)
-    lines = []
-    for doc_id, (doc, reply) in enumerate(zip(docs, replies)):
-        record = kind.protocol_spec.record(doc, reply)
-        fed = {m.key: record.as_dict() for m in kind.metrics if not m.ci and m.accepts(record)}
-        lines.append({"doc_id": doc_id, "doc": doc, "target": kind.protocol_spec.target(doc), "arguments": {},
-                      "resps": [[reply]], "filtered_resps": [reply], "filter": "none", "metrics": list(fed), **fed})
-    keys = {k for line in lines for k in line["metrics"] if kind.metric(k).scale != "text"}
-    (folder / f"results_{TIME}.json").write_text(json.dumps({
-        "results": {task: {f"{k},none": 0.0 for k in keys}}, "config": {"model_args": "pretrained=my-judge"},
-        "configs": {task: {"metadata": {"version": 1.0}}}}))
-    (folder / f"samples_{task}_{TIME}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return folder
+    return write_lm_eval_run(folder, task, docs, replies, TIME)
 
 
 def _table_row(out: str, name: str) -> list[str]:
