@@ -200,26 +200,36 @@ def values(released: Released) -> dict[str, float]:
     return out
 
 
+def match_by_id(docs: dict, released: Released, id_field: str, unit: str, record_of) -> Matched:
+    """The run's logged documents (doc_id -> doc) matched to the released items by ``id_field``, in doc_id order:
+    ``record_of(item, doc, first)`` gives a matched document's record (``first``: no document of that item came
+    before it); an item whose subset differs between the two is one DataError, and ``record_of`` raises one for
+    whatever else must agree."""
+    matched = Matched(unit=unit)
+    run_items, missing, given = set(), set(), set()
+    for doc_id in sorted(docs, key=lambda d: (str(type(d)), d)):
+        doc = docs[doc_id]
+        item_id = str(doc.get(id_field))
+        run_items.add(item_id)
+        item = released.items.get(item_id)
+        if item is None:
+            missing.add(item_id)
+            continue
+        if item.subset != doc.get("subset"):
+            noun = unit.removesuffix("s")
+            raise DataError(f"{released.where}: id {item_id}: field 'subset' is {item.subset!r}, the run's {noun} "
+                            f"{item_id} is in {doc.get('subset')!r}: not the same {unit}")
+        matched.records[doc_id] = record_of(item, doc, item_id not in given)
+        given.add(item_id)
+    matched.shared, matched.run_only = len(given), len(missing)
+    matched.released_only = len(released.items.keys() - run_items)
+    return matched
+
+
 def match(docs: dict, released: Released) -> Matched:
     """The run's logged documents (doc_id -> doc) matched to the released pairs by pair id: the first document of
     each pair gets the released record (a pair asked in both orders is one unit either way); a pair whose subset
     differs between the two is one DataError."""
     section_of = _section_of()
-    matched = Matched(unit="pairs")
-    run_pairs, missing, given = set(), set(), set()
-    for doc_id in sorted(docs, key=lambda d: (str(type(d)), d)):
-        doc = docs[doc_id]
-        pair_id = str(doc.get("pair_id"))
-        run_pairs.add(pair_id)
-        item = released.items.get(pair_id)
-        if item is None:
-            missing.add(pair_id)
-            continue
-        if item.subset != doc.get("subset"):
-            raise DataError(f"{released.where}: id {pair_id}: field 'subset' is {item.subset!r}, the run's pair "
-                            f"{pair_id} is in {doc.get('subset')!r}: not the same pairs")
-        matched.records[doc_id] = None if pair_id in given else pair_record(item, section_of)
-        given.add(pair_id)
-    matched.shared, matched.run_only = len(given), len(missing)
-    matched.released_only = len(released.items.keys() - run_pairs)
-    return matched
+    return match_by_id(docs, released, "pair_id", "pairs",
+                       lambda item, doc, first: pair_record(item, section_of) if first else None)

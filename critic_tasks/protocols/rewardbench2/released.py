@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from critic_tasks.core.errors import DataError
-from critic_tasks.protocols.rewardbench.released import Matched, Released, locate, number, read_table
+from critic_tasks.protocols.rewardbench.released import Matched, Released, locate, match_by_id, number, read_table
 from critic_tasks.protocols.rewardbench2 import scoring
 from critic_tasks.protocols.rewardbench2.data import RATING, SUBSETS, TIES, TIES_KINDS
 
@@ -130,32 +130,18 @@ def match(docs: dict, released: Released) -> Matched:
     first document of each prompt gets the released result (a four-way prompt has one; a rated one, one per
     answer), in Ties each answer's document gets that answer's released score. A prompt whose subset, answers or
     correct answers differ between the two is one DataError."""
-    matched = Matched(unit="prompts")
-    run_prompts, missing, given = set(), set(), set()
-    for doc_id in sorted(docs, key=lambda d: (str(type(d)), d)):
-        doc = docs[doc_id]
+    def record_of(item, doc, first):
+        if item.subset != TIES:
+            return _result_record(item) if first else None
         prompt_id = str(doc.get("prompt_id"))
-        run_prompts.add(prompt_id)
-        item = released.items.get(prompt_id)
-        if item is None:
-            missing.add(prompt_id)
-            continue
-        if item.subset != doc.get("subset"):
-            raise DataError(f"{released.where}: id {prompt_id}: field 'subset' is {item.subset!r}, the run's prompt "
-                            f"{prompt_id} is in {doc.get('subset')!r}: not the same prompts")
-        if item.subset == TIES:
-            if doc.get("answers") != len(item.scores) or doc.get("num_correct") != item.num_correct:
-                raise DataError(f"{released.where}: id {prompt_id}: field 'scores' scores {len(item.scores)} answers "
-                                f"({item.num_correct} correct), the run's prompt has {doc.get('answers')} "
-                                f"({doc.get('num_correct')} correct): not the same prompt")
-            index = doc.get("answer_index")
-            if not isinstance(index, int) or not 0 <= index < len(item.scores):
-                raise DataError(f"{released.where}: id {prompt_id}: the run's answer {index!r} is not among the "
-                                f"{len(item.scores)} scored")
-            matched.records[doc_id] = _answer_record(item, index)
-        else:
-            matched.records[doc_id] = None if prompt_id in given else _result_record(item)
-        given.add(prompt_id)
-    matched.shared, matched.run_only = len(given), len(missing)
-    matched.released_only = len(released.items.keys() - run_prompts)
-    return matched
+        if doc.get("answers") != len(item.scores) or doc.get("num_correct") != item.num_correct:
+            raise DataError(f"{released.where}: id {prompt_id}: field 'scores' scores {len(item.scores)} answers "
+                            f"({item.num_correct} correct), the run's prompt has {doc.get('answers')} "
+                            f"({doc.get('num_correct')} correct): not the same prompt")
+        index = doc.get("answer_index")
+        if not isinstance(index, int) or not 0 <= index < len(item.scores):
+            raise DataError(f"{released.where}: id {prompt_id}: the run's answer {index!r} is not among the "
+                            f"{len(item.scores)} scored")
+        return _answer_record(item, index)
+
+    return match_by_id(docs, released, "prompt_id", "prompts", record_of)
