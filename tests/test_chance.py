@@ -780,6 +780,44 @@ def test_report_chance_on_an_opencompass_run_cut_by_test_range_is_drawn_on_its_i
     assert "OpenCompass test_range '[:4] + [9]'" in missing and "which items it asked is not known" in missing
 
 
+def test_report_chance_on_an_opencompass_run_is_drawn_with_the_options_its_dataset_configs_set(tmp_path, capsys):
+    """Noticed at stop 48: OpenCompass summaries recorded no dataset options, so `report --chance` on a RewardBench
+    run whose config set ``d['orders'] = 'both'`` drew its line on the default one order per pair. The summarizer now
+    records each option a dataset config sets (``spec.run_records``) where lm-eval keeps --metadata, in both files it
+    writes, and the line is drawn on the documents those options load."""
+    from critic_tasks import engine
+    from critic_tasks.adapters.opencompass.spec import run_records
+
+    both = chance.chance_line("critic_rewardbench", engine.task_docs("critic_rewardbench", orders="both"))
+    default = chance.chance_line("critic_rewardbench")
+    keys = [k for k in ("accuracy", "score") if k in both.chance]
+    assert keys and [both.chance[k] for k in keys] != [default.chance[k] for k in keys]  # else this proves nothing
+    # the dataset configs as the generated critic_rewardbench_gen.py builds them, one set as a user's config sets it
+    datasets = [{"abbr": "critic_rewardbench", "type": "x", "task": "critic_rewardbench", "data_dir": "/d",
+                 "reader_cfg": {"input_columns": ["x"]}, "infer_cfg": {}, "eval_cfg": {}, "orders": "both"},
+                {"abbr": "critic_feedback", "type": "x", "task": "critic_feedback", "reader_cfg": {"test_range": "[0:4]"},
+                 "infer_cfg": {}, "eval_cfg": {}},
+                {"abbr": "gsm8k", "type": "x", "reader_cfg": {"test_range": "[0:2]"}, "orders": "both"}]  # not ours
+    records = run_records(datasets)
+    assert records == {"test_range": {"critic_feedback": "[0:4]"},
+                       "configs": {"critic_rewardbench": {"metadata": {"orders": "both"}}}}
+    results = {"critic_rewardbench": {"accuracy,none": 50.0, "score,none": 50.0}}
+    summary = tmp_path / "summary"
+    summary.mkdir()
+    (summary / "critic_results_m_hf_20260101_000000.json").write_text(json.dumps(
+        {"results": results, "groups": {}, "config": {"model": "m_hf", "harness": "opencompass"},
+         "configs": records["configs"]}))
+    (summary / "critic_summary_20260101_000000.json").write_text(json.dumps(
+        {"m_hf": results, "missing": {}, **records}))
+    for name in ("critic_results_m_hf_20260101_000000.json", "critic_summary_20260101_000000.json"):
+        assert cli.main(["report", str(summary / name), "--chance"]) == 0
+        out = capsys.readouterr().out
+        header = _chance_block(out, "Chance line: critic_rewardbench")["critic"]
+        row = _chance_block(out, "Chance line: critic_rewardbench")["chance"]
+        for key in keys:
+            assert row[header.index(key)] == f"{both.chance[key]:.2f}", (name, key, header, row)
+
+
 def test_report_chance_loads_the_documents_with_the_options_the_run_records(tmp_path, capsys):
     """ocnew (newcomer): a RewardBench run with ``orders: both`` asked each pair in both orders, scored by the pair
     rule; its chance line is drawn on those documents (loaded with the options its results record), not on the

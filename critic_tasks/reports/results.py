@@ -487,12 +487,17 @@ def unshown_runs_note(path: Path, per_folder: bool) -> str | None:
             f"{files[-1].name}; name a results file to see another (e.g. {files[-2]})")
 
 
+# what the OpenCompass summarizer's critic_summary_<time>.json holds beside each model's results
+# (critic_tasks.adapters.opencompass.spec.run_records): which datasets have none, the cuts, the options set
+SUMMARY_RECORDS = ("missing", "test_range", "configs")
+
+
 def summarizer_models(data) -> dict[str, dict] | None:
     """``{model: results}`` when ``data`` is the OpenCompass summarizer's ``critic_summary_<time>.json`` (every model's
     lm-eval-shaped results, and ``missing``: model -> dataset -> why it has no results); else None."""
     if not isinstance(data, dict) or "results" in data:
         return None
-    models = {k: v for k, v in data.items() if k not in ("missing", "test_range")}
+    models = {k: v for k, v in data.items() if k not in SUMMARY_RECORDS}
     if models and all(isinstance(v, dict) and has_critic_tasks(v) for v in models.values()):
         return models
     return None
@@ -622,7 +627,8 @@ def load_runs(path: Path) -> list[Run]:
     models = summarizer_models(data)
     if models is not None:  # the OpenCompass summarizer's file: model -> lm-eval-shaped results
         cuts = data.get("test_range") if isinstance(data.get("test_range"), dict) else {}
-        return [Run(model, path, _checked(path, results),
+        configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
+        return [Run(model, path, _checked(path, results), configs=configs,
                     config={"test_range": cuts} if cuts else {})
                 for model, results in models.items()]
     results = sample_intervals(path, _checked(path, data.get("results", data)))

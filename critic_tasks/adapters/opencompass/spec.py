@@ -151,6 +151,22 @@ def config_options(dataset: dict) -> dict:
     return {k: v for k, v in dataset.items() if k not in OPENCOMPASS_KEYS + LOADER_SETTINGS}
 
 
+def run_records(dataset_cfgs) -> dict:
+    """What the summarizer records of a run's dataset configs, for ``critic-eval report`` (its chance line is drawn
+    on the documents the run scored): each of our datasets' cut (``reader_cfg['test_range']``, OpenCompass's
+    --limit) under ``test_range``, and each protocol option a config sets (``d['orders'] = 'both'``) where lm-eval's
+    results keep ``--metadata``, ``configs[task]['metadata']``."""
+    cuts, configs = {}, {}
+    for d in dataset_cfgs:
+        if d.get("task") not in registry.TASKS:
+            continue
+        if (cut := (d.get("reader_cfg") or {}).get("test_range")) not in (None, ""):
+            cuts[d["abbr"]] = cut
+        if options := config_options(d):
+            configs[d["abbr"]] = {"metadata": dict(options)}
+    return {**({"test_range": cuts} if cuts else {}), **({"configs": configs} if configs else {})}
+
+
 def check_options(spec: registry.Task, options: dict) -> None:
     """A dataset config's option keys are the protocol's options, and none the task itself fixes (lm-eval's
     --metadata is run-wide, so there an option a protocol lacks is left out; a dataset config is the task's own)."""

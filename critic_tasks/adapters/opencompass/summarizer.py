@@ -24,7 +24,7 @@ from opencompass.summarizers.default import model_abbr_from_cfg_used_in_summariz
 
 from critic_tasks import registry
 from critic_tasks.adapters.opencompass.errors import failure_reason
-from critic_tasks.adapters.opencompass.spec import group_results, model_summary
+from critic_tasks.adapters.opencompass.spec import group_results, model_summary, run_records
 
 
 def text_metrics(task: str, result: dict) -> dict[str, str]:
@@ -61,21 +61,22 @@ class CriticSummarizer(DefaultSummarizer):
             tables[abbr] = group_results(per_task)
             print(model_summary(abbr, tables[abbr]))
         missing = self._missing(parsed)
-        # a dataset config that cut the data (reader_cfg's test_range, OpenCompass's --limit): recorded, so that
-        # `critic-eval report --chance` draws the chance line on the items the run scored
-        cuts = {d["abbr"]: d["reader_cfg"]["test_range"] for d in self.dataset_cfgs
-                if d.get("task") in registry.TASKS and (d.get("reader_cfg") or {}).get("test_range") not in (None, "")}
+        # what the dataset configs cut (test_range) and set (protocol options): recorded, so that
+        # `critic-eval report --chance` draws the chance line on the documents the run scored
+        records = run_records(self.dataset_cfgs)
         if tables:
             folder = osp.dirname(output_path) if output_path else osp.join(self.work_dir, "summary")
             path = osp.join(folder, f"critic_summary_{time_str}.json")
             with open(path, "w", encoding="utf-8") as fh:
-                json.dump({**tables, "missing": missing, **({"test_range": cuts} if cuts else {})}, fh, indent=2)
+                json.dump({**tables, "missing": missing, **records}, fh, indent=2, default=str)
             for abbr, results in tables.items():  # one lm-eval-shaped file per model: summary, report, check read it
                 groups = {g: results[g] for g in registry.GROUPS if g in results}
+                cuts = {"test_range": records["test_range"]} if "test_range" in records else {}
                 with open(osp.join(folder, f"critic_results_{abbr}_{time_str}.json"), "w", encoding="utf-8") as fh:
                     json.dump({"results": results, "groups": groups,
-                               "config": {"model": abbr, "harness": "opencompass",
-                                          **({"test_range": cuts} if cuts else {})}}, fh, indent=2)
+                               "config": {"model": abbr, "harness": "opencompass", **cuts},
+                               **({"configs": records["configs"]} if "configs" in records else {})},
+                              fh, indent=2, default=str)
         for model, datasets in missing.items():
             for abbr, why in datasets.items():
                 print(f"critic-tasks: {model}/{abbr}: no results: {why}", file=sys.stderr)
