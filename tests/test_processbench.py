@@ -500,9 +500,14 @@ def test_constant_critics_expectations_by_hand():
     floor, by, floors = chance.floor_line(docs, ("f1", "error_accuracy", "correct_accuracy", "parse_rate"))
     assert floor["correct_accuracy"] == 100.0 and by["correct_accuracy"] == "always_no_error"
     assert floor["error_accuracy"] == 50.0 and by["error_accuracy"] == "always_first_step"
-    # F1's floor: the best mixture of -1 and one positional answer (e = 2 / 4: step 0, or the last step), above the
-    # uniform step's expectation
-    assert floor["f1"] == pytest.approx(100 * 2 * 0.5 / (1 + 0.5 ** 0.5) ** 2) and by["f1"] == chance.BLIND
+    # F1's floor: the best mixture of -1 and one positional answer with a share by the solution's length, above the
+    # uniform step's expectation and above one share for every item (e = 2 / 4: step 0, or the last step). By hand:
+    # -1 on the 2-step items (one right of three correct items; the erroneous one step 0 misses) and on a share q of
+    # the 4-step ones, step 0 elsewhere: error accuracy (1 - q) / 2, correct accuracy (1 + 2 q) / 3
+    by_length = max(2 * (1 - q) / 2 * (1 + 2 * q) / 3 / ((1 - q) / 2 + (1 + 2 * q) / 3)
+                    for q in (i / 100000 for i in range(100001)))
+    assert floor["f1"] == pytest.approx(100 * by_length, abs=1e-6) and by["f1"] == chance.BLIND
+    assert floor["f1"] > 100 * 2 * 0.5 / (1 + 0.5 ** 0.5) ** 2 + 5
     assert floor["f1"] > lines["uniform_step"]["f1"]
     assert "parse_rate" not in floor and {k: v for k, v in floors.items() if k != chance.BLIND} == lines
 
@@ -781,3 +786,71 @@ def test_blind_critics_drawn_from_a_wider_family_stay_below_the_line(subset):
         rule = (lambda n, k=k, j=j, mix=mix, s=seed: k if (hash((s, n)) % 1000) / 1000 < mix else max(n - 1 - j, 0))
         scores.append(_f1_of(docs, _hashed_critic(docs, seed, share, rule)))
     assert max(scores) <= line + 5 and np.mean(scores) <= line, (max(scores), np.mean(scores), line)
+
+
+def _threshold_critic(docs: list[dict], length, cut: float, longer: bool, rule) -> list[str]:
+    """A critic that reads only a length: -1 on the solutions at least (``longer``) or at most ``cut`` long,
+    ``rule(n_steps)`` on the others."""
+    return ["\\boxed{-1}" if (length(d) >= cut if longer else length(d) <= cut) else f"\\boxed{{{rule(d['n_steps'])}}}"
+            for d in docs]
+
+
+@pytest.mark.parametrize(("subset", "length", "cut", "longer", "rule", "scored"), [
+    # -1 where the solution has 6 steps or more, the third step from the end (step 0 where there are fewer) else
+    ("gsm8k", lambda d: d["n_steps"], 6, True, lambda n: max(n - 3, 0), 28.1),
+    # -1 on the 30 % shortest solutions (characters), step 2 on the others
+    ("olympiadbench", lambda d: sum(map(len, d["steps"])), None, False, lambda n: 2, 25.4)])
+def test_a_critic_by_the_solutions_length_stays_at_the_line(subset, length, cut, longer, rule, scored):
+    """The red-team check of issue 44: critics that read only how long the solution is (its steps, its characters)
+    scored F1 28.1 on gsm8k and 25.5 on olympiadbench against printed lines of 24.8 and 20.9 (the hashed share of -1
+    did not look at length). The line's family now holds -1 on a share that is any monotone function of a length:
+    each such critic, scored by the authors' arithmetic, sits at or below it."""
+    docs = released(subset)
+    if cut is None:
+        cut = sorted(length(d) for d in docs)[int(0.3 * len(docs))]
+    replies = _threshold_critic(docs, length, cut, longer, rule)
+    f1 = authors_numbers(docs, [authors_prediction(r) for r in replies])[2]
+    assert f1 >= scored  # the attack as measured
+    assert f1 <= chance.floor_line(docs, ("f1",))[0]["f1"] + 1e-9
+
+
+def test_the_length_family_is_exact_against_every_monotone_share_by_hand():
+    """Hand-made items whose lengths go with their class: by hand, every positional rule (step k / j-th from the end,
+    clipped into the steps), both lengths and directions, and every monotone share of -1 over the distinct lengths on
+    a grid of tenths (the expected accuracies' F1: what a share's critic scores at most, a 0/1 share's exactly);
+    the line is at least the best of them and within the grid's step of it, and the best 0/1 share played through the
+    scorer scores what the hand loop says."""
+    import itertools
+
+    from critic_tasks.protocols.processbench import scoring
+
+    # (steps, label, characters): short solutions mostly right, long ones wrong late
+    rows = [(2, -1, 50), (3, -1, 50), (3, 1, 100), (4, -1, 100), (4, 3, 200), (5, 4, 200), (5, -1, 100), (6, 2, 300),
+            (6, 5, 300), (3, -1, 50)]
+    docs = [{"id": i, "subset": "s", "label": lab, "n_steps": n, "steps": ["x" * (chars // n)] * n}
+            for i, (n, lab, chars) in enumerate(rows)]
+    errors = [d for d in docs if d["label"] != -1]
+    corrects = [d for d in docs if d["label"] == -1]
+    most = max(d["n_steps"] for d in docs)
+    rules = [lambda n, k=k: min(k, n - 1) for k in range(most)] + [lambda n, j=j: max(n - 1 - j, 0) for j in range(most)]
+    grid = [i / 10 for i in range(11)]
+    best = best_deterministic = 0.0
+    for length in (lambda d: d["n_steps"], lambda d: sum(map(len, d["steps"]))):
+        distinct = sorted({length(d) for d in docs})
+        for shares in itertools.combinations_with_replacement(grid, len(distinct)):
+            for ordered in (shares, shares[::-1]):  # non-decreasing or non-increasing in the length
+                p = dict(zip(distinct, ordered))
+                correct_acc = sum(p[length(d)] for d in corrects) / len(corrects)
+                for rule in rules:
+                    error_acc = sum((1 - p[length(d)]) * (rule(d["n_steps"]) == d["label"]) for d in errors) / len(errors)
+                    f1 = 2 * error_acc * correct_acc / (error_acc + correct_acc) if error_acc + correct_acc else 0.0
+                    best = max(best, f1)
+                    if set(ordered) <= {0.0, 1.0} and f1 > best_deterministic:
+                        best_deterministic = f1
+                        played = ["\\boxed{-1}" if p[length(d)] else f"\\boxed{{{rule(d['n_steps'])}}}" for d in docs]
+    line = chance.best_blind(docs)["f1"]
+    assert 100 * best <= line + 1e-9 and line <= 100 * best + 3.0
+    assert scoring.f1([scoring.record(d, r) for d, r in zip(docs, played)]) == pytest.approx(100 * best_deterministic)
+    # the old family (one share for every item) is beaten by a critic that reads the length
+    e = max(sum(rule(d["n_steps"]) == d["label"] for d in errors) for rule in rules) / len(errors)
+    assert best_deterministic > 2 * e / (1 + e ** 0.5) ** 2 + 0.05

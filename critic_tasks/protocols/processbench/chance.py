@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Sequence
 
 import numpy as np
@@ -105,24 +105,83 @@ def expected_chance(docs: Sequence[dict]) -> dict[str, dict[str, float]]:
 BLIND = "best_blind_mixture"  # the family's best member, in the floors (``best_blind``)
 
 
-def best_blind(docs: Sequence[dict]) -> dict[str, float]:
-    """The best scores (x100) of a stated family of critics that read nothing of an item: a share p of the items
-    (any share, chosen blind to the content, e.g. by a hash) answered -1, the others by one positional rule: step k
-    (k = 0, 1, ...) or the j-th step from the end (j = 0: the last). Constant answers (p = 0 or 1) and the mixtures
-    of -1 and one constant step are members.
+# the blind features a critic can measure without reading: how many steps the solution has, and its characters
+LENGTHS = {"steps": lambda d: int(d["n_steps"]),
+           "characters": lambda d: sum(len(str(s)) for s in d.get("steps") or ())}
 
-    With e the share of erroneous items the best rule names (``error_accuracy``'s floor, at p = 0), the expected
-    accuracies are (1 - p) e and p, and their harmonic mean 2 p (1 - p) e / (p + (1 - p) e) is largest at
-    p = sqrt(e) / (1 + sqrt(e)), where it is 2 e / (1 + sqrt(e))^2: the F1 floor, exactly (not at an endpoint: either
-    constant alone scores 0). The F1 of expected accuracies bounds such a critic's expected F1 from above (the
-    harmonic mean is concave), so a drawn blind critic stays below the line up to its sampling noise."""
+
+def _positional_answers(docs: Sequence[dict]) -> np.ndarray:
+    """Each positional rule's answer to every item (rows: rules, columns: items): step k (the last step where the
+    solution has fewer, k = 0 .. the most steps less one) and the j-th step from the end (the first where it has
+    fewer, j likewise). A rule that answers outside the steps is never right, so these clipped rules lose nothing."""
+    steps = np.asarray([d["n_steps"] for d in docs])
+    reach = np.arange(int(steps.max()))[:, None]
+    return np.concatenate([np.minimum(reach, steps - 1), np.maximum(steps - 1 - reach, 0)])
+
+
+def _harmonic(a: float, b: float) -> float:
+    return 2 * a * b / (a + b) if a + b > 0 else 0.0
+
+
+def _best_on_hull(points: np.ndarray) -> float:
+    """The largest harmonic mean of (a, b) over the convex hull of ``points`` (rows (a, b) in [0, 1]^2). The harmonic
+    mean grows in both and is concave, so its maximum lies on the hull's upper boundary: on each of its edges the
+    maximum is where a' b^2 + b' a^2 = 0 (the derivative along the edge), clamped to the edge."""
+    order = np.lexsort((-points[:, 1], points[:, 0]))
+    upper: list[tuple[float, float]] = []
+    for a, b in points[order]:
+        while len(upper) >= 2 and ((upper[-1][0] - upper[-2][0]) * (b - upper[-2][1])
+                                   - (upper[-1][1] - upper[-2][1]) * (a - upper[-2][0])) >= 0:
+            upper.pop()
+        upper.append((float(a), float(b)))
+    best = max(_harmonic(a, b) for a, b in upper)
+    for (a0, b0), (a1, b1) in zip(upper, upper[1:]):
+        da, db = a1 - a0, b1 - b0
+        if da > 0 and db < 0:
+            t = (math.sqrt(-db) * a0 - math.sqrt(da) * b0) / (math.sqrt(da) * db - math.sqrt(-db) * da)
+            t = min(1.0, max(0.0, t))
+            best = max(best, _harmonic(a0 + t * da, b0 + t * db))
+    return best
+
+
+def best_blind(docs: Sequence[dict]) -> dict[str, float]:
+    """The best scores (x100) of a stated family of critics that read nothing of an item but its length: -1 on a
+    share p(x) of the items, the others one positional rule (step k, k = 0, 1, ..., the last step where there are
+    fewer; or the j-th step from the end, j = 0: the last, the first step where there are fewer), where x is a
+    length of the solution (its number of steps, or its characters: ``LENGTHS``) and p any monotone function of it
+    (non-decreasing or non-increasing, values in [0, 1]; the share drawn blind to the content, e.g. by a hash).
+    Constant answers, the mixtures of -1 and one positional rule at any share (p constant, the issue-44 family) and
+    every threshold on a length (-1 on the longer or on the shorter solutions) are members.
+
+    Exact: with the rule fixed, the expected accuracies (error, correct) are linear in p, and a monotone p is a
+    convex combination of the thresholds' indicators (its level sets: -1 on the items with x at least t, or at most
+    t), so the accuracies the members reach are the convex hull of the thresholds' points, and F1 (their harmonic
+    mean, increasing and concave) peaks on its upper boundary (``_best_on_hull``). With p constant this is the old
+    closed form, 2 e / (1 + sqrt(e))^2 at p = sqrt(e) / (1 + sqrt(e)), e the share of erroneous items the best rule
+    names. The F1 of expected accuracies bounds a randomised member's expected F1 from above (concavity) and is a
+    deterministic member's F1, so a drawn blind critic stays below the line up to its sampling noise."""
     errors = [d for d in docs if d["label"] != NO_ERROR]
     if not errors or len(errors) == len(docs):
         return {}
-    from_start = Counter(d["label"] for d in errors)
-    from_end = Counter(d["n_steps"] - 1 - d["label"] for d in errors)
-    e = max(max(from_start.values()), max(from_end.values())) / len(errors)
-    return {"error_accuracy": 100.0 * e, "correct_accuracy": 100.0, "f1": 100.0 * 2 * e / (1 + math.sqrt(e)) ** 2}
+    n_err, n_cor = len(errors), len(docs) - len(errors)
+    labels = np.asarray([d["label"] for d in docs])
+    hit = (_positional_answers(docs) == labels) & (labels != NO_ERROR)  # rule x item: names the erroneous step
+    correct = (labels == NO_ERROR).astype(float)
+    e = float(hit.sum(axis=1).max()) / n_err
+    best = 0.0
+    for length in LENGTHS.values():
+        x = np.asarray([length(d) for d in docs], dtype=float)
+        for direction in (1.0, -1.0):
+            order = np.argsort(direction * x, kind="stable")
+            xs = direction * x[order]
+            ends = np.flatnonzero(np.append(xs[1:] != xs[:-1], True)) + 1  # where each run of equal lengths ends
+            cut_correct = np.concatenate([[0.0], np.cumsum(correct[order])[ends - 1]]) / n_cor
+            for rule_hits in np.unique(hit[:, order], axis=0):
+                hits = np.concatenate([[0.0], np.cumsum(rule_hits)[ends - 1]])
+                # -1 on the items before each cut: correct accuracy their correct share, error accuracy the hits after
+                points = np.column_stack([(hits[-1] - hits) / n_err, cut_correct])
+                best = max(best, _best_on_hull(points))
+    return {"error_accuracy": 100.0 * e, "correct_accuracy": 100.0, "f1": 100.0 * best}
 
 
 def floor_line(docs: Sequence[dict], headline: Sequence[str]) -> tuple[dict, dict, dict]:
