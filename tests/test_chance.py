@@ -215,6 +215,68 @@ def test_mixtures_of_blind_verdict_tables_stay_below_the_line(task):
         assert sum(scores[key]) / len(scores[key]) <= floor + noise / math.sqrt(len(scores[key])), (task, key, floor)
 
 
+# The critics the line names as its best, as verdict tables (the named floor critics that are tables too)
+NAMED_TABLES = {"longer": "ABCABC", "shorter": "BACBAC", "coin": "AAABBB", "always_tie": "CCCCCC",
+                "always_first": "AAAAAA", "always_second": "BBBBBB"}
+
+
+def _named_table(name: str):
+    """The verdict table a floor critic's name stands for (``blind_critics.table_name``; RewardBench's one-order
+    tables by length, the same in both slots of the hashed-first text), None for a critic that is no table."""
+    import itertools
+
+    from critic_tasks.core import blind_critics
+
+    if name in NAMED_TABLES:
+        return tuple(NAMED_TABLES[name])
+    tables = {blind_critics.table_name(t): t for t in blind_critics.TABLES}
+    tables.update({f"blind table: {'/'.join(t)} ({'/'.join(blind_critics.SIGNS)})": t + t
+                   for t in itertools.product("ABC", repeat=3)})
+    return tables.get(name)
+
+
+@pytest.mark.parametrize("task", PAIRWISE)
+def test_the_lines_best_table_and_mixtures_near_it_stay_at_the_line(task):
+    """The critic the line names as its best, played through the real scorer with 20 hashes of the pair (its only
+    randomness: which text is "first"), averages at most the line plus 3 standard errors of that mean (the draws'
+    own spread: 0 where the table does not look at the hash, so the check is then exact); per-prompt mixtures of it
+    with a random table at a share up to 0.3 (a wider family, near the best) stay below the line plus 3 standard
+    errors of a rate on the pairs each, and their mean below the line plus 3 standard errors of the mean. Unlike
+    random tables far from the best, these fail when the line is lowered by a few points."""
+    import random
+    import statistics
+
+    from critic_tasks import engine
+    from critic_tasks.core import blind_critics
+
+    kind = registry.TASKS[task].kind_spec
+    form = "[[{}]]" if kind.protocol in ("critiquellm", "judgebench", "rmbench", "rewardbench") else "Decision: {}"
+    word = {"A": "A>B", "B": "B>A", "C": "A=B"} if kind.protocol == "judgebench" else {v: v for v in "ABC"}
+    docs = engine.task_docs(task)
+    line = chance.chance_line(task, docs)
+    pairs = len({d["pair_id"] for d in docs})
+    rng = random.Random(f"near {task}")
+    bests = {key: _named_table(line.chance_by[key]) for key in line.chance}
+    assert all(bests.values()), {key: line.chance_by[key] for key, table in bests.items() if table is None}
+    for best in set(bests.values()):
+        keys = [key for key, table in bests.items() if table == best]
+        pure: dict[str, list[float]] = {key: [] for key in keys}
+        mixed: dict[str, list[float]] = {key: [] for key in keys}
+        for seed in range(20):
+            for got, tables, share in ((pure, (best, best), 0.0),
+                                       (mixed, (best, rng.choice(blind_critics.TABLES)), 0.3 * rng.random())):
+                critic = _table_critic(seed, tables, share)
+                values, _ = engine.score_task(task, docs, [form.format(word[critic(d)]) for d in docs])
+                for key in keys:
+                    got[key].append(values[key])
+        for key in keys:
+            floor, noise = line.chance[key], 300.0 * math.sqrt(0.25 / pairs)
+            for got in (pure, mixed):
+                spread = 3 * statistics.stdev(got[key]) / math.sqrt(len(got[key]))
+                assert statistics.mean(got[key]) <= floor + spread + 1e-9, (task, key, statistics.mean(got[key]), floor)
+            assert max(mixed[key]) <= floor + noise, (task, key, max(mixed[key]), floor)
+
+
 def test_a_per_prompt_mixture_of_two_tables_is_a_mixture_of_tables():
     """The exact optimum over the share: the expected pair score of two tables mixed per prompt is a quadratic in p
     whose four weights (1 - p)^2, p (1 - p), p (1 - p), p^2 fall on tables of the family; a fine grid of shares never
@@ -487,6 +549,37 @@ def test_raters_by_length_and_their_hashed_mixtures_stay_below_the_line(task):
         mixed = [form.format((two if _draw(f"{seed}:{i}") < share else one)(t)) for i, t in enumerate(texts)]
         values, _ = engine.score_task(task, docs, mixed)
         assert values["spearman"] <= line.chance["spearman"] + 300 / math.sqrt(len(docs) - 1), (task, seed)
+
+
+@pytest.mark.parametrize("task", ["critic_feedback", "critic_meta"])
+def test_the_lines_best_rating_by_length_and_mixtures_near_it_stay_at_the_line(task):
+    """The rater the line names (the best monotone map of length, ``longer`` / ``shorter``), played through the real
+    scorer, scores at most the line exactly; hashed per-item mixtures of it with a constant or with the other
+    direction's map at a share up to 0.3 (a wider family, near the best) average at most the line plus 3 standard
+    errors of the draws' mean. These fail when the line is lowered by a point, where raters drawn at random do not."""
+    import random
+    import statistics
+
+    from critic_tasks import engine
+
+    docs = engine.task_docs(task)
+    line = chance.chance_line(task, docs)
+    replies = chance.canned_replies(registry.task(task).kind_spec, docs)
+    best = "longer" if line.chance_by["spearman"].endswith("(longer rated higher)") else "shorter"
+    other = {"longer": "shorter", "shorter": "longer"}[best]
+    form = "Score: {}" if task == "critic_meta" else "Decision: {}"
+    played, _ = engine.score_task(task, docs, replies[best])
+    assert played["spearman"] <= line.chance["spearman"] + 1e-9
+    rng = random.Random(f"near {task}")
+    for partner in ("constant", other):
+        scores = []
+        for seed in range(20):
+            share, constant = 0.3 * rng.random(), form.format(rng.randint(1, 7))
+            mixed = [(constant if partner == "constant" else replies[other][i]) if _draw(f"near {seed}:{i}") < share
+                     else reply for i, reply in enumerate(replies[best])]
+            scores.append(engine.score_task(task, docs, mixed)[0]["spearman"])
+        spread = 3 * statistics.stdev(scores) / math.sqrt(len(scores))
+        assert statistics.mean(scores) <= line.chance["spearman"] + spread, (task, partner, statistics.mean(scores))
 
 
 def test_without_a_length_signal_the_correlation_floor_stays_zero():
