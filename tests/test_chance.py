@@ -685,21 +685,141 @@ def test_critiquellm_rank_coefficients_are_the_best_map_by_length_by_brute_force
         assert played[key] > old + 10  # the old line (the rank spread) sat below this blind critic
 
 
-def test_critiquellm_text_pearson_is_the_best_two_level_map_by_brute_force():
-    """text_pearson's stated family: every two-level map of length (a threshold, either direction: Pearson of two
-    levels is the same whatever they are), the rank spread, and the maps the other correlations' searches found
-    (blind critics too). By hand: every threshold, scipy per question; each named map recomputed by scipy."""
+def _integer_maps_by_hand(rows, span=9):
+    """Every non-decreasing map of length onto the integers 0 .. ``span``, longer and shorter rated higher (scipy's
+    Pearson per question, memoised on the question's own ratings): the best value with its map (direction, the
+    level of each sorted distinct length), and the best of the maps that take at most two values."""
+    import itertools
+
     from scipy import stats
 
-    rows = ALIGNBENCH_ROWS
-    line = chance.chance_line("critic_alignbench_ref", _tiny_alignbench(rows))
-    lengths = sorted({r[2] for r in rows})
-    thresholds = max(_text_level_by_hand([float(sign * r[2] > sign * cut) for r in rows], rows, stats.pearsonr)
-                     for sign in (1, -1) for cut in lengths)
-    named = [v["text_pearson"] for v in line.floors.values()]
-    spread = [line.values[name]["text_pearson"] for name in ("longer", "shorter")]
-    assert line.chance["text_pearson"] == pytest.approx(max(0.0, thresholds, *named, *spread), abs=1e-9)
-    assert line.chance["text_pearson"] >= thresholds - 1e-9
+    best, best_two, memo = (-math.inf, None), -math.inf, {}
+    questions = sorted({r[0] for r in rows})
+    for sign in (1, -1):
+        distinct = sorted({sign * r[2] for r in rows})
+        for levels in itertools.combinations_with_replacement(range(span + 1), len(distinct)):
+            level = dict(zip(distinct, levels))
+            values = []
+            for q in questions:
+                x = tuple(level[sign * r[2]] for r in rows if r[0] == q)
+                y = [r[3] for r in rows if r[0] == q]
+                if len(x) < 2 or len(set(y)) < 2:
+                    continue
+                if (q, x) not in memo:
+                    memo[q, x] = 0.0 if len(set(x)) < 2 else 100 * stats.pearsonr(x, y).statistic
+                values.append(memo[q, x])
+            value = sum(values) / len(values)
+            best = max(best, (value, (sign, levels)))
+            if len(set(levels)) <= 2:
+                best_two = max(best_two, value)
+    return best, best_two
+
+
+# three questions of three or four responses, six distinct lengths: the best map onto the ratings takes three values
+# (61.6: lengths 10, 20 rated 1, 30 rated 9, 40 and up 10) and beats every two-level map (52.6), the old line
+SPACED_ROWS = [(0, 0, 10, 1), (0, 1, 30, 4), (0, 2, 50, 4), (1, 0, 10, 4), (1, 1, 20, 1), (1, 2, 40, 4), (1, 3, 60, 4),
+               (2, 0, 30, 2), (2, 1, 40, 5), (2, 2, 60, 1)]
+
+
+@pytest.mark.parametrize("rows", [SPACED_ROWS, ALIGNBENCH_ROWS], ids=["spaced", "alignbench"])
+def test_critiquellm_text_pearson_is_the_best_map_onto_the_ratings_by_brute_force(rows):
+    """text_pearson's family: every monotone map of the response's length onto the integer ratings 1-10 (the
+    authors' format), longer or shorter rated higher, questions of any number of responses. By hand: every such map
+    (C(15, 6) = 5,005 and C(17, 8) = 24,310 per direction), scipy's Pearson per question, the mean; the best integer
+    map's floor equals it, and that map, written as ``Rating: [[x]]`` replies and played through the real scorer,
+    scores it. On the spaced rows the best map has three levels and sits 9 points above every two-level map, where
+    the old line (two-level maps and the rank coefficients' maps) stopped; there a map of decimal ratings also gives
+    each question its own best (the bound, isotonic regression by hand: 61.8) and sets the line. On the other rows
+    no map reaches the bound (73.9): the integer map sets the line and its name gives the bound."""
+    from critic_tasks import engine
+    from critic_tasks.core import blind_critics
+
+    docs = _tiny_alignbench(rows)
+    line = chance.chance_line("critic_alignbench_ref", docs)
+    (best, (sign, _)), best_two = _integer_maps_by_hand(rows)
+    integer = {name: v["text_pearson"] for name, v in line.floors.items() if "onto the ratings 1-10" in name}
+    assert max(integer.values()) == pytest.approx(best, abs=1e-9)
+    value, levels, unproven = blind_critics.best_text_level_pearson([sign * r[2] for r in rows], [r[3] for r in rows],
+                                                                    [r[0] for r in rows], 9)
+    assert unproven is None and value == pytest.approx(best, abs=1e-9)
+    played, _ = engine.score_task("critic_alignbench_ref", docs, [f"Rating: [[{1 + v}]]" for v in levels])
+    assert played["text_pearson"] == pytest.approx(best, abs=1e-9)
+    bound = max(_decimal_bound_by_hand(rows, sign) for sign in (1, -1))
+    if rows is SPACED_ROWS:
+        assert len(set(levels)) == 3 and best > best_two + 9
+        others = [v["text_pearson"] for name, v in line.floors.items() if "text_pearson (" not in name]
+        assert best > max(others) + 9  # the maps the other correlations' searches found: the old line's members
+        assert line.chance["text_pearson"] == pytest.approx(bound, abs=1e-9) and bound > best + 0.1
+    else:
+        assert line.chance["text_pearson"] == pytest.approx(max(0.0, best), abs=1e-9)
+        assert any(f"decimal ratings: at most {bound:.1f}" in name for name in integer)
+
+
+def test_critiquellm_text_pearson_search_against_every_map_on_random_questions():
+    """The integer programme against the brute force on 12 random sets of three questions of two to four responses
+    (five distinct lengths, labels 1-5, ratings 0 .. 3 and 0 .. 9): the same best, proven."""
+    import random
+
+    from critic_tasks.core import blind_critics
+
+    rng = random.Random(4401)
+    for trial in range(12):
+        span = 3 if trial % 2 else 9
+        rows = [(q, m, rng.choice((10, 20, 30, 40, 50)), rng.randint(1, 5))
+                for q in range(3) for m in range(rng.randint(2, 4))]
+        (best, (sign, _)), _ = _integer_maps_by_hand(rows, span)
+        value, levels, unproven = blind_critics.best_text_level_pearson([sign * r[2] for r in rows],
+                                                                        [r[3] for r in rows], [r[0] for r in rows], span)
+        assert unproven is None and max(levels) <= span and value == pytest.approx(best, abs=1e-9), trial
+
+
+def _decimal_bound_by_hand(rows, sign):
+    """The mean over questions of the best Pearson x100 of any non-decreasing map of sign * length onto real values:
+    each question's isotonic regression of its labels on length (scipy, the labels of one length pooled with their
+    count as weight) is the projection of its labels on the monotone ratings, and its Pearson with the labels the
+    best cosine (0 where the regression is flat)."""
+    import numpy as np
+    from scipy import optimize, stats
+
+    values = []
+    for q in sorted({r[0] for r in rows}):
+        own = [(sign * r[2], r[3]) for r in rows if r[0] == q]
+        if len(own) < 2 or len({y for _, y in own}) < 2:
+            continue
+        lengths = sorted({n for n, _ in own})
+        pooled = [[y for n, y in own if n == m] for m in lengths]
+        fit = optimize.isotonic_regression([np.mean(p) for p in pooled], weights=[len(p) for p in pooled]).x
+        rating = dict(zip(lengths, fit))
+        x = [rating[n] for n, _ in own]
+        values.append(0.0 if np.ptp(x) < 1e-12 else 100 * stats.pearsonr(x, [y for _, y in own]).statistic)
+    return sum(values) / len(values)
+
+
+def test_critiquellm_text_pearson_decimal_maps_come_to_the_bound():
+    """Decimal ratings are read, and a monotone map onto them can space ratings as no map onto the integers 1-10 can.
+    Each question's best alone (isotonic regression, by hand) bounds every decimal map; where maps come as close to
+    that bound as one likes, such a map is a member and sets the line. Here four questions of two responses each want
+    a step in one of the first four gaps and a fifth question wants its ratings flat there and one step at the last
+    gap: decimals (tiny first steps) come within 1e-9 of 100, every integer map (by hand) stops at 97.9; the map's
+    decimal replies through the real scorer score the line, and its name says the bound is reached only in the
+    limit."""
+    from critic_tasks import engine
+    from critic_tasks.core import blind_critics
+
+    rows = [*((k, 0, 9 + k, 1) for k in range(1, 5)), *((k, 1, 10 + k, 2) for k in range(1, 5)),
+            *((0, 2 + j, 10 + j, 1) for j in range(5)), (0, 9, 15, 5)]
+    docs = _tiny_alignbench(rows)
+    line = chance.chance_line("critic_alignbench_ref", docs)
+    bound = max(_decimal_bound_by_hand(rows, sign) for sign in (1, -1))
+    (best_integer, _), _ = _integer_maps_by_hand(rows)
+    assert bound == pytest.approx(100.0, abs=1e-9) and best_integer < bound - 2
+    assert line.chance["text_pearson"] == pytest.approx(bound, abs=1e-9)
+    assert "reached within" in line.chance_by["text_pearson"]
+    _, near, reached = blind_critics.text_level_pearson_bound([r[2] for r in rows], [r[3] for r in rows],
+                                                              [r[0] for r in rows])
+    assert not reached
+    played, _ = engine.score_task("critic_alignbench_ref", docs, [f"Rating: [[{1 + 9 * v:.15f}]]" for v in near])
+    assert played["text_pearson"] == pytest.approx(line.chance["text_pearson"], abs=1e-6)
 
 
 def test_critiquellm_system_pearson_is_the_best_monotone_map_by_length():
@@ -758,14 +878,43 @@ def test_critiquellm_an_unproven_best_map_is_named_so(monkeypatch):
     value, levels, proven = blind_critics.best_text_level_blocks([r[2] for r in rows], [r[3] for r in rows],
                                                                  [r[0] for r in rows], "spearman")
     assert not proven and value == pytest.approx(_text_level_by_hand(levels, rows, stats.spearmanr), abs=1e-9)
+    pearson = "rating by length, the best monotone map onto the ratings 1-10 for text_pearson (longer rated higher, "
+    assert any(name.startswith(pearson + "the best found in 0.0001 s, not proven") for name in found)
+    value, levels, unproven = blind_critics.best_text_level_pearson([r[2] for r in rows], [r[3] for r in rows],
+                                                                    [r[0] for r in rows], 9)
+    assert unproven == "the best found in 0.0001 s" and max(levels) <= 9
+    assert value == pytest.approx(_text_level_by_hand(levels, rows, stats.pearsonr), abs=1e-9)
+    # never below the best two-level map (by hand: every threshold, scipy), which it falls back on
+    thresholds = max(_text_level_by_hand([float(r[2] > cut) for r in rows], rows, stats.pearsonr)
+                     for cut in sorted({r[2] for r in rows}))
+    assert value >= thresholds - 1e-9
+
+
+def test_critiquellm_too_many_patterns_fall_back_on_the_best_two_level_map(monkeypatch):
+    """Past ``PATTERNS_LIMIT`` the programme is not built: the line's map is the best two-level map (every threshold
+    by hand, scipy) and its name says why it is not proven."""
+    from scipy import stats
+
+    from critic_tasks.core import blind_critics
+
+    monkeypatch.setattr(blind_critics, "PATTERNS_LIMIT", 10)
+    rows = SPACED_ROWS
+    found = chance.chance_line("critic_alignbench_ref", _tiny_alignbench(rows)).floors
+    start = ("rating by length, the best monotone map onto the ratings 1-10 for text_pearson (longer rated higher, "
+             "330 patterns, over 10: the best two-level map, not proven")
+    thresholds = max(_text_level_by_hand([float(r[2] > cut) for r in rows], rows, stats.pearsonr)
+                     for cut in sorted({r[2] for r in rows}))
+    [name] = [name for name in found if name.startswith(start)]
+    assert found[name]["text_pearson"] == pytest.approx(thresholds, abs=1e-9)
 
 
 def test_critiquellm_random_maps_by_length_stay_below_the_line():
     """Blind critics drawn from the family, through the real scorer: 25 random monotone maps of length (random cut
-    points, either direction, decimal ratings) on 12 questions of four responses. The rank coefficients and the
-    system-level Pearson are exact over every monotone map, so none beats their lines; text_pearson's exact family
-    holds two levels only, so a map of more levels is held to its line within 3 standard errors of a correlation
-    averaged over the questions (1 / sqrt(3) each)."""
+    points, either direction, decimal ratings, and each rounded to the integer ratings) on 12 questions of four
+    responses. The rank coefficients and the system-level Pearson are exact over every monotone map, so none beats
+    their lines; text_pearson's exact family is every monotone map onto the integer ratings, so no rounded map beats
+    its line, and a decimal map is held to it within 3 standard errors of a correlation averaged over the questions
+    (1 / sqrt(3) each) and never beats the mean of each question's own best (isotonic regression, by hand)."""
     import math
     import random
 
@@ -775,6 +924,7 @@ def test_critiquellm_random_maps_by_length_stay_below_the_line():
     rows = [(q, m, rng.randint(10, 120), rng.randint(1, 5)) for q in range(12) for m in range(4)]
     docs = _tiny_alignbench(rows)
     line = chance.chance_line("critic_alignbench_ref", docs)
+    bound = max(_decimal_bound_by_hand(rows, sign) for sign in (1, -1))
     distinct = sorted({r[2] for r in rows})
     for seed in range(25):
         cuts = sorted(rng.sample(distinct, rng.randint(1, 8)))
@@ -784,6 +934,9 @@ def test_critiquellm_random_maps_by_length_stay_below_the_line():
         for key in ("text_spearman", "text_kendall", "system_pearson"):
             assert values[key] <= line.chance[key] + 1e-6, (seed, key, values[key], line.chance[key])
         assert values["text_pearson"] <= line.chance["text_pearson"] + 300 / math.sqrt(3 * 12), seed
+        assert values["text_pearson"] <= bound + 1e-9, seed  # no decimal map beats each question's own best
+        rounded, _ = engine.score_task("critic_alignbench_ref", docs, [f"Rating: [[{round(v)}]]" for v in ratings])
+        assert rounded["text_pearson"] <= line.chance["text_pearson"] + 1e-9, seed
 
 
 def test_critiquellm_best_maps_rate_every_response_monotonically():
@@ -796,9 +949,10 @@ def test_critiquellm_best_maps_rate_every_response_monotonically():
     for sign in (1, -1):
         signed = [sign * n for n in lengths]
         for coefficient in ("spearman", "kendall", "pearson"):
-            search = blind_critics.best_text_level_threshold if coefficient == "pearson" else (
-                lambda *a: blind_critics.best_text_level_blocks(*a)[:2])
-            _, levels = search(signed, labels, questions, coefficient)
+            if coefficient == "pearson":
+                _, levels, _ = blind_critics.best_text_level_pearson(signed, labels, questions, 9)
+            else:
+                _, levels, _ = blind_critics.best_text_level_blocks(signed, labels, questions, coefficient)
             assert all(a <= b for (n, a) in zip(signed, levels) for (m, b) in zip(signed, levels) if n < m)
         _, ratings = blind_critics.best_system_level_map(signed, labels, [r[1] for r in rows])
         assert all(a <= b for (n, a) in zip(signed, ratings) for (m, b) in zip(signed, ratings) if n < m)

@@ -16,6 +16,10 @@ pieces here, so that the orchestration never asks which protocol it is looking a
 * The rating floor: ``rating_floor`` (0 for a correlation, 50 for its (x + 100) / 2 score, unless rating by length
   does better on the task's data); ``best_length_ratings``: the rating by length (longer or shorter rated higher)
   whose Spearman with the labels is the best of every monotone map of length onto the scale (``best_monotone_blocks``).
+* Ratings by length for grouped correlations (CritiqueLLM's text and system level): ``best_text_level_blocks``
+  (Spearman / Kendall, any number of levels), ``best_text_level_pearson`` (Pearson, integer ratings),
+  ``text_level_pearson_bound`` (Pearson over real ratings: the bound, and a map that comes to it where one does),
+  ``best_system_level_map``, ``best_text_level_threshold`` (two levels).
 """
 
 from __future__ import annotations
@@ -464,6 +468,237 @@ def best_text_level_blocks(lengths: Sequence[int], labels: Sequence[float], grou
                        [groups[i] for i in scored])[coefficient]
     return value, item_levels, proven
 
+
+def _increment_patterns(inner: int, span: int) -> np.ndarray:
+    """Every vector of ``inner`` non-negative integers summing to at most ``span`` (stars and bars: C(span + inner,
+    inner) rows), the all-zero one first."""
+    rows = [np.diff(np.asarray((-1, *bars))) - 1 for bars in itertools.combinations(range(span + inner), inner)]
+    return np.asarray(rows, dtype=int).reshape(-1, inner)
+
+
+def _pattern_pearsons(positions: Sequence[int], labels: Sequence[float], patterns: np.ndarray) -> np.ndarray:
+    """Pearson x100 of each increment pattern's ratings with ``labels`` (an item at own position p is rated the sum
+    of the pattern's first p increments), 0 where the ratings are constant (``text_level`` counts such a question
+    as 0)."""
+    levels = np.concatenate([np.zeros((len(patterns), 1), dtype=int), np.cumsum(patterns, axis=1)], axis=1)
+    x = levels[:, np.asarray(positions)].astype(float)
+    x -= x.mean(axis=1, keepdims=True)
+    y = np.asarray(labels, dtype=float)
+    y = y - y.mean()
+    spread = np.sqrt((x * x).sum(axis=1)) * np.sqrt(y @ y)
+    return np.where(spread > 0, 100.0 * (x @ y) / np.where(spread > 0, spread, 1.0), 0.0)
+
+
+# patterns (binaries) the text-level Pearson programme may hold: 2 x 11,440 per question of eight distinct lengths
+# (AlignBench's eight models) would build a programme HiGHS cannot close; past this the best two-level map stands
+PATTERNS_LIMIT = 200_000
+
+
+def best_text_level_pearson(lengths: Sequence[int], labels: Sequence[float], groups: Sequence,
+                            span: int) -> tuple[float, list[int], str | None]:
+    """The best text-level Pearson (the mean over groups of the per-group Pearson, ``correlation.text_level``) of a
+    rating that is a non-decreasing function of ``lengths`` onto the integers 0 .. ``span`` (``lengths`` signed by
+    the caller), each item's rating in that map, and None where HiGHS proved it the maximum, else why not (a member
+    still: the better of the best map found within ``BLOCKS_SECONDS`` and the best two-level map,
+    ``best_text_level_threshold``; more than ``PATTERNS_LIMIT`` patterns: the latter, unsolved).
+
+    Such a map is an integer increment D_g >= 0 at each gap g between the sorted distinct lengths, sum D <= span. A
+    group sees only the sums of D over the gaps between its own neighbouring lengths (its pattern e: non-negative
+    integers, sum <= span), and its Pearson is a function of e alone (all zero: rated alike, 0). So the best map is a
+    linear integer programme (``scipy.optimize.milp``, no gap allowed): D integer; a binary per group and pattern, one
+    chosen per group; each of the group's gap sums of D equals the chosen pattern's entry (one equality per group and
+    own gap); maximise the sum of the chosen patterns' Pearsons. A group of k distinct lengths has C(span + k - 1,
+    k - 1) patterns (span 9: 10, 55, 220, 715 for k = 2 .. 5), except that a group of two distinct lengths is rated
+    two values whatever they are, so its Pearson reads only whether its one gap sum is 0: two patterns (sum 0; sum
+    between 1 and span). Global gaps that the same set of group gaps spans are interchangeable (only their sum is
+    seen) and are merged into one variable. The value is recomputed from the ratings with
+    ``correlation.text_level``."""
+    from scipy import optimize, sparse
+
+    from critic_tasks.core.metrics.correlation import text_level
+
+    used = _used_groups(lengths, labels, groups)
+    distinct = sorted({lengths[i] for idx in used.values() for i in idx})
+    position = {n: i for i, n in enumerate(distinct)}
+    gaps = max(0, len(distinct) - 1)
+    own_gaps: list[tuple[int, int]] = []  # each group gap's global gaps (first, last + 1)
+    group_patterns: list[tuple[list[int], np.ndarray, np.ndarray]] = []  # its own gaps (indices), patterns, values
+    for idx in used.values():
+        own = sorted({position[lengths[i]] for i in idx})
+        if len(own) < 2:
+            continue  # one length: rated alike whatever the map (0)
+        where = {p: j for j, p in enumerate(own)}
+        patterns = _increment_patterns(len(own) - 1, 1 if len(own) == 2 else span)
+        values = _pattern_pearsons([where[position[lengths[i]]] for i in idx], [labels[i] for i in idx], patterns)
+        group_patterns.append((list(range(len(own_gaps), len(own_gaps) + len(own) - 1)), patterns, values))
+        own_gaps.extend((own[j], own[j + 1]) for j in range(len(own) - 1))
+    # merge the global gaps spanned by the same group gaps: only their sum is seen
+    spanned_by: dict[int, list[int]] = {g: [] for g in range(gaps)}
+    for r, (low, high) in enumerate(own_gaps):
+        for g in range(low, high):
+            spanned_by[g].append(r)
+    classes: dict[tuple, list[int]] = {}
+    for g in range(gaps):
+        if spanned_by[g]:
+            classes.setdefault(tuple(spanned_by[g]), []).append(g)
+    members = list(classes.values())
+    in_gap: dict[int, list[int]] = {}  # group gap -> the merged variables it sums
+    for c, rows in enumerate(classes):
+        for r in rows:
+            in_gap.setdefault(r, []).append(c)
+    increments = [0] * gaps
+    unproven = None
+    count = sum(len(p) for _, p, _ in group_patterns)
+    if count > PATTERNS_LIMIT:
+        unproven = f"{count} patterns, over {PATTERNS_LIMIT}: the best two-level map"
+    elif group_patterns:
+        entries: list[tuple[int, int, float]] = []
+        lower: list[float] = []
+        upper: list[float] = []
+
+        def constrain(terms, low, high):
+            entries.extend((len(lower), col, coef) for col, coef in terms)
+            lower.append(low)
+            upper.append(high)
+
+        constrain([(c, 1.0) for c in range(len(members))], 0, span)
+        col = len(members)
+        for rows, patterns, _ in group_patterns:
+            chosen = range(col, col + len(patterns))
+            constrain([(z, 1.0) for z in chosen], 1, 1)
+            sums = [[(c, 1.0) for c in in_gap[r]] for r in rows]
+            if len(rows) == 1 and len(patterns) == 2:  # two lengths: the second pattern is any sum from 1 to span
+                constrain([*sums[0], (col + 1, -1.0)], 0, np.inf)
+                constrain([*sums[0], (col + 1, -float(span))], -np.inf, 0)
+            else:
+                for j, terms in enumerate(sums):
+                    constrain([*terms, *((z, -float(patterns[z - col, j])) for z in chosen if patterns[z - col, j])],
+                              0, 0)
+            col += len(patterns)
+        values = np.concatenate([v for _, _, v in group_patterns])
+        matrix = sparse.csr_array(([e[2] for e in entries], ([e[0] for e in entries], [e[1] for e in entries])),
+                                  shape=(len(lower), col))
+        found = optimize.milp(np.concatenate([np.zeros(len(members)), -values]), integrality=np.ones(col),
+                              bounds=optimize.Bounds(0, np.concatenate([np.full(len(members), span),
+                                                                        np.ones(len(values))])),
+                              constraints=optimize.LinearConstraint(matrix, lower, upper),
+                              # presolve reduces nothing here and took 3 of 11 s on 12 questions of four
+                              options={"mip_rel_gap": 0.0, "time_limit": BLOCKS_SECONDS, "presolve": False})
+        if found.x is not None:
+            for c, gaps_of_class in enumerate(members):
+                increments[gaps_of_class[0]] = int(round(found.x[c]))
+        if found.status != 0:
+            unproven = f"the best found in {BLOCKS_SECONDS:g} s"
+    level = np.concatenate([[0], np.cumsum(increments)]).astype(int) if distinct else np.zeros(0, int)
+    # an item outside the averaged questions is rated as the lengths next below it (the lowest rating below them
+    # all), so the rating stays a monotone map of length over every item (the system level reads them all)
+    below = np.searchsorted(np.asarray(distinct), np.asarray(lengths), side="right") - 1
+    item_levels = [int(level[max(0, int(j))]) if distinct else 0 for j in below]
+    if not used:
+        return 0.0, item_levels, None
+    scored = [i for idx in used.values() for i in idx]
+    value = text_level([float(item_levels[i]) for i in scored], [labels[i] for i in scored],
+                       [groups[i] for i in scored])["pearson"]
+    if unproven is not None:  # not proven best: a two-level map (0 / span) may still do better
+        two_value, two_levels = best_text_level_threshold(lengths, labels, groups, "pearson")
+        if two_value > value:
+            value, item_levels = two_value, [span * v for v in two_levels]
+    return value, item_levels, unproven
+
+def text_level_pearson_bound(lengths: Sequence[int], labels: Sequence[float],
+                             groups: Sequence) -> tuple[float, list[float] | None, bool]:
+    """The most a rating that is a non-decreasing function of ``lengths`` onto real values can score on the
+    text-level Pearson (x100); where maps come as close to it as one likes, such a map (each item's rating, in
+    [0, 1]), else None; and whether that map reaches it exactly (False: it comes close, the bound is a supremum).
+
+    Each group alone: its centred ratings are B s, B's column j the centred step "above its own gap j", s >= 0 its
+    own increments, and the best cosine with its centred labels h is |P| / |h|, P the projection of h on the cone
+    {B s : s >= 0} (``scipy.optimize.nnls``), reached only along that projection's increments s* (B has full column
+    rank; a cosine equals |P| / |h| only at multiples of P). The mean over groups is the bound: no map does better on
+    any group. Maps approach it where global increments t(eps) = t_0 + eps t_1 + eps^2 t_2 + ..., every t_k >= 0,
+    give each group with a positive best a leading term along its s* (and never touch a group whose best is 0):
+    as eps goes to 0 each group's ratings turn to its best. Layer by layer, a linear programme
+    (``scipy.optimize.linprog``) finds the t_k that brings the most groups not yet placed to multiples c_q s* of
+    their s* while leaving the others not yet placed untouched (feasible t_k form a cone: maximising the sum of
+    min(c_q, 1) places at once every group that any t_k can); the layers end when every group is placed (the bound
+    holds as a supremum; one layer: reached), or when one places none (None: the bound may be out of reach). The map
+    returned takes the eps of 1e-3, 1e-4, ... 1e-6 that comes closest (eps^(K-1) >= 1e-12, so that 15 decimals of a
+    reply hold its smallest steps); its value is recomputed by the caller."""
+    from scipy import optimize, sparse
+
+    used = _used_groups(lengths, labels, groups)
+    distinct = sorted({lengths[i] for idx in used.values() for i in idx})
+    position = {n: i for i, n in enumerate(distinct)}
+    gaps = max(0, len(distinct) - 1)
+    bests: list[float] = []
+    placing: list[tuple[list[tuple[int, int]], np.ndarray | None]] = []  # own gaps' global spans, s* (None: best 0)
+    for idx in used.values():
+        own = sorted({position[lengths[i]] for i in idx})
+        if len(own) < 2:
+            bests.append(0.0)
+            continue
+        steps = np.asarray([[float(position[lengths[i]] > p) for p in own[:-1]] for i in idx])
+        steps -= steps.mean(axis=0)
+        centred = np.asarray([labels[i] for i in idx], dtype=float)
+        centred -= centred.mean()
+        increments, _ = optimize.nnls(steps, centred)
+        positive = bool(np.any(increments > 0))
+        bests.append(100.0 * float(np.linalg.norm(steps @ increments) / np.linalg.norm(centred)) if positive else 0.0)
+        spans = [(own[j], own[j + 1]) for j in range(len(own) - 1)]
+        placing.append((spans, increments / increments.max() if positive else None))
+    bound = float(np.mean(bests)) if bests else 0.0
+    if gaps == 0:
+        return bound, None, False
+    waiting = [q for q, (_, star) in enumerate(placing) if star is not None]
+    untouched = [q for q, (_, star) in enumerate(placing) if star is None]
+    layers: list[np.ndarray] = []
+    while waiting:
+        rows, cols, data, equations = [], [], [], 0
+        for q in waiting + untouched:
+            spans, star = placing[q]
+            for j, (low, high) in enumerate(spans):
+                for g in range(low, high):
+                    rows.append(equations), cols.append(g), data.append(1.0)
+                if q in waiting:
+                    rows.append(equations), cols.append(gaps + waiting.index(q)), data.append(-float(star[j]))
+                equations += 1
+        n = len(waiting)
+        equal = sparse.csr_array((data, (rows, cols)), shape=(equations, gaps + 2 * n))
+        # maximise the sum of min(c_q, 1) (u_q <= c_q, u_q <= 1): a point of the cone placing one more group only
+        # adds, so the optimum places every group any layer can place
+        capped = sparse.hstack([sparse.csr_array((n, gaps)), -sparse.eye_array(n), sparse.eye_array(n)])
+        found = optimize.linprog(np.concatenate([np.zeros(gaps + n), -np.ones(n)]), A_eq=equal,
+                                 b_eq=np.zeros(equations), A_ub=capped, b_ub=np.zeros(n),
+                                 bounds=[(0, None)] * (gaps + n) + [(0, 1)] * n, method="highs")
+        if found.status != 0:
+            return bound, None, False
+        placed = [q for k, q in enumerate(waiting) if found.x[gaps + n + k] > 0.5]
+        if not placed:
+            return bound, None, False
+        layer = np.maximum(found.x[:gaps], 0.0)
+        layers.append(layer / layer.max())
+        waiting = [q for q in waiting if q not in placed]
+    below = np.searchsorted(np.asarray(distinct), np.asarray(lengths), side="right") - 1
+
+    def rating(eps: float) -> list[float]:
+        steps = sum(eps ** k * layer for k, layer in enumerate(layers)) if layers else np.zeros(gaps)
+        level = np.concatenate([[0.0], np.cumsum(steps)])
+        level = level / level[-1] if level[-1] > 0 else level
+        return [float(level[max(0, int(j))]) for j in below]
+
+    if len(layers) <= 1:
+        return bound, rating(1.0), True
+    from critic_tasks.core.metrics.correlation import text_level
+
+    scored = [i for idx in used.values() for i in idx]
+
+    def value(ratings: list[float]) -> float:
+        return text_level([ratings[i] for i in scored], [labels[i] for i in scored],
+                          [groups[i] for i in scored])["pearson"]
+
+    # the last layer's steps are eps^(K-1) of the first: kept above 1e-12 so that a reply's decimals still carry them
+    small = [k for k in range(3, 7) if k * (len(layers) - 1) <= 12] or [12 / (len(layers) - 1)]
+    return bound, max((rating(10.0 ** -k) for k in small), key=value), False
 
 def best_system_level_map(lengths: Sequence[int], labels: Sequence[float], groups: Sequence) -> tuple[float, list[float]]:
     """The best system-level Pearson (x100; ``correlation.system_level``: each group's mean rating against its mean

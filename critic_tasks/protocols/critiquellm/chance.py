@@ -53,19 +53,30 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
 
 
 # each headline correlation's family search over ratings by length (``blind_critics``): every monotone map for the
-# rank coefficients and the system-level Pearson, every two-level map for the text-level Pearson
-SEARCHES = {"text_spearman": "blocks", "text_kendall": "blocks", "text_pearson": "threshold",
+# rank coefficients and the system-level Pearson (decimal ratings are read, so any number of them), every monotone
+# map onto the integer ratings (the authors' format) for the text-level Pearson, whose value reads their spacing
+SEARCHES = {"text_spearman": "blocks", "text_kendall": "blocks", "text_pearson": "integers",
             "system_pearson": "system"}
 
 
 def best_length_maps(docs: Sequence[dict], keys: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per headline correlation and direction, the best rating by length of its family (``SEARCHES``), with every
-    headline correlation that rating scores (``text_level`` / ``system_level`` over the labelled responses)."""
+    headline correlation that rating scores (``text_level`` / ``system_level`` over the labelled responses).
+
+    For ``text_pearson`` the bound on every monotone map onto real values (decimal ratings are read) comes along
+    (``text_level_pearson_bound``): where a map of decimal ratings reaches it, that map is a member too; where none
+    is found, the integer map's name says how far above it a decimal map could be at most."""
     labelled = [d for d in docs if d.get("human_score") is not None]
     labels = [float(d["human_score"]) for d in labelled]
     questions = [str(d["question"]) for d in labelled]
     models = [str(d["model"]) for d in labelled]
     out: dict[str, dict[str, float]] = {}
+
+    def scored(ratings: Sequence[float]) -> dict[str, float]:
+        got = {**{f"text_{k}": v for k, v in text_level(ratings, labels, questions).items()},
+               **{f"system_{k}": v for k, v in system_level(ratings, labels, models).items()}}
+        return {k: got[k] for k in keys if k in got}
+
     for key in keys:
         search = SEARCHES.get(key)
         if search is None:
@@ -73,20 +84,32 @@ def best_length_maps(docs: Sequence[dict], keys: Sequence[str]) -> dict[str, dic
         coefficient = key.removeprefix("text_")
         for direction, sign in (("longer", 1), ("shorter", -1)):
             lengths = [sign * len(str(d.get("response") or "")) for d in labelled]
-            proven = True
+            notes = []
             if search == "blocks":
                 _, ratings, proven = blind_critics.best_text_level_blocks(lengths, labels, questions, coefficient)
-            elif search == "threshold":
-                _, ratings = blind_critics.best_text_level_threshold(lengths, labels, questions, coefficient)
+                if not proven:
+                    notes.append(f"the best found in {blind_critics.BLOCKS_SECONDS:g} s, not proven")
+            elif search == "integers":
+                value, levels, unproven = blind_critics.best_text_level_pearson(lengths, labels, questions,
+                                                                                RATING_HIGH - RATING_LOW)
+                ratings = [RATING_LOW + v for v in levels]  # the ratings as a critic writes them
+                if unproven is not None:
+                    notes.append(f"{unproven}, not proven")
+                bound, near, reached = blind_critics.text_level_pearson_bound(lengths, labels, questions)
+                if near is not None and bound > value + 1e-9:  # decimal ratings come to what no map can beat
+                    exact = "" if reached else f" within {bound - text_level(near, labels, questions)['pearson']:.1g}"
+                    out[f"rating by length, a monotone map onto decimal ratings for {key} ({direction} rated higher, "
+                        f"every question at its own best: the most any map scores, {bound:.2f}, reached{exact})"] = \
+                        scored([RATING_LOW + (RATING_HIGH - RATING_LOW) * r for r in near])
+                elif bound > value + 1e-9:
+                    notes.append(f"decimal ratings: at most {bound:.1f}")
             else:
                 _, ratings = blind_critics.best_system_level_map(lengths, labels, models)
-            ratings = [float(r) for r in ratings]
-            got = {**{f"text_{k}": v for k, v in text_level(ratings, labels, questions).items()},
-                   **{f"system_{k}": v for k, v in system_level(ratings, labels, models).items()}}
-            unproven = "" if proven else f", the best found in {blind_critics.BLOCKS_SECONDS:g} s, not proven"
-            out[f"rating by length, the best {MAPS[search]} for {key} ({direction} rated higher{unproven})"] = {
-                k: got[k] for k in keys if k in got}
+            note = "".join(f", {n}" for n in notes)
+            out[f"rating by length, the best {MAPS[search]} for {key} ({direction} rated higher{note})"] = scored(
+                [float(r) for r in ratings])
     return out
 
 
-MAPS = {"blocks": "monotone map", "threshold": "two-level map", "system": "monotone map"}
+MAPS = {"blocks": "monotone map", "integers": f"monotone map onto the ratings {RATING_LOW}-{RATING_HIGH}",
+        "system": "monotone map"}
