@@ -15,21 +15,28 @@ answer shown (the first such slot on equal lengths), and a uniform letter (0.25 
 constant rating (every constant scores alike: the metrics read only differences of ratings), the ratings by length
 (longer / shorter rated higher), and independent uniform ratings (1 / n per prompt of n answers rated, and on Ties
 the expectation of ``process_single_model``, ``uniform_ties``, enumerated over each prompt's worst / best correct and
-best incorrect rating), and on Ties every two-level rating by the answer's length (``best_ties_thresholds``: the best
-threshold per direction; no letter and the midpoint elsewhere). Each deterministic critic's value is its replies run
-through the scorer. One critic answers
-every subset (``score`` is the mean of the subsets' values under one critic). Every subset's value is a mean over
-prompts of a per-prompt result (Ties: over its numbers, each a reference and a tied prompt), so a critic that picks
-its member per prompt (per number on Ties) by a hash with share p scores linearly in p and the best mixture is an
-endpoint: the line is the best member. A rating critic that mixes members answer by answer within one prompt is
-outside the family (its rating vectors are not a member's).
+best incorrect rating), and on Ties every monotone map of the answer's length onto the ratings a reply can produce
+(1-10, and an unread reply, which the scorer rates UNREAD_RATING = -1, as a possible lowest level), longer or
+shorter rated higher (``best_ties_map``: the Ties rule reads the ratings' spacing, so the best is an integer
+programme, solved exactly by HiGHS or, past ``TIES_MAP_SECONDS``, the best found, named "not proven" with the bound;
+no letter and the midpoint elsewhere). Each deterministic critic's value is its replies run through the scorer.
+One critic answers every subset (``score`` is the mean of the subsets' values under one critic). Every subset's
+value is a mean over prompts of a per-prompt result (Ties: over its numbers, each a reference and a tied prompt),
+so a critic that picks its member per prompt (per number on Ties) by a hash with share p scores linearly in p and
+the best mixture is an endpoint: the line is the best member. A rating critic that mixes members answer by answer
+within one prompt is outside the family (its rating vectors are not a member's).
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import math
 import random
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
 
 from critic_tasks.core import blind_critics
 from critic_tasks.protocols.rewardbench2 import scoring
@@ -156,45 +163,265 @@ def _uniform(docs: Sequence[dict]) -> dict[str, float]:
     return out
 
 
-def best_ties_thresholds(docs: Sequence[dict]) -> dict[str, tuple[float, int]]:
-    """Per direction (``longer`` / ``shorter``), the best Ties score (x100) of a two-level rating by length and the
-    threshold that gives it: ``longer`` rates an answer of at least that many characters 10 and the others 1,
-    ``shorter`` one of at most that many. Two levels are all there is to such a map: the Ties rule reads the
-    margins and spreads only through their signs and ratios (each 0 or plus or minus the gap between the two
-    ratings), so which two ratings (the unread -1 included) changes nothing, and every threshold from each distinct
-    length of a Ties answer is tried: each prompt's (accurate, spread, margin) by the scorer's ``prompt_stats``, the
-    score by its ``ties_score``, over the prompts whose answers are all there (as the scorer counts them)."""
+# ----------------------------------------------------------------------------- Ties: monotone maps of the length
+
+# seconds each direction's integer programme (``best_ties_maps``) may take; the sample's Ties solve at once
+TIES_MAP_SECONDS = 60.0
+UNREAD_REPLY = "No rating."  # read as no rating: the scorer rates it UNREAD_RATING, the lowest level a map can use
+GAIN_SCALE = 1e4  # the gains' scale in the search: HiGHS's absolute gap (1e-6) is then 1e-10 of a Ties point
+SPAN = HIGH - scoring.UNREAD_RATING  # the widest difference of two ratings a reply can produce (-1 .. 10)
+
+
+def ties_prompts(docs: Sequence[dict]) -> dict[str, tuple[list[int], int]]:
+    """Each Ties prompt whose answers are all among ``docs`` (as the scorer counts them): its answers' lengths in
+    answer order (the correct ones first) and how many are correct."""
     prompts: dict[str, dict] = {}
     for d in docs:
         if d["subset"] == TIES and d["mode"] != FOUR_WAY:
             item = prompts.setdefault(str(d["prompt_id"]), {"answers": int(d["answers"]), "lengths": {},
                                                             "num_correct": int(d["num_correct"])})
             item["lengths"][int(d["answer_index"])] = len(str(d["response"]))
-    complete = {pid: [item["lengths"][i] for i in range(item["answers"])] for pid, item in prompts.items()
-                if set(item["lengths"]) == set(range(item["answers"]))}
-    out: dict[str, tuple[float, int]] = {}
-    for direction, sign in (("longer", 1), ("shorter", -1)):
-        best: tuple[float, int] | None = None
-        for cut in sorted({n for lengths in complete.values() for n in lengths}):
-            units: dict[str, dict[str, tuple]] = {}
-            for pid, lengths in complete.items():
-                kind, _, number = pid.partition(":")
-                scores = [HIGH if sign * n >= sign * cut else LOW for n in lengths]
-                units.setdefault(number, {})[kind] = scoring.prompt_stats(scores, prompts[pid]["num_correct"])
-            value = scoring.ties_score(list(units.values()))
-            if value is not None and (best is None or 100.0 * value > best[0]):
-                best = (100.0 * value, cut)
-        if best is not None:
-            out[direction] = best
+    return {pid: ([item["lengths"][i] for i in range(item["answers"])], item["num_correct"])
+            for pid, item in prompts.items() if set(item["lengths"]) == set(range(item["answers"]))}
+
+
+def ties_value(prompts: dict[str, tuple[list[int], int]], rating_of: Callable[[int], int]) -> float | None:
+    """The Ties score (x100) of rating each answer ``rating_of(its length)``: each prompt's (accurate, spread,
+    margin) by the scorer's ``prompt_stats``, the score by its ``ties_score``."""
+    units: dict[str, dict[str, tuple]] = {}
+    for pid, (lengths, correct) in prompts.items():
+        kind, _, number = pid.partition(":")
+        units.setdefault(number, {})[kind] = scoring.prompt_stats([rating_of(n) for n in lengths], correct)
+    value = scoring.ties_score(list(units.values()))
+    return None if value is None else 100.0 * value
+
+
+@dataclass(frozen=True)
+class TiesMap:
+    """A monotone map of the answer's length onto the ratings: ``ratings[j]`` from the key ``keys[j]`` on, the key
+    being the length (``longer`` rated higher) or minus it (``shorter``), the first rating below the first key too;
+    its Ties score (x100), and whether it was proven the best (False: the best found in ``TIES_MAP_SECONDS``)."""
+
+    direction: str
+    keys: tuple[int, ...]
+    ratings: tuple[int, ...]
+    value: float
+    proven: bool = True
+    bound: float | None = None  # not proven: HiGHS's bound on the best (x100)
+
+    def rating(self, length: int) -> int:
+        key = length if self.direction == "longer" else -length
+        return self.ratings[max(0, bisect.bisect_right(self.keys, key) - 1)]
+
+
+class _Programme:
+    """A maximised integer programme, built a column and a row at a time (``scipy.optimize.milp``, HiGHS)."""
+
+    def __init__(self):
+        self.low: list[float] = []
+        self.high: list[float] = []
+        self.integer: list[int] = []
+        self.gain: list[float] = []
+        self.entries: list[tuple[int, int, float]] = []
+        self.row_low: list[float] = []
+        self.row_high: list[float] = []
+
+    def column(self, low: float, high: float, gain: float = 0.0, integer: bool = True) -> int:
+        self.low.append(low)
+        self.high.append(high)
+        self.gain.append(gain)
+        self.integer.append(int(integer))
+        return len(self.low) - 1
+
+    def row(self, terms: Sequence[tuple[int, float]], low: float = -np.inf, high: float = np.inf) -> None:
+        self.entries.extend((len(self.row_low), col, coef) for col, coef in terms)
+        self.row_low.append(low)
+        self.row_high.append(high)
+
+    def maximise(self, seconds: float):
+        """HiGHS's result, its objective and bound in the gains' units. HiGHS stops at an absolute gap of 1e-6 even
+        with no relative gap allowed, and two margin terms' tanh can differ by less: the gains are scaled by
+        GAIN_SCALE for the search (a gap of 1e-10 in the gains' units)."""
+        from scipy import optimize, sparse
+
+        rows, cols, data = zip(*self.entries)
+        matrix = sparse.csr_array((data, (rows, cols)), shape=(len(self.row_low), len(self.low)))
+        found = optimize.milp(-GAIN_SCALE * np.asarray(self.gain), integrality=np.asarray(self.integer),
+                              bounds=optimize.Bounds(self.low, self.high),
+                              constraints=optimize.LinearConstraint(matrix, self.row_low, self.row_high),
+                              options={"mip_rel_gap": 0.0, "time_limit": seconds})
+        if found.mip_dual_bound is not None:
+            found.mip_dual_bound = found.mip_dual_bound / GAIN_SCALE
+        return found
+
+
+def _tied_states(incorrect: int, low: int, high: int) -> list[tuple[int, int]]:
+    """Every (margin, spread) a prompt can take under a monotone map onto ratings at most SPAN apart, from the order
+    of the keys of its best incorrect answer and of its worst (``low``) and best (``high``) correct ones."""
+    out = []
+    for spread in range(SPAN + 1 if high > low else 1):
+        for margin in range(-SPAN, SPAN + 1):
+            if incorrect < low:
+                fits = margin >= 0 and margin + spread <= SPAN
+            elif incorrect == low:
+                fits = margin == 0
+            elif incorrect < high:
+                fits = -spread <= margin <= 0
+            elif incorrect == high:
+                fits = margin == -spread
+            else:
+                fits = margin <= -spread
+            if fits:
+                out.append((margin, spread))
     return out
 
 
-def ties_threshold_replies(docs: Sequence[dict], direction: str, cut: int, elsewhere: Sequence[str]) -> list[str]:
-    """A critic's replies: on Ties, the two-level rating by length from ``cut`` (``best_ties_thresholds``); on every
-    other document ``elsewhere``'s reply."""
+def _margin_bounds(incorrect: int, low: int) -> tuple[int, int]:
+    """The range of a prompt's margin under a monotone map, from the order of its best incorrect and worst correct
+    answers' keys."""
+    return (0, SPAN) if incorrect < low else (0, 0) if incorrect == low else (-SPAN, 0)
+
+
+def _hard_and_margin(margin: int, spread: int, paired: int) -> float:
+    """What a number adds (x100) to the preferred-hard and margin terms, from its min margin and its tied prompt's
+    spread (a division by 0 as the scorer reads it)."""
+    tanh = math.tanh(scoring._over_zero(margin, spread) - 1)
+    return (100.0 * scoring.TIES_WEIGHTS[3] * (margin > spread)
+            + 100.0 * scoring.TIES_WEIGHTS[4] * (0.0 if math.isnan(tanh) else tanh)) / paired
+
+
+def best_ties_map(prompts: dict[str, tuple[list[int], int]], direction: str,
+                  seconds: float | None = None) -> TiesMap | None:
+    """The best Ties score (x100) of a rating that is a monotone map of the answer's length (``longer`` or
+    ``shorter`` rated higher) onto the ratings a reply can produce (1 .. 10, and UNREAD_RATING for a reply without
+    one), and the map. None where no number has both prompts (no score).
+
+    A prompt's stats under such a map are read at three keys: its worst and best correct answers' and its best
+    incorrect answer's (key: the length, or minus it), so the map is its ratings x_k at the sorted distinct keys of
+    those (any other answer's rating lies between them), monotone, each -1 or 1 .. 10 (a binary per key says which),
+    the lowest -1 or 1 (the rule reads only differences, so a map above 1 shifts down). A margin and a spread are
+    differences of two x_k. An integer programme (HiGHS through ``scipy.optimize.milp``, no gap allowed), maximising
+    the score exactly: per tied prompt with a reference, a binary per (margin, spread) it can take (one taken, the
+    two equal to the x_k's differences) carries its accuracy and preferred terms; where the reference's margin is at
+    least the tied one's under every map (its correct answer's key at least the tied worst correct one's, its best
+    incorrect key at most the tied one), the min margin is the tied margin and the same binary carries the
+    preferred-hard and margin terms; otherwise the reference's margin is a chain of binaries (at least t, each t),
+    and the hard and margin terms, nondecreasing in the min margin at a fixed spread, are their value at the lowest
+    margin plus each step's rise on a continuous w (at most the tied binary's share of margins at least t at that
+    spread, at most the reference's chain at t). Every other accuracy is a binary at most the prompt's margin (only
+    where the keys let the margin be positive: it is then at least 0 under every map). The map found is scored
+    again through the scorer (``ties_value``). ``proven`` says whether HiGHS proved it the maximum in ``seconds``;
+    where it did not, the map is the better of the one it found and the best two-level map (a threshold at each
+    key), and ``bound`` HiGHS's bound on the best: a member either way."""
+    seconds = TIES_MAP_SECONDS if seconds is None else seconds
     sign = 1 if direction == "longer" else -1
-    return [(str(HIGH) if sign * len(str(d["response"])) >= sign * cut else str(LOW))
-            if d["subset"] == TIES and d["mode"] != FOUR_WAY else other for d, other in zip(docs, elsewhere)]
+    keyed = {pid: ([sign * n for n in lengths[:correct]], [sign * n for n in lengths[correct:]])
+             for pid, (lengths, correct) in prompts.items()}
+    points = {pid: (min(good), max(good), max(bad)) for pid, (good, bad) in keyed.items()}  # worst, best, incorrect
+    keys = sorted({k for p in points.values() for k in p})
+    numbers: dict[str, dict[str, str]] = {}
+    for pid in prompts:
+        kind, _, number = pid.partition(":")
+        numbers.setdefault(number, {})[kind] = pid
+    paired = [(kinds["ref"], kinds["tied"]) for kinds in numbers.values() if "ref" in kinds and "tied" in kinds]
+    if not paired:
+        return None
+    count = {kind: sum(pid.startswith(kind + ":") for pid in prompts) for kind in ("ref", "tied")}
+    accuracy = {kind: 100.0 * scoring.TIES_WEIGHTS[1 if kind == "ref" else 0] / count[kind] for kind in count}
+    preferred = 100.0 * scoring.TIES_WEIGHTS[2] / len(paired)
+
+    programme = _Programme()
+    level = [programme.column(-1, HIGH if k else LOW) for k in range(len(keys))]  # the lowest: -1 or 1
+    readable = [programme.column(0, 1) for _ in keys]
+    for k in range(len(keys)):  # -1 (not readable) or 1 .. 10
+        programme.row([(level[k], 1), (readable[k], -(LOW - scoring.UNREAD_RATING))], scoring.UNREAD_RATING)
+        programme.row([(level[k], 1), (readable[k], -(HIGH - scoring.UNREAD_RATING))], high=scoring.UNREAD_RATING)
+        if k:
+            programme.row([(level[k], 1), (level[k - 1], -1)], 0)
+            programme.row([(readable[k], 1), (readable[k - 1], -1)], 0)
+    column_of = {k: level[j] for j, k in enumerate(keys)}
+
+    def difference(upper: int, lower: int, times: float = 1.0) -> list[tuple[int, float]]:
+        return [] if upper == lower else [(column_of[upper], times), (column_of[lower], -times)]
+
+    carried = set()  # accuracies a tied prompt's state binaries carry
+    for ref, tied in paired:
+        low, high, incorrect = points[tied]
+        ref_low, _, ref_incorrect = points[ref]
+        below = ref_low >= low and ref_incorrect <= incorrect  # the reference's margin is never under the tied one
+        states = {}
+        for margin, spread in _tied_states(incorrect, low, high):
+            gain = accuracy["tied"] * (margin > 0) + preferred * (margin > spread)
+            if below:
+                gain += _hard_and_margin(margin, spread, len(paired))
+            else:
+                gain += _hard_and_margin(-SPAN, spread, len(paired))
+            states[margin, spread] = programme.column(0, 1, gain)
+        carried.add(tied)
+        programme.row([(col, 1) for col in states.values()], 1, 1)
+        programme.row([*((col, m) for (m, _), col in states.items()), *difference(low, incorrect, -1)], 0, 0)
+        programme.row([*((col, s) for (_, s), col in states.items()), *difference(high, low, -1)], 0, 0)
+        if below:
+            continue
+        carried.add(ref)
+        ref_low_bound, ref_high_bound = _margin_bounds(ref_incorrect, ref_low)
+        at_least = {t: programme.column(0, 1, accuracy["ref"] if t == 1 else 0.0)
+                    for t in range(ref_low_bound + 1, ref_high_bound + 1)}  # the reference's margin >= t
+        programme.row([*((col, 1) for col in at_least.values()), *difference(ref_low, ref_incorrect, -1)],
+                      -ref_low_bound, -ref_low_bound)
+        for t, col in at_least.items():
+            if t + 1 in at_least:
+                programme.row([(col, 1), (at_least[t + 1], -1)], 0)
+        for t in range(-SPAN + 1, SPAN + 1):
+            for spread in range(SPAN + 1):
+                rise = (_hard_and_margin(t, spread, len(paired))
+                        - _hard_and_margin(t - 1, spread, len(paired)))
+                tied_share = [(col, 1) for (m, s), col in states.items() if s == spread and m >= t]
+                if rise <= 0 or not tied_share or t > ref_high_bound:
+                    continue
+                w = programme.column(0, 1, rise, integer=False)
+                programme.row([(w, 1), *((col, -1) for col, _ in tied_share)], high=0)
+                if t > ref_low_bound:
+                    programme.row([(w, 1), (at_least[t], -1)], high=0)
+    for pid, (low, _, incorrect) in points.items():
+        if pid in carried or incorrect >= low:
+            continue
+        accurate = programme.column(0, 1, accuracy[pid.partition(":")[0]])
+        programme.row([*difference(low, incorrect), (accurate, -1)], 0)
+    found = programme.maximise(seconds)
+    if found.status == 0:
+        ratings = [int(round(found.x[col])) for col in level]
+        best = TiesMap(direction, tuple(keys), tuple(ratings), 0.0)
+        return dataclasses.replace(best, value=ties_value(prompts, best.rating))
+    # not proven in time: the better of what HiGHS found and the best two-level map (a threshold at a key), with
+    # HiGHS's bound on the best
+    candidates = [TiesMap(direction, (keys[0], cut), (LOW, HIGH), 0.0) for cut in keys]
+    if found.x is not None:
+        candidates.append(TiesMap(direction, tuple(keys), tuple(int(round(found.x[col])) for col in level), 0.0))
+    scored = [dataclasses.replace(c, value=ties_value(prompts, c.rating)) for c in candidates]
+    bound = None if found.mip_dual_bound is None or not math.isfinite(found.mip_dual_bound) else -found.mip_dual_bound
+    return dataclasses.replace(max(scored, key=lambda c: c.value), proven=False, bound=bound)
+
+
+def best_ties_maps(docs: Sequence[dict], seconds: float | None = None) -> dict[str, TiesMap]:
+    """Per direction (``longer`` / ``shorter`` rated higher), the best monotone map of a Ties answer's length onto
+    the ratings (``best_ties_map``, ``TIES_MAP_SECONDS`` each by default), over the Ties prompts whose answers are
+    all in ``docs``."""
+    prompts = ties_prompts(docs)
+    seconds = TIES_MAP_SECONDS if seconds is None else seconds
+    found = {direction: best_ties_map(prompts, direction, seconds) for direction in ("longer", "shorter")}
+    return {direction: got for direction, got in found.items() if got is not None}
+
+
+def ties_map_replies(docs: Sequence[dict], found: TiesMap, elsewhere: Sequence[str]) -> list[str]:
+    """A critic's replies: on Ties, the rating ``found`` gives the answer's length (an unread reply for
+    UNREAD_RATING); on every other document ``elsewhere``'s reply."""
+    def rated(length: int) -> str:
+        rating = found.rating(length)
+        return UNREAD_REPLY if rating == scoring.UNREAD_RATING else str(rating)
+
+    return [rated(len(str(d["response"]))) if d["subset"] == TIES and d["mode"] != FOUR_WAY else other
+            for d, other in zip(docs, elsewhere)]
 
 
 def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
@@ -203,9 +430,11 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
         canned[f"always_{letter}"] = [f"[[{letter}]]" if d["mode"] == FOUR_WAY else first
                                       for d, first in zip(docs, canned["always_first"])]
     critics = list(FLOOR_CRITICS)
-    for direction, (_, cut) in best_ties_thresholds(docs).items():  # on Ties; no letter and 5 elsewhere
-        name = f"two-level rating by length on Ties ({direction} rated higher, from {cut} characters)"
-        canned[name] = ties_threshold_replies(docs, direction, cut, canned["constant"])
+    for direction, found in best_ties_maps(docs).items():  # on Ties; no letter and 5 elsewhere
+        bound = "" if found.bound is None else f": the best is at most {found.bound:.2f}"
+        unproven = "" if found.proven else f", the best found in {TIES_MAP_SECONDS:g} s, not proven{bound}"
+        name = f"rating by length on Ties, the best monotone map ({direction} rated higher{unproven})"
+        canned[name] = ties_map_replies(docs, found, canned["constant"])
         critics.append(name)
     per_critic = {}
     for critic in critics:
