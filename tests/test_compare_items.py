@@ -418,3 +418,80 @@ def test_rmbench_is_resampled_by_prompt_and_a_prompt_drawn_twice_counts_twice():
 
     assert unit_of("rewardbench", "accuracy", RewardBenchRecord(domain="chat", pair_id="7"), 3) == "pair 7"
     assert unit_of("process", "f1", object(), 3) == "doc 3"  # no unit declared: the document
+
+
+# ----------------------------------------------------------------------------- an OpenCompass run as either side
+
+
+def _write_opencompass_run(root, task: str, rows: list[dict], model: str, chunks: int = 1):
+    """An OpenCompass run folder as `critic-eval opencompass` leaves it (``<root>/<time>/``): the predictions (each
+    item's prompt, reply and ``gold``, our datasets' reference: the document as JSON; split into ``chunks`` files
+    ``<task>_0.json``, ... when over one, as a split run writes them), the evaluation result with our evaluator's
+    per-item ``details`` (each the item's record, with its label and reply), and the summarizer's per-model file.
+    Its items and replies are the given lm-eval rows'."""
+    run = root / "20260101_000000"
+    kind = registry.TASKS[task].kind_spec
+    (run / "predictions" / model).mkdir(parents=True)
+    (run / "results" / model).mkdir(parents=True)
+    (run / "summary").mkdir()
+    items = [{"origin_prompt": [{"role": "HUMAN", "prompt": "..."}], "prediction": r["resps"][0][0],
+              "gold": json.dumps(r["doc"])} for r in rows]
+    bounds = np.linspace(0, len(items), chunks + 1).astype(int)
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        name = f"{task}.json" if chunks == 1 else f"{task}_{k}.json"
+        part = {str(i): item for i, item in enumerate(items[lo:hi])}
+        (run / "predictions" / model / name).write_text(json.dumps(part))
+    details = [{"item": f"item {r['doc_id']}", "prediction": r["resps"][0][0],
+                **next(r[m.key] for m in kind.metrics if m.key in r)} for r in rows]
+    keys = {k for r in rows for k in r["metrics"] if kind.metric(k).scale != "text"}
+    (run / "results" / model / f"{task}.json").write_text(json.dumps({**{k: 0.0 for k in keys}, "details": details}))
+    summary = run / "summary" / f"critic_results_{model}_20260101_000000.json"
+    summary.write_text(json.dumps({"results": {task: {f"{k},none": 0.0 for k in keys}}, "groups": {},
+                                   "config": {"model": model, "harness": "opencompass"}}))
+    return summary
+
+
+def test_an_opencompass_run_compares_with_an_lm_eval_run_item_by_item(tmp_path, capsys):
+    """Noticed at stop 48: `compare` read only lm-eval's --log_samples rows and refused an OpenCompass run. It now
+    reads an OpenCompass run's own per-item files (its predictions' ``gold``, the document, and our evaluator's
+    ``details``, the records) from the summary file's run folder, split predictions included: ProcessBench's F1
+    between an lm-eval run and an OpenCompass run is the paired bootstrap written here in numpy within (subset,
+    class), as between two lm-eval runs."""
+    items = _process_items(40, seed=8)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "gsm8k.json").write_text(json.dumps(items))
+    a, _, rows_a, rows_b = _process_runs(tmp_path, _critic(0.3, 3), _critic(0.7, 4), tmp_path / "data",
+                                         tmp_path / "data")
+    for chunks in (1, 3):
+        b = _write_opencompass_run(tmp_path / f"oc-{chunks}", PROCESS_TASK, rows_b, "critic-b_hf", chunks)
+        (got,) = compare_runs(*load_runs(a), *load_runs(b), [f"{PROCESS_TASK}.f1"], settings=SETTINGS)
+        order = sorted(range(len(items)), key=lambda i: f"doc {i}")
+        label = np.array([items[i]["label"] for i in order])
+        pred_a, pred_b = (np.array([rows[i]["f1"]["pred"] if rows[i]["f1"]["pred"] is not None else -99
+                                    for i in order]) for rows in (rows_a, rows_b))
+        strata = [f"gsm8k\x00{int(x != -1)}" for x in label]
+        diffs = [_f1(pred_b[d], label[d]) - _f1(pred_a[d], label[d]) for d in _paired_draws(strata)]
+        assert got.difference == pytest.approx(_f1(pred_b, label) - _f1(pred_a, label), abs=1e-9)
+        assert got.units == len(items) and got.interval == pytest.approx(_interval(diffs), abs=1e-9)
+    # through the command, either side
+    assert cli.main(["compare", str(b), str(a)]) == 0
+    assert f"{PROCESS_TASK}" in capsys.readouterr().out
+    # a changed document is refused as between two lm-eval runs, naming the field
+    rows_changed = [dict(r, doc={**r["doc"], "problem": "Another problem?"}) if i == 5 else r
+                    for i, r in enumerate(rows_b)]
+    changed = _write_opencompass_run(tmp_path / "oc-changed", PROCESS_TASK, rows_changed, "critic-b_hf")
+    assert cli.main(["compare", str(a), str(changed)]) == 2
+    line = one_line(capsys)
+    assert "1 item differs" in line and "doc_id 5 differs in field 'problem'" in line, line
+    # a run without its per-item details (OpenCompass run with --dump-eval-details off): one line
+    bare = _write_opencompass_run(tmp_path / "oc-bare", PROCESS_TASK, rows_b, "critic-b_hf")
+    result = bare.parent.parent / "results" / "critic-b_hf" / f"{PROCESS_TASK}.json"
+    result.write_text(json.dumps({"f1": 0.0}))
+    assert cli.main(["compare", str(a), str(bare)]) == 2
+    line = one_line(capsys)
+    assert "no per-item 'details'" in line and "--dump-eval-details" in line, line
+    # a summary whose run folder holds no per-item files of the task: one line naming where compare looks
+    result.unlink()
+    assert cli.main(["compare", str(a), str(bare)]) == 2
+    line = one_line(capsys)
+    assert "(OpenCompass) has no per-item files" in line and "results/<model>/<task>.json" in line, line

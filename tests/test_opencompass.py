@@ -450,6 +450,25 @@ def test_same_model_items_and_budget_give_the_same_generations_and_numbers(parit
     assert "text_pearson,none" in oc_results["critic_alignbench_ref"]
 
 
+@pytest.mark.slow
+def test_compare_pairs_an_opencompass_run_with_an_lm_eval_run_item_by_item(parity_runs):
+    """`critic-eval compare` reads an OpenCompass run's own per-item files (predictions' documents, our evaluator's
+    details) as it reads lm-eval's samples: the two harnesses' runs of the same model, items and budget (identical
+    generations, above) hold the same documents under the same ids, and every paired difference is 0."""
+    from critic_tasks.reports.compare import compare_runs
+    from critic_tasks.reports.results import load_runs
+
+    model = parity_runs["model"]
+    [oc] = glob.glob(str(parity_runs["oc"] / "summary" / f"critic_results_{model}_*.json"))
+    [lm] = glob.glob(str(parity_runs["lm"] / "**" / "results_*.json"), recursive=True)
+    (run_oc,), (run_lm,) = load_runs(Path(oc)), load_runs(Path(lm))
+    found = compare_runs(run_lm, run_oc)
+    assert {c.task for c in found} >= {"critic_feedback_chat", "critic_processbench_gsm8k", "critic_realcritic_gsm8k",
+                                       "critic_judgebench_math", "critic_alignbench_ref"}
+    for c in found:
+        assert c.difference == pytest.approx(0.0, abs=1e-9), (c.task, c.key)
+
+
 
 # OpenCompass starts one evaluation process per dataset by default (~20 s of imports each on these cores): the
 # runs below evaluate every dataset in one

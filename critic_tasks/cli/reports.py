@@ -215,7 +215,8 @@ def compare_command(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="critic-eval compare", description=COMPARE + ". Exit 2: the runs' items "
                                      "differ, or a bad --metric.")
-    parser.add_argument("run_a", type=Path, help="run A: a results file or an lm-eval --output_path directory")
+    parser.add_argument("run_a", type=Path, help="run A: a results file or an lm-eval --output_path directory, or "
+                        "an OpenCompass run's summary/critic_results_<model>_<time>.json")
     parser.add_argument("run_b", type=Path, nargs="?", help="run B: the same; the differences are B - A (with "
                         "--against: none)")
     parser.add_argument("--metric", action="append", default=[], metavar="TASK.METRIC",

@@ -7,7 +7,9 @@ separate intervals ignore that and overlap even when B wins on nearly every item
 
 Reading: each run is a results file with lm-eval's ``--log_samples`` rows beside it (``results.samples_file``);
 under each metric key a row holds the record ``process_results`` returned for that document (as
-``results.logged_intervals`` reads them). The two runs' documents are paired by ``doc_id`` and the document's content
+``results.logged_intervals`` reads them). An OpenCompass run (the summarizer's files) holds the same in its run
+folder: each prediction's ``gold`` is the document, our evaluator's ``details`` the records
+(``read_opencompass_logged``). The two runs' documents are paired by ``doc_id`` and the document's content
 (the logged ``doc`` but for what a run's settings write into it and where the data was read from,
 ``document_identity``: two copies of the data in two folders compare); a document in one run only, or a ``doc_id``
 whose documents differ, is refused in one line naming the field that differs (``ItemMismatch``): a paired
@@ -205,6 +207,69 @@ def logged_rows(task: str, samples: Iterable[tuple[str, dict]]) -> Logged:
                                 "record (an lm-eval samples file of this task holds one under each metric key)")
             held[key] = Record.from_dict(row)
     return logged
+
+
+def opencompass_files(work_dir: Path, model: str, task: str) -> tuple[list[Path], Path] | None:
+    """An OpenCompass run's per-item files of ``task`` for ``model``: its predictions (``predictions/<model>/<task>.json``,
+    or the chunks ``<task>_0.json``, ``<task>_1.json``, ... of a split run, in OpenCompass's own order) and the
+    evaluation result holding our evaluator's per-item ``details`` (``results/<model>/<task>.json``); None if
+    either is absent."""
+    predictions, result = Path(work_dir) / "predictions" / model, Path(work_dir) / "results" / model / f"{task}.json"
+    files = [predictions / f"{task}.json"]
+    if not files[0].is_file():
+        files = []
+        while (predictions / f"{task}_{len(files)}.json").is_file():
+            files.append(predictions / f"{task}_{len(files)}.json")
+    return (files, result) if files and result.is_file() else None
+
+
+def read_opencompass_logged(prediction_files: Sequence[Path], result_file: Path, task: str) -> Logged:
+    """The records of an OpenCompass run of ``task``, as ``read_logged`` holds an lm-eval run's: item i is the i-th
+    prediction (its ``gold``, the document as JSON: the dataset's ``doc`` column, the evaluator's reference) and the
+    i-th of our evaluator's ``details`` (each the item's record, ``CriticTaskEvaluator.scored``), under every metric
+    key, as lm-eval's rows hold it."""
+    golds = []
+    for path in prediction_files:
+        chunk = _read_json_object(path, "an OpenCompass predictions file")
+        golds += [chunk.get(str(i), {}).get("gold") if isinstance(chunk.get(str(i)), dict) else None
+                  for i in range(len(chunk))]
+    details = _read_json_object(result_file, "an OpenCompass result file").get("details")
+    if isinstance(details, dict):
+        details = [details.get(str(i)) for i in range(len(details))]
+    if not isinstance(details, list):
+        raise ConfigError(f"{result_file}: no per-item 'details' (OpenCompass keeps them with --dump-eval-details, "
+                          "its default; a run without them cannot be compared item by item)")
+    if len(details) != len(golds):
+        raise DataError(f"{result_file}: {len(details)} per-item details for {len(golds)} predictions of {task} "
+                        f"({', '.join(str(p) for p in prediction_files)}): not the same run")
+    keys = {m.key for m in registry.TASKS[task].kind_spec.metrics if not m.ci}
+    logged = Logged({}, {})
+    for i, (gold, row) in enumerate(zip(golds, details)):
+        where = f"{result_file}, details[{i}]"
+        try:
+            doc = json.loads(gold) if isinstance(gold, str) else gold
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            raise DataError(f"{where}: its prediction's 'gold' is not a document (our datasets' reference is the "
+                            "document as JSON)")
+        if not (isinstance(row, dict) and row.get("kind") in RECORD_TYPES):
+            raise DataError(f"{where}: {json.dumps(row, default=str)[:80]}: not a critic_tasks record (our "
+                            "evaluator's details hold one per item)")
+        logged.identity[i] = document_identity({"doc": doc})
+        record = Record.from_dict(row)
+        logged.records[i] = {key: record for key in keys}
+    return logged
+
+
+def _read_json_object(path: Path, what: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise DataError(f"{path}: cannot be read as {what} ({err})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: not {what} (expected a JSON object)")
+    return data
 
 
 def differing_field(a: dict[str, str], b: dict[str, str]) -> str:
@@ -434,20 +499,36 @@ def check_two_runs(run_a, run_b) -> None:
                           "paired comparison needs the same task in both runs")
 
 
+def _opencompass_run(run) -> bool:
+    return run.config.get("harness") == "opencompass" or Path(run.path).name.startswith(OPENCOMPASS_FILES)
+
+
+def per_item_rows(run, task: str) -> Callable[[], Logged] | None:
+    """How to read a run's per-item rows of ``task``: an lm-eval run's ``--log_samples`` file beside its results
+    file; an OpenCompass run's predictions and result files in its folder (the summary files' folder's parent; the
+    model: ``config['model']``, which the summarizer records); None where there are none."""
+    from critic_tasks.reports.results import samples_file
+
+    if _opencompass_run(run):
+        found = opencompass_files(Path(run.path).parent.parent, str(run.config.get("model", run.label)), task)
+        return None if found is None else (lambda: read_opencompass_logged(*found, task))
+    path = samples_file(run.path, task)
+    return None if path is None else (lambda: read_logged(path, task))
+
+
 def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSettings | None = None
                  ) -> list[Comparison]:
     """Every metric both runs (``results.Run``) report with samples files beside them, or those ``names``
     (``task.metric``) only; refuses one run given twice, runs of different tasks (``check_two_runs``), mismatched
     items (``ItemMismatch``, naming the setting that differs) and a name no such metric has."""
     from critic_tasks.core.metrics.bootstrap import settings_from_env
-    from critic_tasks.reports.results import samples_file
 
     check_two_runs(run_a, run_b)
     settings = settings_from_env() if settings is None else settings
-    available: dict[str, tuple[Path, Path]] = {}
+    available: dict[str, tuple[Callable[[], Logged], Callable[[], Logged]]] = {}
     for task in registry.TASKS:
         if task in run_a.results and task in run_b.results:
-            fa, fb = samples_file(run_a.path, task), samples_file(run_b.path, task)
+            fa, fb = per_item_rows(run_a, task), per_item_rows(run_b, task)
             if fa is not None and fb is not None:
                 available[task] = (fa, fb)
     known = {f"{t}.{m.key}": (t, m) for t in available for m in comparable_metrics(t)
@@ -456,11 +537,12 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
         if name not in known:
             listed = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "") if known else "none"
             raise ConfigError(f"--metric {name}: not a metric both runs report with per-item rows (lm-eval "
-                              f"--log_samples files beside both results files); these are: {listed}")
+                              "--log_samples files beside a results file, an OpenCompass run's predictions and "
+                              f"results); these are: {listed}")
     chosen = [known[n] for n in names] if names else list(known.values())
     if not chosen:
         shared = [t for t in registry.TASKS if t in run_a.results and t in run_b.results]
-        rows = {side: [t for t in shared if samples_file(run.path, t) is not None]
+        rows = {side: [t for t in shared if per_item_rows(run, t) is not None]
                 for side, run in (("A", run_a), ("B", run_b))}
 
         def listed(tasks):
@@ -469,13 +551,13 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
         lacking = [side for side, tasks in rows.items() if not tasks]
         if lacking:
             runs = {"A": run_a, "B": run_b}
-            opencompass = [side for side in lacking if runs[side].path.name.startswith(OPENCOMPASS_FILES)]
-            if opencompass:  # its per-item details sit in OpenCompass's own result files, which compare does not pair
-                what = "are OpenCompass summaries" if len(opencompass) > 1 else "is an OpenCompass summary"
-                raise ConfigError(f"compare: run {' and '.join(opencompass)} {what}: compare pairs "
-                                  "lm-eval's per-item rows, which an OpenCompass run does not write; run both critics "
-                                  "with critic-eval ... --log_samples (lm-eval) to compare them item by item, or read "
-                                  "the two with critic-eval report / check --baseline")
+            opencompass = [side for side in lacking if _opencompass_run(runs[side])]
+            if opencompass:  # its per-item rows sit in OpenCompass's own predictions and result files
+                raise ConfigError(f"compare: run {' and '.join(opencompass)} (OpenCompass) has no per-item files of "
+                                  f"{listed(shared)} for model {runs[opencompass[0]].label}: compare reads "
+                                  "predictions/<model>/<task>.json and results/<model>/<task>.json in the run's "
+                                  "folder (the one above summary/); give the summary file of a run whose folder "
+                                  "holds them")
             raise ConfigError(f"compare: run {' and '.join(lacking)} {'have' if len(lacking) > 1 else 'has'} no "
                               f"per-item rows of {listed(shared)}: run it with lm-eval --log_samples "
                               "(samples_<task>_<time>.jsonl beside results_<time>.json)")
@@ -487,7 +569,7 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
     out = []
     for task, metric in chosen:
         if task not in logged:
-            la, lb = (read_logged(f, task) for f in available[task])
+            la, lb = (read() for read in available[task])
             check_same_items(task, la, lb, setting_note(run_a, run_b, task))
             logged[task] = (la, lb)
         found = compare_metric(task, metric, *logged[task], settings)

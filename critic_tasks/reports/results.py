@@ -629,7 +629,7 @@ def load_runs(path: Path) -> list[Run]:
         cuts = data.get("test_range") if isinstance(data.get("test_range"), dict) else {}
         configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
         return [Run(model, path, _checked(path, results), configs=configs,
-                    config={"test_range": cuts} if cuts else {})
+                    config={"model": model, "harness": "opencompass", **({"test_range": cuts} if cuts else {})})
                 for model, results in models.items()]
     results = sample_intervals(path, _checked(path, data.get("results", data)))
     config = data.get("config") if isinstance(data.get("config"), dict) else {}
