@@ -441,8 +441,11 @@ def _write_opencompass_run(root, task: str, rows: list[dict], model: str, chunks
         name = f"{task}.json" if chunks == 1 else f"{task}_{k}.json"
         part = {str(i): item for i, item in enumerate(items[lo:hi])}
         (run / "predictions" / model / name).write_text(json.dumps(part))
-    details = [{"item": f"item {r['doc_id']}", "prediction": r["resps"][0][0],
-                **next(r[m.key] for m in kind.metrics if m.key in r)} for r in rows]
+    # each value a list, one per replica of the item (OpenCompass's BaseEvaluator.evaluate), and its example_abbr
+    details = [{"example_abbr": f"{task}_{r['doc_id']}",
+                **{k: [v] for k, v in {"item": f"item {r['doc_id']}", "prediction": r["resps"][0][0],
+                                       **next(r[m.key] for m in kind.metrics if m.key in r)}.items()}}
+               for r in rows]
     keys = {k for r in rows for k in r["metrics"] if kind.metric(k).scale != "text"}
     (run / "results" / model / f"{task}.json").write_text(json.dumps({**{k: 0.0 for k in keys}, "details": details}))
     summary = run / "summary" / f"critic_results_{model}_20260101_000000.json"
@@ -473,6 +476,9 @@ def test_an_opencompass_run_compares_with_an_lm_eval_run_item_by_item(tmp_path, 
         diffs = [_f1(pred_b[d], label[d]) - _f1(pred_a[d], label[d]) for d in _paired_draws(strata)]
         assert got.difference == pytest.approx(_f1(pred_b, label) - _f1(pred_a, label), abs=1e-9)
         assert got.units == len(items) and got.interval == pytest.approx(_interval(diffs), abs=1e-9)
+    # named by the model's abbr and the run's date, as an lm-eval run is by its model and date
+    label = load_runs(b)[0].label
+    assert label.startswith("critic-b_hf · ") and label.endswith(" · 01-01"), label
     # through the command, either side
     assert cli.main(["compare", str(b), str(a)]) == 0
     assert f"{PROCESS_TASK}" in capsys.readouterr().out
@@ -483,6 +489,15 @@ def test_an_opencompass_run_compares_with_an_lm_eval_run_item_by_item(tmp_path, 
     assert cli.main(["compare", str(a), str(changed)]) == 2
     line = one_line(capsys)
     assert "1 item differs" in line and "doc_id 5 differs in field 'problem'" in line, line
+    # two replicas of an item (a dataset config's n = 2): one line
+    twice = _write_opencompass_run(tmp_path / "oc-twice", PROCESS_TASK, rows_b, "critic-b_hf")
+    result = twice.parent.parent / "results" / "critic-b_hf" / f"{PROCESS_TASK}.json"
+    held = json.loads(result.read_text())
+    held["details"] = [{k: v if k == "example_abbr" else v * 2 for k, v in d.items()} for d in held["details"]]
+    result.write_text(json.dumps(held))
+    assert cli.main(["compare", str(a), str(twice)]) == 2
+    line = one_line(capsys)
+    assert "2 replicas of one item" in line and "details[0]" in line, line
     # a run without its per-item details (OpenCompass run with --dump-eval-details off): one line
     bare = _write_opencompass_run(tmp_path / "oc-bare", PROCESS_TASK, rows_b, "critic-b_hf")
     result = bare.parent.parent / "results" / "critic-b_hf" / f"{PROCESS_TASK}.json"

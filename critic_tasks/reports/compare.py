@@ -202,7 +202,7 @@ def logged_rows(task: str, samples: Iterable[tuple[str, dict]]) -> Logged:
             row = row_of(sample[key])
             if row is None:
                 continue
-            if not (isinstance(row, dict) and row.get("kind") in RECORD_TYPES):
+            if not (isinstance(row, dict) and isinstance(row.get("kind"), str) and row["kind"] in RECORD_TYPES):
                 raise DataError(f"{where}: {task}.{key} = {json.dumps(row, default=str)[:80]}: not a critic_tasks "
                                 "record (an lm-eval samples file of this task holds one under each metric key)")
             held[key] = Record.from_dict(row)
@@ -253,13 +253,29 @@ def read_opencompass_logged(prediction_files: Sequence[Path], result_file: Path,
         if not isinstance(doc, dict):
             raise DataError(f"{where}: its prediction's 'gold' is not a document (our datasets' reference is the "
                             "document as JSON)")
-        if not (isinstance(row, dict) and row.get("kind") in RECORD_TYPES):
+        row = _one_replica(row, where)
+        if not (isinstance(row, dict) and isinstance(row.get("kind"), str) and row["kind"] in RECORD_TYPES):
             raise DataError(f"{where}: {json.dumps(row, default=str)[:80]}: not a critic_tasks record (our "
                             "evaluator's details hold one per item)")
         logged.identity[i] = document_identity({"doc": doc})
         record = Record.from_dict(row)
         logged.records[i] = {key: record for key in keys}
     return logged
+
+
+def _one_replica(row, where: str):
+    """A detail as our evaluator wrote it: OpenCompass's evaluation (``BaseEvaluator.evaluate``) hands it on with
+    each value made a list, one per replica of the item (its ``n``), and the item's ``example_abbr`` added."""
+    if not isinstance(row, dict):
+        return row
+    values = {k: v for k, v in row.items() if k != "example_abbr"}
+    if not values or not all(isinstance(v, list) for v in values.values()):
+        return row  # not wrapped
+    replicas = {len(v) for v in values.values()}
+    if replicas == {1}:
+        return {k: v[0] for k, v in values.items()}
+    raise DataError(f"{where}: {max(replicas)} replicas of one item (the dataset config's n): compare pairs one "
+                    "reply per item")
 
 
 def _read_json_object(path: Path, what: str) -> dict:

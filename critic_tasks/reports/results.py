@@ -569,12 +569,16 @@ def _model(data: dict, path: Path) -> str:
     predictions = config.get("predictions")
     if isinstance(predictions, str):
         return Path(predictions).name
+    if config.get("harness") == "opencompass" and isinstance(config.get("model"), str):
+        return config["model"]  # the model's abbr, as the OpenCompass summarizer's per-model file records it
     return path.parent.name if path.stem.startswith("results_") else path.stem
 
 
 def _date(data: dict, path: Path) -> str:
-    """The run's month and day (``11-28``): from lm-eval's ``results_<date_id>.json`` name, else its ``date``."""
-    found = re.search(r"_(\d{4})-(\d{2})-(\d{2})T", path.name)
+    """The run's month and day (``11-28``): from lm-eval's ``results_<date_id>.json`` name (the OpenCompass
+    summarizer's ``<name>_<YYYYMMDD>_<HHMMSS>.json``), else its ``date``."""
+    found = re.search(r"_(\d{4})-(\d{2})-(\d{2})T", path.name) or re.search(r"_(\d{4})(\d{2})(\d{2})_\d{6}\.json$",
+                                                                            path.name)
     if found:
         return f"{found[2]}-{found[3]}"
     stamp = data.get("date")
