@@ -443,15 +443,85 @@ def test_every_gold_is_a_constant_answer_by_brute_force(monkeypatch):
 
 def test_the_constant_search_is_bounded_and_says_what_it_left_open(monkeypatch):
     """The branch and bound is exact within its budget of symbolic gradings; with none (and none closed whatever it
-    costs), the candidates whose text and number rules leave pairs open (and could still beat the best) are counted,
-    not dropped silently."""
+    costs), the candidates whose pairs stay open (and could still beat the best) are counted, not dropped silently.
+    Pairs whose values lie far apart (\\frac{1}{2} and 3) are refused without grading: 3 is closed at once."""
     from critic_tasks.protocols.realcritic import chance as rc_chance
 
     docs = [{**_doc(gold=g, prior=False, task="math", idx=i), "grading": "strict", "solution_answer": "0"}
             for i, g in enumerate(["\\frac{1}{2}", "0.5", "\\frac{1}{2}", "3"])]
     monkeypatch.setattr(rc_chance, "ALWAYS_CLOSED", 0)
+    graded = []
+    grade = scoring.grade
+    monkeypatch.setattr(scoring, "grade", lambda answer, doc: graded.append((answer, doc["gold"])) or grade(answer, doc))
     best, left_open = rc_chance._task_best(docs, budget=0)
-    assert best == {} and left_open == 3  # every candidate has a pair only math-verify decides
-    # two gradings (\frac{1}{2} against 0.5 and 3) settle it: 0.5 and 3 can reach 2 and 3 of 4 at most, not above 3
-    best, left_open = rc_chance._task_best(docs, budget=2)
+    # \frac{1}{2} and 0.5 each have a pair only math-verify decides (each other); 3 has none: 1 of 4
+    assert best["incorrect_to_correct"] == (25.0, "3") and left_open == 2 and graded == []
+    # one grading (\frac{1}{2} against 0.5) settles it: 0.5 can then reach 3 of 4 at most, not above
+    best, left_open = rc_chance._task_best(docs, budget=1)
     assert best["incorrect_to_correct"] == (75.0, "\\frac{1}{2}") and left_open == 0
+    assert graded == [("\\frac{1}{2}", "0.5")]
+    # a bound in seconds stops it as a budget does (none left: only the always-closed are graded)
+    assert rc_chance._task_best(docs, seconds=-1.0)[1] == 2
+
+
+# (answer, gold) pairs one grader or the other accepts by a rule other than equal text (tolerances, percentages,
+# symbolic identities, equations, tuples, sets, a symbol named like a constant), and pairs no grader accepts
+_NEAR_MISSES = [("\\frac{1}{2}", "0.5"), ("0.33333", "\\frac{1}{3}"), ("\\frac{1}{3}", "0.333333"),
+                ("2\\sqrt{3}", "\\sqrt{12}"), ("x^{2}+2x+1", "(x+1)^{2}"), ("\\frac{\\pi}{2}", "1.5708"),
+                ("50\\%", "50"), ("50\\%", "0.5"), ("E", "e"), ("e", "2.718281828"), ("x=3", "3"), ("3", "x=3"),
+                ("(1,2)", "(1, 2)"), ("\\{1,2\\}", "\\{2,1\\}"), ("[0,1]", "[0, 1]"), ("a+b", "b+a"),
+                ("\\sin^{2}x+\\cos^{2}x", "1"), ("10^{-7}", "2\\times10^{-7}"), ("\\frac{1}{10^{8}}", "0"),
+                ("\\text{Monday}", "Monday"), ("y=2x+1", "2x+1"), ("2x+1=y", "y=2x+1"), ("\\infty", "\\infty"),
+                ("1.0000001", "1"), ("\\sqrt{2}", "1.41421"), ("i", "\\sqrt{-1}"), ("2+3i", "3i+2"),
+                ("\\frac{1}{2}", "3"), ("2\\sqrt{3}", "3\\sqrt{2}"), ("x^{2}", "x^{3}"), ("\\pi", "3"),
+                ("\\frac{x}{2}", "2x"), ("e^{x}", "x"), ("\\ln 2", "0.7"), ("10^{5}", "10^{6}")]
+
+
+@pytest.mark.parametrize("grading", ["strict", "authors"])
+def test_the_search_refuses_without_grading_only_pairs_the_scorer_refuses(grading):
+    """The constant search's necessary condition (``scoring.could_match``, each grader's own: two values at one
+    point too far apart for any of its rules) refuses a (constant, gold) pair without the symbolic comparison; it
+    must never refuse one the scorer accepts. Each pair the cheap rules leave open is graded by ``scoring.grade``
+    (the authority): every refused one is graded wrong; the accepted ones include tolerance and symbolic cases, and
+    most of the plainly different ones are refused (else the search gains nothing)."""
+    from critic_tasks.protocols.realcritic import chance as rc_chance
+
+    refused, accepted, readable = [], [], {}
+    for i, (constant, gold) in enumerate(_NEAR_MISSES):
+        doc = {**_doc(gold=gold, task="minerva_math", idx=i), "grading": grading, "authors_gold": gold}
+        answer = scoring.read(doc, rc_chance.boxed(constant))[0]
+        if scoring.grade_without_symbolic(answer, doc, rc_chance._gold_readable(doc, readable)) is not None:
+            continue
+        equal = scoring.grade(answer, doc)[0]
+        if equal:
+            accepted.append((constant, gold))
+        if not scoring.could_match(answer, doc):
+            refused.append((constant, gold))
+            assert not equal, (constant, gold)
+    assert {("\\frac{1}{2}", "0.5"), ("2\\sqrt{3}", "\\sqrt{12}"), ("x^{2}+2x+1", "(x+1)^{2}")} <= set(accepted)
+    assert {("\\frac{1}{2}", "3"), ("2\\sqrt{3}", "3\\sqrt{2}"), ("x^{2}", "x^{3}"), ("10^{5}", "10^{6}")} <= set(
+        refused)
+
+
+@needs_shared
+@pytest.mark.slow
+@pytest.mark.parametrize("grading", ["strict", "authors"])
+def test_on_released_golds_the_search_refuses_only_pairs_the_scorer_refuses(grading):
+    """The same on released data: every pair of minerva_math's and college_math's first distinct golds (units,
+    exponents, symbols, equations, sets) that the cheap rules leave open and the necessary condition refuses is graded
+    wrong by the scorer (the full check, every released pair: benchmarks/realcritic_constants.py check)."""
+    from critic_tasks.protocols.realcritic import chance as rc_chance
+
+    refused = 0
+    for task in ("minerva_math", "college_math"):
+        docs = stages.load_task_docs(stages.CROSS, SHARED, subset=task, grading=grading)
+        firsts = list({rc_chance._gold_key(d): d for d in docs}.values())[:14]
+        readable = {}
+        for constant in [d["gold"] for d in firsts]:
+            for doc in firsts:
+                answer = scoring.read(doc, rc_chance.boxed(constant))[0]
+                if (scoring.grade_without_symbolic(answer, doc, rc_chance._gold_readable(doc, readable)) is None
+                        and not scoring.could_match(answer, doc)):
+                    refused += 1
+                    assert not scoring.grade(answer, doc)[0], (task, constant, doc["gold"])
+    assert refused > 100

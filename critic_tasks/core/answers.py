@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import threading
+import zlib
+from functools import lru_cache
 
 from critic_tasks.core.parsing import looks_cut_off
 
@@ -241,26 +243,37 @@ def _too_wild(text: str) -> bool:
 
 
 def _mv_parse_here(text: str) -> list:
+    """math-verify's reading of ``text`` (a fresh list each call; its sympy objects are immutable and read once per
+    text in this process: parsing is a pure function of the text and took half a comparison's time)."""
+    return list(_mv_parse_cached(text))
+
+
+@lru_cache(maxsize=4096)
+def _mv_parse_cached(text: str) -> tuple:
     from math_verify import LatexExtractionConfig, parse
 
     text = text.strip().strip("$").strip()
     if not text:
-        return []
+        return ()
     try:  # the bound is the worker's (its own timeout would need the main thread)
-        return parse(f"${text}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=None)
+        return tuple(parse(f"${text}$", extraction_config=[LatexExtractionConfig()], parsing_timeout=None))
     except Exception:
-        return []
+        return ()
 
 
-def _mv_request(op: str, gold: str, pred: str = "", integer_gold: str | None = None) -> bool:
+def _mv_request(op: str, gold: str, pred: str = "", integer_gold: str | None = None):
     """One math-verify question, answered in this process (no worker; called by the worker, or here when no
-    worker can start): ``parses`` (does ``gold`` read as an expression) or ``equal`` (``pred`` equals ``gold``)."""
+    worker can start): ``parses`` (does ``gold`` read as an expression), ``equal`` (``pred`` equals ``gold``) or
+    ``signature`` (``mv_signature`` of ``gold``: a list, not a bool)."""
     import logging
     from fractions import Fraction
 
     from math_verify import verify
 
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)  # it logs whole inputs on every failure
+    if op == "signature":
+        return [["text", item.strip()] if isinstance(item, str) else point_value(item)
+                for item in _mv_parse_here(gold)]
     gold_parsed = _mv_parse_here(gold)
     if op == "parses" or not gold_parsed:
         return bool(gold_parsed)
@@ -318,6 +331,10 @@ class _MathVerifyWorker:
             self.proc = None
 
     def ask(self, *request) -> bool:
+        return bool(self.value(*request, overrun=False))
+
+    def value(self, *request, overrun=None):
+        """The child's answer as it sent it (JSON); ``overrun`` when it overran its bound and was killed."""
         import json
         import select
 
@@ -334,8 +351,8 @@ class _MathVerifyWorker:
                 line = self.proc.stdout.readline() if ready else ""
                 if not line:
                     self._stop()  # overran its bound (or died on it): killed; the next question starts a fresh one
-                    return False
-                return bool(json.loads(line))
+                    return overrun
+                return json.loads(line)
             except OSError as err:
                 self._stop()
                 self.broken = True
@@ -358,6 +375,104 @@ def _serve():
 
 
 _WORKER = _MathVerifyWorker()
+
+
+# ----------------------------------------------------------------------------- a necessary condition for equality
+#
+# A chance line compares every distinct gold of a task with every other (tens of thousands of pairs, 0.02-0.2 s each
+# by sympy). Most pairs are two different numbers, or two expressions that differ at a point: ``point_value`` gives
+# each side's value (a sympy expression's, its symbols set to fixed reals), and ``far`` says when two values are
+# too far apart for any of the graders' rules that could still accept them. Each grader's own function
+# (``mv_could_equal`` here, ``authors_grading.could_equal``) argues, rule by rule, which objects this covers; an
+# object it does not cover (a set, a relation, a percentage, a lone symbol, a symbol with assumptions, a value that
+# does not evaluate) is "unknown" and the pair is left to the grader. The axiom: sympy's own symbolic steps (==,
+# equals, simplify(a - b) == 0) accept only expressions equal as functions of their symbols; every tolerance the
+# graders apply to numbers (a relative 1e-4, math-verify's rounding to 6 places, evalf's chop near 1e-15) is far
+# inside ``far``'s margin.
+
+_POINT_SYMBOLS = None  # the assumptions of a symbol a real value may stand for (plain, or real as math-verify's)
+FAR_RELATIVE, FAR_ABSOLUTE = 1e-3, 1e-5
+# a symbol named like a constant prints like it (the authors' grader accepts equal str()): Symbol("E") and E both
+# print "E"; a name that is not a plain identifier could print like a number ("2") or a call
+_SYMBOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_PRINTED_LIKE_CONSTANTS = frozenset({"E", "I", "pi", "oo", "zoo", "nan", "EulerGamma", "Catalan", "GoldenRatio",
+                                     "TribonacciConstant", "true", "false", "True", "False", "None"})
+
+
+def _point_symbols() -> list:
+    global _POINT_SYMBOLS
+    if _POINT_SYMBOLS is None:
+        from sympy import Symbol
+
+        _POINT_SYMBOLS = [Symbol("x").assumptions0, Symbol("x", real=True).assumptions0]
+    return _POINT_SYMBOLS
+
+
+def point_value(obj) -> list | None:
+    """["value", re, im]: a sympy expression's value, each free symbol set to a real from its name alone (so equal
+    expressions meet at the same point), 30 digits; None where that would not say what the graders do: not a
+    scalar expression (a set, tuple, relation, matrix, a lone symbol), a percentage (math-verify compares the
+    number before the % with an integer), a symbol with assumptions (an identity under ``integer=True`` need not
+    hold at a real) or a name that prints like a constant or not as a plain name, or no finite number."""
+    try:
+        from sympy import Expr, Float, MatrixExpr, Symbol, UnevaluatedExpr
+
+        if (not isinstance(obj, Expr) or isinstance(obj, (Symbol, MatrixExpr)) or obj.has(UnevaluatedExpr)
+                or obj.atoms(MatrixExpr)):
+            return None
+        symbols = obj.free_symbols
+        if any(not isinstance(s, Symbol) or s.assumptions0 not in _point_symbols()
+               or not _SYMBOL_NAME.fullmatch(s.name) or s.name in _PRINTED_LIKE_CONSTANTS for s in symbols):
+            return None
+        point = {s: Float(0.5 + (zlib.crc32(s.name.encode()) % 997) / 997, 30) for s in symbols}
+        value = (obj.xreplace(point) if point else obj).evalf(30)
+        re_part, im_part = value.as_real_imag()
+        if not all(part.is_Float or part.is_zero is True for part in (re_part, im_part)):
+            return None
+        pair = complex(float(re_part), float(im_part))
+        return None if pair != pair or abs(pair) == float("inf") else ["value", pair.real, pair.imag]
+    except Exception:
+        return None
+
+
+def far(a: list, b: list) -> bool:
+    """Two ``point_value``s too far apart to be equal under any grader's tolerance."""
+    x, y = complex(a[1], a[2]), complex(b[1], b[2])
+    return abs(x - y) > FAR_RELATIVE * max(abs(x), abs(y)) + FAR_ABSOLUTE
+
+
+@lru_cache(maxsize=65536)
+def mv_signature(text: str) -> tuple | None:
+    """Each object math-verify reads from ``text`` (``_mv_parse_here``): ("text", its string) or its
+    ``point_value`` (None: unknown); None when the worker overran (all unknown)."""
+    if _too_wild(text):
+        return None
+    found = _WORKER.value("signature", text)
+    return None if found is None else tuple(tuple(x) if x else None for x in found)
+
+
+def mv_could_equal(pred: str, gold: str) -> bool:
+    """False only where ``answers_match(pred, gold)`` is False, for a pair ``match_without_math_verify`` left open
+    (then ``answers_match`` is ``verify(parse(gold), parse(pred))``, true when any (gold, pred) object pair is):
+    a (string, string) pair is equal strings (kept); a string with an object is never equal (verify); two objects
+    both covered by ``point_value`` are scalar expressions, no lone symbol, relation, set or percentage, so
+    ``sympy_expr_eq`` reaches only ``a == b`` (the same expression), ``sympy_numeric_eq`` (rounding to 6 places, or
+    ``(a - b).evalf(chop=True) == 0``: values within 1e-6) and ``simplify(a - b).is_zero`` (equal as functions):
+    none holds for values ``far`` apart at one point. math-verify's integer-gold check only refuses more."""
+    gold_items, pred_items = mv_signature(gold), mv_signature(str(pred))
+    if gold_items is None or pred_items is None:
+        return True
+    for g in gold_items:
+        for p in pred_items:
+            if g is None or p is None:
+                return True
+            if g[0] == "text" or p[0] == "text":
+                if g[0] == p[0] == "text" and g[1] and g[1] == p[1]:
+                    return True
+                continue
+            if not far(g, p):
+                return True
+    return False
 
 
 def _mv_parses(text: str) -> bool:

@@ -48,7 +48,7 @@ import math
 import re
 from functools import lru_cache
 
-from critic_tasks.core.answers import _MathVerifyWorker
+from critic_tasks.core.answers import _MathVerifyWorker, far, point_value
 from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.realcritic import data
@@ -475,7 +475,10 @@ def _safe_for_parse_expr(text: str) -> bool:
     return "lambda" not in names and not names & _DANGEROUS_NAMES
 
 
+@lru_cache(maxsize=4096)
 def _parse(text: str):
+    """The first of their three parsers that reads ``text`` (or the text itself). A pure function of the text, read
+    once per text in the child (sympy objects are immutable: the same comparison, half its time saved)."""
     from sympy.parsing.latex import parse_latex
     from sympy.parsing.sympy_parser import parse_expr
 
@@ -533,7 +536,9 @@ def symbolic_equal(a: str, b: str) -> bool:
     return False
 
 
-def _request(op: str, pred: str, ref: str) -> bool:
+def _request(op: str, pred: str, ref: str = ""):
+    if op == "signature":  # could_equal's: the value of their reading of one text, at a point
+        return point_value(_parse(pred))
     try:
         return bool(full_equal(pred, ref))
     except Exception:  # evaluate.py: a grading that raises ends their run; here it is a wrong answer
@@ -556,3 +561,39 @@ def _serve():
 
 
 _WORKER = _MathVerifyWorker("critic_tasks.protocols.realcritic.authors_grading:_serve", SYMBOLIC_SECONDS, _request)
+
+
+# ----------------------------------------------------------------------------- a necessary condition (chance lines)
+
+@lru_cache(maxsize=65536)
+def signature(text: str) -> tuple | None:
+    """``core.answers.point_value`` of their reading of ``text`` (``_parse``, as ``symbolic_equal`` reads it), from
+    the bounded child; None: unknown (not a scalar expression, or the child overran)."""
+    found = _WORKER.value("signature", text.strip())
+    return tuple(found) if found else None
+
+
+def could_equal(pred: str, ref: str) -> bool:
+    """False only where ``equal(pred, ref)`` is False, for a pair ``decided`` left open (its string and number rules
+    gave no verdict). Then ``full_equal`` goes on with the stripped texts: without an "=" in either (no equation
+    rules), "pmatrix" in the answer (no rewriting of the gold), two bracketed texts (no element-wise rule) or two
+    matrices, and with texts that differ without their brackets (that rule is kept: True there), only
+    ``symbolic_equal(pred, ref)`` is left. With both readings scalar expressions (``signature``), its rules are
+    ``str(a) == str(b)`` or ``a == b`` (the same expression), ``a.equals(b)`` or ``simplify(a - b) == 0`` (equal as
+    functions), ``.lhs`` / ``.shape`` (an expression has neither: skipped), and ``N`` within a relative 1e-4: none
+    holds for values ``far`` apart at one point (``core.answers``'s axiom)."""
+    pred, ref = str(pred).strip(), str(ref).strip()
+    if "=" in pred or "=" in ref or "pmatrix" in pred:
+        return True
+    if (_BRACKETED.match(pred) and _BRACKETED.match(ref)) or (_is_matrix(pred) and _is_matrix(ref)):
+        return True
+    pred_bare, ref_bare = pred, ref
+    if ((pred.startswith("[") and pred.endswith("]") and not ref.startswith("("))
+            or (pred.startswith("(") and pred.endswith(")") and not ref.startswith("["))):
+        pred_bare, ref_bare = pred_bare.strip("[]()"), ref_bare.strip("[]()")
+    for bracket in "{}()":
+        pred_bare, ref_bare = pred_bare.replace(bracket, ""), ref_bare.replace(bracket, "")
+    if pred_bare.lower() == ref_bare.lower():
+        return True
+    a, b = signature(pred), signature(ref)
+    return a is None or b is None or not far(a, b)

@@ -12,12 +12,21 @@ the data makes possible (``best_constants``: each option letter on the multiple-
 distinct gold of the task, by text: a critic may know the task's distribution of answers, not the item's; a
 constant equal to no gold hits only golds the grader equates with it), ``every_label``, and ``random``'s expected
 value (its run is held to it within its sampling allowance). The constants are searched exactly by branch and bound
-(``_task_best``): the text and number rules decide most (answer, gold) pairs at once, and only the pairs they leave
-to the symbolic step are graded, for the candidates whose bound can still win: the five most common always, the
-others up to ``SYMBOLIC_BUDGET`` gradings a task; a candidate still open then is counted in the line's name ("N
-golds of TASK left open"). Both metrics are means over items (over the items whose solution was wrong, for the
-second), so a critic that picks a member per item by a hash with share p scores linearly in p: the best mixture is an
-endpoint, and the line is the best member, computed per task (a group averages its tasks). ``correct_to_incorrect``
+(``_task_best``): the text and number rules decide most (answer, gold) pairs at once; of the rest, each grader's
+necessary condition (``scoring.could_match``: the two sides' values at one point too far apart for any of that
+grader's rules, argued rule by rule in ``core.answers`` and ``authors_grading.could_equal``) refuses most without
+the symbolic step (a third to two thirds of them on the released math tasks; every refused pair of math and
+olympiadbench, and 30-85% of minerva_math's and college_math's, graded by the scorer: none accepted); only the pairs
+left are graded, once each, for the candidates whose bound can still win: the five most common always, the others
+for up to ``SYMBOLIC_SECONDS`` a task; a candidate still open then is counted in the line's name ("N golds of TASK
+left open"). The graders read each text once per process (their parse is a pure function of the text; it was
+40-80% of a grading's time). Exact (nothing left open) on math and olympiadbench (20 s and
+50 s under the authors' rule on a loaded 2-core machine); minerva_math and college_math hold about 20 golds each
+that no value check covers (equations, unread texts, functions such as u(t)), each open against every other gold at
+0.1 s and more a grading: measured counts of what stays open are in docs/reports.md. Both metrics are means over
+items (over the items whose solution was wrong, for the second), so a critic that picks a member per item by a hash
+with share p scores linearly in p: the best mixture is an endpoint, and the line is the best member, computed per
+task (a group averages its tasks). ``correct_to_incorrect``
 is lower-is-better and ``parse_rate`` a count of form: neither has a floor.
 """
 
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 from collections import Counter
 from typing import Sequence
 
@@ -102,23 +112,28 @@ def _gold_readable(doc: dict, known: dict) -> bool:
     return known[doc["gold"]]
 
 
-def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[float, str]], int]:
+def _task_best(task_docs: Sequence[dict], budget: int | None = None,
+               seconds: float | None = None) -> tuple[dict[str, tuple[float, str]], int]:
     """metric -> (the best constant's value, that answer) on one task, and how many candidates were left open (their
     bound above the best when the budget of symbolic gradings ran out; 0: exact over every candidate).
 
     Branch and bound, exact: each candidate's replies are read once per kind of document (``scoring.reading_of``),
     and each (answer, document) pair is first graded by the rules both graders apply before any symbolic step
-    (``grade_without_symbolic``); the pairs those leave open are all a candidate can still gain, so its value lies
-    between its decided hits and those plus its open pairs. Candidates are taken most common first; one whose upper
-    bound cannot beat the best value found is skipped; the others have their open pairs graded by ``grade`` (each
-    (answer, gold) once): the first ``ALWAYS_CLOSED`` always, the rest while ``budget`` lasts."""
+    (``grade_without_symbolic``), then, if left open, by each grader's necessary condition (``could_match``: the
+    two values at one point too far apart for any of its rules: False); the pairs left open are all a candidate can
+    still gain, so its value lies between its decided hits and those plus its open pairs. Candidates are taken most
+    common first; one whose upper bound cannot beat the best value found is skipped; the others have their open
+    pairs graded by ``grade`` (each (answer, gold) once): the first ``ALWAYS_CLOSED`` always, the rest while
+    ``budget`` gradings (None: any number) and ``seconds`` of grading (None: ``SYMBOLIC_SECONDS``) last."""
     wrong = [not shown_correct(d) for d in task_docs]
     denominators = {"accuracy": len(task_docs), "incorrect_to_correct": sum(wrong)}
     counted = {"accuracy": [True] * len(task_docs), "incorrect_to_correct": wrong}
     readable: dict = {}
     graded: dict[tuple, bool] = {}
+    possible: dict[tuple, bool] = {}
     best: dict[str, tuple[float, str]] = {}
-    spent = 0
+    spent, bound = 0, SYMBOLIC_SECONDS if seconds is None else seconds
+    started = time.perf_counter()
     unresolved: list[dict] = []  # the bounds of the candidates the budget left ungraded
     for rank, answer in enumerate(constant_candidates(task_docs)):
         reply, reads = boxed(answer), {}
@@ -130,6 +145,8 @@ def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[
             answers.append(reads[kind])
         verdicts = [scoring.grade_without_symbolic(a, d, _gold_readable(d, readable))
                     for a, d in zip(answers, task_docs)]
+        verdicts = [False if v is None and not _could_match(a, d, possible) else v
+                    for a, d, v in zip(answers, task_docs, verdicts)]
         bounds = {key: (sum(v is True for v, c in zip(verdicts, counted[key]) if c),
                         sum(v is not False for v, c in zip(verdicts, counted[key]) if c))
                   for key in FLOORED if denominators[key]}
@@ -137,7 +154,8 @@ def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[
             continue
         open_pairs = [i for i, v in enumerate(verdicts) if v is None]
         todo = [i for i in open_pairs if (answers[i], _gold_key(task_docs[i])) not in graded]
-        if spent + len(todo) > budget and rank >= ALWAYS_CLOSED:
+        over = (budget is not None and spent + len(todo) > budget) or time.perf_counter() - started > bound
+        if todo and over and rank >= ALWAYS_CLOSED:
             unresolved.append(bounds)
             continue
         for i in todo:
@@ -154,6 +172,14 @@ def _task_best(task_docs: Sequence[dict], budget: int) -> tuple[dict[str, tuple[
     return best, left_open
 
 
+def _could_match(answer: str, doc: dict, known: dict) -> bool:
+    """``scoring.could_match`` once per (answer, gold)."""
+    key = (answer, _gold_key(doc))
+    if key not in known:
+        known[key] = scoring.could_match(answer, doc)
+    return known[key]
+
+
 def _gold_key(doc: dict) -> tuple:
     """What ``grade`` compares an answer with: the rule and its reading of the gold."""
     rule = scoring.rule_of(doc)
@@ -161,13 +187,14 @@ def _gold_key(doc: dict) -> tuple:
 
 
 # the most common candidates are closed whatever they cost (the five the line held before); past them the search
-# spends at most SYMBOLIC_BUDGET symbolic gradings a task (0.1-0.5 s each on the released math tasks, more when a
-# comparison runs into its 3 s bound), then counts the candidates still open and names them
+# grades for at most SYMBOLIC_SECONDS a task (a few ms a grading on math and olympiadbench, 0.1 s and more on
+# minerva_math and college_math, where equations and unread texts reach sympy's simplify), then counts the
+# candidates still open and names them: the line is exact whenever it names none
 ALWAYS_CLOSED = 5
-SYMBOLIC_BUDGET = 300
+SYMBOLIC_SECONDS = 180.0
 
 
-def best_constants(docs: Sequence[dict], budget: int = SYMBOLIC_BUDGET) -> dict[str, tuple[float, str]]:
+def best_constants(docs: Sequence[dict], budget: int | None = None) -> dict[str, tuple[float, str]]:
     """metric (``FLOORED``) -> (the best constant answer's value, that answer), each task's documents graded by the
     scorer's own reading and grading (``_task_best``); over several tasks the mean of each task's best (a critic may
     know which task it is in), named by the answers joined; a task whose search left candidates open says how many."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from critic_tasks.core import records as core_records
-from critic_tasks.core.answers import answers_match, match_without_math_verify
+from critic_tasks.core.answers import answers_match, match_without_math_verify, mv_could_equal
 from critic_tasks.core.errors import ConfigError
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings, by_domain, mean_interval
 from critic_tasks.core.records import Metric, Record, rate
@@ -194,6 +194,16 @@ def grade_without_symbolic(answer: str | None, doc: dict, gold_readable: bool) -
     if not gold_readable:
         return answer is not None and _same_text(answer, doc["gold"])
     return match_without_math_verify(answer, doc["gold"])
+
+
+def could_match(answer: str, doc: dict) -> bool:
+    """For a pair ``grade_without_symbolic`` left open: False only where ``grade`` is False, without its symbolic
+    comparison (each grader's necessary condition, argued rule by rule where it is defined: the answer's and the
+    gold's values at one point too far apart for any rule of that grader; ``authors_grading.could_equal``,
+    ``core.answers.mv_could_equal``); True where the grader must decide."""
+    if rule_of(doc) == AUTHORS_RULE:
+        return authors_grading.could_equal(answer, doc["authors_gold"])
+    return mv_could_equal(answer, doc["gold"])
 
 
 def reading_of(doc: dict) -> tuple:
