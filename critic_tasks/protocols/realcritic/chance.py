@@ -15,8 +15,8 @@ value (its run is held to it within its sampling allowance). The constants are s
 (``_task_best``): the text and number rules decide most (answer, gold) pairs at once; of the rest, each grader's
 necessary condition (``scoring.could_match``: the two sides' values at one point too far apart for any of that
 grader's rules, argued rule by rule in ``core.answers`` and ``authors_grading.could_equal``) refuses most without
-the symbolic step (a third to two thirds of them on the released math tasks; every refused pair of math and
-olympiadbench, and 30-85% of minerva_math's and college_math's, graded by the scorer: none accepted); only the pairs
+the symbolic step (a quarter to two thirds of them on the released math tasks; every refused pair of math and
+olympiadbench, and 27-85% of minerva_math's and college_math's, graded by the scorer: none accepted); only the pairs
 left are graded, once each, for the candidates whose bound can still win: the five most common always, the others
 for up to ``SYMBOLIC_SECONDS`` a task; a candidate still open then is counted in the line's name ("N golds of TASK
 left open"). The graders read each text once per process (their parse is a pure function of the text; it was
