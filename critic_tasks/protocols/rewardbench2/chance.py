@@ -10,8 +10,8 @@ document with a letter and a rating document with a rating:
 
 The floor of ``score`` and of each subset is the best expected value over a stated, exact family of critics that
 read nothing of quality (issue 44.3): on a four-way prompt, no verdict (0.25), always slot k (each of A-D: the
-shuffle sets where the winner is shown, so the slots need not score alike), the slot of the longest or the shortest
-answer shown (the first such slot on equal lengths), and a uniform letter (0.25 exactly); on a rating prompt, a
+shuffle sets where the winner is shown, so the slots need not score alike), the slot of the k-th longest answer
+shown (k = 1-4; the first such slot on equal lengths), and a uniform letter (0.25 exactly); on a rating prompt, a
 constant rating (every constant scores alike: the metrics read only differences of ratings), the ratings by length
 (longer / shorter rated higher), and independent uniform ratings (1 / n per prompt of n answers rated, and on Ties
 the expectation of ``process_single_model``, ``uniform_ties``, enumerated over each prompt's worst / best correct and
@@ -20,7 +20,8 @@ best incorrect rating), and on Ties every monotone map of the answer's length on
 shorter rated higher (``best_ties_map``: the Ties rule reads the ratings' spacing, so the best is an integer
 programme, solved exactly by HiGHS or, past ``TIES_MAP_SECONDS``, the best found, named "not proven" with the bound;
 no letter and the midpoint elsewhere). Each deterministic critic's value is its replies run through the scorer.
-One critic answers every subset (``score`` is the mean of the subsets' values under one critic). Every subset's
+One critic answers every subset (``score`` is the mean of the subsets' values under one critic), or one member the
+four-way prompts and another the rated ones (``by_mode``: a reply may depend on the request's form). Every subset's
 value is a mean over prompts of a per-prompt result (Ties: over its numbers, each a reference and a tied prompt),
 so a critic that picks its member per prompt (per number on Ties) by a hash with share p scores linearly in p and
 the best mixture is an endpoint: the line is the best member. A rating critic that mixes members answer by answer
@@ -430,6 +431,11 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
         canned[f"always_{letter}"] = [f"[[{letter}]]" if d["mode"] == FOUR_WAY else first
                                       for d, first in zip(docs, canned["always_first"])]
     critics = list(FLOOR_CRITICS)
+    for rank in (2, 3):  # the slot of the 2nd / 3rd longest answer shown (longer / shorter: the 1st / 4th)
+        name = f"the slot of the {ORDINALS[rank]} longest answer"
+        canned[name] = [_kth_longest_slot(d, rank) if d["mode"] == FOUR_WAY else first
+                        for d, first in zip(docs, canned["always_first"])]
+        critics.append(name)
     for direction, found in best_ties_maps(docs).items():  # on Ties; no letter and 5 elsewhere
         bound = "" if found.bound is None else f": the best is at most {found.bound:.2f}"
         unproven = "" if found.proven else f", the best found in {TIES_MAP_SECONDS:g} s, not proven{bound}"
@@ -443,6 +449,43 @@ def floor(kind, docs: Sequence[dict], values: dict) -> tuple[dict, dict, dict]:
         else:
             subsets = scoring.subset_values([scoring.record(d, r) for d, r in zip(docs, canned[critic])])
         per_critic[critic] = {**subsets, "score": scoring.score_of(subsets)}
+    per_critic.update(by_mode(docs, per_critic))
     floors = {critic: {k: v for k, v in got.items() if k in kind.headline and v is not None}
               for critic, got in per_critic.items()}
     return (*blind_critics.best_of(floors), floors)
+
+
+ORDINALS = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
+
+
+def _kth_longest_slot(doc: dict, rank: int) -> str:
+    """The letter of the slot holding the ``rank``-th longest answer shown (on equal lengths the earlier slot
+    first)."""
+    order = sorted(range(len(doc["answers_shown"])), key=lambda i: (-len(str(doc["answers_shown"][i])), i))
+    return f"[[{LETTERS[order[rank - 1]]}]]"
+
+
+def by_mode(docs: Sequence[dict], per_critic: dict[str, dict]) -> dict[str, dict]:
+    """The critic that answers four-way prompts as one member and rated prompts as another (a reply may depend on
+    the request's form, which it sees), the pair with the best ``score``: each subset is asked in one form, its value
+    reads only its own prompts' replies, and ``score`` is the mean of the subsets' values, so the best pair is the
+    member with the best sum over the four-way subsets with the one with the best sum over the rated subsets, and
+    its values are theirs subset by subset. {} where a subset is asked in both forms or ``score`` is undefined."""
+    modes: dict[str, set] = {}
+    for d in docs:
+        modes.setdefault(d["subset_slug"], set()).add(d["mode"] == FOUR_WAY)
+    if any(len(m) > 1 for m in modes.values()) or not per_critic:
+        return {}
+    four_way = [slug for slug, m in modes.items() if True in m]
+    rated = [slug for slug, m in modes.items() if False in m]
+    if not four_way or not rated:
+        return {}
+    complete = {c: v for c, v in per_critic.items() if all(v.get(s) is not None for s in four_way + rated)}
+    if not complete:
+        return {}
+    first = max(complete, key=lambda c: sum(complete[c][s] for s in four_way))  # the critics' order breaks ties
+    second = max(complete, key=lambda c: sum(complete[c][s] for s in rated))
+    if first == second:
+        return {}
+    subsets = {**{s: complete[first][s] for s in four_way}, **{s: complete[second][s] for s in rated}}
+    return {f"{first} on four-way prompts, {second} on rated ones": {**subsets, "score": scoring.score_of(subsets)}}
