@@ -189,6 +189,18 @@ def _table_critic(seed: int, tables, share: float):
     return verdict
 
 
+def _pairwise_task(task: str):
+    """(a verdict letter A / B / C -> the task's reply naming it, its documents, its chance line, its pairs)."""
+    from critic_tasks import engine
+
+    kind = registry.TASKS[task].kind_spec
+    form = "[[{}]]" if kind.protocol in ("critiquellm", "judgebench", "rmbench", "rewardbench") else "Decision: {}"
+    word = {"A": "A>B", "B": "B>A", "C": "A=B"} if kind.protocol == "judgebench" else {v: v for v in "ABC"}
+    docs = engine.task_docs(task)
+    return (lambda letter: form.format(word[letter])), docs, chance.chance_line(task, docs), \
+        len({d["pair_id"] for d in docs})
+
+
 @pytest.mark.parametrize("task", PAIRWISE)
 def test_mixtures_of_blind_verdict_tables_stay_below_the_line(task):
     import random
@@ -196,17 +208,12 @@ def test_mixtures_of_blind_verdict_tables_stay_below_the_line(task):
     from critic_tasks import engine
     from critic_tasks.core import blind_critics
 
-    kind = registry.TASKS[task].kind_spec
-    form = "[[{}]]" if kind.protocol in ("critiquellm", "judgebench", "rmbench", "rewardbench") else "Decision: {}"
-    word = {"A": "A>B", "B": "B>A", "C": "A=B"} if kind.protocol == "judgebench" else {v: v for v in "ABC"}
-    docs = engine.task_docs(task)
-    line = chance.chance_line(task, docs)
-    pairs = len({d["pair_id"] for d in docs})
+    say, docs, line, pairs = _pairwise_task(task)
     rng = random.Random(task)
     scores: dict[str, list[float]] = {key: [] for key in line.chance}
     for seed in range(30):
         critic = _table_critic(seed, (rng.choice(blind_critics.TABLES), rng.choice(blind_critics.TABLES)), rng.random())
-        values, _ = engine.score_task(task, docs, [form.format(word[critic(d)]) for d in docs])
+        values, _ = engine.score_task(task, docs, [say(critic(d)) for d in docs])
         for key in line.chance:
             scores[key].append(values[key])
     for key, floor in line.chance.items():
@@ -249,12 +256,7 @@ def test_the_lines_best_table_and_mixtures_near_it_stay_at_the_line(task):
     from critic_tasks import engine
     from critic_tasks.core import blind_critics
 
-    kind = registry.TASKS[task].kind_spec
-    form = "[[{}]]" if kind.protocol in ("critiquellm", "judgebench", "rmbench", "rewardbench") else "Decision: {}"
-    word = {"A": "A>B", "B": "B>A", "C": "A=B"} if kind.protocol == "judgebench" else {v: v for v in "ABC"}
-    docs = engine.task_docs(task)
-    line = chance.chance_line(task, docs)
-    pairs = len({d["pair_id"] for d in docs})
+    say, docs, line, pairs = _pairwise_task(task)
     rng = random.Random(f"near {task}")
     bests = {key: _named_table(line.chance_by[key]) for key in line.chance}
     assert all(bests.values()), {key: line.chance_by[key] for key, table in bests.items() if table is None}
@@ -266,7 +268,7 @@ def test_the_lines_best_table_and_mixtures_near_it_stay_at_the_line(task):
             for got, tables, share in ((pure, (best, best), 0.0),
                                        (mixed, (best, rng.choice(blind_critics.TABLES)), 0.3 * rng.random())):
                 critic = _table_critic(seed, tables, share)
-                values, _ = engine.score_task(task, docs, [form.format(word[critic(d)]) for d in docs])
+                values, _ = engine.score_task(task, docs, [say(critic(d)) for d in docs])
                 for key in keys:
                     got[key].append(values[key])
         for key in keys:

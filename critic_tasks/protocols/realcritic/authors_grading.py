@@ -416,6 +416,18 @@ def _matrix_rows(text: str) -> list[str]:
     return [line.strip() for line in inner.split("\\\\") if line.strip()]
 
 
+def _same_without_brackets(pred: str, ref: str) -> bool:
+    """math_equal's rule on the texts without their brackets: an outer [..] / (..) pair dropped from both (unless
+    the other side opens with the other kind), then every brace and parenthesis, compared case aside."""
+    pred_bare, ref_bare = pred, ref
+    if ((pred.startswith("[") and pred.endswith("]") and not ref.startswith("("))
+            or (pred.startswith("(") and pred.endswith(")") and not ref.startswith("["))):
+        pred_bare, ref_bare = pred_bare.strip("[]()"), ref_bare.strip("[]()")
+    for bracket in "{}()":
+        pred_bare, ref_bare = pred_bare.replace(bracket, ""), ref_bare.replace(bracket, "")
+    return pred_bare.lower() == ref_bare.lower()
+
+
 def full_equal(pred: str, ref: str) -> bool:
     """grader.math_equal (no timeout argument: evaluate.py's call), in full."""
     decided = _string_rules(pred, ref)
@@ -424,13 +436,7 @@ def full_equal(pred: str, ref: str) -> bool:
     ref, pred = str(ref).strip(), str(pred).strip()
     if "pmatrix" in pred and "pmatrix" not in ref:
         ref = _to_pmatrix(ref)
-    pred_bare, ref_bare = pred, ref
-    if ((pred.startswith("[") and pred.endswith("]") and not ref.startswith("("))
-            or (pred.startswith("(") and pred.endswith(")") and not ref.startswith("["))):
-        pred_bare, ref_bare = pred_bare.strip("[]()"), ref_bare.strip("[]()")
-    for bracket in "{}()":
-        pred_bare, ref_bare = pred_bare.replace(bracket, ""), ref_bare.replace(bracket, "")
-    if pred_bare.lower() == ref_bare.lower():
+    if _same_without_brackets(pred, ref):
         return True
     if _BRACKETED.match(pred) and _BRACKETED.match(ref):
         pred_parts, ref_parts = pred[1:-1].split(","), ref[1:-1].split(",")
@@ -587,13 +593,7 @@ def could_equal(pred: str, ref: str) -> bool:
         return True
     if (_BRACKETED.match(pred) and _BRACKETED.match(ref)) or (_is_matrix(pred) and _is_matrix(ref)):
         return True
-    pred_bare, ref_bare = pred, ref
-    if ((pred.startswith("[") and pred.endswith("]") and not ref.startswith("("))
-            or (pred.startswith("(") and pred.endswith(")") and not ref.startswith("["))):
-        pred_bare, ref_bare = pred_bare.strip("[]()"), ref_bare.strip("[]()")
-    for bracket in "{}()":
-        pred_bare, ref_bare = pred_bare.replace(bracket, ""), ref_bare.replace(bracket, "")
-    if pred_bare.lower() == ref_bare.lower():
+    if _same_without_brackets(pred, ref):
         return True
     a, b = signature(pred), signature(ref)
     return a is None or b is None or not far(a, b)
