@@ -313,7 +313,8 @@ def test_the_units_column_counts_in_words():
 def test_opencompass_summaries_are_refused_naming_what_compare_pairs(tmp_path, capsys):
     """ocnew (newcomer, OpenCompass): two OpenCompass runs' critic_results files were told 'run A and B has no
     per-item rows ...: run it with lm-eval --log_samples', advice for an lm-eval run; an lm-eval pair without samples
-    files keeps that advice (in grammar)."""
+    files keeps that advice (in grammar). Since compare reads OpenCompass runs' own per-item files, summaries whose
+    run folders lack them are told where compare looks."""
     results = {"critic_feedback": {"spearman,none": 37.5, "spearman_ci_low,none": 10.0, "spearman_ci_high,none": 60.0,
                                    "score,none": 68.75, "parse_rate,none": 100.0}}
     paths = []
@@ -325,8 +326,9 @@ def test_opencompass_summaries_are_refused_naming_what_compare_pairs(tmp_path, c
         paths.append(str(path))
     assert cli.main(["compare", *paths]) == 2
     line = one_line(capsys)
-    assert line.startswith("critic-eval: compare: run A and B are OpenCompass summaries: compare pairs lm-eval's")
-    assert "critic-eval ... --log_samples" in line and "report / check --baseline" in line
+    assert line.startswith("critic-eval: compare: run A and B (OpenCompass) have no per-item files of "
+                           "critic_feedback (model m_hf): compare reads predictions/<model>/<task>.json and "
+                           "results/<model>/<task>.json in the run's folder"), line
     for side in ("a", "b"):
         (tmp_path / side).mkdir()
         (tmp_path / side / f"results_{TIME}.json").write_text(json.dumps({"results": results}))

@@ -569,8 +569,10 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
             runs = {"A": run_a, "B": run_b}
             opencompass = [side for side in lacking if _opencompass_run(runs[side])]
             if opencompass:  # its per-item rows sit in OpenCompass's own predictions and result files
-                raise ConfigError(f"compare: run {' and '.join(opencompass)} (OpenCompass) has no per-item files of "
-                                  f"{listed(shared)} for model {runs[opencompass[0]].label}: compare reads "
+                models = ", ".join(dict.fromkeys(str(runs[s].config.get("model", runs[s].label)) for s in opencompass))
+                raise ConfigError(f"compare: run {' and '.join(opencompass)} (OpenCompass) "
+                                  f"{'have' if len(opencompass) > 1 else 'has'} no per-item files of "
+                                  f"{listed(shared)} (model {models}): compare reads "
                                   "predictions/<model>/<task>.json and results/<model>/<task>.json in the run's "
                                   "folder (the one above summary/); give the summary file of a run whose folder "
                                   "holds them")
