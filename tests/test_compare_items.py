@@ -510,3 +510,15 @@ def test_an_opencompass_run_compares_with_an_lm_eval_run_item_by_item(tmp_path, 
     assert cli.main(["compare", str(a), str(bare)]) == 2
     line = one_line(capsys)
     assert "(OpenCompass) has no per-item files" in line and "results/<model>/<task>.json" in line, line
+
+
+def test_what_a_scorer_writes_into_a_document_is_not_its_identity():
+    """This session's CI: the parity runs' RealCritic documents differed in 'prior_correct' between an lm-eval run
+    (logged after scoring, which keeps the shown solution's grade in the document) and an OpenCompass run (its
+    reference is the document before scoring: null). The grade is computed from the item; a changed item is still
+    told apart."""
+    from critic_tasks.reports.compare import document_identity
+
+    doc = {"idx": 3, "question": "2 + 2?", "solution": "4", "gold": "4", "prior_correct": None}
+    assert document_identity({"doc": doc}) == document_identity({"doc": {**doc, "prior_correct": True}})
+    assert document_identity({"doc": doc}) != document_identity({"doc": {**doc, "gold": "5"}})

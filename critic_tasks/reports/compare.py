@@ -166,17 +166,22 @@ RUN_SETTING_FIELDS = ("variant", "failure_rule", "protocol", "prompt", "judge", 
 # Where the run read the item from (the data file's path: another folder, machine or cache holds the same items):
 # an item is what it says, not where it was read.
 PLACE_FIELDS = ("source_file",)
+# What a scorer writes into a document as it scores it (RealCritic grades the shown solution once per document and
+# keeps the grade there, scoring.shown_correct): lm-eval logs the document after scoring, OpenCompass's reference is
+# the document before it, so the field is set on one side and empty on the other; it is computed from the item.
+SCORER_FIELDS = ("prior_correct",)
 HASH_FIELD = "doc_hash"  # the identity of a row that logged no document: lm-eval's hash of it
 
 
 def document_identity(sample: dict) -> dict[str, str]:
     """What tells a logged document from another: its content, each field of the logged ``doc`` as JSON text, less
-    ``RUN_SETTING_FIELDS`` (two prompt variants compare) and ``PLACE_FIELDS`` (two copies of the data in two folders
-    compare); a row without a ``doc``: lm-eval's ``doc_hash`` alone."""
+    ``RUN_SETTING_FIELDS`` (two prompt variants compare), ``PLACE_FIELDS`` (two copies of the data in two folders
+    compare) and ``SCORER_FIELDS`` (an lm-eval run and an OpenCompass run compare); a row without a ``doc``:
+    lm-eval's ``doc_hash`` alone."""
     doc = sample.get("doc")
     if isinstance(doc, dict):
         return {str(k): json.dumps(v, sort_keys=True, default=str) for k, v in doc.items()
-                if k not in RUN_SETTING_FIELDS and k not in PLACE_FIELDS}
+                if k not in RUN_SETTING_FIELDS and k not in PLACE_FIELDS and k not in SCORER_FIELDS}
     return {HASH_FIELD: str(sample.get("doc_hash", ""))}
 
 
