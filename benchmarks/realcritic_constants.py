@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import time
 import warnings
@@ -83,6 +84,8 @@ def check(args) -> None:
     filtered = time.perf_counter() - start
     keys = sorted(refused, key=repr)
     random.Random(44).shuffle(keys)
+    if args.structured_first:
+        keys.sort(key=lambda key: not _structured(*refused[key]))  # stable: random order within each group
     index, shards = (int(x) for x in args.shard.split("/"))
     mine = keys[index::shards]
     accepted, graded = [], 0
@@ -94,12 +97,26 @@ def check(args) -> None:
         if scoring.grade(answer, doc)[0]:
             accepted.append([answer, list(key[1])])
         graded += 1
+    structured = sum(_structured(*refused[key]) for key in mine[:graded])
     result = {"task": task, "grading": args.grading, "shard": args.shard, "open_pairs": open_pairs,
+              "graded_structured": structured,
               "refused_distinct": len(keys), "in_shard": len(mine), "graded": graded, "accepted": accepted,
               "filter_seconds": round(filtered, 1), "seconds": round(time.perf_counter() - start, 1)}
     print(json.dumps(result), flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(result))
+
+
+def _structured(answer: str, doc: dict) -> bool:
+    """A pair the authors' grader's necessary condition refuses by more than two scalar values far apart: an
+    equation, a text no parser reads, an undefined function, a set, tuple or matrix on either side."""
+    from critic_tasks.protocols.realcritic import authors_grading, scoring
+
+    if scoring.rule_of(doc) != scoring.AUTHORS_RULE:
+        return False
+    sides = (authors_grading.facts_of(answer.strip()), authors_grading.facts_of(doc["authors_gold"].strip(), True))
+    return "=" in answer + doc["authors_gold"] or any(
+        f is None or f["kind"] != "expr" or re.search(r"\w\(", f["str"]) for f in sides)
 
 
 def main() -> None:
@@ -118,6 +135,9 @@ def main() -> None:
     parser.add_argument("--shard", default="0/1", help="check: this process's share, i/n")
     parser.add_argument("--seconds", type=float, default=300.0, help="check: stop grading after this long")
     parser.add_argument("--out", help="check: write the result here as JSON")
+    parser.add_argument("--structured-first", action="store_true",
+                        help="check (authors' rule): grade first the pairs refused through an equation, text, "
+                             "function, set, tuple or matrix")
     args = parser.parse_args()
     if args.mode == "time":
         time_search(args)

@@ -46,9 +46,10 @@ import ast
 import builtins
 import math
 import re
+import zlib
 from functools import lru_cache
 
-from critic_tasks.core.answers import _MathVerifyWorker, far, point_value
+from critic_tasks.core.answers import _MathVerifyWorker, far
 from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.realcritic import data
@@ -428,8 +429,10 @@ def _same_without_brackets(pred: str, ref: str) -> bool:
     return pred_bare.lower() == ref_bare.lower()
 
 
-def full_equal(pred: str, ref: str) -> bool:
-    """grader.math_equal (no timeout argument: evaluate.py's call), in full."""
+def full_equal(pred: str, ref: str, symbolic=None) -> bool:
+    """grader.math_equal (no timeout argument: evaluate.py's call), in full; ``symbolic``: its last step
+    (``symbolic_equal``; ``could_equal`` runs the same rules with a necessary condition of it)."""
+    symbolic = symbolic or symbolic_equal
     decided = _string_rules(pred, ref)
     if decided is not None:
         return decided
@@ -440,28 +443,29 @@ def full_equal(pred: str, ref: str) -> bool:
         return True
     if _BRACKETED.match(pred) and _BRACKETED.match(ref):
         pred_parts, ref_parts = pred[1:-1].split(","), ref[1:-1].split(",")
-        if len(pred_parts) == len(ref_parts) and all(full_equal(p, r) for p, r in zip(pred_parts, ref_parts)):
+        if len(pred_parts) == len(ref_parts) and all(full_equal(p, r, symbolic)
+                                                     for p, r in zip(pred_parts, ref_parts)):
             return True
     if _is_matrix(pred) and _is_matrix(ref):
         pred_rows, ref_rows = _matrix_rows(pred), _matrix_rows(ref)
         if len(pred_rows) == len(ref_rows) and all(
-                len(p.split("&")) == len(r.split("&")) and all(full_equal(a, b) for a, b in zip(p.split("&"),
-                                                                                              r.split("&")))
+                len(p.split("&")) == len(r.split("&"))
+                and all(full_equal(a, b, symbolic) for a, b in zip(p.split("&"), r.split("&")))
                 for p, r in zip(pred_rows, ref_rows)):
             return True
     if pred.count("=") == 1 and ref.count("=") == 1:
         p_left, p_right = pred.split("=")
         r_left, r_right = ref.split("=")
         p_diff, r_diff = f"{p_left.strip()} - ({p_right.strip()})", f"{r_left.strip()} - ({r_right.strip()})"
-        if symbolic_equal(p_diff, r_diff) or symbolic_equal(f"-({p_diff})", r_diff):
+        if symbolic(p_diff, r_diff) or symbolic(f"-({p_diff})", r_diff):
             return True
     elif pred.count("=") == 1 and len(pred.split("=")[0].strip()) <= 2 and "=" not in ref:
-        if full_equal(pred.split("=")[1], ref):
+        if full_equal(pred.split("=")[1], ref, symbolic):
             return True
     elif ref.count("=") == 1 and len(ref.split("=")[0].strip()) <= 2 and "=" not in pred:
-        if full_equal(pred, ref.split("=")[1]):
+        if full_equal(pred, ref.split("=")[1], symbolic):
             return True
-    return symbolic_equal(pred, ref)
+    return symbolic(pred, ref)
 
 
 # builtin functions parse_expr's namespace holds that only compute (their other builtins, open / eval / exec /
@@ -543,8 +547,11 @@ def symbolic_equal(a: str, b: str) -> bool:
 
 
 def _request(op: str, pred: str, ref: str = ""):
-    if op == "signature":  # could_equal's: the value of their reading of one text, at a point
-        return point_value(_parse(pred))
+    if op == "facts":  # could_equal's: what symbolic_equal's rules see of one text (ref: on the gold's side)
+        try:
+            return symbolic_facts(pred, bool(ref))
+        except Exception:
+            return None  # unknown: the pair stays open
     try:
         return bool(full_equal(pred, ref))
     except Exception:  # evaluate.py: a grading that raises ends their run; here it is a wrong answer
@@ -570,30 +577,252 @@ _WORKER = _MathVerifyWorker("critic_tasks.protocols.realcritic.authors_grading:_
 
 
 # ----------------------------------------------------------------------------- a necessary condition (chance lines)
+#
+# ``symbolic_equal(a, b)`` (a: the answer's side, b: the gold's; ``full_equal`` never swaps them) holds only by one
+# of its rules; what each rule can see of one side is computed once per text in the child (``symbolic_facts``), and
+# ``could_symbolic_equal`` says False only where no rule can hold. With ``a`` and ``b`` their readings (``_parse``):
+#   str(a) == str(b)        decided exactly: both strings are kept;
+#   N within 1e-4           decided exactly: each side's float(N(x)) is kept (None where it raises or is refused);
+#   a == b                  the same expression (then the same value at any point), or equal texts (the first rule);
+#                           a text never equals a sympy object, an expression never a relation;
+#   a.equals(b), simplify(a - b) == 0
+#                           an expression: equal as functions to b, or to sympify(b) when b is a text (Expr.equals
+#                           sympifies its argument; simplify(a - text) raises); a relation: b a relation with the
+#                           same sides (maybe swapped); a text has no ``equals``, and a relation minus anything raises;
+#   |a.lhs - a.rhs| equals |b.lhs - b.rhs|   two relations only;
+#   .shape                  neither an expression, a relation nor a text has one.
+# Equal as functions (sympy's symbolic steps accept nothing else: ``core.answers``'s axiom) means equal values at
+# one point: each symbol set to a real from its name, each undefined function (u(t), I(0)) to a fixed function of
+# its arguments from its name (an identity sympy proves for an opaque function holds for every function),
+# derivatives then evaluated; relations compare |lhs - rhs| there. Anything else (sets, tuples, matrices, booleans,
+# symbols with assumptions, values that are not finite numbers) is unknown: the pair stays open.
+
+
+def _value_at_point(expr) -> complex | None:
+    """``expr``'s value with each free symbol and undefined function replaced as above (30 digits), or None."""
+    from sympy import Derivative, Expr, Float, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr, atan, exp
+    from sympy.core.function import AppliedUndef
+
+    from critic_tasks.core.answers import _point_symbols
+
+    if not isinstance(expr, Expr) or isinstance(expr, MatrixExpr) or expr.has(UnevaluatedExpr) or expr.atoms(
+            MatrixExpr):
+        return None
+    allowed = _point_symbols()
+
+    def seed(name: str, k: int = 0) -> Float:
+        return Float(0.5 + (zlib.crc32(f"{name}#{k}".encode()) % 997) / 997, 30)
+
+    applied = expr.atoms(AppliedUndef)
+    if any(f.assumptions0 not in allowed and f.assumptions0 != {} for f in applied):  # {}: Function("u")'s own
+        return None
+    if applied:
+        expr = expr.replace(lambda e: isinstance(e, AppliedUndef),
+                            lambda e: seed(e.func.__name__) * exp(sum(seed(e.func.__name__, k + 1) * atan(arg)
+                                                                     for k, arg in enumerate(e.args))))
+    if expr.has(Derivative, Integral, Subs):
+        expr = expr.doit()
+        if expr.has(Derivative, Integral, Subs):
+            return None
+    symbols = expr.free_symbols
+    if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed for s in symbols):
+        return None
+    value = (expr.xreplace({s: seed(s.name) for s in symbols}) if symbols else expr).evalf(30)
+    re_part, im_part = value.as_real_imag()
+    if not all(part.is_Float or part.is_zero is True for part in (re_part, im_part)):
+        return None
+    found = complex(float(re_part), float(im_part))
+    return None if found != found or abs(found) == float("inf") else found
+
+
+def _numeric(x) -> float | None:
+    """symbolic_equal's last numeric rule's view of one side: float(N(x)), with its guard (None: it raises)."""
+    from sympy import N
+
+    try:
+        if isinstance(x, str) and not _safe_for_parse_expr(x):
+            return None
+        found = float(N(x))
+        return None if found != found else found
+    except Exception:
+        return None
+
+
+def _point(expr, minus=None) -> list | None:
+    try:
+        found = _value_at_point(expr if minus is None else expr - minus)
+    except Exception:
+        return None
+    return None if found is None else [found.real, found.imag]
+
+
+def _kind_and_value(obj) -> tuple[str, list | None]:
+    """("expr", value), ("relation", value of lhs - rhs), ("text", None) or ("other", None); a value is
+    [re, im] or None (unknown)."""
+    from sympy import Expr
+    from sympy.core.relational import Relational
+
+    if isinstance(obj, str):
+        return "text", None
+    if isinstance(obj, Relational):
+        sides = isinstance(obj.lhs, Expr) and isinstance(obj.rhs, Expr)
+        return "relation", _point(obj.lhs, obj.rhs) if sides else None
+    if isinstance(obj, Expr) and not hasattr(obj, "shape"):
+        return "expr", _point(obj)
+    return "other", None
+
+
+def _tree(obj, depth: int = 0):
+    """What ``==`` compares of a reading: ["expr", value] for a scalar expression (sympy's == on two is the same
+    expression, or numbers of equal value), else [class, children] (a Python tuple as sympy's Tuple, which it
+    equals), ["text", string], or None (unknown)."""
+    from sympy import Basic, Expr, sympify
+
+    if depth > 40:
+        return None
+    if isinstance(obj, str):
+        return ["text", obj]
+    if isinstance(obj, (bool, int, float)):
+        obj = sympify(obj)
+    if isinstance(obj, (tuple, list)):
+        return ["Tuple" if isinstance(obj, tuple) else "list", [_tree(x, depth + 1) for x in obj]]
+    if isinstance(obj, Expr) and not hasattr(obj, "shape"):
+        return ["expr", _point(obj)]
+    if isinstance(obj, Basic) and not hasattr(obj, "shape"):
+        return [type(obj).__name__, [_tree(x, depth + 1) for x in obj.args]]
+    if hasattr(obj, "shape"):
+        return ["shaped", None]  # == holds only with another matrix (sympy compares types first)
+    return None
+
+
+def _trees_may_equal(a, b) -> bool:
+    """False only where readings with these ``_tree``s cannot be ``==``: another class or length, scalar
+    expressions far apart; a FiniteSet's elements matched in any order."""
+    if a is None or b is None:
+        return True
+    if a[0] != b[0]:
+        return False
+    if a[0] == "expr":
+        return _near(a[1], b[1])
+    if a[0] == "text":
+        return a[1] == b[1]
+    if a[0] == "shaped":
+        return True
+    if len(a[1]) != len(b[1]):
+        return False
+    if a[0] == "FiniteSet":
+        return (all(any(_trees_may_equal(x, y) for y in b[1]) for x in a[1])
+                and all(any(_trees_may_equal(x, y) for x in a[1]) for y in b[1]))
+    return all(_trees_may_equal(x, y) for x, y in zip(a[1], b[1]))
+
+
+def _other_facts(obj) -> dict:
+    """For a reading that is neither a text, a scalar expression nor a relation (a set, an interval, a tuple, a
+    matrix, a logical formula): what ``symbolic_equal`` can do with it. ``equals``: "none" (no such method: the
+    try ends there), "raises" (a logical formula holding a relation: sympy refuses it) or "unknown"; whether it has
+    ``lhs``, ``shape`` or ``__rsub__`` (an expression minus it), whether it is an expression and whether a matrix
+    (``MatrixExpr`` or an explicit matrix, mutable or not: its ``equals`` is False against what has no shape, and
+    it minus anything else, or anything minus it, raises: matrix arithmetic refuses a scalar, a set, a text)."""
+    from sympy import Expr, MatrixBase, MatrixExpr
+    from sympy.core.relational import Relational
+    from sympy.logic.boolalg import Boolean
+
+    if not hasattr(obj, "equals"):
+        equals = "none"
+    elif isinstance(obj, Boolean) and not isinstance(obj, Relational) and obj.has(Relational):
+        equals = "raises"
+    else:
+        equals = "unknown"
+    return {"equals": equals, "lhs": hasattr(obj, "lhs"), "shape": hasattr(obj, "shape"),
+            "rsub": hasattr(type(obj), "__rsub__"), "is_expr": isinstance(obj, Expr),
+            "matrix": isinstance(obj, (MatrixExpr, MatrixBase))}
+
+
+def symbolic_facts(text: str, gold_side: bool = False) -> dict:
+    """What ``symbolic_equal``'s rules see of one side (see above): its reading's string, float(N(.)), kind,
+    value at the point and ``_tree``; for a reading of another kind, ``_other_facts``; for a text on the gold's
+    side (no parser read it), also what ``sympify`` makes of it (``Expr.equals``'s step, which the grader runs on
+    the gold's text unguarded, as this does): ["expr", value], ["not expr"] (equals gives False) or ["raises"]."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    obj = _parse(text)
+    kind, value = _kind_and_value(obj)
+    facts = {"str": str(obj), "n": _numeric(obj), "kind": kind, "value": value, "tree": _tree(obj)}
+    if kind == "other":
+        facts.update(_other_facts(obj))
+    if kind == "text" and gold_side:
+        from sympy import Expr, sympify
+
+        try:
+            other = sympify(obj)
+        except Exception:
+            facts["sympified"] = ["raises"]
+        else:
+            facts["sympified"] = ["expr", _kind_and_value(other)[1]] if isinstance(other, Expr) else ["not expr"]
+    return facts
+
 
 @lru_cache(maxsize=65536)
-def signature(text: str) -> tuple | None:
-    """``core.answers.point_value`` of their reading of ``text`` (``_parse``, as ``symbolic_equal`` reads it), from
-    the bounded child; None: unknown (not a scalar expression, or the child overran)."""
-    found = _WORKER.value("signature", text.strip())
-    return tuple(found) if found else None
+def facts_of(text: str, gold_side: bool = False) -> dict | None:
+    """``symbolic_facts`` from the bounded child; None: unknown (the child overran)."""
+    return _WORKER.value("facts", text, gold_side)
+
+
+def _near(a: list | None, b: list | None, modulus: bool = False) -> bool:
+    if a is None or b is None:
+        return True
+    x, y = complex(*a), complex(*b)
+    if modulus:
+        x, y = abs(x), abs(y)
+    return not far(["value", x.real, x.imag], ["value", y.real, y.imag])
+
+
+def could_symbolic_equal(a: str, b: str) -> bool:
+    """False only where ``symbolic_equal(a, b)`` is False (the rules above, on each side's ``facts_of``)."""
+    fa, fb = facts_of(a), facts_of(b, True)
+    if fa is None or fb is None or fa["str"] == fb["str"]:
+        return True
+    if fa["n"] is not None and fb["n"] is not None and _close(fa["n"], fb["n"]):
+        return True
+    kinds = fa["kind"], fb["kind"]
+    if "other" in kinds:
+        return _could_equal_other(fa, fb)
+    if kinds == ("expr", "expr"):
+        return _near(fa["value"], fb["value"])
+    if kinds == ("relation", "relation"):
+        return _near(fa["value"], fb["value"], modulus=True)
+    if kinds == ("expr", "text"):
+        sympified = fb["sympified"]
+        return sympified[0] == "expr" and _near(fa["value"], sympified[1])
+    return False  # a text on the answer's side, or an expression against a relation: no rule applies
+
+
+def _could_equal_other(fa: dict, fb: dict) -> bool:
+    """``could_symbolic_equal`` where a side is a set, tuple, matrix, logical formula...: ``a == b`` (their
+    ``_tree``s), ``a.equals(b)`` / ``simplify(a - b)`` (a has no ``equals``: the try ends; an expression's
+    ``equals`` is False against a non-expression, and ``a - b`` raises unless b has ``__rsub__``; a relation's
+    ``equals`` gives None against a non-relation), the relations' rule (both need ``lhs``) and the matrices'
+    (both need ``shape``)."""
+    if _trees_may_equal(fa["tree"], fb["tree"]):
+        return True
+    if fa.get("matrix", False) != fb.get("matrix", False) and not (fa.get("shape") and fb.get("shape")):
+        return False  # a matrix and what has no shape: equals is False or raises, a - b raises, neither has lhs
+    if fa["kind"] == "other":
+        if fa["equals"] == "unknown":
+            return True
+    elif fa["kind"] in ("expr", "relation") and (fb["is_expr"] or fb["rsub"]):
+        return True
+    lhs = (fa["kind"] == "relation" or fa.get("lhs")) and (fb["kind"] == "relation" or fb.get("lhs"))
+    return bool(lhs or (fa.get("shape") and fb.get("shape")))
 
 
 def could_equal(pred: str, ref: str) -> bool:
-    """False only where ``equal(pred, ref)`` is False, for a pair ``decided`` left open (its string and number rules
-    gave no verdict). Then ``full_equal`` goes on with the stripped texts: without an "=" in either (no equation
-    rules), "pmatrix" in the answer (no rewriting of the gold), two bracketed texts (no element-wise rule) or two
-    matrices, and with texts that differ without their brackets (that rule is kept: True there), only
-    ``symbolic_equal(pred, ref)`` is left. With both readings scalar expressions (``signature``), its rules are
-    ``str(a) == str(b)`` or ``a == b`` (the same expression), ``a.equals(b)`` or ``simplify(a - b) == 0`` (equal as
-    functions), ``.lhs`` / ``.shape`` (an expression has neither: skipped), and ``N`` within a relative 1e-4: none
-    holds for values ``far`` apart at one point (``core.answers``'s axiom)."""
-    pred, ref = str(pred).strip(), str(ref).strip()
-    if "=" in pred or "=" in ref or "pmatrix" in pred:
+    """False only where ``equal(pred, ref)`` is False, for a pair ``decided`` left open: ``full_equal``'s own
+    rules, run here, with its symbolic step replaced by ``could_symbolic_equal`` (it is monotone in that step: every
+    use is an ``or`` or an ``all``, so a step that says True wherever the real one might gives True wherever the real
+    grading might). An error anywhere: True (the grader decides)."""
+    try:
+        return bool(full_equal(pred, ref, could_symbolic_equal))
+    except Exception:
         return True
-    if (_BRACKETED.match(pred) and _BRACKETED.match(ref)) or (_is_matrix(pred) and _is_matrix(ref)):
-        return True
-    if _same_without_brackets(pred, ref):
-        return True
-    a, b = signature(pred), signature(ref)
-    return a is None or b is None or not far(a, b)
