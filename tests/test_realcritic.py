@@ -503,6 +503,37 @@ def test_the_search_refuses_without_grading_only_pairs_the_scorer_refuses(gradin
         refused)
 
 
+# pairs of the shapes minerva_math's and college_math's golds take beyond scalar expressions: equations (and
+# differential ones), undefined functions (u(t), I(0), \delta(t)), texts no parser reads, sets, tuples, intervals,
+# matrices, lone symbols; the first of each group the authors' grader accepts, the rest it refuses
+_STRUCTURED_ACCEPTED = [("(1-e^{-t})u(t)", "u(t)-e^{-t}u(t)"), ("7,-\\frac{29}{3}", "-\\frac{29}{3},7"),
+                        ("m\\frac{dv}{dt}+bv=f", "m\\frac{dv}{dt}=f-bv"), ("(5,9),(18,2.5)", "(5,9),(18,2.50)"),
+                        ("\\{1,2\\}", "\\{2,1\\}"), ("x^{2}y", "yx^{2}"), ("b\\delta(t)", "\\delta(t)b")]
+_STRUCTURED_REFUSED = [("\\frac{dx}{dt}=kx-a", "\\frac{dx}{dt}=kx+a"), ("x^{2}+7x+10=0", "x^{2}-12=0"),
+                       ("(1-e^{-t})u(t)", "(1-e^{-2t})u(t)"), ("I(0)e^{-t}", "I(0)e^{-2t}"), ("2", "np.arcsin(10/13)"),
+                       ("(3,4)", "(4,3)"), ("-1or1", "1,-1"), ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "2"),
+                       ("2", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}"),
+                       ("m\\frac{dv}{dt}+bv=f", "m\\frac{dv}{dt}-bv=f"), ("[0,1)\\cup(2,3]", "[0,1)\\cup(2,4]"),
+                       ("\\alpha", "\\beta"), ("\\alpha", "2"), ("E_{1},E_{2}", "E_{1}+E_{2}")]
+
+
+def test_the_authors_condition_covers_equations_functions_texts_sets_and_matrices():
+    """The authors' grader's necessary condition (``authors_grading.could_equal``: their ``math_equal`` run with
+    its symbolic step replaced by what each of sympy's rules could still accept) must never refuse a pair the
+    scorer accepts, and must refuse the plainly different pairs of every shape the released golds take (before,
+    each of these stayed open against every gold, which left the search on minerva_math and college_math open)."""
+    from critic_tasks.protocols.realcritic import chance as rc_chance
+
+    readable = {}
+    for i, (constant, gold) in enumerate(_STRUCTURED_ACCEPTED + _STRUCTURED_REFUSED):
+        doc = {**_doc(gold=gold, task="minerva_math", idx=i), "grading": "authors", "authors_gold": gold}
+        answer = scoring.read(doc, rc_chance.boxed(constant))[0]
+        assert scoring.grade_without_symbolic(answer, doc, rc_chance._gold_readable(doc, readable)) is None
+        equal, could = scoring.grade(answer, doc)[0], scoring.could_match(answer, doc)
+        assert equal == ((constant, gold) in _STRUCTURED_ACCEPTED), (constant, gold)
+        assert could == equal, (constant, gold)  # accepted: kept open; refused: refused without grading
+
+
 @needs_shared
 @pytest.mark.slow
 @pytest.mark.parametrize("grading", ["strict", "authors"])

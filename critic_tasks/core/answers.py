@@ -333,8 +333,9 @@ class _MathVerifyWorker:
     def ask(self, *request) -> bool:
         return bool(self.value(*request, overrun=False))
 
-    def value(self, *request, overrun=None):
-        """The child's answer as it sent it (JSON); ``overrun`` when it overran its bound and was killed."""
+    def value(self, *request, overrun=None, seconds: float | None = None):
+        """The child's answer as it sent it (JSON); ``overrun`` when it overran its bound (``seconds``, else the
+        worker's) and was killed."""
         import json
         import select
 
@@ -346,7 +347,7 @@ class _MathVerifyWorker:
                     self._start()
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
-                bound = MATH_VERIFY_SECONDS if self.seconds is None else self.seconds
+                bound = seconds or (MATH_VERIFY_SECONDS if self.seconds is None else self.seconds)
                 ready, _, _ = select.select([self.proc.stdout], [], [], bound)
                 line = self.proc.stdout.readline() if ready else ""
                 if not line:

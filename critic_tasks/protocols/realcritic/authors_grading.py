@@ -763,10 +763,15 @@ def symbolic_facts(text: str, gold_side: bool = False) -> dict:
     return facts
 
 
+# what a text's facts may take (its parse, value, numeric value); a gold's are asked once per process, and an
+# overrun only leaves its pairs open, but on a loaded machine evaluate.py's 3 s per grading would leave many
+FACTS_SECONDS = 30.0
+
+
 @lru_cache(maxsize=65536)
 def facts_of(text: str, gold_side: bool = False) -> dict | None:
-    """``symbolic_facts`` from the bounded child; None: unknown (the child overran)."""
-    return _WORKER.value("facts", text, gold_side)
+    """``symbolic_facts`` from the bounded child; None: unknown (the child overran ``FACTS_SECONDS``)."""
+    return _WORKER.value("facts", text, gold_side, seconds=FACTS_SECONDS)
 
 
 def _near(a: list | None, b: list | None, modulus: bool = False) -> bool:
@@ -806,8 +811,10 @@ def _could_equal_other(fa: dict, fb: dict) -> bool:
     (both need ``shape``)."""
     if _trees_may_equal(fa["tree"], fb["tree"]):
         return True
-    if fa.get("matrix", False) != fb.get("matrix", False) and not (fa.get("shape") and fb.get("shape")):
-        return False  # a matrix and what has no shape: equals is False or raises, a - b raises, neither has lhs
+    if fa.get("matrix") and not fb.get("shape"):
+        return False  # a matrix's equals checks the shape first; a matrix minus anything is never the number 0
+    if fb.get("matrix") and not fa.get("shape") and not (fa["kind"] == "other" and fa["equals"] == "unknown"):
+        return False  # an expression's equals and a - b raise (matrix arithmetic refuses a scalar); no lhs
     if fa["kind"] == "other":
         if fa["equals"] == "unknown":
             return True

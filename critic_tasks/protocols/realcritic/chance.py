@@ -13,21 +13,22 @@ distinct gold of the task, by text: a critic may know the task's distribution of
 constant equal to no gold hits only golds the grader equates with it), ``every_label``, and ``random``'s expected
 value (its run is held to it within its sampling allowance). The constants are searched exactly by branch and bound
 (``_task_best``): the text and number rules decide most (answer, gold) pairs at once; of the rest, each grader's
-necessary condition (``scoring.could_match``: the two sides' values at one point too far apart for any of that
-grader's rules, argued rule by rule in ``core.answers`` and ``authors_grading.could_equal``) refuses most without
-the symbolic step (a quarter to two thirds of them on the released math tasks; every refused pair of math and
-olympiadbench, and 27-85% of minerva_math's and college_math's, graded by the scorer: none accepted); only the pairs
-left are graded, once each, for the candidates whose bound can still win: the five most common always, the others
-for up to ``SYMBOLIC_SECONDS`` a task; a candidate still open then is counted in the line's name ("N golds of TASK
-left open"). The graders read each text once per process (their parse is a pure function of the text; it was
-40-80% of a grading's time). Exact (nothing left open) on math and olympiadbench (20 s and
-50 s under the authors' rule on a loaded 2-core machine); minerva_math and college_math hold about 20 golds each
-that no value check covers (equations, unread texts, functions such as u(t)), each open against every other gold at
-0.1 s and more a grading: measured counts of what stays open are in docs/reports.md. Both metrics are means over
-items (over the items whose solution was wrong, for the second), so a critic that picks a member per item by a hash
-with share p scores linearly in p: the best mixture is an endpoint, and the line is the best member, computed per
-task (a group averages its tasks). ``correct_to_incorrect``
-is lower-is-better and ``parse_rate`` a count of form: neither has a floor.
+necessary condition (``scoring.could_match``) refuses, without the symbolic step, every pair none of that grader's
+rules could accept: under the authors' rule ``authors_grading.could_equal`` runs their ``math_equal`` itself with
+its sympy step replaced by what each of sympy's rules can still see of the two readings (their strings, numeric
+values, kinds, values at one point with undefined functions such as u(t) given fixed values, the structure of sets,
+tuples and matrices), argued rule by rule there; under the strict rule ``core.answers.mv_could_equal``. Only the
+pairs left are graded, once each, for the candidates whose bound can still win: the five most common always, the
+others for up to ``SYMBOLIC_SECONDS`` a task; a candidate still open then is counted in the line's name ("N golds of
+TASK left open"). The graders read each text once per process (their parse is a pure function of the text; it was
+40-80% of a grading's time). Under the authors' rule the search closes on every released free-form task in seconds
+(math 2 s, olympiadbench 2 s, college_math 10 s, minerva_math 40 s, where one gold sympy reads as complex infinity
+stays open against every other and is graded); measured times and the soundness checks (every refused pair graded
+by the scorer on samples of the released data: none accepted) are in docs/reports.md and benchmarks/README.md.
+Both metrics are means over items (over the items whose solution was wrong, for the second), so a critic that picks
+a member per item by a hash with share p scores linearly in p: the best mixture is an endpoint, and the line is the
+best member, computed per task (a group averages its tasks). ``correct_to_incorrect`` is lower-is-better and
+``parse_rate`` a count of form: neither has a floor.
 """
 
 from __future__ import annotations
@@ -187,9 +188,9 @@ def _gold_key(doc: dict) -> tuple:
 
 
 # the most common candidates are closed whatever they cost (the five the line held before); past them the search
-# grades for at most SYMBOLIC_SECONDS a task (a few ms a grading on math and olympiadbench, 0.1 s and more on
-# minerva_math and college_math, where equations and unread texts reach sympy's simplify), then counts the
-# candidates still open and names them: the line is exact whenever it names none
+# grades for at most SYMBOLIC_SECONDS a task (a few ms a grading on scalar golds, 0.1 s and more where equations,
+# matrices or unread texts reach sympy's simplify), then counts the candidates still open and names them: the line
+# is exact whenever it names none
 ALWAYS_CLOSED = 5
 SYMBOLIC_SECONDS = 180.0
 
