@@ -272,8 +272,7 @@ def _mv_request(op: str, gold: str, pred: str = "", integer_gold: str | None = N
 
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)  # it logs whole inputs on every failure
     if op == "signature":
-        return [["text", item.strip()] if isinstance(item, str) else point_value(item)
-                for item in _mv_parse_here(gold)]
+        return [_mv_describe(item) for item in _mv_parse_here(gold)]
     gold_parsed = _mv_parse_here(gold)
     if op == "parses" or not gold_parsed:
         return bool(gold_parsed)
@@ -409,23 +408,57 @@ def _point_symbols() -> list:
     return _POINT_SYMBOLS
 
 
-def point_value(obj) -> list | None:
-    """["value", re, im]: a sympy expression's value, each free symbol set to a real from its name alone (so equal
-    expressions meet at the same point), 30 digits; None where that would not say what the graders do: not a
-    scalar expression (a set, tuple, relation, matrix, a lone symbol), a percentage (math-verify compares the
-    number before the % with an integer), a symbol with assumptions (an identity under ``integer=True`` need not
-    hold at a real) or a name that prints like a constant or not as a plain name, or no finite number."""
-    try:
-        from sympy import Expr, Float, MatrixExpr, Symbol, UnevaluatedExpr
+@lru_cache(maxsize=1)
+def _nonreal_symbol() -> dict:
+    """The assumptions of math-verify's symbols in a text that looks complex (``Symbol(name, real=False)``)."""
+    from sympy import Symbol
 
-        if (not isinstance(obj, Expr) or isinstance(obj, (Symbol, MatrixExpr)) or obj.has(UnevaluatedExpr)
-                or obj.atoms(MatrixExpr)):
+    return Symbol("x", real=False).assumptions0
+
+
+def point_value(obj, lone_symbol: bool = False) -> list | None:
+    """["value", re, im]: a sympy expression's value, each free symbol set to a number from its name and
+    assumptions alone (so equal expressions meet at the same point), 30 digits; None where that would not say what
+    the graders do: not a scalar expression (a set, tuple, relation, matrix; a lone symbol unless ``lone_symbol``:
+    math-verify compares one by its name, ``mv_could_equal``), a percentage (math-verify compares the number before
+    the % with an integer), a symbol with other assumptions (an identity under ``integer=True`` need not hold at a
+    real) or a name that prints like a constant or not as a plain name, or no finite number.
+
+    A plain or ``real=True`` symbol stands for a real; a ``real=False`` one (math-verify reads every symbol of a text
+    that looks complex, one with an ``i``, so) for a non-real complex number: an identity sympy proves for a symbol
+    holds for every value its assumptions allow. An undefined function (u(t), I(0); no assumptions of its own) is
+    replaced by a fixed function of its arguments from its name (an identity sympy proves for an opaque function
+    holds for every function: ``authors_grading._value_at_point`` does the same), derivatives then evaluated."""
+    try:
+        from sympy import Derivative, Expr, Float, I, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr, atan, exp
+        from sympy.core.function import AppliedUndef
+
+        if (not isinstance(obj, Expr) or isinstance(obj, MatrixExpr) or (isinstance(obj, Symbol) and not lone_symbol)
+                or obj.has(UnevaluatedExpr) or obj.atoms(MatrixExpr)):
             return None
+
+        def seed(name: str) -> Float:
+            return Float(0.5 + (zlib.crc32(name.encode()) % 997) / 997, 30)
+
+        applied = obj.atoms(AppliedUndef)
+        if applied:
+            if any(f.assumptions0 != {} for f in applied):
+                return None
+            obj = obj.replace(lambda e: isinstance(e, AppliedUndef),
+                              lambda e: seed(f"{e.func.__name__}#0") * exp(sum(seed(f"{e.func.__name__}#{k + 1}")
+                                                                              * atan(arg)
+                                                                              for k, arg in enumerate(e.args))))
+            if obj.has(Derivative, Integral, Subs):
+                obj = obj.doit()
+                if obj.has(Derivative, Integral, Subs):
+                    return None
         symbols = obj.free_symbols
-        if any(not isinstance(s, Symbol) or s.assumptions0 not in _point_symbols()
+        allowed = _point_symbols()
+        if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed + [_nonreal_symbol()]
                or not _SYMBOL_NAME.fullmatch(s.name) or s.name in _PRINTED_LIKE_CONSTANTS for s in symbols):
             return None
-        point = {s: Float(0.5 + (zlib.crc32(s.name.encode()) % 997) / 997, 30) for s in symbols}
+        point = {s: seed(s.name) + (I * seed(f"{s.name}#im") if s.assumptions0 == _nonreal_symbol() else 0)
+                 for s in symbols}
         value = (obj.xreplace(point) if point else obj).evalf(30)
         re_part, im_part = value.as_real_imag()
         if not all(part.is_Float or part.is_zero is True for part in (re_part, im_part)):
@@ -442,24 +475,231 @@ def far(a: list, b: list) -> bool:
     return abs(x - y) > FAR_RELATIVE * max(abs(x), abs(y)) + FAR_ABSOLUTE
 
 
+# What ``mv_could_equal`` keeps of each object math-verify reads (``_mv_describe``, computed once per text in the
+# worker; JSON): a list whose first item names its kind, by the class tests ``sympy_expr_eq`` makes, or None
+# (unknown: a matrix, a logical formula that is no chain of relations, anything deeper than _MV_DESCRIBE_DEPTH):
+#   ["text", string]                                 a string math-verify extracted;
+#   ["expr", value, symbol, concat, is_e, key]       a scalar expression (sympy Expr): ``point_value`` (a lone
+#                                                    symbol's too), the lone Symbol's name (else None), the names
+#                                                    math-verify's symbol rule joins for a product of symbols and E
+#                                                    (else None), whether it is E, and a digest of str();
+#   ["rel", is_equation, is_assignment, rhs, key]    ``is_relation``: the flags math-verify computes, the description
+#                                                    of ``take_last_relation(.).rhs`` (what it unwraps to), str()'s;
+#   ["fset", args, unsorted]                         a FiniteSet: its elements, and latex2sympy's ``_unsorted_args``
+#                                                    (None where it has none);
+#   ["tuple", args]                                  a sympy Tuple;
+#   ["interval", start, end, left_open, right_open, is_open, finite]
+#   ["set", finite]                                  any other sympy Set (a Union...): ``is_finite_set`` (or None).
+_MV_DESCRIBE_DEPTH = 8
+
+
+def _str_key(obj) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha1(str(obj).encode()).hexdigest()[:20]
+    except Exception:
+        return None
+
+
+def _mv_describe(obj, depth: int = 0) -> list | None:
+    """One object math-verify read, described as above (None: unknown)."""
+    try:
+        from math_verify.grader import is_assignment_relation, is_equation, is_relation, take_last_relation
+        from sympy import E, Expr, Interval, MatrixBase, MatrixExpr, Mul, Set, Symbol, Tuple
+        from sympy import FiniteSet as SympyFiniteSet
+
+        if depth > _MV_DESCRIBE_DEPTH:
+            return None
+        if isinstance(obj, str):
+            return ["text", obj.strip()]
+        if isinstance(obj, (MatrixBase, MatrixExpr)) or hasattr(obj, "shape"):
+            return None
+        if is_relation(obj):
+            return ["rel", bool(is_equation(obj)), bool(is_assignment_relation(obj)),
+                    _mv_describe(take_last_relation(obj).rhs, depth + 1), _str_key(obj)]
+        if isinstance(obj, SympyFiniteSet):
+            unsorted = getattr(obj, "_unsorted_args", None)
+            return ["fset", [_mv_describe(x, depth + 1) for x in obj.args],
+                    None if unsorted is None else [_mv_describe(x, depth + 1) for x in unsorted]]
+        if isinstance(obj, Tuple):
+            return ["tuple", [_mv_describe(x, depth + 1) for x in obj.args]]
+        if isinstance(obj, Interval):
+            is_open = obj.is_open
+            return ["interval", _mv_describe(obj.start, depth + 1), _mv_describe(obj.end, depth + 1),
+                    bool(obj.left_open), bool(obj.right_open), None if is_open is None else bool(is_open),
+                    obj.is_finite_set]
+        if isinstance(obj, Set):
+            return ["set", obj.is_finite_set]
+        if isinstance(obj, Expr):
+            symbol = obj.name if isinstance(obj, Symbol) else None
+            concat = None
+            if isinstance(obj, Mul) and all(arg == E or isinstance(arg, Symbol) for arg in obj.args):
+                concat = "".join(arg.name if isinstance(arg, Symbol) else "e" for arg in obj.args)
+            return ["expr", point_value(obj, lone_symbol=True), symbol, concat, bool(obj == E), _str_key(obj)]
+        return None
+    except Exception:
+        return None
+
+
 @lru_cache(maxsize=65536)
 def mv_signature(text: str) -> tuple | None:
-    """Each object math-verify reads from ``text`` (``_mv_parse_here``): ("text", its string) or its
-    ``point_value`` (None: unknown); None when the worker overran (all unknown)."""
+    """Each object math-verify reads from ``text`` (``_mv_parse_here``), described by ``_mv_describe``; None when
+    the worker overran (all unknown)."""
     if _too_wild(text):
         return None
     found = _WORKER.value("signature", text)
-    return None if found is None else tuple(tuple(x) if x else None for x in found)
+    return None if found is None else tuple(found)
+
+
+_SETS = ("fset", "interval", "set")
+
+
+def _mv_near(a: list | None, b: list | None) -> bool:
+    return a is None or b is None or not far(a, b)
+
+
+def _mv_could(g: list | None, p: list | None) -> bool:
+    """False only where ``sympy_expr_eq(gold, pred)`` (math-verify 0.9's grader.py, strict, no set-relation
+    comparison: as ``verify`` calls it) is False, for objects described ``g`` and ``p``. Its steps, in order:
+
+    1. An equation on the pred's side against a gold that is none becomes its last right-hand side (``x=3`` is
+       compared as ``3``); else an assignment on the gold's side (a symbol's equation) against a pred that is no
+       equation becomes its last right-hand side. Followed here exactly (with the flags math-verify computes).
+    2. A relation (gold) against a set (pred) becomes ``as_set()``: unknown here (True).
+    3. ``gold == pred``: the same object. Every rule below says True for two equal objects (equal values at the
+       point, equal names, equal digests), so it needs no rule of its own.
+    4. Two relations: ``sympy_compare_relational`` (differences, flipped, ``solve``): left to the grader (True).
+    5. A set or tuple on either side: ``sympy_compare_sets`` (``_mv_could_sets``).
+    6. A Symbol on either side: ``sympy_compare_symbols`` (``_mv_could_symbols``), no numeric comparison at all.
+    7. Else ``sympy_numeric_eq`` / ``sympy_symbolic_eq``: two scalar expressions only within rounding of each other
+       or equal as functions (values near at the point: ``far``). A relation against a scalar expression never:
+       ``relation - expr`` raises TypeError (both steps catch it and say False), a relation has no ``round``
+       (AttributeError, caught) and a relation's ``doit()`` is a relation or true/false, never == a number."""
+    if g is None or p is None:
+        return True
+    g_equation, p_equation = g[0] == "rel" and g[1], p[0] == "rel" and p[1]
+    if p_equation and not g_equation:
+        p = p[3]
+    elif g[0] == "rel" and g[2] and not p_equation:
+        g = g[3]
+    if g is None or p is None or "text" in (g[0], p[0]):
+        return True
+    if g[0] == "rel" and (p[0] in _SETS or p[0] == "rel"):
+        return True
+    if g[0] in _SETS + ("tuple",) or p[0] in _SETS + ("tuple",):
+        return _mv_could_sets(g, p)
+    if (g[0] == "expr" and g[2] is not None) or (p[0] == "expr" and p[2] is not None):
+        return _mv_could_symbols(g, p)
+    if g[0] == "expr" and p[0] == "expr":
+        return _mv_near(g[1], p[1])
+    return False  # a relation against a scalar expression (step 7)
+
+
+def _mv_could_symbols(g: list, p: list) -> bool:
+    """``sympy_compare_symbols(gold, pred)`` (one is a Symbol; neither a set, a tuple, nor both relations), exactly:
+    a symbol named e or E against E; a symbol against a product of symbols and E, by the lower-cased joined names
+    (it returns that comparison); two symbols by their names (lower-cased where longer than one letter); else
+    ``str(gold) == str(pred)`` (their digests)."""
+    g_symbol = g[2] if g[0] == "expr" else None
+    p_symbol = p[2] if p[0] == "expr" else None
+    if ((g_symbol is not None and g_symbol.lower() == "e" and p[0] == "expr" and p[4])
+            or (p_symbol is not None and p_symbol.lower() == "e" and g[0] == "expr" and g[4])):
+        return True
+    if g_symbol is not None and p[0] == "expr" and p[3] is not None:
+        return g_symbol.lower() == p[3].lower()
+    if p_symbol is not None and g[0] == "expr" and g[3] is not None:
+        return p_symbol.lower() == g[3].lower()
+    if g_symbol is not None and p_symbol is not None:
+        return ((g_symbol.lower() if len(g_symbol) > 1 else g_symbol)
+                == (p_symbol.lower() if len(p_symbol) > 1 else p_symbol))
+    return g[-1] is None or p[-1] is None or g[-1] == p[-1]
+
+
+def _mv_same_value(a: list | None, b: list | None) -> bool:
+    """Could sympy hold ``a`` and ``b`` equal as elements of a set (``==``, the same object, or ``is_eq`` True:
+    ``FiniteSet._contains``, behind an empty symmetric difference)? Two scalar expressions only at near values
+    (``is_eq`` proves their difference zero, or evaluates it to 0); a tuple and a scalar expression never
+    (``_eval_is_eq(Tuple, Expr)`` is False; against a Symbol or an undefined function it is None, and nothing after
+    it says True for a non-expression); a relation and a scalar expression never (a Boolean equals no non-Boolean
+    unless one is a Symbol, and then no rule says True); two tuples only position by position (``fuzzy_and``);
+    anything else: unknown (True)."""
+    if a is None or b is None:
+        return True
+    kinds = {a[0], b[0]}
+    if kinds == {"expr"}:
+        return _mv_near(a[1], b[1])
+    if kinds in ({"expr", "tuple"}, {"expr", "rel"}):
+        return False
+    if kinds == {"tuple"}:
+        return _mv_pairs(a[1], b[1], _mv_same_value, in_order=True)
+    return True
+
+
+def _mv_pairs(golds: list, preds: list, same, in_order: bool = False) -> bool:
+    """Is there a one-to-one pairing of ``golds`` with ``preds`` (equal lengths; position by position where
+    ``in_order``, else any perfect matching) in which ``same(gold, pred)`` may hold for each pair?"""
+    if len(golds) != len(preds):
+        return False
+    if in_order:
+        return all(same(x, y) for x, y in zip(golds, preds))
+    partner: dict[int, int] = {}
+
+    def place(i: int, seen: set) -> bool:
+        for j, p in enumerate(preds):
+            if j not in seen and same(golds[i], p):
+                seen.add(j)
+                if j not in partner or place(partner[j], seen):
+                    partner[j] = i
+                    return True
+        return False
+
+    return all(place(i, set()) for i in range(len(golds)))
+
+
+def _mv_could_sets(g: list, p: list) -> bool:
+    """``sympy_compare_sets(gold, pred)``: a side that is no set or tuple becomes the set of it alone. Two intervals:
+    equal open/closed ends and each endpoint ``_mv_could``. Else any of: ``==`` or an empty symmetric difference
+    (two sets equal as sets: each element of one may equal one of the other, ``_mv_same_value``; a finite set never
+    equals one sympy knows infinite; two tuples are no sets, and their ``==`` is the in-order comparison below);
+    the element-wise comparison of two finite sets / tuples (``sympy_deep_compare_set_and_tuple``: equal lengths,
+    elements paired, ``_mv_could``, in an order: two tuples position by position, a tuple gold against a FiniteSet
+    pred in its written order, latex2sympy's ``_unsorted_args`` (zipped strictly: a length other than the set's
+    raises, caught: False), any other pair both sorted by a key: any pairing); an open interval (``is_open``)
+    against a finite set or tuple of two, compared as the tuple (start, end) the same way."""
+    a = g if g[0] in _SETS + ("tuple",) else ["fset", [g], None]
+    b = p if p[0] in _SETS + ("tuple",) else ["fset", [p], None]
+    if a[0] == b[0] == "interval":
+        return a[3] == b[3] and a[4] == b[4] and _mv_could(a[1], b[1]) and _mv_could(a[2], b[2])
+    if a[0] in _SETS and b[0] in _SETS:
+        finite = [True if x[0] == "fset" else x[-1] for x in (a, b)]
+        if a[0] == b[0] == "fset":
+            if (all(any(_mv_same_value(x, y) for y in b[1]) for x in a[1])
+                    and all(any(_mv_same_value(x, y) for x in a[1]) for y in b[1])):
+                return True
+        elif not (True in finite and False in finite):
+            return True
+    if a[0] in ("fset", "tuple") and b[0] in ("fset", "tuple"):
+        golds, preds, in_order = a[1], b[1], a[0] == b[0] == "tuple"
+        if a[0] == "tuple" and b[0] == "fset" and b[2] is not None:
+            preds, in_order = (b[2] if len(b[2]) == len(b[1]) else []), True
+        if _mv_pairs(golds, preds, _mv_could, in_order):
+            return True
+    for interval, other, gold_side in ((a, b, True), (b, a, False)):
+        if interval[0] == "interval" and other[0] in ("fset", "tuple") and interval[5] is not False:
+            pair = ["tuple", [interval[1], interval[2]]]
+            golds, preds = (pair, other) if gold_side else (other, pair)
+            if _mv_could_sets(golds, preds):
+                return True
+    return False
 
 
 def mv_could_equal(pred: str, gold: str) -> bool:
     """False only where ``answers_match(pred, gold)`` is False, for a pair ``match_without_math_verify`` left open
     (then ``answers_match`` is ``verify(parse(gold), parse(pred))``, true when any (gold, pred) object pair is):
-    a (string, string) pair is equal strings (kept); a string with an object is never equal (verify); two objects
-    both covered by ``point_value`` are scalar expressions, no lone symbol, relation, set or percentage, so
-    ``sympy_expr_eq`` reaches only ``a == b`` (the same expression), ``sympy_numeric_eq`` (rounding to 6 places, or
-    ``(a - b).evalf(chop=True) == 0``: values within 1e-6) and ``simplify(a - b).is_zero`` (equal as functions):
-    none holds for values ``far`` apart at one point. math-verify's integer-gold check only refuses more."""
+    a (string, string) pair is equal non-empty strings (kept); a string with a sympy object is never equal
+    (``verify``'s ``compare_single_extraction``); two sympy objects go to ``sympy_expr_eq``, followed step by step
+    by ``_mv_could`` on their descriptions. math-verify's integer-gold check only refuses more."""
     gold_items, pred_items = mv_signature(gold), mv_signature(str(pred))
     if gold_items is None or pred_items is None:
         return True
@@ -471,7 +711,7 @@ def mv_could_equal(pred: str, gold: str) -> bool:
                 if g[0] == p[0] == "text" and g[1] and g[1] == p[1]:
                     return True
                 continue
-            if not far(g, p):
+            if _mv_could(g, p):
                 return True
     return False
 
