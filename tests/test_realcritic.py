@@ -466,6 +466,7 @@ def test_the_constant_search_is_bounded_and_says_what_it_left_open(monkeypatch):
 
 # (answer, gold) pairs one grader or the other accepts by a rule other than equal text (tolerances, percentages,
 # symbolic identities, equations, tuples, sets, a symbol named like a constant), and pairs no grader accepts
+_M, _V = "\\begin{pmatrix}1&5\\\\5&25\\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"
 _NEAR_MISSES = [("\\frac{1}{2}", "0.5"), ("0.33333", "\\frac{1}{3}"), ("\\frac{1}{3}", "0.333333"),
                 ("2\\sqrt{3}", "\\sqrt{12}"), ("x^{2}+2x+1", "(x+1)^{2}"), ("\\frac{\\pi}{2}", "1.5708"),
                 ("50\\%", "50"), ("50\\%", "0.5"), ("E", "e"), ("e", "2.718281828"), ("x=3", "3"), ("3", "x=3"),
@@ -484,7 +485,9 @@ _NEAR_MISSES = [("\\frac{1}{2}", "0.5"), ("0.33333", "\\frac{1}{3}"), ("\\frac{1
                 ("\\{1,2\\}", "\\{1,3\\}"), ("\\{3,2,1\\}", "(1,2,3)"), ("(1,2,3)", "1,2,3"), ("(1,2,3)", "(3,2,1)"),
                 ("[1,2]", "[1,2)"), ("(0,1)\\cup(2,3)", "(2,3)\\cup(0,1)"), ("(0,1)\\cup(2,3)", "1,2"),
                 ("2+3i", "2-3i"), ("C_{1}=1/5,C_{2}=-3", "\\frac{1}{5},-3"), ("\\frac{1}{5},-3", "C_{1}=1/5,C_{2}=-3"),
-                ("\\bar{x}=\\bar{y}=28/(9\\pi)", "\\frac{28}{9\\pi}"), ("(1,4,8),(-1,4,8)", "5"), ("5", "(1,4,8),(-1,4,8)")]
+                ("\\bar{x}=\\bar{y}=28/(9\\pi)", "\\frac{28}{9\\pi}"), ("(1,4,8),(-1,4,8)", "5"), ("5", "(1,4,8),(-1,4,8)"),
+                (_M, "\\begin{pmatrix}1&5\\\\5&25.0\\end{pmatrix}"), ("y=" + _V, _V), ("\\frac{1}{35}" + _M, "0.5"), (_M, "x"),
+                ("x", _M), ("y=" + _V, "5")]
 
 
 @pytest.mark.parametrize("grading", ["strict", "authors"])
@@ -515,12 +518,14 @@ def test_the_search_refuses_without_grading_only_pairs_the_scorer_refuses(gradin
         assert {("x=3", "3"), ("3", "x=3"), ("\\{1,2\\}", "\\{2,1\\}"), ("(1-e^{-t})u(t)", "u(t)-e^{-t}u(t)"),
                 ("-2,-5", "x^{2}+7x+10=0"), ("(1,2)", "1,2"), ("1,2", "(1,2)"), ("(1,2,3)", "1,2,3"),
                 ("C_{1}=1/5,C_{2}=-3", "\\frac{1}{5},-3"), ("\\frac{1}{5},-3", "C_{1}=1/5,C_{2}=-3"),
-                ("\\bar{x}=\\bar{y}=28/(9\\pi)", "\\frac{28}{9\\pi}"), ("f(x)=2x", "2x")} <= set(accepted)
+                ("\\bar{x}=\\bar{y}=28/(9\\pi)", "\\frac{28}{9\\pi}"), ("f(x)=2x", "2x"),
+                (_M, "\\begin{pmatrix}1&5\\\\5&25.0\\end{pmatrix}"), ("y=" + _V, _V)} <= set(accepted)
         assert {("(1-e^{-t})u(t)", "u(t)+e^{-t}u(t)"), ("f(x)", "g(x)"), ("x^{2}+7x+10=0", "-2,-5"), ("x", "x=1"),
                 ("x<3", "3"), ("3", "x<3"), ("x", "y"), ("x", "2x"), ("5", "x"), ("1,3", "(1,2)"), ("1,2,3", "1,2"),
                 ("\\{1,2\\}", "\\{1,3\\}"), ("\\{3,2,1\\}", "(1,2,3)"), ("(1,2,3)", "(3,2,1)"), ("[1,2]", "[1,2)"),
                 ("(0,1)\\cup(2,3)", "1,2"), ("2+3i", "2-3i"), ("(1,4,8),(-1,4,8)", "5"),
-                ("5", "(1,4,8),(-1,4,8)")} <= set(refused)
+                ("5", "(1,4,8),(-1,4,8)"), ("\\frac{1}{35}" + _M, "0.5"), (_M, "x"), ("x", _M),
+                ("y=" + _V, "5")} <= set(refused)
 
 
 # pairs of the shapes minerva_math's and college_math's golds take beyond scalar expressions: equations (and

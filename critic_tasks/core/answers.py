@@ -381,22 +381,18 @@ _WORKER = _MathVerifyWorker()
 #
 # A chance line compares every distinct gold of a task with every other (tens of thousands of pairs, 0.02-0.2 s each
 # by sympy). Most pairs are two different numbers, or two expressions that differ at a point: ``point_value`` gives
-# each side's value (a sympy expression's, its symbols set to fixed reals), and ``far`` says when two values are
-# too far apart for any of the graders' rules that could still accept them. Each grader's own function
-# (``mv_could_equal`` here, ``authors_grading.could_equal``) argues, rule by rule, which objects this covers; an
-# object it does not cover (a set, a relation, a percentage, a lone symbol, a symbol with assumptions, a value that
-# does not evaluate) is "unknown" and the pair is left to the grader. The axiom: sympy's own symbolic steps (==,
+# each side's value (a sympy expression's, its symbols and undefined functions set to fixed ones), and ``far`` says
+# when two values are too far apart for any of the graders' rules that could still accept them. Each grader's own
+# function (``mv_could_equal`` here, ``authors_grading.could_equal``) follows that grader's steps on what it keeps
+# of each side (here ``_mv_describe``: relations, sets, tuples, intervals, matrices, symbols too) and argues, rule
+# by rule, where it may say False; what it does not cover (a percentage, a symbol with other assumptions, a value
+# that does not evaluate, two relations) is "unknown" and the pair is left to the grader. The axiom: sympy's own symbolic steps (==,
 # equals, simplify(a - b) == 0) accept only expressions equal as functions of their symbols; every tolerance the
 # graders apply to numbers (a relative 1e-4, math-verify's rounding to 6 places, evalf's chop near 1e-15) is far
 # inside ``far``'s margin.
 
 _POINT_SYMBOLS = None  # the assumptions of a symbol a real value may stand for (plain, or real as math-verify's)
 FAR_RELATIVE, FAR_ABSOLUTE = 1e-3, 1e-5
-# a symbol named like a constant prints like it (the authors' grader accepts equal str()): Symbol("E") and E both
-# print "E"; a name that is not a plain identifier could print like a number ("2") or a call
-_SYMBOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_PRINTED_LIKE_CONSTANTS = frozenset({"E", "I", "pi", "oo", "zoo", "nan", "EulerGamma", "Catalan", "GoldenRatio",
-                                     "TribonacciConstant", "true", "false", "True", "False", "None"})
 
 
 def _point_symbols() -> list:
@@ -422,7 +418,9 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
     the graders do: not a scalar expression (a set, tuple, relation, matrix; a lone symbol unless ``lone_symbol``:
     math-verify compares one by its name, ``mv_could_equal``), a percentage (math-verify compares the number before
     the % with an integer), a symbol with other assumptions (an identity under ``integer=True`` need not hold at a
-    real) or a name that prints like a constant or not as a plain name, or no finite number.
+    real), or no finite number. A symbol's name is only the key of its value: sympy's steps never equate a symbol
+    with a constant it is named like (Symbol("pi") with pi), and math-verify compares names only in its symbol rule,
+    which ``mv_could_equal`` follows by name, not by value.
 
     A plain or ``real=True`` symbol stands for a real; a ``real=False`` one (math-verify reads every symbol of a text
     that looks complex, one with an ``i``, so) for a non-real complex number: an identity sympy proves for a symbol
@@ -454,8 +452,7 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
                     return None
         symbols = obj.free_symbols
         allowed = _point_symbols()
-        if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed + [_nonreal_symbol()]
-               or not _SYMBOL_NAME.fullmatch(s.name) or s.name in _PRINTED_LIKE_CONSTANTS for s in symbols):
+        if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed + [_nonreal_symbol()] for s in symbols):
             return None
         point = {s: seed(s.name) + (I * seed(f"{s.name}#im") if s.assumptions0 == _nonreal_symbol() else 0)
                  for s in symbols}
@@ -477,12 +474,14 @@ def far(a: list, b: list) -> bool:
 
 # What ``mv_could_equal`` keeps of each object math-verify reads (``_mv_describe``, computed once per text in the
 # worker; JSON): a list whose first item names its kind, by the class tests ``sympy_expr_eq`` makes, or None
-# (unknown: a matrix, a logical formula that is no chain of relations, anything deeper than _MV_DESCRIBE_DEPTH):
+# (unknown: a logical formula that is no chain of relations, anything deeper than _MV_DESCRIBE_DEPTH):
 #   ["text", string]                                 a string math-verify extracted;
 #   ["expr", value, symbol, concat, is_e, key]       a scalar expression (sympy Expr): ``point_value`` (a lone
 #                                                    symbol's too), the lone Symbol's name (else None), the names
 #                                                    math-verify's symbol rule joins for a product of symbols and E
 #                                                    (else None), whether it is E, and a digest of str();
+#   ["matrix", None, None, concat, False, key]      a matrix (explicit, or a MatrixExpr such as 1/35 * a matrix):
+#                                                    what the symbol rule sees of it, as for an expression;
 #   ["rel", is_equation, is_assignment, rhs, key]    ``is_relation``: the flags math-verify computes, the description
 #                                                    of ``take_last_relation(.).rhs`` (what it unwraps to), str()'s;
 #   ["fset", args, unsorted]                         a FiniteSet: its elements, and latex2sympy's ``_unsorted_args``
@@ -513,7 +512,12 @@ def _mv_describe(obj, depth: int = 0) -> list | None:
             return None
         if isinstance(obj, str):
             return ["text", obj.strip()]
-        if isinstance(obj, (MatrixBase, MatrixExpr)) or hasattr(obj, "shape"):
+        concat = None
+        if isinstance(obj, Mul) and all(arg == E or isinstance(arg, Symbol) for arg in obj.args):
+            concat = "".join(arg.name if isinstance(arg, Symbol) else "e" for arg in obj.args)
+        if isinstance(obj, (MatrixBase, MatrixExpr)):
+            return ["matrix", None, None, concat, False, _str_key(obj)]
+        if hasattr(obj, "shape"):
             return None
         if is_relation(obj):
             return ["rel", bool(is_equation(obj)), bool(is_assignment_relation(obj)),
@@ -533,9 +537,6 @@ def _mv_describe(obj, depth: int = 0) -> list | None:
             return ["set", obj.is_finite_set]
         if isinstance(obj, Expr):
             symbol = obj.name if isinstance(obj, Symbol) else None
-            concat = None
-            if isinstance(obj, Mul) and all(arg == E or isinstance(arg, Symbol) for arg in obj.args):
-                concat = "".join(arg.name if isinstance(arg, Symbol) else "e" for arg in obj.args)
             return ["expr", point_value(obj, lone_symbol=True), symbol, concat, bool(obj == E), _str_key(obj)]
         return None
     except Exception:
@@ -575,7 +576,11 @@ def _mv_could(g: list | None, p: list | None) -> bool:
     7. Else ``sympy_numeric_eq`` / ``sympy_symbolic_eq``: two scalar expressions only within rounding of each other
        or equal as functions (values near at the point: ``far``). A relation against a scalar expression never:
        ``relation - expr`` raises TypeError (both steps catch it and say False), a relation has no ``round``
-       (AttributeError, caught) and a relation's ``doit()`` is a relation or true/false, never == a number."""
+       (AttributeError, caught) and a relation's ``doit()`` is a relation or true/false, never == a number. A
+       matrix against a scalar expression or a relation never either: the matrices' branch needs both, ``round``
+       raises on a matrix (an explicit one has none; a MatrixExpr's is Expr.round, TypeError), a matrix is never
+       == a number, and a matrix minus a scalar or a relation (or either minus it) raises TypeError. Two matrices,
+       or a matrix with a set or tuple (``FiniteSet(matrix)``): unknown (True)."""
     if g is None or p is None:
         return True
     g_equation, p_equation = g[0] == "rel" and g[1], p[0] == "rel" and p[1]
@@ -588,12 +593,12 @@ def _mv_could(g: list | None, p: list | None) -> bool:
     if g[0] == "rel" and (p[0] in _SETS or p[0] == "rel"):
         return True
     if g[0] in _SETS + ("tuple",) or p[0] in _SETS + ("tuple",):
-        return _mv_could_sets(g, p)
+        return "matrix" in (g[0], p[0]) or _mv_could_sets(g, p)
     if (g[0] == "expr" and g[2] is not None) or (p[0] == "expr" and p[2] is not None):
         return _mv_could_symbols(g, p)
     if g[0] == "expr" and p[0] == "expr":
         return _mv_near(g[1], p[1])
-    return False  # a relation against a scalar expression (step 7)
+    return g[0] == p[0] == "matrix"  # a relation or a matrix against a scalar expression, a matrix and a relation
 
 
 def _mv_could_symbols(g: list, p: list) -> bool:
@@ -603,12 +608,13 @@ def _mv_could_symbols(g: list, p: list) -> bool:
     ``str(gold) == str(pred)`` (their digests)."""
     g_symbol = g[2] if g[0] == "expr" else None
     p_symbol = p[2] if p[0] == "expr" else None
-    if ((g_symbol is not None and g_symbol.lower() == "e" and p[0] == "expr" and p[4])
-            or (p_symbol is not None and p_symbol.lower() == "e" and g[0] == "expr" and g[4])):
+    like_expr = ("expr", "matrix")  # the same fields (a MatMul is a Mul: its joined names, where all are symbols)
+    if ((g_symbol is not None and g_symbol.lower() == "e" and p[0] in like_expr and p[4])
+            or (p_symbol is not None and p_symbol.lower() == "e" and g[0] in like_expr and g[4])):
         return True
-    if g_symbol is not None and p[0] == "expr" and p[3] is not None:
+    if g_symbol is not None and p[0] in like_expr and p[3] is not None:
         return g_symbol.lower() == p[3].lower()
-    if p_symbol is not None and g[0] == "expr" and g[3] is not None:
+    if p_symbol is not None and g[0] in like_expr and g[3] is not None:
         return p_symbol.lower() == g[3].lower()
     if g_symbol is not None and p_symbol is not None:
         return ((g_symbol.lower() if len(g_symbol) > 1 else g_symbol)
