@@ -412,6 +412,22 @@ def _nonreal_symbol() -> dict:
     return Symbol("x", real=False).assumptions0
 
 
+def functions_fixed(expr):
+    """``expr`` with each undefined function applied (u(t), I(0)) replaced by a fixed function of its arguments,
+    from its name alone: c_u * exp(sum_k w_uk * atan(arg_k)) (finite at infinite arguments). An identity sympy
+    proves for an opaque function holds for every function, so equal expressions stay equal (``point_value``, and
+    ``authors_grading._value_at_point``)."""
+    from sympy import Float, atan, exp
+    from sympy.core.function import AppliedUndef
+
+    def seed(key: str) -> Float:
+        return Float(0.5 + (zlib.crc32(key.encode()) % 997) / 997, 30)
+
+    return expr.replace(lambda e: isinstance(e, AppliedUndef),
+                        lambda e: seed(f"{e.func.__name__}#0") * exp(sum(seed(f"{e.func.__name__}#{k + 1}") * atan(arg)
+                                                                        for k, arg in enumerate(e.args))))
+
+
 def point_value(obj, lone_symbol: bool = False) -> list | None:
     """["value", re, im]: a sympy expression's value, each free symbol set to a number from its name and
     assumptions alone (so equal expressions meet at the same point), 30 digits; None where that would not say what
@@ -428,7 +444,7 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
     replaced by a fixed function of its arguments from its name (an identity sympy proves for an opaque function
     holds for every function: ``authors_grading._value_at_point`` does the same), derivatives then evaluated."""
     try:
-        from sympy import Derivative, Expr, Float, I, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr, atan, exp
+        from sympy import Derivative, Expr, Float, I, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr
         from sympy.core.function import AppliedUndef
 
         if (not isinstance(obj, Expr) or isinstance(obj, MatrixExpr) or (isinstance(obj, Symbol) and not lone_symbol)
@@ -442,10 +458,7 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
         if applied:
             if any(f.assumptions0 != {} for f in applied):
                 return None
-            obj = obj.replace(lambda e: isinstance(e, AppliedUndef),
-                              lambda e: seed(f"{e.func.__name__}#0") * exp(sum(seed(f"{e.func.__name__}#{k + 1}")
-                                                                              * atan(arg)
-                                                                              for k, arg in enumerate(e.args))))
+            obj = functions_fixed(obj)
             if obj.has(Derivative, Integral, Subs):
                 obj = obj.doit()
                 if obj.has(Derivative, Integral, Subs):

@@ -49,7 +49,7 @@ import re
 import zlib
 from functools import lru_cache
 
-from critic_tasks.core.answers import _MathVerifyWorker, far
+from critic_tasks.core.answers import _MathVerifyWorker, far, functions_fixed
 from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.realcritic import data
@@ -600,7 +600,7 @@ _WORKER = _MathVerifyWorker("critic_tasks.protocols.realcritic.authors_grading:_
 
 def _value_at_point(expr) -> complex | None:
     """``expr``'s value with each free symbol and undefined function replaced as above (30 digits), or None."""
-    from sympy import Derivative, Expr, Float, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr, atan, exp
+    from sympy import Derivative, Expr, Float, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr
     from sympy.core.function import AppliedUndef
 
     from critic_tasks.core.answers import _point_symbols
@@ -617,9 +617,7 @@ def _value_at_point(expr) -> complex | None:
     if any(f.assumptions0 not in allowed and f.assumptions0 != {} for f in applied):  # {}: Function("u")'s own
         return None
     if applied:
-        expr = expr.replace(lambda e: isinstance(e, AppliedUndef),
-                            lambda e: seed(e.func.__name__) * exp(sum(seed(e.func.__name__, k + 1) * atan(arg)
-                                                                     for k, arg in enumerate(e.args))))
+        expr = functions_fixed(expr)
     if expr.has(Derivative, Integral, Subs):
         expr = expr.doit()
         if expr.has(Derivative, Integral, Subs):
