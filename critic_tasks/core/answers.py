@@ -273,6 +273,11 @@ def _mv_request(op: str, gold: str, pred: str = "", integer_gold: str | None = N
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)  # it logs whole inputs on every failure
     if op == "signature":
         return [_mv_describe(item) for item in _mv_parse_here(gold)]
+    if op == "solved":
+        relations: dict = {}
+        for item in _mv_parse_here(gold):
+            _mv_describe(item, relations=relations)
+        return {key: _mv_solve_facts(relation) for key, relation in relations.items()}
     gold_parsed = _mv_parse_here(gold)
     if op == "parses" or not gold_parsed:
         return bool(gold_parsed)
@@ -495,8 +500,11 @@ def far(a: list, b: list) -> bool:
 #                                                    (else None), whether it is E, and a digest of str();
 #   ["matrix", None, None, concat, False, key]      a matrix (explicit, or a MatrixExpr such as 1/35 * a matrix):
 #                                                    what the symbol rule sees of it, as for an expression;
-#   ["rel", is_equation, is_assignment, rhs, key]    ``is_relation``: the flags math-verify computes, the description
-#                                                    of ``take_last_relation(.).rhs`` (what it unwraps to), str()'s;
+#   ["rel", is_equation, is_assignment, rhs, node, key]
+#                                                    ``is_relation``: the flags math-verify computes, the description
+#                                                    of ``take_last_relation(.).rhs`` (what it unwraps to), the
+#                                                    relation ``sympy_compare_relational`` gets (``_mv_relation_node``),
+#                                                    str()'s digest;
 #   ["fset", args, unsorted]                         a FiniteSet: its elements, and latex2sympy's ``_unsorted_args``
 #                                                    (None where it has none);
 #   ["tuple", args]                                  a sympy Tuple;
@@ -514,11 +522,12 @@ def _str_key(obj) -> str | None:
         return None
 
 
-def _mv_describe(obj, depth: int = 0) -> list | None:
-    """One object math-verify read, described as above (None: unknown)."""
+def _mv_describe(obj, depth: int = 0, relations: dict | None = None) -> list | None:
+    """One object math-verify read, described as above (None: unknown). ``relations``, where given, collects each
+    relation node's sympy object by its key (``_mv_request("solved")``)."""
     try:
-        from math_verify.grader import is_assignment_relation, is_equation, is_relation, take_last_relation
-        from sympy import E, Expr, Interval, MatrixBase, MatrixExpr, Mul, Set, Symbol, Tuple
+        from math_verify.grader import is_assignment_relation, is_equation, is_relation, take_first_relation, take_last_relation
+        from sympy import E, Eq, Expr, Interval, MatrixBase, MatrixExpr, Mul, Set, Symbol, Tuple
         from sympy import FiniteSet as SympyFiniteSet
 
         if depth > _MV_DESCRIBE_DEPTH:
@@ -533,17 +542,24 @@ def _mv_describe(obj, depth: int = 0) -> list | None:
         if hasattr(obj, "shape"):
             return None
         if is_relation(obj):
-            return ["rel", bool(is_equation(obj)), bool(is_assignment_relation(obj)),
-                    _mv_describe(take_last_relation(obj).rhs, depth + 1), _str_key(obj)]
+            assignment = is_assignment_relation(obj)
+            # sympy_expr_eq cuts an assignment chain (x = y = 3) to its first left and last right side, whatever
+            # the other side is: the relation sympy_compare_relational gets
+            compared = (Eq(take_first_relation(obj).lhs, take_last_relation(obj).rhs, evaluate=False)
+                        if assignment else obj)
+            return ["rel", bool(is_equation(obj)), bool(assignment),
+                    _mv_describe(take_last_relation(obj).rhs, depth + 1, relations),
+                    _mv_relation_node(compared, depth + 1, relations), _str_key(obj)]
         if isinstance(obj, SympyFiniteSet):
             unsorted = getattr(obj, "_unsorted_args", None)
-            return ["fset", [_mv_describe(x, depth + 1) for x in obj.args],
-                    None if unsorted is None else [_mv_describe(x, depth + 1) for x in unsorted]]
+            return ["fset", [_mv_describe(x, depth + 1, relations) for x in obj.args],
+                    None if unsorted is None else [_mv_describe(x, depth + 1, relations) for x in unsorted]]
         if isinstance(obj, Tuple):
-            return ["tuple", [_mv_describe(x, depth + 1) for x in obj.args]]
+            return ["tuple", [_mv_describe(x, depth + 1, relations) for x in obj.args]]
         if isinstance(obj, Interval):
             is_open = obj.is_open
-            return ["interval", _mv_describe(obj.start, depth + 1), _mv_describe(obj.end, depth + 1),
+            return ["interval", _mv_describe(obj.start, depth + 1, relations),
+                    _mv_describe(obj.end, depth + 1, relations),
                     bool(obj.left_open), bool(obj.right_open), None if is_open is None else bool(is_open),
                     obj.is_finite_set]
         if isinstance(obj, Set):
@@ -556,6 +572,96 @@ def _mv_describe(obj, depth: int = 0) -> list | None:
         return None
 
 
+def _mv_relation_node(rel, depth: int, relations: dict | None) -> list | None:
+    """What ``sympy_compare_relational`` uses of one relation (after ``sympy_expr_eq``'s assignment cut):
+    ["and", [node, ...]] for a chain (``_unsorted_args``, each a Relational: ``is_relation``); ["r", its class,
+    the class math-verify takes for its flip (None: it has none, and the lookup raises), the description of
+    ``lhs - rhs``, of ``rhs - lhs`` ("raises" where the subtraction does: the rule catches it and says False), a
+    key]. ``solve``'s result is not here: it can take seconds, and it is asked for only where the rules before it
+    say False (``_mv_solved``, by the key)."""
+    from math_verify.grader import INVERSE_RELATIONS
+    from sympy import And, srepr
+    from sympy.core.relational import Relational
+
+    if depth > _MV_DESCRIBE_DEPTH:
+        return None
+    if isinstance(rel, And):
+        return ["and", [_mv_relation_node(arg, depth + 1, relations) for arg in rel._unsorted_args]]
+    if not isinstance(rel, Relational):
+        return None
+
+    def difference(a, b):
+        try:
+            value = a - b
+        except Exception:
+            return "raises"
+        return _mv_describe(value, depth + 1)
+
+    import hashlib
+
+    key = hashlib.sha1(srepr(rel).encode()).hexdigest()[:20]
+    if relations is not None:
+        relations[key] = rel
+    flip = INVERSE_RELATIONS.get(type(rel))
+    return ["r", type(rel).__name__, None if flip is None else flip.__name__, difference(rel.lhs, rel.rhs),
+            difference(rel.rhs, rel.lhs), key]
+
+
+def _mv_solve_facts(rel) -> list:
+    """What ``sympy_solve_and_compare`` uses of one relation: ["raises"] where its ``solve`` (or ordering the
+    solutions) raises (the comparison then says False); else ["solved", is Eq, the solutions as it orders them
+    first, each described (a dict: None, unknown), the solutions as it orders them for two equations: "raises", or
+    for each, its ``sorted(items())`` as [[srepr(key), description of the value], ...] (a solution that is no
+    dict, or whose items do not sort: "raises": ``.items()`` or ``sorted`` raises there)]."""
+    from math_verify.grader import sort_key
+    from sympy import Eq, solve, srepr
+    from sympy.core.sorting import ordered
+
+    try:
+        solved = list(ordered(solve(rel, rel.free_symbols)))
+    except Exception:
+        return ["raises"]
+    elements = [None if isinstance(x, dict) else _mv_describe(x) for x in solved]
+    try:
+        in_order = list(ordered(solved, keys=sort_key, default=False))
+    except Exception:
+        return ["solved", isinstance(rel, Eq), elements, "raises"]
+    solutions = []
+    for solution in in_order:
+        try:
+            items = sorted(solution.items())
+        except Exception:
+            solutions.append("raises")
+            continue
+        solutions.append([[srepr(k), _mv_describe(v)] for k, v in items])
+    return ["solved", isinstance(rel, Eq), elements, solutions]
+
+
+SOLVE_SECONDS = 30.0
+_RELATION_TEXT: dict[str, str] = {}  # a relation node's key -> a text it was read from (for ``_mv_solved``)
+
+
+@lru_cache(maxsize=4096)
+def _mv_solved_text(text: str) -> dict | None:
+    """``_mv_solve_facts`` of every relation math-verify reads from ``text``, by key; None where the worker overran
+    ``SOLVE_SECONDS`` (unknown)."""
+    return _WORKER.value("solved", text, seconds=SOLVE_SECONDS)
+
+
+def _mv_solved(key: str) -> list | None:
+    text = _RELATION_TEXT.get(key)
+    found = None if text is None else _mv_solved_text(text)
+    return None if found is None else found.get(key)
+
+
+def _mv_keep_relation_texts(description, text: str) -> None:
+    if isinstance(description, list):
+        if len(description) == 6 and description[0] == "r" and isinstance(description[5], str):
+            _RELATION_TEXT.setdefault(description[5], text)
+        for part in description:
+            _mv_keep_relation_texts(part, text)
+
+
 @lru_cache(maxsize=65536)
 def mv_signature(text: str) -> tuple | None:
     """Each object math-verify reads from ``text`` (``_mv_parse_here``), described by ``_mv_describe``; None when
@@ -563,6 +669,7 @@ def mv_signature(text: str) -> tuple | None:
     if _too_wild(text):
         return None
     found = _WORKER.value("signature", text)
+    _mv_keep_relation_texts(found, text)
     return None if found is None else tuple(found)
 
 
@@ -583,7 +690,7 @@ def _mv_could(g: list | None, p: list | None) -> bool:
     2. A relation (gold) against a set (pred) becomes ``as_set()``: unknown here (True).
     3. ``gold == pred``: the same object. Every rule below says True for two equal objects (equal values at the
        point, equal names, equal digests), so it needs no rule of its own.
-    4. Two relations: ``sympy_compare_relational`` (differences, flipped, ``solve``): left to the grader (True).
+    4. Two relations: ``sympy_compare_relational`` (``_mv_could_relations``).
     5. A set or tuple on either side: ``sympy_compare_sets`` (``_mv_could_sets``).
     6. A Symbol on either side: ``sympy_compare_symbols`` (``_mv_could_symbols``), no numeric comparison at all.
     7. Else ``sympy_numeric_eq`` / ``sympy_symbolic_eq``: two scalar expressions only within rounding of each other
@@ -603,8 +710,10 @@ def _mv_could(g: list | None, p: list | None) -> bool:
         g = g[3]
     if g is None or p is None or "text" in (g[0], p[0]):
         return True
-    if g[0] == "rel" and (p[0] in _SETS or p[0] == "rel"):
+    if g[0] == "rel" and p[0] in _SETS:
         return True
+    if g[0] == "rel" and p[0] == "rel":
+        return _mv_could_relations(g[4], p[4])
     if g[0] in _SETS + ("tuple",) or p[0] in _SETS + ("tuple",):
         return "matrix" in (g[0], p[0]) or _mv_could_sets(g, p)
     if (g[0] == "expr" and g[2] is not None) or (p[0] == "expr" and p[2] is not None):
@@ -612,6 +721,53 @@ def _mv_could(g: list | None, p: list | None) -> bool:
     if g[0] == "expr" and p[0] == "expr":
         return _mv_near(g[1], p[1])
     return g[0] == p[0] == "matrix"  # a relation or a matrix against a scalar expression, a matrix and a relation
+
+
+def _mv_could_relations(g: list | None, p: list | None) -> bool:
+    """``sympy_compare_relational(gold, pred)`` on two relation nodes (``_mv_relation_node``), step by step:
+    two chains pair their relations in order (``zip(strict=True)``: another count raises, caught: False); a chain
+    against one relation is False (it is no Relational). Then any of: the same class and ``lhs - rhs`` of each
+    ``_mv_could``; the gold's flip (a class it has none for raises: nothing after it runs) is the pred's class and
+    the gold's ``lhs - rhs`` against the pred's ``rhs - lhs``; ``sympy_solve_and_compare`` (``_mv_could_solved``).
+    A subtraction that raises makes its rule False (the rule catches it)."""
+    if g is None or p is None:
+        return True
+    if g[0] == "and" or p[0] == "and":
+        return (g[0] == p[0] == "and" and len(g[1]) == len(p[1])
+                and all(_mv_could_relations(a, b) for a, b in zip(g[1], p[1])))
+
+    def differences(a, b) -> bool:
+        return "raises" not in (a, b) and _mv_could(a, b)
+
+    if g[1] == p[1] and differences(g[3], p[3]):
+        return True
+    if g[2] is None:
+        return False
+    if g[2] == p[1] and differences(g[3], p[4]):
+        return True
+    return _mv_could_solved(_mv_solved(g[5]), _mv_solved(p[5]))
+
+
+def _mv_could_solved(g: list | None, p: list | None) -> bool:
+    """``sympy_solve_and_compare(gold, pred)`` on each side's ``_mv_solve_facts``: False where either ``solve``
+    raises. Two equations: their solutions in order (``zip(strict=True)``: the same count; none on both sides is
+    True), each a dict on both sides, with the same keys (``g_k == p_k``: a Symbol's name and assumptions, its
+    srepr) and values each ``_mv_could``. Else ``sympy_expr_eq`` of the two lists, which are no sympy objects: only
+    its ``a == b`` can say True, a list equality, each element ``==`` (``_mv_same_value``; a dict unknown)."""
+    if g is None or p is None:
+        return True
+    if "raises" in (g[0], p[0]):
+        return False
+    if g[1] and p[1]:
+        if "raises" in (g[3], p[3]) or len(g[3]) != len(p[3]):
+            return False
+        for a, b in zip(g[3], p[3]):
+            if "raises" in (a, b) or len(a) != len(b):
+                return False
+            if not all(x[0] == y[0] and _mv_could(x[1], y[1]) for x, y in zip(a, b)):
+                return False
+        return True
+    return len(g[2]) == len(p[2]) and all(_mv_same_value(a, b) for a, b in zip(g[2], p[2]))
 
 
 def _mv_could_symbols(g: list, p: list) -> bool:
