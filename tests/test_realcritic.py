@@ -467,6 +467,7 @@ def test_the_constant_search_is_bounded_and_says_what_it_left_open(monkeypatch):
 # (answer, gold) pairs one grader or the other accepts by a rule other than equal text (tolerances, percentages,
 # symbolic identities, equations, tuples, sets, a symbol named like a constant), and pairs no grader accepts
 _M, _V = "\\begin{pmatrix}1&5\\\\5&25\\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"
+_SERIES = "C+\\sum_{n=0}^{\\infty}\\frac{-1}{(n+1)(n+2)}x^{n+2}"  # diverges at the first point (x > 1)
 _NEAR_MISSES = [("\\frac{1}{2}", "0.5"), ("0.33333", "\\frac{1}{3}"), ("\\frac{1}{3}", "0.333333"),
                 ("2\\sqrt{3}", "\\sqrt{12}"), ("x^{2}+2x+1", "(x+1)^{2}"), ("\\frac{\\pi}{2}", "1.5708"),
                 ("50\\%", "50"), ("50\\%", "0.5"), ("E", "e"), ("e", "2.718281828"), ("x=3", "3"), ("3", "x=3"),
@@ -491,7 +492,10 @@ _NEAR_MISSES = [("\\frac{1}{2}", "0.5"), ("0.33333", "\\frac{1}{3}"), ("\\frac{1
                 # two relations (sympy_compare_relational): differences, a flip, solve's solutions, chains
                 ("x+y=1", "2x+2y=2"), ("3>x", "x<3"), ("2=3", "5=7"), ("x^{2}=y", "y=x^{2}"), ("1<x<3", "1<x<\\frac{6}{2}"),
                 ("x+y=1", "x+y=2"), ("x<4", "x<3"), ("2x<6", "x<3"), ("1<x<4", "1<x<3"), ("3\\neq x", "x\\neq 3"),
-                ("x^{2}+7x+10=0", "x^{2}-12=0"), ("y^{2}=-x+k", "y^{2}=-2x-\\ln(x-1)^{2}+k")]
+                ("x^{2}+7x+10=0", "x^{2}-12=0"), ("y^{2}=-x+k", "y^{2}=-2x-\\ln(x-1)^{2}+k"),
+                # a series compared at the second point, where it converges
+                ("C-\\sum_{n=0}^{\\infty}\\frac{x^{n+2}}{(n+1)(n+2)}", _SERIES), ("2", _SERIES),
+                ("\\frac{x^{2}}{2}", _SERIES)]
 
 
 @pytest.mark.parametrize("grading", ["strict", "authors"])
@@ -524,7 +528,8 @@ def test_the_search_refuses_without_grading_only_pairs_the_scorer_refuses(gradin
                 ("C_{1}=1/5,C_{2}=-3", "\\frac{1}{5},-3"), ("\\frac{1}{5},-3", "C_{1}=1/5,C_{2}=-3"),
                 ("\\bar{x}=\\bar{y}=28/(9\\pi)", "\\frac{28}{9\\pi}"), ("f(x)=2x", "2x"),
                 (_M, "\\begin{pmatrix}1&5\\\\5&25.0\\end{pmatrix}"), ("y=" + _V, _V), ("x+y=1", "2x+2y=2"),
-                ("3>x", "x<3"), ("2=3", "5=7"), ("x^{2}=y", "y=x^{2}"), ("1<x<3", "1<x<\\frac{6}{2}")} <= set(accepted)
+                ("3>x", "x<3"), ("2=3", "5=7"), ("x^{2}=y", "y=x^{2}"), ("1<x<3", "1<x<\\frac{6}{2}"),
+                ("C-\\sum_{n=0}^{\\infty}\\frac{x^{n+2}}{(n+1)(n+2)}", _SERIES)} <= set(accepted)
         assert {("(1-e^{-t})u(t)", "u(t)+e^{-t}u(t)"), ("f(x)", "g(x)"), ("x^{2}+7x+10=0", "-2,-5"), ("x", "x=1"),
                 ("x<3", "3"), ("3", "x<3"), ("x", "y"), ("x", "2x"), ("5", "x"), ("1,3", "(1,2)"), ("1,2,3", "1,2"),
                 ("\\{1,2\\}", "\\{1,3\\}"), ("\\{3,2,1\\}", "(1,2,3)"), ("(1,2,3)", "(3,2,1)"), ("[1,2]", "[1,2)"),
@@ -532,7 +537,7 @@ def test_the_search_refuses_without_grading_only_pairs_the_scorer_refuses(gradin
                 ("5", "(1,4,8),(-1,4,8)"), ("\\frac{1}{35}" + _M, "0.5"), (_M, "x"), ("x", _M),
                 ("y=" + _V, "5"), ("x^{2}=4", "2x^{2}=8"), ("x+y=1", "x+y=2"), ("x<4", "x<3"), ("2x<6", "x<3"),
                 ("1<x<4", "1<x<3"), ("3\\neq x", "x\\neq 3"), ("x^{2}+7x+10=0", "x^{2}-12=0"),
-                ("y^{2}=-x+k", "y^{2}=-2x-\\ln(x-1)^{2}+k")} <= set(refused)
+                ("y^{2}=-x+k", "y^{2}=-2x-\\ln(x-1)^{2}+k"), ("2", _SERIES), ("\\frac{x^{2}}{2}", _SERIES)} <= set(refused)
 
 
 # pairs of the shapes minerva_math's and college_math's golds take beyond scalar expressions: equations (and

@@ -374,6 +374,9 @@ def _serve():
 
     import math_verify  # noqa: F401  (imported before "ready": the first question does not wait for it)
 
+    global _IN_WORKER
+    _IN_WORKER = True
+
     print(json.dumps("ready"), flush=True)
     for line in sys.stdin:
         print(json.dumps(_mv_request(*json.loads(line))), flush=True)
@@ -433,7 +436,7 @@ def functions_fixed(expr):
                                                                         for k, arg in enumerate(e.args))))
 
 
-def point_value(obj, lone_symbol: bool = False) -> list | None:
+def point_value(obj, lone_symbol: bool = False, scale: float = 1.0) -> list | None:
     """["value", re, im]: a sympy expression's value, each free symbol set to a number from its name and
     assumptions alone (so equal expressions meet at the same point), 30 digits; None where that would not say what
     the graders do: not a scalar expression (a set, tuple, relation, matrix; a lone symbol unless ``lone_symbol``:
@@ -447,7 +450,8 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
     that looks complex, one with an ``i``, so) for a non-real complex number: an identity sympy proves for a symbol
     holds for every value its assumptions allow. An undefined function (u(t), I(0); no assumptions of its own) is
     replaced by a fixed function of its arguments from its name (an identity sympy proves for an opaque function
-    holds for every function: ``authors_grading._value_at_point`` does the same), derivatives then evaluated."""
+    holds for every function: ``authors_grading._value_at_point`` does the same), derivatives then evaluated.
+    ``scale`` multiplies every symbol's value (``_mv_points``' second point)."""
     try:
         from sympy import Derivative, Expr, Float, I, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr
         from sympy.core.function import AppliedUndef
@@ -472,7 +476,7 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
         allowed = _point_symbols()
         if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed + [_nonreal_symbol()] for s in symbols):
             return None
-        point = {s: seed(s.name) + (I * seed(f"{s.name}#im") if s.assumptions0 == _nonreal_symbol() else 0)
+        point = {s: scale * (seed(s.name) + (I * seed(f"{s.name}#im") if s.assumptions0 == _nonreal_symbol() else 0))
                  for s in symbols}
         value = (obj.xreplace(point) if point else obj).evalf(30)
         re_part, im_part = value.as_real_imag()
@@ -482,6 +486,48 @@ def point_value(obj, lone_symbol: bool = False) -> list | None:
         return None if pair != pair or abs(pair) == float("inf") else ["value", pair.real, pair.imag]
     except Exception:
         return None
+
+
+class _Overran(BaseException):
+    """Raised by the worker's alarm inside sympy (a BaseException: sympy's ``except Exception`` does not catch it)."""
+
+
+_IN_WORKER = False  # set by ``_serve``: only the worker's own main thread bounds a step with SIGALRM
+POINT_SECONDS = 1.0
+SECOND_POINT = 0.25
+
+
+def _bounded(seconds: float, function, *args):
+    """``function(*args)``, or None past ``seconds``, in the worker (elsewhere unbounded: an alarm in a user's
+    process could cancel one of theirs; the worker's whole answer has its own bound)."""
+    import signal
+
+    if not (_IN_WORKER and hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()):
+        return function(*args)
+
+    def stop(signum, frame):
+        raise _Overran
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return function(*args)
+    except _Overran:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _mv_points(obj, lone_symbol: bool) -> list:
+    """["points", value at the first point, value at the second] (``point_value``, each None where it says so or
+    overran POINT_SECONDS): the second sets every symbol to SECOND_POINT of its first value, so a series that
+    diverges at the first (a power series at x > 1) can still be compared there. Two sides are compared at each
+    point where both have a value (``_mv_near``); an identity holds at both."""
+    first = _bounded(POINT_SECONDS, point_value, obj, lone_symbol)
+    second = _bounded(POINT_SECONDS, point_value, obj, lone_symbol, SECOND_POINT) if obj.free_symbols else first
+    return ["points", first, second]
 
 
 def far(a: list, b: list) -> bool:
@@ -494,7 +540,7 @@ def far(a: list, b: list) -> bool:
 # worker; JSON): a list whose first item names its kind, by the class tests ``sympy_expr_eq`` makes, or None
 # (unknown: a logical formula that is no chain of relations, anything deeper than _MV_DESCRIBE_DEPTH):
 #   ["text", string]                                 a string math-verify extracted;
-#   ["expr", value, symbol, concat, is_e, key]       a scalar expression (sympy Expr): ``point_value`` (a lone
+#   ["expr", value, symbol, concat, is_e, key]       a scalar expression (sympy Expr): ``_mv_points`` (a lone
 #                                                    symbol's too), the lone Symbol's name (else None), the names
 #                                                    math-verify's symbol rule joins for a product of symbols and E
 #                                                    (else None), whether it is E, and a digest of str();
@@ -566,7 +612,7 @@ def _mv_describe(obj, depth: int = 0, relations: dict | None = None) -> list | N
             return ["set", obj.is_finite_set]
         if isinstance(obj, Expr):
             symbol = obj.name if isinstance(obj, Symbol) else None
-            return ["expr", point_value(obj, lone_symbol=True), symbol, concat, bool(obj == E), _str_key(obj)]
+            return ["expr", _mv_points(obj, True), symbol, concat, bool(obj == E), _str_key(obj)]
         return None
     except Exception:
         return None
@@ -677,7 +723,8 @@ _SETS = ("fset", "interval", "set")
 
 
 def _mv_near(a: list | None, b: list | None) -> bool:
-    return a is None or b is None or not far(a, b)
+    """Could two ``_mv_points`` be one value: not far apart at any point where both have one."""
+    return a is None or b is None or not any(x is not None and y is not None and far(x, y) for x, y in zip(a[1:], b[1:]))
 
 
 def _mv_could(g: list | None, p: list | None) -> bool:
