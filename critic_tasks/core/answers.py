@@ -436,6 +436,23 @@ def functions_fixed(expr):
                                                                         for k, arg in enumerate(e.args))))
 
 
+def calculus_done(expr):
+    """``expr`` with its undefined functions fixed (``functions_fixed``), then its derivatives, integrals and
+    substitutions evaluated (``doit``); None where one stays unevaluated. An identity sympy proves with a derivative
+    left opaque holds for every value it could stand for, its evaluated one included (``point_value``, and
+    ``authors_grading._value_at_point``)."""
+    from sympy import Derivative, Integral, Subs
+    from sympy.core.function import AppliedUndef
+
+    if expr.atoms(AppliedUndef):
+        expr = functions_fixed(expr)
+    if expr.has(Derivative, Integral, Subs):
+        expr = expr.doit()
+        if expr.has(Derivative, Integral, Subs):
+            return None
+    return expr
+
+
 def point_value(obj, lone_symbol: bool = False, scale: float = 1.0) -> list | None:
     """["value", re, im]: a sympy expression's value, each free symbol set to a number from its name and
     assumptions alone (so equal expressions meet at the same point), 30 digits; None where that would not say what
@@ -450,10 +467,11 @@ def point_value(obj, lone_symbol: bool = False, scale: float = 1.0) -> list | No
     that looks complex, one with an ``i``, so) for a non-real complex number: an identity sympy proves for a symbol
     holds for every value its assumptions allow. An undefined function (u(t), I(0); no assumptions of its own) is
     replaced by a fixed function of its arguments from its name (an identity sympy proves for an opaque function
-    holds for every function: ``authors_grading._value_at_point`` does the same), derivatives then evaluated.
+    holds for every function: ``authors_grading._value_at_point`` does the same), then derivatives, integrals and
+    substitutions evaluated (``calculus_done``).
     ``scale`` multiplies every symbol's value (``_mv_points``' second point)."""
     try:
-        from sympy import Derivative, Expr, Float, I, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr
+        from sympy import Expr, Float, I, MatrixExpr, Symbol, UnevaluatedExpr
         from sympy.core.function import AppliedUndef
 
         if (not isinstance(obj, Expr) or isinstance(obj, MatrixExpr) or (isinstance(obj, Symbol) and not lone_symbol)
@@ -463,15 +481,11 @@ def point_value(obj, lone_symbol: bool = False, scale: float = 1.0) -> list | No
         def seed(name: str) -> Float:
             return Float(0.5 + (zlib.crc32(name.encode()) % 997) / 997, 30)
 
-        applied = obj.atoms(AppliedUndef)
-        if applied:
-            if any(f.assumptions0 != {} for f in applied):
-                return None
-            obj = functions_fixed(obj)
-            if obj.has(Derivative, Integral, Subs):
-                obj = obj.doit()
-                if obj.has(Derivative, Integral, Subs):
-                    return None
+        if any(f.assumptions0 != {} for f in obj.atoms(AppliedUndef)):
+            return None
+        obj = calculus_done(obj)
+        if obj is None:
+            return None
         symbols = obj.free_symbols
         allowed = _point_symbols()
         if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed + [_nonreal_symbol()] for s in symbols):

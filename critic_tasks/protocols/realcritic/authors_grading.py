@@ -49,7 +49,7 @@ import re
 import zlib
 from functools import lru_cache
 
-from critic_tasks.core.answers import _MathVerifyWorker, far, functions_fixed
+from critic_tasks.core.answers import _MathVerifyWorker, calculus_done, far
 from critic_tasks.core.errors import DataError
 from critic_tasks.protocols.authors import AuthorsFile
 from critic_tasks.protocols.realcritic import data
@@ -600,7 +600,7 @@ _WORKER = _MathVerifyWorker("critic_tasks.protocols.realcritic.authors_grading:_
 
 def _value_at_point(expr) -> complex | None:
     """``expr``'s value with each free symbol and undefined function replaced as above (30 digits), or None."""
-    from sympy import Derivative, Expr, Float, Integral, MatrixExpr, Subs, Symbol, UnevaluatedExpr
+    from sympy import Expr, Float, MatrixExpr, Symbol, UnevaluatedExpr
     from sympy.core.function import AppliedUndef
 
     from critic_tasks.core.answers import _point_symbols
@@ -616,12 +616,9 @@ def _value_at_point(expr) -> complex | None:
     applied = expr.atoms(AppliedUndef)
     if any(f.assumptions0 not in allowed and f.assumptions0 != {} for f in applied):  # {}: Function("u")'s own
         return None
-    if applied:
-        expr = functions_fixed(expr)
-    if expr.has(Derivative, Integral, Subs):
-        expr = expr.doit()
-        if expr.has(Derivative, Integral, Subs):
-            return None
+    expr = calculus_done(expr)
+    if expr is None:
+        return None
     symbols = expr.free_symbols
     if any(not isinstance(s, Symbol) or s.assumptions0 not in allowed for s in symbols):
         return None
