@@ -110,8 +110,9 @@ def check(args) -> None:
 def _structured(answer: str, doc: dict) -> bool:
     """A pair the grader's necessary condition refuses by more than two scalar values far apart. The authors' rule:
     an equation, a text no parser reads, an undefined function, a set, tuple or matrix on either side. The strict
-    rule: a relation on both sides (``sympy_compare_relational``'s condition), or a side with a value only at the
-    second point (``_mv_points``)."""
+    rule: a relation on both sides (``sympy_compare_relational``'s condition), a side with a value only at the
+    second point (``_mv_points``), or a side math-verify reads with a derivative, integral or substitution
+    (``calculus_done``)."""
     from critic_tasks.core.answers import mv_signature
     from critic_tasks.protocols.realcritic import authors_grading, scoring
 
@@ -121,10 +122,19 @@ def _structured(answer: str, doc: dict) -> bool:
             return False
         second_only = any(d is not None and d[0] == "expr" and d[1] is not None and d[1][1] is None
                           and d[1][2] is not None for side in sides for d in side)
-        return second_only or all(any(d is not None and d[0] == "rel" for d in side) for side in sides)
+        return (second_only or all(any(d is not None and d[0] == "rel" for d in side) for side in sides)
+                or any(_has_calculus(text) for text in (answer, doc["gold"])))
     sides = (authors_grading.facts_of(answer.strip()), authors_grading.facts_of(doc["authors_gold"].strip(), True))
     return "=" in answer + doc["authors_gold"] or any(
         f is None or f["kind"] != "expr" or re.search(r"\w\(", f["str"]) for f in sides)
+
+
+def _has_calculus(text: str) -> bool:
+    from sympy import Basic, Derivative, Integral, Subs
+
+    from critic_tasks.core.answers import _mv_parse_here
+
+    return any(isinstance(x, Basic) and x.has(Derivative, Integral, Subs) for x in _mv_parse_here(text))
 
 
 def main() -> None:
@@ -145,8 +155,8 @@ def main() -> None:
     parser.add_argument("--out", help="check: write the result here as JSON")
     parser.add_argument("--structured-first", action="store_true",
                         help="check: grade first the pairs refused by more than two far values (the authors' "
-                             "rule: an equation, text, function, set, tuple or matrix; strict: two relations, or a "
-                             "value only at the second point)")
+                             "rule: an equation, text, function, set, tuple or matrix; strict: two relations, a value "
+                             "only at the second point, a derivative or integral)")
     args = parser.parse_args()
     if args.mode == "time":
         time_search(args)
