@@ -224,5 +224,29 @@ def test_math_verify_is_bounded_off_the_main_thread():
     assert result["value"] is False and result["seconds"] < answers.MATH_VERIFY_SECONDS + 3
 
 
+def test_a_bounded_step_in_the_worker_stops_and_leaves_mpmath_as_it_was(monkeypatch):
+    """The worker bounds each value at a point (``_bounded``, SIGALRM in its main thread): an evaluation that runs
+    on (a series evaluated where it diverges) gives None, and mpmath's global precision, which sympy sets and
+    restores around its steps, is as it was even when the alarm lands in between. Outside the worker nothing is
+    interrupted."""
+    import mpmath
+
+    from critic_tasks.core import answers
+
+    def runs_on():
+        mpmath.mp.prec = 300  # as sympy does just before a ``try: ... finally: restore``
+        while True:
+            time.sleep(0.01)
+
+    before = mpmath.mp.prec
+    monkeypatch.setattr(answers, "_IN_WORKER", True)
+    start = time.monotonic()
+    assert answers._bounded(0.2, runs_on) is None
+    assert time.monotonic() - start < 2 and mpmath.mp.prec == before
+    assert answers._bounded(0.2, lambda x: x + 1, 1) == 2
+    monkeypatch.setattr(answers, "_IN_WORKER", False)
+    assert answers._bounded(0.01, lambda: time.sleep(0.05) or "ran") == "ran"
+
+
 def test_a_lone_surrogate_has_a_digest():
     assert digest("\ud800") != digest("\ud801") and len(digest("\ud800")) == 16

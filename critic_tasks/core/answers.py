@@ -520,9 +520,14 @@ def _bounded(seconds: float, function, *args):
             and threading.current_thread() is threading.main_thread()):
         return function(*args)
 
+    import mpmath
+
     def stop(signum, frame):
         raise _Overran
 
+    # mpmath's global precision as it was: sympy restores what it sets in ``finally`` blocks, but an alarm between
+    # setting it and entering one would leave the worker's later answers at another precision
+    precision = mpmath.mp.prec
     previous = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -532,6 +537,7 @@ def _bounded(seconds: float, function, *args):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        mpmath.mp.prec = precision
 
 
 def _mv_points(obj, lone_symbol: bool) -> list:
