@@ -420,17 +420,30 @@ def _nonreal_symbol() -> dict:
     return Symbol("x", real=False).assumptions0
 
 
+def point_seed(key: str):
+    """A number in [0.5, 1.5) from ``key`` alone, 30 digits: where every grader's necessary condition puts a symbol
+    or an undefined function's coefficient, so that equal expressions meet at the same point."""
+    from sympy import Float
+
+    return Float(0.5 + (zlib.crc32(key.encode()) % 997) / 997, 30)
+
+
+def _digest(text: str) -> str:
+    """A short stable key for a text (sha1, 20 hex digits): how the worker's facts are named across processes."""
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()[:20]
+
+
 def functions_fixed(expr):
     """``expr`` with each undefined function applied (u(t), I(0)) replaced by a fixed function of its arguments,
     from its name alone: c_u * exp(sum_k w_uk * atan(arg_k)) (finite at infinite arguments). An identity sympy
     proves for an opaque function holds for every function, so equal expressions stay equal (``point_value``, and
     ``authors_grading._value_at_point``)."""
-    from sympy import Float, atan, exp
+    from sympy import atan, exp
     from sympy.core.function import AppliedUndef
 
-    def seed(key: str) -> Float:
-        return Float(0.5 + (zlib.crc32(key.encode()) % 997) / 997, 30)
-
+    seed = point_seed
     return expr.replace(lambda e: isinstance(e, AppliedUndef),
                         lambda e: seed(f"{e.func.__name__}#0") * exp(sum(seed(f"{e.func.__name__}#{k + 1}") * atan(arg)
                                                                         for k, arg in enumerate(e.args))))
@@ -471,16 +484,14 @@ def point_value(obj, lone_symbol: bool = False, scale: float = 1.0) -> list | No
     substitutions evaluated (``calculus_done``).
     ``scale`` multiplies every symbol's value (``_mv_points``' second point)."""
     try:
-        from sympy import Expr, Float, I, MatrixExpr, Symbol, UnevaluatedExpr
+        from sympy import Expr, I, MatrixExpr, Symbol, UnevaluatedExpr
         from sympy.core.function import AppliedUndef
 
         if (not isinstance(obj, Expr) or isinstance(obj, MatrixExpr) or (isinstance(obj, Symbol) and not lone_symbol)
                 or obj.has(UnevaluatedExpr) or obj.atoms(MatrixExpr)):
             return None
 
-        def seed(name: str) -> Float:
-            return Float(0.5 + (zlib.crc32(name.encode()) % 997) / 997, 30)
-
+        seed = point_seed
         if any(f.assumptions0 != {} for f in obj.atoms(AppliedUndef)):
             return None
         obj = calculus_done(obj)
@@ -580,10 +591,8 @@ _MV_DESCRIBE_DEPTH = 8
 
 
 def _str_key(obj) -> str | None:
-    import hashlib
-
     try:
-        return hashlib.sha1(str(obj).encode()).hexdigest()[:20]
+        return _digest(str(obj))
     except Exception:
         return None
 
@@ -663,9 +672,7 @@ def _mv_relation_node(rel, depth: int, relations: dict | None) -> list | None:
             return "raises"
         return _mv_describe(value, depth + 1)
 
-    import hashlib
-
-    key = hashlib.sha1(srepr(rel).encode()).hexdigest()[:20]
+    key = _digest(srepr(rel))
     if relations is not None:
         relations[key] = rel
     flip = INVERSE_RELATIONS.get(type(rel))

@@ -46,7 +46,6 @@ import ast
 import builtins
 import math
 import re
-import zlib
 from functools import lru_cache
 
 from critic_tasks.core.answers import _MathVerifyWorker, calculus_done, far
@@ -600,18 +599,18 @@ _WORKER = _MathVerifyWorker("critic_tasks.protocols.realcritic.authors_grading:_
 
 def _value_at_point(expr) -> complex | None:
     """``expr``'s value with each free symbol and undefined function replaced as above (30 digits), or None."""
-    from sympy import Expr, Float, MatrixExpr, Symbol, UnevaluatedExpr
+    from sympy import Expr, MatrixExpr, Symbol, UnevaluatedExpr
     from sympy.core.function import AppliedUndef
 
-    from critic_tasks.core.answers import _point_symbols
+    from critic_tasks.core.answers import _point_symbols, point_seed
 
     if not isinstance(expr, Expr) or isinstance(expr, MatrixExpr) or expr.has(UnevaluatedExpr) or expr.atoms(
             MatrixExpr):
         return None
     allowed = _point_symbols()
 
-    def seed(name: str, k: int = 0) -> Float:
-        return Float(0.5 + (zlib.crc32(f"{name}#{k}".encode()) % 997) / 997, 30)
+    def seed(name: str, k: int = 0):
+        return point_seed(f"{name}#{k}")
 
     applied = expr.atoms(AppliedUndef)
     if any(f.assumptions0 not in allowed and f.assumptions0 != {} for f in applied):  # {}: Function("u")'s own
