@@ -372,10 +372,12 @@ def test_the_two_stages_of_a_realcritic_self_critique_run_are_named_by_their_mod
 
 
 def test_compare_names_both_runs_by_label(tmp_path, capsys):
+    """Two runs of one model whose names meet (a name leaves out generation settings: a newcomer's max_gen_toks=32
+    and 64 runs were both 'SmolLM2 · judgebench · 11-29 · limit 1') are told apart by their folders, as report does."""
     a = _one_subset_run(tmp_path, "a", "gsm8k")
     b = _one_subset_run(tmp_path, "b", "gsm8k")
     assert cli.main(["compare", str(a), str(b)]) == 0
-    assert "(A: critic · processbench · 11-28; B: critic · processbench · 11-28)" in capsys.readouterr().out
+    assert "(A: critic · processbench · 11-28 (a); B: critic · processbench · 11-28 (b))" in capsys.readouterr().out
     assert cli.main(["compare", str(a), str(b), "--label", "base", "--label", "tuned"]) == 0
     assert "(A: base; B: tuned)" in capsys.readouterr().out
     assert cli.main(["compare", str(a), str(b), "--label", "base"]) == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from critic_tasks.core.errors import ConfigError, DataError
 from critic_tasks.reports import gate
-from critic_tasks.reports.results import load_all, unshown_runs_note
+from critic_tasks.reports.results import load_all, told_apart, unshown_runs_note
 
 CHECK = "fail (exit 1) unless a run's metrics meet thresholds and hold up against a baseline run"
 REPORT = "several runs side by side with intervals: Markdown here; CSV, HTML and charts with -o DIR"
@@ -245,7 +245,7 @@ def compare_command(argv: list[str]) -> int:
     if len(args.label) not in (0, 2):
         raise ConfigError(f"--label given {len(args.label)} time(s): name both runs, A then B "
                           "(--label NAME_A --label NAME_B)")
-    run_a, run_b = _one_run(args.run_a, "run A"), _one_run(args.run_b, "run B")
+    run_a, run_b = told_apart([_one_run(args.run_a, "run A"), _one_run(args.run_b, "run B")])
     if args.label:
         run_a.label, run_b.label = args.label
     settings = settings_from_env()

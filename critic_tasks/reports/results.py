@@ -650,9 +650,8 @@ def _output_folder(run: Run) -> str:
 
 
 def load_all(paths, labels=()) -> list[Run]:
-    """Every run of every path, labels made unique: runs of one model told apart by their folders
-    (``name (out-a)``, ``name (out-b)``), else by their files' times, else numbered (``name #2``). ``labels``
-    (``--label``, one per run in order) name them instead."""
+    """Every run of every path, labels made unique (``told_apart``). ``labels`` (``--label``, one per run in order)
+    name them instead."""
     runs = [run for p in paths for run in load_runs(Path(p))]
     if labels:
         if len(labels) != len(runs):
@@ -661,6 +660,13 @@ def load_all(paths, labels=()) -> list[Run]:
         for run, label in zip(runs, labels):
             run.label = label
         return runs
+    return told_apart(runs)
+
+
+def told_apart(runs: list[Run]) -> list[Run]:
+    """``runs`` with unique labels: runs of one name told apart by their folders (``name (out-a)``,
+    ``name (out-b)``), else by their files' times, else numbered (``name #2``). A run's name leaves out its
+    generation settings, so two runs of one model that differ only there meet here."""
     groups: dict[str, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.label, []).append(run)
