@@ -190,7 +190,7 @@ def run_command(argv: list[str]) -> int:
     program = str(beside) if beside.exists() else shutil.which("opencompass")
     if program is None:
         raise ConfigError("the opencompass command is not installed here: pip install 'critic-tasks[opencompass]' "
-                          "(in an environment of its own: bash scripts/setup.sh --opencompass)")
+                          "(in an environment of its own; from a checkout of critic-tasks: bash scripts/setup.sh --opencompass)")
     sys.stdout.flush()
     if beside.exists():  # OpenCompass in this environment: its command, with one evaluation process (launch.py)
         os.execv(sys.executable, [sys.executable, "-m", "critic_tasks.adapters.opencompass.launch", *argv])

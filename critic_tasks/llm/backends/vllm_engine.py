@@ -80,7 +80,7 @@ class VLLMBackend:
         if importlib.util.find_spec("vllm") is None:
             raise ImportError(
                 "the 'vllm' judge backend needs vLLM (pip install vllm; Linux with a GPU, or vLLM's CPU build: "
-                "bash scripts/setup.sh --vllm). Alternatively run `vllm serve MODEL` and use "
+                "from a checkout of critic-tasks, bash scripts/setup.sh --vllm). Alternatively run `vllm serve MODEL` and use "
                 "CRITIC_JUDGE_BACKEND=openai with CRITIC_JUDGE_BASE_URL."
             )
 
