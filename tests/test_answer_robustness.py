@@ -203,6 +203,22 @@ def test_overflowing_values_are_wrong_answers_never_an_overflow_error():
     assert answers_match("1e400", "1e400") is True
 
 
+@pytest.mark.parametrize("reply", ["\\boxed{1e" + "9" * 5000 + "}", "\\boxed{1/" + "9" * 5000 + "}",
+                                   "x = 5/" + "9" * 5000 + ".", "\\boxed{5e-" + "0" * 5000 + "}"])
+def test_a_number_with_thousands_of_digits_anywhere_is_a_wrong_answer_never_a_crash(reply):
+    """An exponent or a denominator past int()'s 4,300 digits raised ValueError from the reply's side: CriticBench's
+    correction check crashed its whole batch, and RealCritic counted the item's gold as unreadable (red team)."""
+    from critic_tasks.protocols.criticbench.correction.check import check_corrections
+    from critic_tasks.protocols.realcritic import scoring as realcritic
+
+    assert answers_match(extract_final_answer(reply), "5") is False
+    outcome, = check_corrections("math_cot", [reply], [{"question": "What is 2+3?", "ground_truth_answer": "5"}],
+                                 invalid="mark")
+    assert outcome.status == "wrong_answer"
+    doc = {"gold": "5", "multiple_choice": False}
+    assert realcritic.grade(extract_final_answer(reply), doc) == (False, True)
+
+
 def test_math_verify_is_bounded_off_the_main_thread():
     """A fraction nested 30 deep made math-verify parse for about 10 s (its SIGALRM timeout only works in the main
     thread); from a worker thread it now returns False within the bound."""
@@ -250,3 +266,11 @@ def test_a_bounded_step_in_the_worker_stops_and_leaves_mpmath_as_it_was(monkeypa
 
 def test_a_lone_surrogate_has_a_digest():
     assert digest("\ud800") != digest("\ud801") and len(digest("\ud800")) == 16
+
+
+def test_a_numbered_verdict_line_with_thousands_of_digits_is_not_a_unit_never_a_crash():
+    """MetaCritique's AIU reader took ``int()`` of a line's number: 5,000 digits raised ValueError (red team)."""
+    from critic_tasks.core import parsing
+
+    assert parsing.parse_numbered_verdicts("9" * 5000 + ". True\n1. False", 2) == parsing.parse_numbered_verdicts(
+        "1. False", 2)

@@ -100,6 +100,9 @@ def test_toolkit_parse_equals_the_toolkits_own_on_every_released_prediction(pred
     ("Decision: 5\nfine", 5.0), ("Decision: 9", 9.0),  # the toolkit keeps out-of-range scores
     ("Decision: five. Overall 3", 3.0), ("the answer is 2**3 then 1/0", 8.0), ("True or 0", None),
     ("10**10**10", None),  # eval would hang; arithmetic refuses a huge exponent
+    ("((((10**64)**64)**64)**64)", None),  # a power of powers: each exponent small, eval takes hours (red team: 22 s)
+    ("I rate it " + "(10**64)*" * 20000 + "1", None),  # a product past any float, not computed to the end
+    ("(10**64)**4/10**64", 1e192), ("2**64*3", 3 * 2.0 ** 64),  # under the bound: as eval gives
 ])
 def test_toolkit_score_rules(text, expected):
     assert toolkit.parse_score(text) == expected

@@ -161,7 +161,7 @@ def _verdict_line(line: str, n: int) -> tuple[int, bool] | None:
     """(k, verdict) of a line ``k. True`` / ``k: false`` (yes/no accepted) with 1 <= k <= n, else None."""
     m = _NUMBERED.match(line)
     word = _VERDICT_WORD.match(m.group(2)) if m and m.group(2) else None
-    k = int(m.group(1)) if word else 0
+    k = int(m.group(1)) if word and len(m.group(1)) <= 9 else 0  # past int()'s 4,300 digits it raises; no n is this large
     return (k, word.group(1).lower() in ("true", "yes")) if 1 <= k <= n else None
 
 

@@ -184,6 +184,21 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 
 
+_MAX_INT_BITS = 14_300  # about 4,300 decimal digits, Python's own limit on reading one: far past any float score
+
+
+def _int_bits(left, right, op) -> int:
+    """A bound on the size of ``left op right`` in bits when both are ints (0 otherwise), before computing it: the
+    product of a power, the sum of a product, one more than the larger otherwise."""
+    if type(left) is not int or type(right) is not int:
+        return 0
+    if isinstance(op, ast.Pow):
+        return left.bit_length() * max(right, 0) if abs(left) > 1 else 1
+    if isinstance(op, ast.Mult):
+        return left.bit_length() + right.bit_length()
+    return max(left.bit_length(), right.bit_length()) + 1
+
+
 def _arithmetic(token: str):
     """What ``eval(token)`` gives for a plain number or arithmetic on numbers, without eval; None otherwise."""
     try:
@@ -201,6 +216,8 @@ def _arithmetic(token: str):
             left, right = value(n.left), value(n.right)
             if isinstance(n.op, ast.Pow) and abs(right) > 64:
                 raise ValueError("exponent too large")  # eval would hang; such a token is no score anyway
+            if _int_bits(left, right, n.op) > _MAX_INT_BITS:
+                raise ValueError("integer too large")  # a power of a power ((10**64)**64)**64...: eval takes hours
             return _OPS[type(n.op)](left, right)
         raise ValueError("not arithmetic")
 
