@@ -343,7 +343,7 @@ def test_the_chance_floor_is_the_solution_accepted_or_the_best_constant_answer(m
     assert line.values["every_label"]["accuracy"] == 0.0 and line.values["unparseable"]["parse_rate"] == 0.0
     # arc-challenge fixtures (golds C and B; the wrong solution's gold is C): always C fixes it
     line = chance.chance_line("critic_realcritic_arc_challenge")
-    assert line.chance["accuracy"] == 50.0
+    assert line.chance["accuracy"] == 100.0  # a letter per shown choice: two items, two shown choices, both right
     assert line.chance["incorrect_to_correct"] == 100.0 and line.chance_by["incorrect_to_correct"] == "constant answer C"
     # direct CoT shows no solution: the best constant (21 or 17, one gold each) scores 50 where the old A / 0 scored 0
     line = chance.chance_line("critic_realcritic_direct_gsm8k")
@@ -375,7 +375,14 @@ def test_always_the_most_common_letter_stays_at_the_line():
         assert values[key] <= floor + 1e-9, (key, values[key], floor)
     # the constant that fixes most is the most common gold among the wrong solutions' items, by hand
     best = max(Counter(d["gold"] for d in wrong).values())
-    assert line.chance["incorrect_to_correct"] == pytest.approx(max(100 * best / len(wrong), 25.0))
+    assert line.floors["best constant"]["incorrect_to_correct"] == pytest.approx(max(100 * best / len(wrong), 25.0))
+    # and the line holds every answer by the shown choice: per shown letter (or none), the gold most common there
+    groups: dict = {}
+    for d in wrong:
+        shown = d["solution_answer"].strip() if d["solution_answer"].strip() in tuple("ABCDE") else None
+        groups.setdefault(shown, Counter())[d["gold"]] += 1
+    by_choice = 100 * sum(max(c.values()) for c in groups.values()) / len(wrong)
+    assert line.chance["incorrect_to_correct"] == pytest.approx(by_choice)
 
 
 def _draw(seed: str) -> float:
@@ -612,3 +619,34 @@ def test_on_released_golds_the_search_refuses_only_pairs_the_scorer_refuses(grad
                     refused += 1
                     assert not scoring.grade(answer, doc)[0], (task, constant, doc["gold"])
     assert refused > 100
+
+
+def test_a_critic_that_answers_by_the_shown_choice_never_beats_the_line_by_brute_force(monkeypatch):
+    """Issue 44 (a red team's critic): "answer D unless the solution said D, then C" reads only the shown choice, as
+    the copy-back critic does, and fixed 42.4% of arc-challenge's wrong solutions against the constants' line of
+    30.3%. Hand-made arc-challenge items; every map from the shown choice (A-D, or an answer that is no letter) to a
+    letter, scored through the scorer, is at or below the line, and the best of them is on it."""
+    import itertools
+
+    from critic_tasks import chance, engine
+
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    base = next(d for d in engine.task_docs("critic_realcritic_arc_challenge"))
+    # (gold, shown): wrong solutions that said D have gold C, those that said A have gold B, right ones all over
+    pairs = [("C", "D")] * 4 + [("B", "A")] * 3 + [("A", "A"), ("D", "D"), ("B", "B"), ("C", "C")] + \
+            [("A", "B"), ("D", "12.62"), ("C", "7")]
+    docs = [{**base, "idx": i, "gold": gold, "solution_answer": shown, "prior_correct": None}
+            for i, (gold, shown) in enumerate(pairs)]
+    shown = sorted({s if s in "ABCD" else "" for _, s in pairs})
+    best: dict[str, float] = {}
+    for letters in itertools.product("ABCDE", repeat=len(shown)):
+        answer_to = dict(zip(shown, letters))
+        replies = [f"\\boxed{{{answer_to[s if s in 'ABCD' else '']}}}" for _, s in pairs]
+        values, _ = engine.score_task("critic_realcritic_arc_challenge", docs, replies)
+        for key in ("accuracy", "incorrect_to_correct"):
+            best[key] = max(best.get(key, 0.0), values[key])
+    assert best["incorrect_to_correct"] == pytest.approx(90.0)  # D->C, A->B, B->A, no letter->C or D: 9 of 10
+    line = chance.chance_line("critic_realcritic_arc_challenge", docs)
+    for key, value in best.items():
+        assert line.chance[key] == pytest.approx(value), key
+    assert line.chance_by["incorrect_to_correct"].startswith("answer by the shown choice")

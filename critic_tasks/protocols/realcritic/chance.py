@@ -7,7 +7,8 @@ answer), ``constant`` boxes one fixed answer (option A; 0),
 ambiguous box; for the math tasks a list of digits).
 
 The floor of ``accuracy`` and ``incorrect_to_correct`` is the best expected value over a stated family of critics
-that read nothing of the item's quality (issue 44.3): the copy-back critic (``always_first``), every constant answer
+that read nothing of the item's quality (issue 44.3): the copy-back critic (``always_first``), on the multiple-choice tasks every
+answer that depends only on the shown choice (``best_shown_choice``), every constant answer
 the data makes possible (``best_constants``: each option letter on the multiple-choice tasks; on the others every
 distinct gold of the task, by text: a critic may know the task's distribution of answers, not the item's; a
 constant equal to no gold hits only golds the grader equates with it), ``every_label``, and ``random``'s expected
@@ -214,6 +215,58 @@ def best_constants(docs: Sequence[dict], budget: int | None = None) -> dict[str,
             for key, found in per_task.items() if found and len(found) == len(by_task)}
 
 
+def _shown_choice_task_best(task_docs: Sequence[dict]) -> dict[str, tuple[float, str]]:
+    """metric -> (value, map) of the best critic whose answer on a multiple-choice task depends only on the shown
+    solution's choice, as the scorer reads it (a letter, or none): copy-back, every constant, and "answer D unless
+    the solution said D, then C" (a red team's critic: on arc-challenge it fixed 42.4% against constants' 30.3%)
+    are members. Exact: a metric is a sum over items, so the best map takes, for each shown choice apart, the
+    letter right on the most counted items among those showing it."""
+    wrong = [not shown_correct(d) for d in task_docs]
+    counted = {"accuracy": [True] * len(task_docs), "incorrect_to_correct": wrong}
+    # a shown answer that reads as no letter (an option's text, a number) is one group: read as itself, nearly one
+    # per item, it would let the map name items
+    shown = [choice if choice in OPTION_LETTERS else None
+             for choice in (scoring.read(d, scoring.shown_answer_reply(d))[0] for d in task_docs)]
+    reads: dict[tuple, str | None] = {}  # a letter's box is read once per kind of document
+    graded: dict[tuple, bool] = {}  # and graded once per (answer, gold)
+    hits = {letter: [] for letter in OPTION_LETTERS}
+    for letter in OPTION_LETTERS:
+        for d in task_docs:
+            kind = (scoring.reading_of(d), letter)
+            if kind not in reads:
+                reads[kind] = scoring.read(d, boxed(letter))[0]
+            pair = (reads[kind], _gold_key(d))
+            if pair not in graded:
+                graded[pair] = scoring.grade(reads[kind], d)[0]
+            hits[letter].append(graded[pair])
+    best = {}
+    for key, counts in counted.items():
+        if not any(counts):
+            continue
+        total, chosen = 0, []
+        for choice in sorted(set(shown), key=str):
+            members = [i for i, c in enumerate(shown) if c == choice and counts[i]]
+            letter = max(OPTION_LETTERS, key=lambda x: sum(hits[x][i] for i in members))  # first letter on ties
+            total += sum(hits[letter][i] for i in members)
+            if members:
+                chosen.append(f"{choice or 'none'}->{letter}")
+        best[key] = (100 * total / sum(counts), " ".join(chosen))
+    return best
+
+
+def best_shown_choice(docs: Sequence[dict]) -> dict[str, tuple[float, str]]:
+    """``_shown_choice_task_best`` per task, averaged over tasks as ``best_constants`` does; {} unless every
+    document is multiple-choice (a free-form shown answer is nearly one per item: a map from it would name items)."""
+    if not docs or not all(d["multiple_choice"] for d in docs):
+        return {}
+    by_task: dict[str, list[dict]] = {}
+    for d in docs:
+        by_task.setdefault(d["task"], []).append(d)
+    found = [_shown_choice_task_best(task_docs) for task_docs in by_task.values()]
+    return {key: (sum(f[key][0] for f in found) / len(found), "; ".join(f[key][1] for f in found))
+            for key in FLOORED if all(key in f for f in found)}
+
+
 def floor_line(docs: Sequence[dict], values: dict[str, dict], headline: Sequence[str]) -> tuple[dict, dict, dict]:
     """What ``critic_tasks.chance._chance`` returns for a task: (headline metric -> the best of the deterministic
     canned critics' values, the best constant answer's and ``random``'s expected value, metric -> that critic,
@@ -222,6 +275,7 @@ def floor_line(docs: Sequence[dict], values: dict[str, dict], headline: Sequence
     by: dict[str, str] = {}
     expected = expected_random(docs)
     constants = best_constants(docs)
+    by_choice = best_shown_choice(docs)
     for key in headline:
         if key not in FLOORED:
             continue
@@ -230,10 +284,13 @@ def floor_line(docs: Sequence[dict], values: dict[str, dict], headline: Sequence
             ran["random (expected)"] = expected[key]
         if key in constants:
             ran[f"constant answer {constants[key][1]}"] = constants[key][0]
+        if key in by_choice:
+            ran[f"answer by the shown choice ({by_choice[key][1]})"] = by_choice[key][0]
         if ran:
             best = max(ran, key=ran.__getitem__)  # DETERMINISTIC order breaks ties
             chance[key], by[key] = ran[best], {"always_first": "the solution accepted"}.get(best, best)
-    return chance, by, {"random": expected, "best constant": {k: v for k, (v, _) in constants.items()}}
+    return chance, by, {"random": expected, "best constant": {k: v for k, (v, _) in constants.items()},
+                        **({"by the shown choice": {k: v for k, (v, _) in by_choice.items()}} if by_choice else {})}
 
 
 # ``critic_tasks.chance``'s three steps for a protocol (``registry.Protocol.chance``)
