@@ -817,3 +817,150 @@ def test_isolation_of_items_that_ran_no_program_does_not_read_as_no_sandbox():
     ran = [CorrectionRecord(domain="code_exec", passed=(True,), parsed=(True,), isolation=("bwrap",)),
            CorrectionRecord(domain="code_exec", passed=(False,), parsed=(True,), isolation=("rlimits",))]
     assert correction_isolation(math_items + ran) == "bwrap+rlimits"
+
+
+# ----------------------------------------------------------------------------- 9. a newcomer's try: the model's
+# server, typo'd flags and commands, --version
+
+
+@pytest.fixture
+def no_api_model_load(no_model_load, monkeypatch):
+    """lm-eval's API models refused as they are built, as no_model_load refuses dummy and hf."""
+    from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI
+
+    def refuse(*args, **kwargs):
+        no_model_load.append(args or kwargs)
+        raise AssertionError("a model was built")
+
+    monkeypatch.setattr(LocalChatCompletion, "__init__", refuse)
+    monkeypatch.setattr(LocalCompletionsAPI, "__init__", refuse)
+    return no_model_load
+
+
+def _api_run(model: str, model_args: list[str]) -> list[str]:
+    return ["--model", model, "--model_args", *model_args, "--apply_chat_template", "--tasks", "critic_feedback_chat",
+            "--limit", "1"]
+
+
+@pytest.mark.parametrize(("model", "words"), [
+    ("local-chat-completions", ["model=my-model,base_url={url}/chat/completions"]),
+    ("local-completions", ["model=my-model,base_url={url}/completions"]),
+    ("openai-chat-completions", ["model=my-model", "base_url={url}/chat/completions"]),  # two words: lm-eval's nargs
+])
+def test_a_model_server_that_does_not_answer_is_one_line_before_loading(no_api_model_load, capsys, model, words):
+    """No server on base_url: lm-eval printed a 135-line traceback ending in requests' ConnectionError, after
+    building the tasks; now one line naming --model_args base_url, as the judge's endpoint gets (and from
+    `critic-eval preflight` given the run's flags)."""
+    from conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"  # bound and closed again: nothing listens there
+    argv = _api_run(model, [w.format(url=url) for w in words])
+    given = next(w for w in argv if "base_url=" in w).split("base_url=")[1]
+    for command in (argv, ["preflight", *argv]):
+        assert cli.main(command) == 2
+        line = one_line(capsys)
+        assert line.startswith(f"critic-eval: --model_args base_url={given} does not answer (ConnectError: "), line
+        assert line.endswith("; start the server or fix base_url (or set CRITIC_ENDPOINT_TIMEOUT=0 to skip this "
+                             "check)")
+    assert no_api_model_load == []
+
+
+@pytest.mark.parametrize("status", [404, 401])
+def test_a_model_server_that_answers_with_an_error_status_is_not_refused(no_api_model_load, status):
+    """Any HTTP reply is a server there (lm-eval's base_url names the completions route, which has no models route
+    under it; a key the probe does not send): the run goes on to build the model."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+        with pytest.raises(AssertionError, match="a model was built"):
+            cli.main(_api_run("local-chat-completions", [f"model=my-model,base_url={url}"]))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked and len(no_api_model_load) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", "dummy", "--model_args", "base_url=http://127.0.0.1:9/v1"],  # dummy takes no base_url
+    ["--model", "hf", "--model_args", "pretrained=/x,base_url=http://127.0.0.1:9/v1"],
+    ["--model", "vllm", "--model_args", "pretrained=/x"],
+    ["--model", "local-chat-completions", "--model_args", "model=m"],  # no base_url given, and no default
+])
+def test_models_without_a_server_url_are_not_asked(monkeypatch, argv):
+    from critic_tasks.adapters.lm_eval import runner
+    from critic_tasks.llm.backends import openai_compatible
+
+    asked = []
+    monkeypatch.setattr(openai_compatible, "unanswered", lambda url, timeout: asked.append(url))
+    runner.check_model_server(argv)
+    assert asked == []
+    monkeypatch.setenv("CRITIC_ENDPOINT_TIMEOUT", "0")  # skips the call where there is a server to ask
+    runner.check_model_server(["--model", "local-chat-completions", "--model_args", "base_url=http://127.0.0.1:9/v1"])
+    assert asked == []
+
+
+_TYPO_RUN = ["--tasks", "critic_feedback_chat", "--model", "dummy"]
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    ([*_TYPO_RUN, "--limt", "1"], "--limt: no such option; did you mean --limit? (`critic-eval run --help` lists "
+     "lm-eval's)"),
+    ([*_TYPO_RUN, "--limt=1"], "--limt: no such option; did you mean --limit? (`critic-eval run --help` lists "
+     "lm-eval's)"),
+    (["run", *_TYPO_RUN, "--no_resum"], "--no_resum: no such option; did you mean --no_resume? (`critic-eval run "
+     "--help` lists lm-eval's)"),  # ours is among the names too
+    ([*_TYPO_RUN, "--limit", "1", "2"], "2: unexpected argument (not a value of the flag before it)"),
+    (["--mod", "dummy", "--tasks", "critic_feedback_chat"], "ambiguous option: --mod could match --model, --model_args: "
+     "write the flag in full"),
+    (["ls", "tasks", "--inclde_path", "x"], "--inclde_path: no such option; did you mean --include_path? "
+     "(`critic-eval ls --help` lists lm-eval's)"),
+    (["foo"], "foo: no such command (`critic-eval --help` lists them)"),
+    (["sumary", "out/"], "sumary: no such command; did you mean summary? (`critic-eval --help` lists them)"),
+    (["vaildate", "--tasks", "x"], "vaildate: no such command; did you mean validate? (`critic-eval --help` lists "
+     "them)"),
+], ids=["flag", "flag=value", "ours", "stray-word", "ambiguous", "ls-flag", "command", "our-command", "lm-eval-command"])
+def test_a_typo_is_one_line_of_ours_before_lm_eval(no_model_load, capsys, argv, expected):
+    """lm-eval's parser answered with its usage and `lm-eval: error: unrecognized arguments: --limt 1`."""
+    assert cli.main(argv) == 2
+    assert one_line(capsys) == f"critic-eval: {expected}"
+    assert no_model_load == []
+
+
+def test_every_flag_lm_eval_takes_passes_and_its_abbreviations_are_written_out(no_model_load, monkeypatch):
+    """Flags as lm-eval's parser takes them reach it unchanged; an unambiguous prefix (its parser's allow_abbrev) is
+    written in full, so our own checks (--tasks given? --limit > 0?) see it too."""
+    from critic_tasks.adapters.lm_eval import private, runner
+
+    seen = []
+    monkeypatch.setattr(runner, "_lm_eval", lambda command, rest: seen.append((command, rest)) or 0)
+    exact = ["--model=dummy", "--tasks", "critic_feedback_chat", "-L", "1", "--gen_kwargs", "temperature=0",
+             "--model_args", "a=1", "b=2", "--seed=1", "--apply_chat_template"]
+    assert cli.main(exact) == 0
+    assert seen[-1][0] == "run" and seen[-1][1][:len(exact)] == exact
+    assert cli.main(["--task", "critic_feedback_chat", "--model", "dummy", "--limi=1", "--apply_chat"]) == 0
+    assert seen[-1][1][:4] == ["--tasks", "critic_feedback_chat", "--model", "dummy"]
+    assert seen[-1][1][4:6] == ["--limit=1", "--apply_chat_template"]
+    assert private.cli_parsers()["run"].allow_abbrev  # lm-eval 0.4.13's parser takes prefixes, so critic-eval must
+
+
+def test_version_prints_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"critic-eval {version('critic-tasks')}\n"

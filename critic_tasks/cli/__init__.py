@@ -62,6 +62,7 @@ def usage() -> str:
     lines += ["", "Anything else runs lm-eval with the critic tasks on its path; every lm_eval flag passes through:",
               "  critic-eval --model hf --model_args pretrained=... --apply_chat_template --tasks critic",
               "  critic-eval run --help      lm-eval's own flags",
+              "  critic-eval --version       the installed critic-tasks version",
               "", *data_settings_lines(),
               "judge: CRITIC_JUDGE_*; revisers: CRITIC_REVISER_* (CRITIC_REVISERS: a pool); code execution:",
               "CRITIC_EXECUTOR. See the README; `critic-eval preflight --tasks ...` checks them before a run."]
@@ -102,6 +103,9 @@ def _main(argv: list[str] | None) -> int:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
+    if argv[0] == "--version":
+        print(f"critic-eval {_version()}")
+        return 0
     own = argv[0] in COMMANDS
     try:
         if own:
@@ -118,7 +122,7 @@ def _main(argv: list[str] | None) -> int:
             return commands[argv[0]](argv[1:])
         from critic_tasks.adapters.lm_eval.runner import run_cli
 
-        return run_cli(argv)
+        return run_cli(argv, tuple(COMMANDS))
     except DataError as err:
         print(f"critic-eval: data error: {err}", file=sys.stderr)
         return 2
@@ -132,10 +136,23 @@ def _main(argv: list[str] | None) -> int:
         raise
 
 
-PREFLIGHT_USAGE = ("usage: critic-eval preflight --tasks TASKS [--metadata '{...}'] [--limit N]\n\n"
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("critic-tasks")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from critic_tasks import __version__
+
+        return __version__
+
+
+PREFLIGHT_USAGE = ("usage: critic-eval preflight --tasks TASKS [--metadata '{...}'] [--limit N] [--model M "
+                   "--model_args ...]\n\n"
                    "Checks what a run of these tasks needs (data, judge, revisers, executor, intervals; SAvg's stage-1 "
-                   "feedback) before any model loads, from the same flags as the run; exit 2 with the reason. For "
-                   "plain lm_eval runs, which check only after loading the model (critic-eval checks first itself).")
+                   "feedback; an API model's base_url) before any model loads, from the same flags as the run; exit 2 "
+                   "with the reason. For plain lm_eval runs, which check only after loading the model (critic-eval "
+                   "checks first itself).")
 
 
 def _preflight(argv: list[str]) -> int:
@@ -143,7 +160,7 @@ def _preflight(argv: list[str]) -> int:
     the same checks as ``critic-eval`` does before a run, from the same flags, and exits 2 with the reason."""
     from critic_tasks import registry
     from critic_tasks.adapters.lm_eval.flags import flag_value, run_metadata
-    from critic_tasks.adapters.lm_eval.runner import preflight
+    from critic_tasks.adapters.lm_eval.runner import check_model_server, preflight
     from critic_tasks.llm.settings import LLMSettings
     from critic_tasks.preflight import check_hub_data, checks_source, expand, hub_offline
 
@@ -166,6 +183,7 @@ def _preflight(argv: list[str]) -> int:
             raise ValueError(f"{', '.join(waiting)}: plain lm_eval needs {stage.about} from a stage-1 run "
                              f"(--metadata '{{\"{stage.key}\": \"<its output dir>\"}}'); critic-eval runs stage 1 itself")
     preflight(argv)
+    check_model_server(argv)  # with the run's --model and --model_args: an API model's server answers
     notes = []
     scorers = {t.kind_spec.scorer for t in tasks}
     if scorers & {"judge", "aiu_judge", "revision"} and not LLMSettings.from_env("judge").model:

@@ -81,7 +81,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("CRITIC_REVISERS", "", "text", "the reviser pool's members (`strong,weak`); each reads "
             "CRITIC_REVISER_<MEMBER>_* first"),
     Setting("CRITIC_ENDPOINT_TIMEOUT", "5", "number", "seconds for the preflight's one models call per endpoint "
-            "(0 skips the call)"),
+            "(judge, revisers, the model's `--model_args base_url`; 0 skips the call)"),
     # intervals
     Setting("CRITIC_CI", "on", "flag", "`off`: no bootstrap intervals"),
     Setting("CRITIC_CI_RESAMPLES", "1000", "integer", "bootstrap resamples per interval"),

@@ -74,3 +74,46 @@ def without_flags(argv: list[str], flags: dict[str, bool]) -> list[str]:
         if name not in flags:
             out.append(arg)
     return out
+
+
+class _Unparsed(Exception):
+    """argparse stopped on something other than an unknown argument."""
+
+
+def check_flag_names(command: str, argv: list[str], ours: tuple[str, ...] = ()) -> list[str]:
+    """``argv`` read by lm-eval's own parser for ``command`` (run, ls, validate), before anything runs: an argument it
+    does not know (a typo'd flag, a stray word) is one ConfigError line naming it, with the nearest of lm-eval's flags
+    and ``ours`` (flags critic-eval takes out before lm-eval runs), where lm-eval printed its usage and "unrecognized
+    arguments". Returned with each abbreviation its parser takes (argparse's allow_abbrev: ``--limi 1``) written in
+    full: our own checks look for the full names."""
+    import difflib
+
+    parser = private.cli_parsers()[command]
+
+    def stop(message: str = "", *args):
+        raise _Unparsed(message)
+
+    parser.error = parser.exit = parser.print_help = stop
+    try:
+        _, unknown = parser.parse_known_args([a for a in argv if a not in ours])
+    except Exception as stopped:  # _Unparsed, or a ValueError of lm-eval's actions (--metadata's malformed JSON)
+        if isinstance(stopped, _Unparsed) and str(stopped).startswith("ambiguous option"):
+            raise ConfigError(f"{stopped}: write the flag in full") from None  # our checks would miss both flags
+        return argv  # a value missing or malformed, --help: lm-eval's to say (or show) in the run, as before
+    options = [o for action in parser._actions for o in action.option_strings]
+    if unknown:
+        name = unknown[0].split("=", 1)[0]
+        if not name.startswith("-"):  # a word left after the flags' values
+            raise ConfigError(f"{unknown[0]}: unexpected argument (not a value of the flag before it)")
+        close = difflib.get_close_matches(name, [o for o in [*options, *ours] if len(o) > 2], n=3)
+        raise ConfigError(f"{name}: no such option" + (f"; did you mean {' or '.join(close)}?" if close else "")
+                          + f" (`critic-eval {command} --help` lists lm-eval's)")
+    out = []
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if name.startswith("--") and name not in options and name not in ours:
+            matches = [o for o in options if o.startswith(name)]
+            if len(matches) == 1:  # what argparse took it for (else it would have stopped above)
+                arg = matches[0] + eq + value
+        out.append(arg)
+    return out

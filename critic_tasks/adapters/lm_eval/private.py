@@ -8,6 +8,8 @@ savings need more, and each is here but the one the loader makes itself (below):
   a listing needs them, through ``TaskManager._entry`` / ``._index``; lm-eval's CLI builds its ``TaskManager`` from
   the name ``lm_eval.tasks.TaskManager``, which ``cli`` points at ours for the run.
 * **The CLI's argv.** ``cli_evaluate`` reads ``sys.argv`` only; ``cli`` sets it for the run, then restores it.
+* **The CLI's parsers.** ``cli_parsers`` reads each command's argparse parser from ``_cli.harness.HarnessCLI`` (its
+  ``_subparsers``), so a flag lm-eval does not know is named before the run (``flags.check_flag_names``).
 * **Distinct seeds for repeats.** lm-eval's API models send the k repeats of a sampled request with one seed, so a
   server honouring seeds answers once, k times (``distinct_seeds``); ``install_distinct_seeds`` wraps
   ``TemplateAPI.generate_until`` and reads the model's ``_seed``.
@@ -210,6 +212,14 @@ def generation_progress(report):
 
 # a reply's weight against its prompt's characters in generation_progress: the demo's 32 tokens, ~4 characters each
 REPLY_WEIGHT = 128.0
+
+
+def cli_parsers() -> dict:
+    """lm-eval's CLI commands (run, ls, validate) -> the argparse parser its ``lm-eval`` reads each one's flags with;
+    new parsers each call (building them imports no backend)."""
+    from lm_eval._cli.harness import HarnessCLI
+
+    return dict(HarnessCLI()._subparsers.choices)
 
 
 def cli(argv: list[str]) -> None:

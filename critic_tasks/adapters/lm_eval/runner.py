@@ -20,7 +20,14 @@ from pathlib import Path
 
 from critic_tasks import registry
 from critic_tasks.adapters.lm_eval import own_path, private, resume, task_functions, tasks_dir, turns
-from critic_tasks.adapters.lm_eval.flags import flag_value, flag_values, logs_samples, run_metadata, run_tasks
+from critic_tasks.adapters.lm_eval.flags import (
+    check_flag_names,
+    flag_value,
+    flag_values,
+    logs_samples,
+    run_metadata,
+    run_tasks,
+)
 from critic_tasks.adapters.lm_eval.stages import prior_runs, rounds_summary
 from critic_tasks.adapters.lm_eval.task_functions import ScoringFailed
 from critic_tasks.core.errors import ConfigError, DataError
@@ -31,19 +38,26 @@ from critic_tasks.preflight import check_hub_data, check_local_data, check_tasks
 ALLOW_JUDGE_FAILURES_ENV = "CRITIC_JUDGE_ALLOW_FAILURES"  # as `critic-eval judge --allow_failures`
 
 
-def run_cli(argv: list[str]) -> int:
-    """Hand everything to lm_eval's own CLI, with our tasks directory included (SAvg: stage 1 first)."""
+def run_cli(argv: list[str], our_commands: tuple[str, ...] = ()) -> int:
+    """Hand everything to lm_eval's own CLI, with our tasks directory included (SAvg: stage 1 first).
+    ``our_commands``: critic-eval's own, for the "did you mean" of a command neither has."""
     if any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         print("critic-eval: --include_path is set by critic-eval; to add your own tasks too, run\n"
               f"  lm_eval --include_path {tasks_dir()} ... and a TaskManager with both paths "
               "(critic_tasks.task_manager(include_path=...)).", file=sys.stderr)
         return 2
-    if argv and argv[0] in ("run", "ls", "validate"):
+    commands = private.cli_parsers()
+    if argv and argv[0] in commands:
         command, rest = argv[0], argv[1:]
-    elif argv and not argv[0].startswith("-"):
-        command, rest = argv[0], argv[1:]  # unknown word: let lm_eval explain
+    elif argv and not argv[0].startswith("-"):  # lm-eval would take it for a stray argument of run
+        import difflib
+
+        close = difflib.get_close_matches(argv[0], [*our_commands, *commands], n=3)
+        raise ConfigError(f"{argv[0]}: no such command" + (f"; did you mean {' or '.join(close)}?" if close else "")
+                          + " (`critic-eval --help` lists them)")
     else:
         command, rest = "run", argv
+    rest = check_flag_names(command, rest, ours=(resume.NO_RESUME_FLAG,))
     if command != "run":
         return _lm_eval(command, rest)
     original = list(argv)
@@ -68,6 +82,7 @@ def run_cli(argv: list[str]) -> int:
         check_model_paths(rest)
         if not asks_help:
             check_hub_model(rest)
+            check_model_server(rest)
         require_scorer_or_samples(rest)
         chained = prior_runs(rest)
         if chained is not None:  # a stage 1 not given yet, or rounds: the earlier runs first, same model arguments
@@ -482,6 +497,42 @@ def check_hub_model(argv: list[str]) -> None:
     if answer.state == "unreachable":
         raise ConfigError(f"--model_args pretrained={name}: the Hub ({constants.ENDPOINT}) cannot be reached "
                           f"({answer.detail}); set HF_HUB_OFFLINE=1 if the model is in the local cache, {advice}")
+
+
+def check_model_server(argv: list[str]) -> None:
+    """The server of an lm-eval model that takes a ``base_url`` (its API models: local-chat-completions, gguf, ...)
+    answers: given in ``--model_args`` or the class's default. Any HTTP reply counts; a refused connection or a
+    timeout (``CRITIC_ENDPOINT_TIMEOUT`` seconds; 0 skips it) is one line, where lm-eval printed a 135-line
+    traceback after building the tasks. Local models (hf, vllm, dummy) take no base_url and are not asked."""
+    import inspect
+
+    from critic_tasks.adapters.lm_eval.resume import _model_args
+    from critic_tasks.llm.backends.openai_compatible import CHECK_TIMEOUT_ENV, _check_timeout, unanswered
+
+    model = flag_value(argv, "--model") or "hf"
+    if MODEL_BACKENDS.get(model, ((), ""))[1] in ("hf", "vllm"):
+        return  # known local: not worth importing their classes to find that out
+    from lm_eval.api.registry import get_model
+
+    try:
+        cls = get_model(model)
+    except Exception:  # a backend that does not import here: lm-eval says why
+        return
+    # the nearest class that names base_url gives its default (openai-chat-completions: the OpenAI API's)
+    names = [inspect.signature(c.__init__).parameters.get("base_url") for c in cls.__mro__ if "__init__" in vars(c)]
+    param = next((p for p in names if p is not None), None)
+    args: dict = {}
+    for value in flag_values(argv, "--model_args", "-a") or []:  # lm-eval takes several words (nargs="+")
+        args.update(_model_args(value))
+    given = args.get("base_url")
+    url = str(given or (param.default if param is not None else "") or "")
+    if param is None or not url or not (timeout := _check_timeout()):
+        return
+    why = unanswered(url, timeout)
+    if why:
+        what = f"--model_args base_url={url}" if given else f"--model {model}'s default base_url {url}"
+        raise ConfigError(f"{what} {why}; start the server or fix base_url (or set {CHECK_TIMEOUT_ENV}=0 to skip "
+                          "this check)")
 
 
 def interrupted_message(argv: list[str], cache: str | None, cached_before: int = 0) -> str:

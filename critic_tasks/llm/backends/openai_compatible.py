@@ -295,8 +295,8 @@ def _check_timeout() -> float:
     return value
 
 
-def _ask_models(url: str, api_key: str | None, timeout: float) -> str | None:
-    """None when ``url`` answers a models call (any answer but a refused key); else why not, in a few words."""
+def _models_call(url: str, api_key: str | None, timeout: float) -> Exception | None:
+    """What one models call at ``url`` raised (the SDK's error, or another for a reply it cannot read), or None."""
     import openai
 
     local = urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
@@ -304,25 +304,49 @@ def _ask_models(url: str, api_key: str | None, timeout: float) -> str | None:
                            http_client=openai.DefaultHttpxClient(trust_env=not local))
     try:
         client.models.list()
-    except openai.AuthenticationError as err:
-        return f"refused the API key (HTTP {err.status_code})"
-    except openai.PermissionDeniedError as err:
-        return f"refused the API key (HTTP {err.status_code})"
-    except openai.APIStatusError:
-        return None  # it answered: some servers have no models route, which is fine
-    except openai.APITimeoutError:
-        return f"no answer within {timeout:g} s"
-    except openai.APIConnectionError as err:
-        cause = err.__cause__ or err
-        while getattr(cause, "__cause__", None) is not None and not str(cause):
-            cause = cause.__cause__
-        return f"does not answer ({type(cause).__name__}: {cause})" if str(cause) else "does not answer"
-    except Exception as err:  # a 200 that is no API answer (a web page, a proxy's login form): the SDK cannot read it
-        return (f"answers, but not as an OpenAI-compatible API ({type(err).__name__}: an HTML page or other non-JSON "
-                "reply); the base URL must be the API's, usually ending in /v1")
+    except Exception as err:
+        return err
     finally:
         client.close()
     return None
+
+
+def _silence(err, timeout: float) -> str:
+    """Why nothing answered (an ``openai.APIConnectionError``: refused, no such host, a timeout), in a few words."""
+    import openai
+
+    if isinstance(err, openai.APITimeoutError):
+        return f"no answer within {timeout:g} s"
+    cause = err.__cause__ or err
+    while getattr(cause, "__cause__", None) is not None and not str(cause):
+        cause = cause.__cause__
+    return f"does not answer ({type(cause).__name__}: {cause})" if str(cause) else "does not answer"
+
+
+def _ask_models(url: str, api_key: str | None, timeout: float) -> str | None:
+    """None when ``url`` answers a models call (any answer but a refused key); else why not, in a few words."""
+    import openai
+
+    err = _models_call(url, api_key, timeout)
+    if isinstance(err, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return f"refused the API key (HTTP {err.status_code})"
+    if err is None or isinstance(err, openai.APIStatusError):
+        return None  # it answered: some servers have no models route, which is fine
+    if isinstance(err, openai.APIConnectionError):  # a timeout is one too
+        return _silence(err, timeout)
+    # a 200 that is no API answer (a web page, a proxy's login form): the SDK cannot read it
+    return (f"answers, but not as an OpenAI-compatible API ({type(err).__name__}: an HTML page or other non-JSON "
+            "reply); the base URL must be the API's, usually ending in /v1")
+
+
+def unanswered(url: str, timeout: float) -> str | None:
+    """Why no server answers at ``url`` (as ``_ask_models`` says it), or None when one does. Any HTTP reply counts,
+    an error status or a page too: for a URL that is no API base (lm-eval's base_url names the completions route
+    itself), only whether a server is there can be asked."""
+    import openai
+
+    err = _models_call(url, None, timeout)
+    return _silence(err, timeout) if isinstance(err, openai.APIConnectionError) else None
 
 
 def check_endpoints(settings: LLMSettings) -> None:
