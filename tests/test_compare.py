@@ -12,8 +12,9 @@ from helpers import one_line
 from scipy import stats
 from test_intervals_from_samples import TIME, _line
 
-from critic_tasks import cli
+from critic_tasks import cli, registry
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.core.records import Record
 from critic_tasks.reports.compare import compare_runs
 from critic_tasks.reports.results import load_runs
 
@@ -68,7 +69,8 @@ def _correction(seed):
 def _doc(task, i, variant):
     """The logged document, the same in both runs under the same doc_id but for the prompt variant each run chose
     (a run setting the loaders write into the document), and lm-eval's hash of it."""
-    return {"doc": {"item_index": i, "task": task, "variant": variant}, "doc_hash": f"{task}-{i}-{variant}"}
+    return {"doc": {"item_index": i, "task": task, "question": f"Question {i}?", "variant": variant},
+            "doc_hash": f"{task}-{i}-{variant}"}
 
 
 def _write_run(folder, seed, drop=None, variant="paper"):
@@ -77,15 +79,21 @@ def _write_run(folder, seed, drop=None, variant="paper"):
     runs = {"critic_feedback": (_feedback(seed), ["spearman", "score"]),
             "critic_comparison": (_comparison(seed), ["accuracy"]),
             "critic_correction": (_correction(seed), ["pass_rate", "score"])}
-    results = {"results": {"critic_feedback": {"spearman,none": 10.0, "score,none": 55.0},
-                           "critic_comparison": {"accuracy,none": 40.0},
-                           "critic_correction": {"pass_rate,none": 40.0, "score,none": 40.0}},
-               "config": {"model_args": f"pretrained=critic-{seed}"}}
-    (folder / f"results_{TIME}.json").write_text(json.dumps(results))
+    results = {"results": {}, "config": {"model_args": f"pretrained=critic-{seed}"}}
     for task, (rows, keys) in runs.items():
         lines = [{**_line(i, row, keys), **_doc(task, i, variant)} for i, row in enumerate(rows) if i != drop]
         (folder / f"samples_{task}_{TIME}.jsonl").write_text("".join(json.dumps(s) + "\n" for s in lines))
+        results["results"][task] = {f"{k},none": _reported(task, k, [s[k] for s in lines]) for k in keys}
+    (folder / f"results_{TIME}.json").write_text(json.dumps(results))
     return {task: rows for task, (rows, _) in runs.items()}
+
+
+def _reported(task, key, rows):
+    """What the results file reports under ``key``: its metric over the rows' records (the tasks' aggregation)."""
+    metric = registry.result_metric(task, key)
+    value = registry.metric_value(metric.family, metric.base,
+                                  [r for r in map(Record.from_dict, rows) if metric.accepts(r)])
+    return 0.0 if value is None else float(value)
 
 
 # ----------------------------------------------------------------------------- the reference, written out
@@ -243,7 +251,7 @@ def test_a_changed_document_under_the_same_doc_id_is_refused(tmp_path, capsys):
     _runs(tmp_path, seed_b=1)
     path = tmp_path / "b" / f"samples_critic_comparison_{TIME}.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    rows[0]["doc"]["item_index"] = 99  # another document under doc_id 0
+    rows[0]["doc"]["question"] = "Another question?"  # another document under doc_id 0
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
                      "--metric", "critic_comparison.accuracy"]) == 2
@@ -334,3 +342,83 @@ def test_opencompass_summaries_are_refused_naming_what_compare_pairs(tmp_path, c
         (tmp_path / side / f"results_{TIME}.json").write_text(json.dumps({"results": results}))
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     assert "run A and B have no per-item rows of critic_feedback: run it with lm-eval --log_samples" in one_line(capsys)
+
+
+# ----------------------------------------------------------------------------- rows compare cannot trust (red team)
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write_rows(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_a_document_logged_twice_is_refused_in_one_line(tmp_path, capsys):
+    """Red team: two rows of doc_id 3 in B's samples file were both read, the last one replacing the first (B's value
+    hung on the rows' order). lm-eval 0.4.13 logs each document once per filter, its repeats inside the one row
+    (``evaluator.evaluate``): a second row is not one run's. Another filter's row of the document is (compare reads
+    the "none" filter's)."""
+    _runs(tmp_path)
+    path = tmp_path / "b" / f"samples_critic_comparison_{TIME}.jsonl"
+    rows = _rows(path)
+    _write_rows(path, rows + [{**rows[3], "filter": "strict-match"}])
+    assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                     "--metric", "critic_comparison.accuracy"]) == 0
+    capsys.readouterr()
+    flipped = {**rows[3]["accuracy"], "verdict": {"A": "B", "B": "A"}[rows[3]["accuracy"]["verdict"]]}
+    _write_rows(path, rows + [{**rows[3], "accuracy": flipped}])
+    assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                     "--metric", "critic_comparison.accuracy"]) == 2
+    line = one_line(capsys)
+    assert f"{path}:{len(rows) + 1}: doc_id 3 repeats {path}:4" in line, line
+
+
+def _judged_run(folder, seed):
+    """A run of critic_feedback_sub: a judge's 1-10 grade of each of 12 critiques, their mean the headline (its
+    interval in the results file, as the task's aggregation writes it: not computed again from the samples)."""
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    rows = [{"kind": "judged", "domain": "chat", "group": "low", "score": float(rng.integers(1, 11)), "item": f"critique {i}"}
+            for i in range(12)]
+    lines = [{**_line(i, row, ["judge_score"]), **_doc("critic_feedback_sub", i, "paper")} for i, row in enumerate(rows)]
+    _write_rows(folder / f"samples_critic_feedback_sub_{TIME}.jsonl", lines)
+    (folder / f"results_{TIME}.json").write_text(json.dumps({
+        "results": {"critic_feedback_sub": {"judge_score,none": _reported("critic_feedback_sub", "judge_score", rows),
+                                            "judge_score_ci_low,none": 1.0, "judge_score_ci_high,none": 10.0}},
+        "config": {"model_args": f"pretrained=critic-{seed}"}}))
+    return folder
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_record_holding_nan_or_inf_is_refused_in_one_line(tmp_path, capsys, bad):
+    """Red team: a NaN in a logged record (a judge's grade) was compared: B nan, its interval (nan, nan). Refused as a
+    NaN in the results file is, in one line naming the file, the item and the field."""
+    a, b = _judged_run(tmp_path / "a", 1), _judged_run(tmp_path / "b", 2)
+    path = b / f"samples_critic_feedback_sub_{TIME}.jsonl"
+    assert cli.main(["compare", str(a), str(b)]) == 0
+    capsys.readouterr()
+    _rewrite(path, lambda r: {**r, "judge_score": {**r["judge_score"], "score": bad}} if r["doc_id"] == 4 else r)
+    assert cli.main(["compare", str(a), str(b)]) == 2
+    line = one_line(capsys)
+    assert f"{path}:5: critic_feedback_sub.judge_score of doc_id 4: field 'score' = {json.dumps(bad)}" in line, line
+    assert "not a finite number" in line
+
+
+def test_a_results_file_its_rows_do_not_give_is_refused_in_one_line(tmp_path, capsys):
+    """Red team: B's results file said 12.0 where its samples gave another accuracy, and compare showed the rows'
+    value without a word. Refused naming the task, the metric and both values; a value off by float rounding only
+    (lm-eval sums the items in document order, compare in its units' order) still compares."""
+    a, b, _, _ = _runs(tmp_path)
+    given = _pair_flags(b["critic_comparison"]).mean()
+    path = tmp_path / "b" / f"results_{TIME}.json"
+    results = json.loads(path.read_text())
+    for value, refused in ((given + 1e-10, False), (12.0, True)):
+        results["results"]["critic_comparison"]["accuracy,none"] = value
+        path.write_text(json.dumps(results))
+        assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                         "--metric", "critic_comparison.accuracy"]) == (2 if refused else 0)
+    line = one_line(capsys)
+    assert f"critic_comparison.accuracy = 12, but run B's per-item rows give {given:g}" in line, line
+    assert given != 12.0

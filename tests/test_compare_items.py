@@ -20,6 +20,7 @@ from helpers import one_line
 
 from critic_tasks import cli, engine, registry
 from critic_tasks.core.metrics.bootstrap import BootstrapSettings
+from critic_tasks.core.records import Record
 from critic_tasks.reports.compare import compare_runs
 from critic_tasks.reports.results import load_runs
 
@@ -54,16 +55,26 @@ def _sample_row(task: str, doc_id: int, doc: dict, reply: str) -> dict:
             "target_hash": _hash(kind.protocol_spec.target(doc)), **fed}
 
 
+def _reported(task: str, rows: list[dict]) -> dict[str, float]:
+    """What lm-eval's results file reports under each number key the rows carry: the key's metric over the records
+    logged under it (``registry.metric_value``, as the tasks' aggregation computes it; 0 where it gives none)."""
+    out = {}
+    for metric in registry.TASKS[task].kind_spec.metrics:
+        if metric.scale == "text" or not any(metric.key in r["metrics"] for r in rows):
+            continue  # a number each (a text key, e.g. the prompt, left out)
+        records = [Record.from_dict(r[metric.key]) for r in rows if metric.key in r]
+        value = registry.metric_value(metric.family, metric.base, [x for x in records if metric.accepts(x)])
+        out[metric.key] = 0.0 if value is None else float(value)
+    return out
+
+
 def _write_run(folder, task_rows: dict[str, list[dict]], model: str, values: dict | None = None, config=None):
-    """An lm-eval output folder: ``results_<time>.json`` (``values``: task -> {key: value}; by default a 0 under
-    each key the rows carry, which compare only needs present) and a samples file per task."""
+    """An lm-eval output folder: ``results_<time>.json`` (``values``: task -> {key: value}; by default what the rows
+    give, ``_reported``) and a samples file per task."""
     folder.mkdir(parents=True, exist_ok=True)
     results = {}
     for task, rows in task_rows.items():
-        keys = {k for r in rows for k in r["metrics"]}
-        kind = registry.TASKS[task].kind_spec
-        results[task] = {f"{k},none": (values or {}).get(task, {}).get(k, 0.0) for k in keys
-                         if kind.metric(k).scale != "text"}  # a number each (a text key, e.g. the prompt, left out)
+        results[task] = {f"{k},none": v for k, v in {**_reported(task, rows), **(values or {}).get(task, {})}.items()}
     (folder / f"results_{TIME}.json").write_text(json.dumps({
         "results": results, "config": {"model_args": f"pretrained={model}", **(config or {})},
         "configs": {t: {"task": t, "metadata": {"version": 1.0}} for t in task_rows}}))
@@ -156,6 +167,77 @@ def test_a_changed_document_is_refused_in_one_line_naming_its_field(tmp_path, ca
     line = one_line(capsys)
     assert f"{PROCESS_TASK}: 1 item differs" in line and "doc_id 2 differs in field 'steps'" in line
     assert "(edited)" in line.split("field 'steps'")[1]  # B's value, shown (shortened) beside A's
+
+
+REALCRITIC_TASK = "critic_realcritic_gsm8k"
+
+
+def _realcritic_file(path, blank_first: bool = False):
+    """A RealCritic gsm8k file (the released rows' fields) of 8 items, the shown solution right on every third;
+    ``blank_first``: a blank line above the first item."""
+    rows = []
+    for i in range(8):
+        gold, pred = str(3 * i + 2), str(3 * i + 2 if i % 3 == 0 else 3 * i)
+        rows.append({"idx": i, "question": f"What is {i} times 3, plus 2?", "gt": gold, "gt_cot": f"{3 * i} + 2",
+                     "pred": pred, "reasoning": f"The answer is $\\boxed{{{pred}}}$.", "model": "sample-model",
+                     "previous_score": [pred == gold]})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(("\n" if blank_first else "") + "".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _realcritic_run(folder, data_dir, right):
+    """An lm-eval run of RealCritic's gsm8k on the file in ``data_dir``: the critic's corrected answer the gold one
+    where ``right(idx)``, else one off."""
+    docs = engine.task_docs(REALCRITIC_TASK, data_dir=str(data_dir), prompt="ours", grading="strict")
+    rows = [_sample_row(REALCRITIC_TASK, i, d, f"\\boxed{{{int(d['gold']) + (0 if right(d['idx']) else 1)}}}")
+            for i, d in enumerate(docs)]
+    return _write_run(folder, {REALCRITIC_TASK: rows}, folder.name), rows
+
+
+def test_a_blank_line_in_the_data_file_moves_no_item(tmp_path, capsys):
+    """Red team: the same RealCritic file with a blank line added above its first item was refused, every item
+    "differs in field 'line' (1 in A, 2 in B)": the loader keeps each item's physical line. A line is where an item
+    sits, not what it is (``PLACE_FIELDS``); the items still pair by doc_id (their place among the documents, which
+    the blank line leaves), so the comparison is the one on an unchanged copy, value for value."""
+    from critic_tasks.protocols.realcritic import data
+
+    plain, blank = tmp_path / "plain", tmp_path / "blank"
+    _realcritic_file(plain / data.task_file("gsm8k"))
+    _realcritic_file(blank / data.task_file("gsm8k"), blank_first=True)
+    a, _ = _realcritic_run(tmp_path / "a", plain, lambda idx: idx % 2 == 0)
+    b_plain, rows_plain = _realcritic_run(tmp_path / "b-plain", plain, lambda idx: idx != 5)
+    b_blank, rows_blank = _realcritic_run(tmp_path / "b-blank", blank, lambda idx: idx != 5)
+    assert [r["doc"]["line"] for r in rows_blank] == [r["doc"]["line"] + 1 for r in rows_plain]  # what was refused
+
+    def compared(b):
+        return [(c.key, c.a, c.b, c.interval, c.p_value, c.units)
+                for c in compare_runs(*load_runs(a), *load_runs(b), settings=SETTINGS)]
+
+    found = compared(b_blank)
+    assert found == compared(b_plain)
+    (accuracy,) = [c for c in found if c[0] == "accuracy"]
+    assert (accuracy[1], accuracy[2], accuracy[5]) == (50.0, 87.5, 8)  # A right on 4 of 8 items, B on 7
+    assert cli.main(["compare", str(a), str(b_blank)]) == 0
+    assert f"| {REALCRITIC_TASK}.accuracy | 50.00 | 87.50 | +37.50 |" in capsys.readouterr().out
+
+
+def test_a_blank_line_in_a_revision_items_file_moves_no_item(tmp_path):
+    """The revision protocols' own items files (--metadata items_file): each item's ``item_index`` is its line, and an
+    item without an ``id`` was named by its line; with a blank line above the items both moved, and every item
+    differed. Its place among the items names it now; a changed item still differs."""
+    from critic_tasks.protocols.revision import data
+    from critic_tasks.reports.compare import document_identity
+
+    rows = "".join(json.dumps({"question": f"What is {i} + {i}?", "generation": f"It is {2 * i}.",
+                               "ground_truth_answer": str(2 * i)}) + "\n" for i in range(4))
+    plain, blank = tmp_path / "plain.jsonl", tmp_path / "blank.jsonl"
+    plain.write_text(rows)
+    blank.write_text("\n" + rows)
+    docs_a, docs_b = (data.load_task_docs("utility", items_file=str(p)) for p in (plain, blank))
+    assert [d["item_index"] for d in docs_b] == [d["item_index"] + 1 for d in docs_a]  # where each item sits
+    assert [document_identity({"doc": d}) for d in docs_a] == [document_identity({"doc": d}) for d in docs_b]
+    assert document_identity({"doc": docs_a[1]}) != document_identity({"doc": {**docs_a[1], "generation": "5."}})
 
 
 # ----------------------------------------------------------------------------- strata: ProcessBench's subset x class
@@ -448,10 +530,10 @@ def _write_opencompass_run(root, task: str, rows: list[dict], model: str, chunks
                 **{k: [v] for k, v in {"item": f"item {r['doc_id']}", "prediction": r["resps"][0][0],
                                        **next(r[m.key] for m in kind.metrics if m.key in r)}.items()}}
                for r in rows]
-    keys = {k for r in rows for k in r["metrics"] if kind.metric(k).scale != "text"}
-    (run / "results" / model / f"{task}.json").write_text(json.dumps({**{k: 0.0 for k in keys}, "details": details}))
+    reported = _reported(task, rows)
+    (run / "results" / model / f"{task}.json").write_text(json.dumps({**reported, "details": details}))
     summary = run / "summary" / f"critic_results_{model}_20260101_000000.json"
-    summary.write_text(json.dumps({"results": {task: {f"{k},none": 0.0 for k in keys}}, "groups": {},
+    summary.write_text(json.dumps({"results": {task: {f"{k},none": v for k, v in reported.items()}}, "groups": {},
                                    "config": {"model": model, "harness": "opencompass"}}))
     return summary
 

@@ -23,6 +23,7 @@ from test_compare import (
     _feedback,
     _feedback_reference,
     _line,
+    _reported,
 )
 
 from critic_tasks import cli
@@ -91,8 +92,8 @@ def fake_demo(monkeypatch, tmp_path):
                 db.execute("CREATE TABLE IF NOT EXISTS unnamed (key TEXT PRIMARY KEY, value BLOB)")
                 db.executemany("INSERT OR IGNORE INTO unnamed VALUES (?, ?)",
                                [(f"{task}-{i}", b"") for i in range(5)])
-        value = {"spearman,none": 10.0, "score,none": 50.0}
-        return {"results": {task: dict(value)}, "samples": {task: rows}, "configs": {},
+        value = {f"{k},none": _reported(task, k, records) for k in FEEDBACK_KEYS}  # what the rows give
+        return {"results": {task: value}, "samples": {task: rows}, "configs": {},
                 "config": {"model": "hf", "model_args": model_args}}
 
     monkeypatch.setattr(demo, "_demo_evaluate", evaluate)

@@ -13,7 +13,9 @@ folder: each prediction's ``gold`` is the document, our evaluator's ``details`` 
 (the logged ``doc`` but for what a run's settings write into it and where the data was read from,
 ``document_identity``: two copies of the data in two folders compare); a document in one run only, or a ``doc_id``
 whose documents differ, is refused in one line naming the field that differs (``ItemMismatch``): a paired
-comparison needs the same items.
+comparison needs the same items. So are rows compare cannot trust, each in one line: a document logged twice, a
+record holding NaN or an infinity (``check_finite``), and a results file whose value its own rows do not give
+(``check_reported``).
 
 The unit resampled and swapped is the one the metric's own interval resamples
 (``registry.INTERVALS``), as each family declares it beside its interval (``registry.UNITS``): a comparison pair with both
@@ -163,9 +165,11 @@ class Logged:
 # protocol and the prompt it composes; JudgeBench's judge format, prompt and the messages they make): two runs
 # differing only there were asked about the same items.
 RUN_SETTING_FIELDS = ("variant", "failure_rule", "protocol", "prompt", "judge", "system_message", "user_message")
-# Where the run read the item from (the data file's path: another folder, machine or cache holds the same items):
-# an item is what it says, not where it was read.
-PLACE_FIELDS = ("source_file",)
+# Where the run read the item from: the data file's path (another folder, machine or cache holds the same items) and
+# the item's place in that file (RealCritic's physical ``line``, the ``item_index`` of a row: a blank line or another
+# copy's order moves them). An item is what it says, not where it was read; the runs pair by lm-eval's ``doc_id``,
+# the item's place among the documents, which a blank line does not move.
+PLACE_FIELDS = ("source_file", "line", "item_index")
 # What a scorer writes into a document as it scores it (RealCritic grades the shown solution once per document and
 # keeps the grade there, scoring.shown_correct): lm-eval logs the document after scoring, OpenCompass's reference is
 # the document before it, so the field is set on one side and empty on the other; it is computed from the item.
@@ -175,9 +179,9 @@ HASH_FIELD = "doc_hash"  # the identity of a row that logged no document: lm-eva
 
 def document_identity(sample: dict) -> dict[str, str]:
     """What tells a logged document from another: its content, each field of the logged ``doc`` as JSON text, less
-    ``RUN_SETTING_FIELDS`` (two prompt variants compare), ``PLACE_FIELDS`` (two copies of the data in two folders
-    compare) and ``SCORER_FIELDS`` (an lm-eval run and an OpenCompass run compare); a row without a ``doc``:
-    lm-eval's ``doc_hash`` alone."""
+    ``RUN_SETTING_FIELDS`` (two prompt variants compare), ``PLACE_FIELDS`` (two copies of the data in two folders,
+    or with a blank line in one, compare) and ``SCORER_FIELDS`` (an lm-eval run and an OpenCompass run compare); a
+    row without a ``doc``: lm-eval's ``doc_hash`` alone."""
     doc = sample.get("doc")
     if isinstance(doc, dict):
         return {str(k): json.dumps(v, sort_keys=True, default=str) for k, v in doc.items()
@@ -195,23 +199,44 @@ def logged_rows(task: str, samples: Iterable[tuple[str, dict]]) -> Logged:
     returns in memory (``simple_evaluate(..., log_samples=True)["samples"][task]``, as the demo holds them)."""
     keys = {m.key for m in registry.TASKS[task].kind_spec.metrics if not m.ci}
     logged = Logged({}, {})
+    seen: dict = {}  # doc_id -> where its row was
     for where, sample in samples:
         if sample.get("filter", "none") != "none":
             continue
         if "doc_id" not in sample:
             raise DataError(f"{where}: no doc_id (an lm-eval samples row names its document)")
         doc_id = sample["doc_id"]
+        # lm-eval logs a document once per filter (its repeats inside the row's resps, each rank its own documents):
+        # a second row would silently replace the first, the result then hanging on the rows' order
+        if doc_id in seen:
+            raise DataError(f"{where}: doc_id {doc_id} repeats {seen[doc_id]} (lm-eval logs each document once): "
+                            "not one run's samples")
+        seen[doc_id] = where
         logged.identity[doc_id] = document_identity(sample)
         held = logged.records.setdefault(doc_id, {})
-        for key in keys & sample.keys():
+        for key in sorted(keys & sample.keys()):  # sorted: a refusal names the same key each run
             row = row_of(sample[key])
             if row is None:
                 continue
             if not (isinstance(row, dict) and isinstance(row.get("kind"), str) and row["kind"] in RECORD_TYPES):
                 raise DataError(f"{where}: {task}.{key} = {json.dumps(row, default=str)[:80]}: not a critic_tasks "
                                 "record (an lm-eval samples file of this task holds one under each metric key)")
+            check_finite(row, f"{where}: {task}.{key} of doc_id {doc_id}")
             held[key] = Record.from_dict(row)
     return logged
+
+
+def check_finite(row: dict, what: str) -> None:
+    """One DataError naming ``what`` and the field, where a record holds NaN or an infinity (Python's JSON reads
+    both): the metric recomputed from it would be nan, its interval (nan, nan), read as a result."""
+    def finite(value) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(finite(v) for v in value)
+        return not isinstance(value, float) or math.isfinite(value)
+
+    for name, value in row.items():
+        if not finite(value):
+            raise DataError(f"{what}: field {name!r} = {json.dumps(value)}: not a finite number")
 
 
 def opencompass_files(work_dir: Path, model: str, task: str) -> tuple[list[Path], Path] | None:
@@ -262,6 +287,7 @@ def read_opencompass_logged(prediction_files: Sequence[Path], result_file: Path,
         if not (isinstance(row, dict) and isinstance(row.get("kind"), str) and row["kind"] in RECORD_TYPES):
             raise DataError(f"{where}: {json.dumps(row, default=str)[:80]}: not a critic_tasks record (our "
                             "evaluator's details hold one per item)")
+        check_finite(row, f"{where}: {task} record")
         logged.identity[i] = document_identity({"doc": doc})
         record = Record.from_dict(row)
         logged.records[i] = {key: record for key in keys}
@@ -597,8 +623,20 @@ def compare_runs(run_a, run_b, names: Sequence[str] = (), settings: BootstrapSet
             logged[task] = (la, lb)
         found = compare_metric(task, metric, *logged[task], settings)
         if found is not None:
+            check_reported(run_a, "A", found.task, found.key, found.a)
+            check_reported(run_b, "B", found.task, found.key, found.b)
             out.append(found)
     return out
+
+
+def check_reported(run, side: str, task: str, key: str, recomputed: float) -> None:
+    """One DataError unless the run's results file reports the value compare recomputed from its per-item rows (up
+    to float rounding: the items summed in another order): else the table would show a value the run does not
+    report, the results and samples files being of different runs or one of them edited."""
+    reported = run.value(task, key)
+    if reported is not None and not math.isclose(reported, recomputed, rel_tol=1e-6, abs_tol=1e-6):
+        raise DataError(f"{run.path}: {task}.{key} = {reported:g}, but run {side}'s per-item rows give "
+                        f"{recomputed:g}: the results and per-item files are not of one run")
 
 
 def compare_samples(samples_a: dict[str, list[dict]], samples_b: dict[str, list[dict]],

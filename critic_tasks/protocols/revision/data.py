@@ -116,7 +116,8 @@ def load_items_file(path: str | Path, dimension: str) -> list[dict]:
         fields = {k: _text(row, k, where, required=k in ("question", "generation"))
                   for k in ("question", "generation", "domain", "article", "ground_truth_answer", "unit_test",
                             "data_source", "correction")}
-        fields["id"] = str(row.get("id", n))
+        # an item without an id is named by its place among the items, not its line: a blank line does not rename it
+        fields["id"] = str(row.get("id", len(docs) + 1))
         domain = fields["domain"]
         if domain in OBJECTIVE_CORRECTION_DOMAINS:
             need = "ground_truth_answer" if DOMAINS[domain].needs_gold_answer else "unit_test"
