@@ -650,3 +650,20 @@ def test_a_critic_that_answers_by_the_shown_choice_never_beats_the_line_by_brute
     for key, value in best.items():
         assert line.chance[key] == pytest.approx(value), key
     assert line.chance_by["incorrect_to_correct"].startswith("answer by the shown choice")
+
+
+def test_a_copy_back_reply_meets_the_solutions_verdict_even_where_a_grading_flips(monkeypatch):
+    """A red team's copy-back critic broke a right solution on math under load: the authors' grader took 2.5-3.1 s on
+    \\boxed{3.5} against \\frac{7}{2}, at its 3 s bound, so the shown answer and the critic's copy of it were graded
+    twice, one each way. Here a grader that flips on every call: the copy meets the solution's verdict."""
+    from itertools import count
+
+    monkeypatch.setenv("REALCRITIC_DATA_DIR", "sample")
+    from critic_tasks import engine
+
+    doc = {**engine.task_docs("critic_realcritic_math")[0], "prior_correct": None}
+    calls = count()
+    monkeypatch.setattr(scoring, "grade", lambda answer, d: (next(calls) % 2 == 0, True))
+    assert scoring.grade("x", doc) != scoring.grade("x", doc)  # the grader flips
+    record = scoring.record(doc, scoring.shown_answer_reply(doc))
+    assert record.correct is record.prior_correct

@@ -228,12 +228,16 @@ def shown_correct(doc: dict) -> bool:
     grade a stage-1 reply's answer into ``previous_score``."""
     if isinstance(doc.get("prior_correct"), bool):
         return doc["prior_correct"]
-    if doc.get("solution_read"):
-        graded = grade(doc["solution_answer"] or None, doc)[0]
-    else:
-        graded = grade(read(doc, shown_answer_reply(doc))[0], doc)[0]
+    graded = grade(shown_reading(doc), doc)[0]
     doc["prior_correct"] = graded  # graded once per document
     return graded
+
+
+def shown_reading(doc: dict) -> str | None:
+    """The shown solution's answer as ``shown_correct`` grades it."""
+    if doc.get("solution_read"):
+        return doc["solution_answer"] or None
+    return read(doc, shown_answer_reply(doc))[0]
 
 
 def record(doc: dict, reply) -> RealCriticRecord:
@@ -241,6 +245,10 @@ def record(doc: dict, reply) -> RealCriticRecord:
     text = reply[0] if isinstance(reply, (list, tuple)) and reply else reply
     answer, reason = read(doc, text)
     correct, gold_readable = grade(answer, doc)
+    if answer is not None and "solution_answer" in doc and answer == shown_reading(doc):
+        # the pair the shown solution was graded on: its verdict, not a second grading's (a symbolic step bounded in
+        # time can decide one pair both ways under load: a copy-back critic broke a right solution, red team)
+        correct = shown_correct(doc)
     return RealCriticRecord(domain=doc["task"], item_id=str(doc["idx"]), answer=answer, parsed=answer is not None,
                             correct=correct, prior_correct=shown_correct(doc), unparsed_reason=reason,
                             gold_readable=gold_readable, prompt=str(doc.get("prompt") or ""), grading=rule_of(doc))
