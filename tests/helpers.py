@@ -207,3 +207,32 @@ def write_lm_eval_run(folder, task: str, docs: list[dict], replies: list[str], t
         "configs": {task: {"metadata": {"version": 1.0}}}}))
     (folder / f"samples_{task}_{time}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return folder
+
+
+@contextmanager
+def answering_server(status: int, body: bytes = b"", asked: list | None = None):
+    """A local HTTP server that answers every GET with ``status`` and ``body`` (JSON), noting each path asked in
+    ``asked``: a real endpoint that refuses, for the checks made before a run. Yields its base URL."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            if asked is not None:
+                asked.append(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -869,30 +869,13 @@ def test_a_model_server_that_does_not_answer_is_one_line_before_loading(no_api_m
 def test_a_model_server_that_answers_with_an_error_status_is_not_refused(no_api_model_load, status):
     """Any HTTP reply is a server there (lm-eval's base_url names the completions route, which has no models route
     under it; a key the probe does not send): the run goes on to build the model."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from helpers import answering_server
 
     asked = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            asked.append(self.path)
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    with answering_server(status, asked=asked) as base:
+        url = f"{base}/v1/chat/completions"
         with pytest.raises(AssertionError, match="a model was built"):
             cli.main(_api_run("local-chat-completions", [f"model=my-model,base_url={url}"]))
-    finally:
-        server.shutdown()
-        server.server_close()
     assert asked and len(no_api_model_load) == 1
 
 

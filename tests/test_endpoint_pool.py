@@ -204,30 +204,13 @@ def test_openai_api_without_a_key_is_refused(monkeypatch, capsys, fresh_checks):
 
 @pytest.mark.slow
 def test_refused_key_names_the_key_setting(monkeypatch, capsys, fresh_checks):
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from helpers import answering_server
 
-    class Refusing(BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = b'{"error": {"message": "bad key"}}'
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    with answering_server(401, b'{"error": {"message": "bad key"}}') as base:
+        url = f"{base}/v1"
         monkeypatch.setenv("CRITIC_JUDGE_MODEL", "j")
         monkeypatch.setenv("CRITIC_JUDGE_BASE_URL", url)
         assert cli.main(["preflight", "--tasks", "critic_feedback_sub_chat"]) == 2
         assert capsys.readouterr().err.strip() == (
             f"critic-eval: judge 'j': {url} refused the API key (HTTP 401); check CRITIC_JUDGE_API_KEY, or set "
             "CRITIC_ENDPOINT_TIMEOUT=0 to skip this check")
-    finally:
-        server.shutdown()
-        server.server_close()
