@@ -38,6 +38,13 @@ OLD_NOT_A_SCORE = re.compile(
     r"|\d+(?:\.\d+)?\s*(?:x|×|\*)\s*10\s*(?:\^|\*\*)\s*[-+]?\d+"
     r"|(?:\^|\*\*)\s*[-+]?\d+(?:\.\d+)?"
     r"|\d+(?:\.\d+)?[eE][-+]?\d+", re.IGNORECASE)
+# issue 44's second round: runs of spaces (or fillers) that could split between two adjacent quantifiers
+OLD_GRADE = re.compile(r"\bscore\**\s*[:：]\s*\**\s*\[*\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+OLD_GRADE_LINE = re.compile(r"\bscore[\s*_`]*[:：][\s*_`]*\[*\s*(\d+(?:\.\d+)?)\s*\]*(?:\s*/\s*10|\s+out\s+of\s+10)?"
+                            r"[\s*_`.]*$", re.IGNORECASE)
+OLD_VERDICT_WORD = re.compile(r"^[\s*_`'\"\[(]*(?:verdict\s*[:：]\s*)?[\s*_`'\"\[(]*(true|false|yes|no)\b", re.IGNORECASE)
+OLD_LETTER_IN_TEXT = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?\(?([a-eA-E])\)?(?!\w)", re.I)
+OLD_ENDING = re.compile(r"(?:[.!?。！？।)\]}\"'”’*`>$|%°]|\d\s*[^\s\d]{0,2})\s*$")
 
 
 def generated(pieces: list[str], seed: int, count: int = 30000, longest: int = 16) -> list[str]:
@@ -68,6 +75,123 @@ def test_the_likert_fallbacks_passes_strip_what_their_regexes_stripped():
         assert criticbench._drop_enumerators(text) == OLD_ENUMERATOR.sub(r"\1 ", text), text
         assert criticbench._DENOMINATOR.sub(" ", text) == OLD_DENOMINATOR.sub(" ", text), text
         assert criticbench._NOT_A_SCORE.sub(" ", text) == OLD_NOT_A_SCORE.sub(" ", text), text
+
+
+def _found(pattern: re.Pattern, text: str) -> list:
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)]
+
+
+# what may stand around a grade, a verdict or a letter: the markers, every kind of space, emphasis, brackets, digits
+SPACES = [" ", "  ", "\t", "\n", "\r\n", "\xa0", "\u2003", "\x0b"]
+
+
+def test_the_grade_markers_find_what_their_old_regexes_found():
+    """_GRADE and _GRADE_LINE read the same grades at the same places as the old regexes (cubic and quadratic on a
+    run of spaces after the marker or the grade); on whole replies and on each of their lines."""
+    pieces = SPACES + ["Score", "score", "SCORE", "Final score", "score:", "Score: ", "**Score:** ", ":", "：", "*", "**",
+                       "[", "[[", "]", "]]", "_", "`", "5", "7", "10", "1", "0", ".", ".5", "/", " / 10", "/10", "/ 1",
+                       " out of 10", "out", " of ", "10.", "x", "a", "\\boxed{"]
+    for text in generated(pieces, 8, count=40000):
+        assert _found(parsing._GRADE, text) == _found(OLD_GRADE, text), text
+        for line in [text, *text.splitlines()]:
+            new, old = parsing._GRADE_LINE.search(line), OLD_GRADE_LINE.search(line)
+            assert (new and (new.span(), new.group(1))) == (old and (old.span(), old.group(1))), line
+
+
+def test_a_verdict_word_is_what_the_old_regex_read():
+    pieces = SPACES + ["verdict", "Verdict", "VERDICT:", ":", "：", "*", "**", "_", "`", "'", '"', "[", "(", "true", "True",
+                       "FALSE", "false", "yes", "Yes", "no", "No", "not", "x", "1", "1.", "1)", "truex", "verdict: ", "no."]
+    for text in generated(pieces, 9, count=40000, longest=12):
+        new, old = parsing._VERDICT_WORD.match(text), OLD_VERDICT_WORD.match(text)
+        assert (new and (new.span(), new.group(1))) == (old and (old.span(), old.group(1))), text
+        line = "1. " + text
+        assert parsing._verdict_line(line, 5) == _old_verdict_line(line, 5), line
+
+
+def _old_verdict_line(line: str, n: int):
+    m = parsing._NUMBERED.match(line)
+    word = OLD_VERDICT_WORD.match(m.group(2)) if m and m.group(2) else None
+    k = int(m.group(1)) if word else 0
+    return (k, word.group(1).lower() in ("true", "yes")) if 1 <= k <= n else None
+
+
+def test_a_chosen_letter_is_what_the_old_regex_found(monkeypatch):
+    pieces = SPACES + ["answer", "Answer", "The final answer", "option", "Option", "OPTION", "choice", "Choice", "is", "IS",
+                       ":", "(", ")", "a", "B", "c", "D", "e", "E", "f", "x", "1", ".", ",", "_", "isa", "optional",
+                       "answeris", "option (", "is option "]
+    for text in generated(pieces, 10, count=40000):
+        assert _found(answers._LETTER_IN_TEXT, text) == _found(OLD_LETTER_IN_TEXT, text), text
+    question = "Which? (A) 12 (B) 14 (C) 16 (D) 18"
+    texts = generated(pieces + ["12", "14", "16.", "So "], 11, count=5000)
+    mine = [answers.extract_final_answer(text, question) for text in texts]
+    monkeypatch.setattr(answers, "_LETTER_IN_TEXT", OLD_LETTER_IN_TEXT)
+    assert mine == [answers.extract_final_answer(text, question) for text in texts]
+
+
+def test_a_reply_is_cut_off_where_the_old_regex_said_so():
+    r"""looks_cut_off's ending (``\d\s*[^\s\d]{0,2}`` then ``\s*$``: quadratic on a number, a run of spaces and more
+    than two letters) says the same of every reply."""
+    pieces = SPACES + ["5", "12", "x", "xx", "分", ".", "!", ")", "]", "m", " meters", "in all", "*", "`", "%", "°", "-",
+                       "a", "。", "٣", "_", "/"]
+    for text in generated(pieces, 12, count=40000):
+        assert bool(parsing._ENDINGS[False].search(text)) == bool(OLD_ENDING.search(text)), text
+
+
+def test_the_lines_that_end_with_an_echoed_line_are_those_endswith_finds():
+    """_ending_with_one_of (sorted reversed lines, a range per ending) finds what each line against each ending
+    found: on endings and lines of few letters (many shared ends), the empty ending, and the last code point (the
+    end of a range is the ending's last character plus one, carried past U+10FFFF)."""
+    top = chr(0x10FFFF)
+    pieces = ["a", "b", "ab", " ", top, chr(0x10FFFE), "\ud800", "é", "[[7]]", "7"]
+    rng = random.Random(13)
+    for _ in range(6000):
+        lines = generated(pieces, rng.random(), count=rng.randint(0, 12), longest=6)
+        endings = set(generated(pieces, rng.random(), count=rng.randint(0, 6), longest=3))
+        if rng.random() < 0.1:
+            endings.discard("")
+        expected = {line for line in lines if any(line.endswith(e) for e in endings)}
+        assert parsing._ending_with_one_of(lines, endings) == expected, (lines, endings)
+
+
+def _old_unechoed(text, quoted, pattern):
+    echoed = parsing._quoted_lines(quoted, pattern.search)
+    if not echoed:
+        return text or ""
+    return "\n".join(line for line in (text or "").splitlines()
+                     if not any(parsing._norm(line).endswith(e) for e in echoed if e))
+
+
+def _old_parse_grade(text, low=1, high=10, quoted=()):
+    echoed = parsing._quoted_lines(quoted, OLD_GRADE.search)
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    verdict = OLD_GRADE_LINE.search(lines[-1]) if lines else None
+    if not verdict or any(parsing._norm(lines[-1]).endswith(e) for e in echoed):
+        return None
+    value = float(verdict.group(1))
+    if not low <= value <= high:
+        return None
+    own = "\n".join([*(line for line in lines[:-1] if parsing._norm(line) not in echoed), lines[-1][:verdict.start()]])
+    if any(float(m.group(1)) != value for m in OLD_GRADE.finditer(own)):
+        return None
+    return value
+
+
+def test_replies_that_quote_the_texts_under_test_read_as_before():
+    """A reply that repeats lines of the quoted texts (whole, behind a prefix, in other spaces or case) reads as it
+    did when each line was held against each quoted line: the grade, the rating, the verdict."""
+    pieces = ["Score: 7", "Score: 3", "score:", "Score", ":", "[[7]]", "[[ 3 ]]", "[[A]]", "[[b]]", "[[C]]", "\n", "\n",
+              " ", "  ", "\t", "> ", '"', "*", "_", "`", "point", "1", "7", "x", "A", "\r\n", "It says "]
+    rng = random.Random(14)
+    critiques = generated(pieces, 15, count=8000, longest=10)
+    for critique in critiques:
+        theirs = critique.splitlines() or [""]
+        reply = "\n".join(rng.choice(["", "> ", "  ", "x ", "Score: 7 ", "*"]) + rng.choice([line, line.upper(), line + " "])
+                          if rng.random() < 0.6 else rng.choice(critiques)[:20] for line in rng.sample(theirs, len(theirs)))
+        reply += rng.choice(["", "\nScore: 7", "\n[[7]]", "\n[[A]]", "\n" + theirs[-1], "\nScore: 3"])
+        quoted = [critique, rng.choice(critiques)]
+        assert parsing.parse_grade(reply, quoted=quoted) == _old_parse_grade(reply, quoted=quoted), (reply, quoted)
+        for pattern in (parsing._BRACKET_RATING, parsing._BRACKET_VERDICT):
+            assert parsing._unechoed(reply, quoted, pattern) == _old_unechoed(reply, quoted, pattern), (reply, quoted)
 
 
 # the three readers whose cost was linear but large (issue 44.2), before the rewrite, as they were
@@ -165,6 +289,38 @@ PIECES = {"unclosed boxes": "\\boxed{", "boxes": "\\boxed{1}", "double brackets"
 SHAPES = {name: (lambda size, piece=piece: piece * (size // len(piece))) for name, piece in PIECES.items()}
 SHAPES["nested braces"] = lambda size: "\\boxed{" + "{" * (size // 2) + "}" * (size // 2)
 SHAPES["a long number"] = lambda size: "\\boxed{" + "9" * size + "}"
+# a marker, then a long run of what may stand between it and its value, then what may not (issue 44's second round:
+# a run that two adjacent quantifiers could split was read in quadratic or cubic time)
+RUNS = {"score marker, spaces": ("Score:", " ", "x"), "score marker, no-break spaces": ("**Score**:", "\xa0", "x"),
+        "score marker, stars": ("Score:", "*", "x"), "a bracketed score, tabs": ("Score: [[5", "\t", "x"),
+        "a score, spaces": ("Score: 5", " ", "x"), "numbered, stars": ("1. ", "*", "x"),
+        "numbered, backticks": ("1) ", "`", "x"), "numbered verdict marker, brackets": ("1. Verdict:", "[", "x"),
+        "final answer, spaces": ("The final answer", " ", "x."), "choice, blank lines": ("choice", "\n", "x."),
+        "option, tabs": ("option", "\t", "x."), "a number, spaces, a word": ("5", " ", "xxx")}
+SHAPES.update({name: (lambda size, marker=marker, run=run, end=end: marker + run * size + end)
+               for name, (marker, run, end) in RUNS.items()})
+
+
+def _lines(line: str, size: int) -> str:
+    return "".join(line.format(i) for i in range(size // len(line.format(99999))))
+
+
+# many lines, each with a marker: the texts a judge quotes and its reply (a quote is looked for line by line), and
+# lines of grades before a long verdict line (the last line was held against each quoted line)
+SHAPES["rating lines"] = lambda size: _lines("[[7]] point {}\n", size)
+SHAPES["verdict lines"] = lambda size: _lines("[[A]] point {}\n", size)
+SHAPES["numbered verdict lines"] = lambda size: _lines("1. True, point {}\n", size)
+SHAPES["score lines, a long verdict line"] = lambda size: (_lines("Score: 7, point {}\n", size // 2)
+                                                           + "so " * (size // 6) + "Score: 7")
+
+OPTIONS_QUESTION = "Which is it? (A) 12 (B) 14 (C) 16 (D) 18"
+
+
+def _quoted(reply: str) -> list[str]:
+    """The text a judge was shown, for a reply of that size: as many lines as the reply, none of which a line of the
+    reply ends with (each line of the reply was held against each of them)."""
+    return [(reply + "\n").replace("\n", " in all\n")]
+
 
 READERS = {
     "criticbench likert (Decision)": lambda t: criticbench.parse_likert(t, "Decision"),
@@ -184,6 +340,11 @@ READERS = {
     "final answer (correction)": answers.extract_final_answer,
     "toolkit score": toolkit.parse_score,
     "correction program": check.extract_code,
+    "final answer (a question with options)": lambda t: answers.extract_final_answer(t, OPTIONS_QUESTION),
+    "judge grade (quoting)": lambda t: parsing.parse_grade(t, quoted=_quoted(t)),
+    "bracket rating (quoting)": lambda t: parsing.parse_bracket_rating(t, quoted=_quoted(t), unique=True),
+    "bracket verdict (quoting)": lambda t: parsing.parse_bracket_verdict(t, quoted=_quoted(t)),
+    "AIU verdicts (quoting)": lambda t: parsing.parse_numbered_verdicts(t, 5, quoted=_quoted(t)),
 }
 
 
@@ -229,7 +390,7 @@ def _best_times_side_by_side(read, whole_text: str, quarter_text: str, rounds: i
     return min(whole), min(quarter)
 
 
-@pytest.mark.slow  # ~2 minutes on a shared core: 17 readers x 28 shapes of 1 MB
+@pytest.mark.slow  # ~8.5 minutes on a loaded 2-core box: 22 readers x 44 shapes of 1 MB
 @pytest.mark.serial  # timings: CI runs it with the machine to itself, not beside the two-worker tier's real models
 @pytest.mark.parametrize("reader", READERS)
 def test_every_reader_reads_a_megabyte_of_any_shape_in_linear_time(reader):

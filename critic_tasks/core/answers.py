@@ -26,7 +26,9 @@ _PHRASE = re.compile(
     re.I)
 _OPTION = re.compile(r"(?:^|(?<=[\s,;(\[]))\(?([a-eA-E])\s*\)\s*")
 _LETTER = re.compile(r"\(?([a-eA-E])\s*(?:\)|\.|:|,|$)")
-_LETTER_IN_TEXT = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?\(?([a-eA-E])\)?(?!\w)", re.I)
+# the run of spaces after "is" or ":" is in its group, so two runs of spaces are never adjacent: linear (``\s*(?:is|:)?\s*``
+# read "The final answer" and 8000 spaces in seconds; issue 44)
+_LETTER_IN_TEXT = re.compile(r"\b(?:answer|option|choice)\s*(?:(?:is|:)\s*)?(?:option\s*)?\(?([a-eA-E])\)?(?!\w)", re.I)
 _MATHY = re.compile(r"[\d\s.,+\-*/^()%!:]+")
 # a number that is an exponent ("cm^2", "x**3", "10^{5}"'s 5): never the answer on its own
 _EXPONENT_BEFORE = re.compile(r"(?:\^\s*\{?|\*\*)\s*$")

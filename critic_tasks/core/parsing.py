@@ -13,13 +13,17 @@ Rules (deterministic, never raising; tests/test_parsing.py holds the cases):
 
 from __future__ import annotations
 
+import bisect
 import re
+import sys
 from typing import Sequence
 
 # How a finished reply ends: closing punctuation (Latin, CJK, Devanagari), a bracket, quote, emphasis, math or table
 # delimiter, or a number with at most a short unit after it ("5", "5分"; for a quantity "600 meters", "12 in all").
 _CLOSING = r"[.!?。！？।)\]}\"'”’*`>$|%°]"
-_ENDINGS = {False: re.compile(rf"(?:{_CLOSING}|\d\s*[^\s\d]{{0,2}})\s*$"),
+# (the spaces before the unit are in its optional group, so no two runs of spaces are adjacent: ``\d\s*[^\s\d]{0,2}``
+# then ``\s*$`` read "5", 8000 spaces and "xxx" in a third of a second, quadratic; issue 44)
+_ENDINGS = {False: re.compile(rf"(?:{_CLOSING}|\d(?:\s*[^\s\d]{{1,2}})?)\s*$"),
             True: re.compile(rf"(?:{_CLOSING}|\d(?:\s*[^\W\d_]{{1,12}}){{0,2}})\s*$")}
 
 
@@ -32,11 +36,15 @@ def looks_cut_off(text: str | None, quantity: bool = False) -> bool:
 
 
 # "Score: 7", "score: 7.5", "**Score:** 8", "Score: [[6]]", "Score: 9/10" -> the number after the marker.
-_GRADE = re.compile(r"\bscore\**\s*[:：]\s*\**\s*\[*\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+# Each run of spaces is in the group of the emphasis or bracket before it, so no two runs of spaces are adjacent: one
+# way to read a run of spaces, and a failed search costs linear time (``\s*\**\s*\[*\s*`` read the same text in
+# cubic time: seconds for "Score:" and 1000 spaces; issue 44).
+_GRADE = re.compile(r"\bscore\**\s*[:：]\s*(?:\*+\s*)?(?:\[+\s*)?(\d+(?:\.\d+)?)", re.IGNORECASE)
 # the verdict line, as the judge prompts ask for it: a line ending in the marker and the grade ("Score: 7",
-# "**Final score:** 9/10.", "Fine overall. Score: 7"); nothing may follow the grade
-_GRADE_LINE = re.compile(r"\bscore[\s*_`]*[:：][\s*_`]*\[*\s*(\d+(?:\.\d+)?)\s*\]*(?:\s*/\s*10|\s+out\s+of\s+10)?"
-                         r"[\s*_`.]*$", re.IGNORECASE)
+# "**Final score:** 9/10.", "Fine overall. Score: 7"); nothing may follow the grade. As _GRADE, no two runs that
+# can both hold a space are adjacent (the old ``[\s*_`]*\[*\s*`` and ``\s*\]*(?:\s*/...)?[\s*_`.]*`` were quadratic)
+_GRADE_LINE = re.compile(r"\bscore[\s*_`]*[:：][\s*_`]*(?:\[+\s*)?(\d+(?:\.\d+)?)(?:\s*\]+)?"
+                         r"(?:\s*/\s*10|\s+out\s+of\s+10)?[\s*_`.]*$", re.IGNORECASE)
 
 
 def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequence[str] = ()) -> float | None:
@@ -51,7 +59,7 @@ def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequ
     echoed = _quoted_lines(quoted, _GRADE.search)
     lines = [line for line in (text or "").splitlines() if line.strip()]
     verdict = _GRADE_LINE.search(lines[-1]) if lines else None
-    if not verdict or any(_norm(lines[-1]).endswith(e) for e in echoed):
+    if not verdict or _ending_with_one_of([_norm(lines[-1])], echoed):
         return None  # no verdict line, or one that ends as a line of the graded text does (a quote)
     value = float(verdict.group(1))
     if not low <= value <= high:
@@ -64,6 +72,32 @@ def parse_grade(text: str | None, low: float = 1, high: float = 10, quoted: Sequ
 
 def _norm(line: str) -> str:
     return re.sub(r"\s+", " ", line).strip(" >\"'`*_").lower()
+
+
+def _ending_with_one_of(lines: Sequence[str], endings: set[str]) -> set[str]:
+    """Those of ``lines`` that end with one of ``endings``, in time linear in both (up to a log): the lines, reversed,
+    sorted; the lines that start, reversed, with a reversed ending are a range of them, found by bisection; never each
+    line against each ending (issue 44: a reply and a critique of 3000 lines took 20 s)."""
+    if "" in endings:
+        return set(lines)
+    backwards = sorted({line[::-1] for line in lines})
+    if not backwards or not endings:
+        return set()
+    covered = [0] * (len(backwards) + 1)
+    for ending in endings:
+        start = ending[::-1]
+        low = bisect.bisect_left(backwards, start)
+        after = start.rstrip(chr(sys.maxunicode))  # past every string that starts with ``start``: its last char + 1
+        high = (bisect.bisect_left(backwards, after[:-1] + chr(ord(after[-1]) + 1), low) if after
+                else len(backwards))
+        covered[low] += 1
+        covered[high] -= 1
+    found, depth = set(), 0
+    for i, line in enumerate(backwards):
+        depth += covered[i]
+        if depth:
+            found.add(line[::-1])
+    return found
 
 
 def _quoted_lines(quoted: Sequence[str | None], marks) -> set[str]:
@@ -106,8 +140,10 @@ def _unechoed(text: str | None, quoted: Sequence[str | None], pattern: re.Patter
     echoed = _quoted_lines(quoted, pattern.search)
     if not echoed:
         return text or ""
-    return "\n".join(line for line in (text or "").splitlines()
-                     if not any(_norm(line).endswith(e) for e in echoed if e))
+    lines = (text or "").splitlines()
+    normed = [_norm(line) for line in lines]
+    quotes = _ending_with_one_of(normed, {e for e in echoed if e})
+    return "\n".join(line for line, norm in zip(lines, normed) if norm not in quotes)
 
 
 _BRACKET_RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
@@ -142,7 +178,8 @@ def parse_bracket_verdict(text: str | None, first: bool = False, quoted: Sequenc
 
 
 _NUMBERED = re.compile(r"^\s*(?:[-*]\s*)?\(?(\d+)[.):\]]\s*(.*\S)?\s*$")
-_VERDICT_WORD = re.compile(r"^[\s*_`'\"\[(]*(?:verdict\s*[:：]\s*)?[\s*_`'\"\[(]*(true|false|yes|no)\b", re.IGNORECASE)
+# the run of fillers after "verdict:" is in its group, so two runs of fillers are never adjacent (linear; issue 44)
+_VERDICT_WORD = re.compile(r"^[\s*_`'\"\[(]*(?:verdict\s*[:：][\s*_`'\"\[(]*)?(true|false|yes|no)\b", re.IGNORECASE)
 _NONE_REPLY = re.compile(r"^[\s*_`'\"]*(?:none|no (?:atomic )?(?:information )?units?)[\s.!*_`'\"]*$", re.IGNORECASE)
 
 
