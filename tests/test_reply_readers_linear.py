@@ -6,7 +6,10 @@ fallback (spaces, digits, blank lines), the CriticEval toolkit's ``.*(Decision: 
 without the marker) and the correction's code-fence finder (many unclosed fences); ProcessBench's box reader is
 covered in tests/test_processbench.py. Each is rewritten to read the same: the differential tests hold each new
 reader to the old regex (written out here as it was) on generated replies; the timing test feeds every registered
-reader 1 MB replies of the shapes that were quadratic, and more.
+reader 1 MB replies of the shapes that were quadratic, and more. A second round: the judge grade's markers, the AIU
+verdict word, the chosen letter and the cut-off ending (two adjacent quantifiers that could split one run of spaces
+or fillers: cubic or quadratic on a marker and a long run), and the quote finder (each reply line against each quoted
+line); the same differential tests, and the timing test's marker-then-run shapes and quoting readers.
 """
 
 from __future__ import annotations
