@@ -492,3 +492,19 @@ def test_threads_creating_one_new_cache_file_at_once_all_succeed(tmp_path):
             t.join()
         assert errors == []
         assert len(ReplyCache(str(path)).get_many([f"k{i}" for i in range(8)])) == 8
+
+
+def test_a_lone_surrogate_in_a_prompt_or_a_reply_is_cached_and_read_back_as_it_was(tmp_path):
+    """A critique holding a lone surrogate (a model can write one through an API's JSON escape) made the judge batch
+    raise UnicodeEncodeError: the cache key encoded the prompt as strict UTF-8, and sqlite refuses to store one
+    (red team). Keys differ by the surrogate; the reply comes back the same, and a plain reply is stored as text."""
+    from critic_tasks.llm.cache import ReplyCache, cache_key
+
+    key = cache_key({"model": "m"}, "Critique: wrong \ud800 here.")
+    assert key != cache_key({"model": "m"}, "Critique: wrong \ud801 here.")
+    cache = ReplyCache(str(tmp_path / "c.sqlite"))
+    cache.put(key, {"model": "m"}, "Score: 7 \udc80")
+    cache.put("plain", {"model": "m"}, "Score: 7 é")
+    assert cache.get_many([key, "plain"]) == {key: "Score: 7 \udc80", "plain": "Score: 7 é"}
+    rows = dict(sqlite3.connect(str(tmp_path / "c.sqlite")).execute("SELECT key, typeof(text) FROM replies"))
+    assert rows["plain"] == "text"

@@ -20,7 +20,23 @@ from critic_tasks.core.errors import ConfigError
 
 def cache_key(identity: dict, prompt: str) -> str:
     payload = json.dumps(identity, sort_keys=True, ensure_ascii=False) + "\x00" + prompt
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    # surrogatepass: a prompt quoting a model's lone surrogate has a key too (UTF-8 refuses it; every valid text
+    # hashes as before)
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _stored(text: str) -> str | bytes:
+    """A reply as sqlite can hold it: as is, or, holding a lone surrogate (which sqlite's UTF-8 refuses), its bytes
+    with the surrogate kept (``_read`` gives the same text back)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _read(stored: str | bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
 
 
 _OPENING = threading.Lock()
@@ -85,14 +101,14 @@ class ReplyCache:
                 rows = self._db.execute(
                     f"SELECT key, text, served FROM replies WHERE key IN ({','.join('?' * len(chunk))})", chunk
                 )
-                found.update((key, (text, _served(served))) for key, text, served in rows)
+                found.update((key, (_read(text), _served(served))) for key, text, served in rows)
         return found
 
     def put(self, key: str, identity: dict, text: str, served: dict | None = None) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO replies (key, identity, text, created, served) VALUES (?, ?, ?, ?, ?)",
-                (key, json.dumps(identity, sort_keys=True), text, time.time(),
+                (key, json.dumps(identity, sort_keys=True), _stored(text), time.time(),
                  None if served is None else json.dumps(served, sort_keys=True)),
             )
 

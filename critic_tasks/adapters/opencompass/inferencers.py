@@ -62,6 +62,11 @@ class CriticGenInferencer(GenInferencer):
                 results[key]["prediction"] = steps.join_turns((first, second))
         if self.is_main_process:
             target = folder / (name if Path(name).suffix else f"{name}.json")
-            target.write_text(json.dumps(results, indent=4, ensure_ascii=False), encoding="utf-8")
+            try:
+                text = json.dumps(results, indent=4, ensure_ascii=False)
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a reply holding a lone surrogate: escaped (JSON reads it back the same)
+                text = json.dumps(results, indent=4)
+            target.write_text(text, encoding="utf-8")
             first_file.unlink(missing_ok=True)  # the predictions file is whole: nothing left to resume
         return [r["prediction"] for r in results.values()]
