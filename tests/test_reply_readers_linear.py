@@ -422,3 +422,32 @@ def test_every_reader_reads_a_megabyte_of_any_shape_in_linear_time(reader):
             else:
                 raise AssertionError(f"{reader} on {shape}: " + "; ".join(
                     f"{whole:.3f} s on 1 MB, {quarter:.3f} s on 250 KB" for whole, quarter in tries))
+
+
+OLD_BLOCK = re.compile(r"<<<BEGIN (\S+) ([0-9a-f]{12})>>>\n(.*?)\n<<<END \1 \2>>>", re.DOTALL)
+
+
+def test_a_prompts_blocks_are_the_block_regexs_matches():
+    """``quoting.blocks`` finds what the fence regex found (issue 44: it rescanned to the prompt's end from every
+    BEGIN line without its END: a MultiCritique paper judge prompt quotes the critique unfenced, and 100 KB of
+    BEGIN lines took 2 s), on prompts of BEGIN and END lines of two names and nonces, nested, unclosed, empty."""
+    from critic_tasks.core import quoting
+
+    nonce, other = "0123456789ab", "fedcba987654"
+    pieces = [f"<<<BEGIN a {nonce}>>>\n", f"<<<BEGIN b {nonce}>>>\n", f"<<<BEGIN a {other}>>>\n", f"\n<<<END a {nonce}>>>",
+              f"\n<<<END b {nonce}>>>", f"\n<<<END a {other}>>>", f"<<<END a {nonce}>>>", "\n", "x", " ", "<<<BEGIN ",
+              f"<<<BEGIN a b {nonce}>>>\n", ">>>", f"<<<BEGIN a {nonce[:11]}>>>\n"]
+    for text in generated(pieces, 7, count=40000, longest=10):
+        assert quoting.blocks(text) == [m.group(3) for m in OLD_BLOCK.finditer(text)], text
+
+
+@pytest.mark.slow
+@pytest.mark.serial  # timings (see the megabyte test)
+def test_a_prompt_of_many_unclosed_blocks_is_read_in_linear_time():
+    from critic_tasks.core import quoting
+
+    def shape(size: int) -> str:
+        return "Rate it.\n" + "".join(f"<<<BEGIN a{i} {i:012x}>>>\n" for i in range(size // 32))
+
+    whole, quarter = _best_times_side_by_side(quoting.blocks, shape(MEGABYTE), shape(MEGABYTE // 4), rounds=3)
+    assert whole < 8 * quarter + 0.05 and whole < BOUND_IN_PASSES * _baseline(shape(MEGABYTE)), (whole, quarter)

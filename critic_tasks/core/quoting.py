@@ -11,6 +11,7 @@ cache still hits; should a text contain it by chance, the next salt is tried.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from typing import Iterable
@@ -56,12 +57,32 @@ def quote_fields(**texts: object) -> tuple[dict[str, str], str]:
     return dict(zip(texts, fenced)), nonce
 
 
-_BLOCK = re.compile(r"<<<BEGIN (\S+) ([0-9a-f]{12})>>>\n(.*?)\n<<<END \1 \2>>>", re.DOTALL)
+_BEGIN = re.compile(r"<<<BEGIN (\S+) ([0-9a-f]{12})>>>\n")
+_END = re.compile(r"\n<<<END (\S+) ([0-9a-f]{12})>>>")
 
 
 def blocks(prompt: str) -> list[str]:
-    """The fenced texts of a prompt, in order (what the judge may quote back)."""
-    return [m.group(3) for m in _BLOCK.finditer(prompt or "")]
+    """The fenced texts of a prompt, in order (what the judge may quote back): each BEGIN line with the text up to
+    the first END line of its name and nonce after it, the next block looked for after that END, as the regex
+    ``<<<BEGIN (\\S+) ([0-9a-f]{12})>>>\\n(.*?)\\n<<<END \\1 \\2>>>`` (DOTALL) finds them. That regex scanned to
+    the end of the prompt from every BEGIN line without its END, quadratic where a model's unfenced text holds many
+    (a paper's released judge prompt quotes the critique as is): here every END line is found once and a BEGIN's
+    first one looked up by bisection."""
+    prompt = prompt or ""
+    ends: dict[tuple[str, str], list[int]] = {}
+    for m in _END.finditer(prompt):  # END lines never overlap (each starts with the newline only it holds)
+        ends.setdefault(m.groups(), []).append(m.start())
+    found, at = [], 0
+    for m in _BEGIN.finditer(prompt):  # BEGIN lines never overlap either: "<<<BEGIN " holds the only space before
+        if m.start() < at:               # the name
+            continue
+        where = ends.get(m.groups(), [])
+        i = bisect.bisect_left(where, m.end())  # an END's newline of its own, after the BEGIN line's
+        if i < len(where):
+            end = where[i]
+            found.append(prompt[m.end():end])
+            at = end + len(f"\n<<<END {m.group(1)} {m.group(2)}>>>")
+    return found
 
 
 def noted(prompt: str, nonce: str) -> str:
