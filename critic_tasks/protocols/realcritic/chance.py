@@ -225,8 +225,7 @@ def _shown_choice_task_best(task_docs: Sequence[dict]) -> dict[str, tuple[float,
     counted = {"accuracy": [True] * len(task_docs), "incorrect_to_correct": wrong}
     # a shown answer that reads as no letter (an option's text, a number) is one group: read as itself, nearly one
     # per item, it would let the map name items
-    shown = [choice if choice in OPTION_LETTERS else None
-             for choice in (scoring.read(d, scoring.shown_answer_reply(d))[0] for d in task_docs)]
+    shown = [choice if choice in OPTION_LETTERS else None for choice in map(scoring.shown_reading, task_docs)]
     reads: dict[tuple, str | None] = {}  # a letter's box is read once per kind of document
     graded: dict[tuple, bool] = {}  # and graded once per (answer, gold)
     hits = {letter: [] for letter in OPTION_LETTERS}
